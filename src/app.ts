@@ -1,0 +1,205 @@
+// buildApp(deps): Fastify with the REST router and Yoga at /graphql. Never listens; the entry file does.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { GraphQLError } from 'graphql';
+import { createYoga } from 'graphql-yoga';
+import type { Driver } from 'neo4j-driver';
+import pino, { type Logger } from 'pino';
+import sjson from 'secure-json-parse';
+import { createTokenVerifier } from './auth/tokens.js';
+import type { Config } from './config.js';
+import { createContext, type RequestContext, type Services } from './context.js';
+import { createExecutor } from './db/executor.js';
+import { AppError, isAppError, refuse } from './errors.js';
+import { createCursorCodec } from './resolvers/cursor.js';
+import { createTenantDirectory } from './resolvers/tenants.js';
+import { entityTypeRoutes } from './rest/entity-types.js';
+import { fail, failBody } from './rest/envelope.js';
+import { platformRoutes } from './rest/platform.js';
+import { schema } from './schema/index.js';
+
+export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+}
+
+export interface AppDeps {
+  config: Config;
+  driver: Driver;
+  /** Signing secret for bearer tokens when the config has none (development). */
+  jwtSecret?: string | undefined;
+  logger?: Logger;
+}
+
+const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
+
+function redactingLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        '*.password',
+        '*.token',
+        '*.secret',
+        'authorization',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}
+
+/** Maps framework errors (body parsing, limits) to refusals; anything else is unexpected. */
+function toAppError(error: FastifyError): AppError | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('request_too_large', 413, 'The request body exceeds 8 MB.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', 415, 'Send the body as application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return refuse.badRequest('invalid_json', 'The body is empty; send a JSON object.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return refuse.badRequest('invalid_body', 'The body length does not match Content-Length.');
+    default:
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        return new AppError('invalid_body', error.statusCode, 'The request could not be read.');
+      }
+      return null;
+  }
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps;
+  const logger = deps.logger ?? redactingLogger(config.LOG_LEVEL);
+  const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
+  const db = createExecutor(deps.driver, config.NEO4J_DATABASE);
+  const services: Services = {
+    config,
+    db,
+    logger,
+    cursors: createCursorCodec(config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`),
+    tenants: createTenantDirectory(db),
+  };
+  const verify = createTokenVerifier({
+    jwtSecret,
+    jwksUrl: config.AUTH_JWKS_URL,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+  });
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+    disableRequestLogging: false,
+  });
+
+  app.decorate('services', services);
+  app.decorateRequest('ctx', null as unknown as RequestContext);
+
+  // Every body is read as text under the size limit, then parsed as JSON (prototype keys stripped).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+    } catch {
+      done(refuse.badRequest('invalid_json', 'The body is not valid JSON.'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    const route = req.routeOptions.url;
+    if (route === undefined || PUBLIC_ROUTES.has(route)) return;
+    if (route === '/graphql' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
+      return;
+    const viewer = await verify(req.headers.authorization);
+    await services.tenants.ensure(viewer.tenant);
+    req.ctx = createContext(services, viewer, req.id);
+  });
+
+  app.setErrorHandler((error: FastifyError, req, reply) => {
+    const refusal = isAppError(error) ? error : toAppError(error);
+    if (refusal) return fail(reply, refusal);
+    req.log.error({ err: error, requestId: req.id }, 'unexpected error');
+    return fail(reply, new AppError('internal_error', 500, `Unexpected error (request ${req.id}).`));
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    fail(reply, refuse.notFound('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`)),
+  );
+
+  app.get('/healthz', async () => ({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ok' } }));
+  app.get('/readyz', async (_req, reply) => {
+    try {
+      await Promise.race([
+        deps.driver.getServerInfo({ database: config.NEO4J_DATABASE }),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2_000).unref()),
+      ]);
+      return reply.send({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ready' } });
+    } catch {
+      return reply.code(503).send(failBody(refuse.storageUnavailable()));
+    }
+  });
+
+  entityTypeRoutes(app);
+  platformRoutes(app);
+
+  const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: { title: 'Entity Metamodel API', headers: JSON.stringify({ Authorization: 'Bearer <token>' }) },
+    logging: false,
+    context: ({ req }) => {
+      if (!req.ctx) throw refuse.unauthenticated();
+      return req.ctx;
+    },
+    maskedErrors: {
+      maskError(error, message) {
+        const original = error instanceof GraphQLError ? error.originalError : error;
+        if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+        if (isAppError(original)) {
+          const g = error instanceof GraphQLError ? error : undefined;
+          return new GraphQLError(original.message, {
+            nodes: g?.nodes,
+            path: g?.path,
+            extensions: { reason: original.reason, code: original.reason.toUpperCase() },
+          });
+        }
+        logger.error({ err: original }, 'unexpected GraphQL error');
+        return new GraphQLError(message, {
+          extensions: { reason: 'internal_error', code: 'INTERNAL_SERVER_ERROR' },
+        });
+      },
+    },
+  });
+
+  app.route({
+    url: '/graphql',
+    method: ['GET', 'POST', 'OPTIONS'],
+    handler: async (req, reply) => {
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req });
+      response.headers.forEach((value, key) => {
+        reply.header(key, value);
+      });
+      reply.status(response.status);
+      return reply.send(response.body);
+    },
+  });
+
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}

@@ -1,0 +1,86 @@
+// Bearer token verification (jose) and dev token minting. Claims: sub, tenant, roles, cross_tenant.
+import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import type { Viewer } from '../context.js';
+import { refuse } from '../errors.js';
+
+export interface AuthSettings {
+  jwtSecret?: string | undefined;
+  jwksUrl?: string | undefined;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+export type TokenVerifier = (authorization: string | undefined) => Promise<Viewer>;
+
+const MAX_TENANT_LENGTH = 128;
+const MAX_TOKEN_LENGTH = 16_384;
+
+function toViewer(payload: JWTPayload): Viewer {
+  const { sub, tenant, roles, cross_tenant: crossTenant } = payload as Record<string, unknown>;
+  if (typeof sub !== 'string' || sub.length === 0) throw refuse.unauthenticated('The token has no subject.');
+  if (typeof tenant !== 'string' || tenant.trim().length === 0 || tenant.length > MAX_TENANT_LENGTH) {
+    throw refuse.unauthenticated('The token has no valid tenant claim.');
+  }
+  if (roles !== undefined && !(Array.isArray(roles) && roles.every((r) => typeof r === 'string'))) {
+    throw refuse.unauthenticated('The roles claim must be an array of strings.');
+  }
+  if (crossTenant !== undefined && typeof crossTenant !== 'boolean') {
+    throw refuse.unauthenticated('The cross_tenant claim must be a boolean.');
+  }
+  return {
+    subject: sub,
+    tenant,
+    roles: new Set((roles as string[] | undefined) ?? []),
+    crossTenant: crossTenant === true,
+  };
+}
+
+export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
+  const secret = settings.jwtSecret ? new TextEncoder().encode(settings.jwtSecret) : undefined;
+  const jwks = settings.jwksUrl ? createRemoteJWKSet(new URL(settings.jwksUrl)) : undefined;
+  const claims = {
+    ...(settings.issuer ? { issuer: settings.issuer } : {}),
+    ...(settings.audience ? { audience: settings.audience } : {}),
+  };
+
+  return async (authorization) => {
+    const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(authorization?.trim() ?? '');
+    const token = match?.[1];
+    if (!token || token.length > MAX_TOKEN_LENGTH) throw refuse.unauthenticated();
+    let payload: JWTPayload;
+    try {
+      const { alg } = decodeProtectedHeader(token);
+      if (alg === 'HS256' && secret) {
+        ({ payload } = await jwtVerify(token, secret, { algorithms: ['HS256'], ...claims }));
+      } else if ((alg === 'RS256' || alg === 'ES256') && jwks) {
+        ({ payload } = await jwtVerify(token, jwks, { algorithms: ['RS256', 'ES256'], ...claims }));
+      } else {
+        throw new Error('unsupported algorithm');
+      }
+    } catch {
+      throw refuse.unauthenticated('The token is malformed, expired or badly signed.');
+    }
+    return toViewer(payload);
+  };
+}
+
+export interface DevTokenClaims {
+  tenant: string;
+  sub?: string;
+  roles?: string[];
+  crossTenant?: boolean;
+  expiresIn?: string | number;
+}
+
+export async function mintToken(secret: string, claims: DevTokenClaims): Promise<string> {
+  const jwt = new SignJWT({
+    tenant: claims.tenant,
+    roles: claims.roles ?? [],
+    ...(claims.crossTenant ? { cross_tenant: true } : {}),
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.sub ?? `dev-${claims.tenant}`)
+    .setIssuedAt()
+    .setExpirationTime(claims.expiresIn ?? '12h');
+  return jwt.sign(new TextEncoder().encode(secret));
+}

@@ -1,0 +1,58 @@
+// Per-request context: who is asking (viewer), a query-counting executor and fresh DataLoaders.
+import DataLoader from 'dataloader';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { findTypesByGuids, type StoredType } from './db/entity-types.js';
+import type { Executor, QueryStats } from './db/executor.js';
+import type { CursorCodec } from './resolvers/cursor.js';
+import type { TenantDirectory } from './resolvers/tenants.js';
+
+export interface Viewer {
+  subject: string;
+  tenant: string;
+  roles: ReadonlySet<string>;
+  crossTenant: boolean;
+}
+
+/** Long-lived collaborators shared by all requests of one app. */
+export interface Services {
+  config: Config;
+  db: Executor;
+  cursors: CursorCodec;
+  tenants: TenantDirectory;
+  logger: Logger;
+}
+
+export interface Loaders {
+  entityTypeByGuid: DataLoader<string, StoredType | null>;
+}
+
+export interface RequestContext {
+  requestId: string;
+  viewer: Viewer;
+  services: Services;
+  /** Counts the queries this request sends. */
+  db: Executor;
+  stats: QueryStats;
+  loaders: Loaders;
+}
+
+export function createContext(services: Services, viewer: Viewer, requestId: string): RequestContext {
+  const stats: QueryStats = { queries: 0 };
+  const db = services.db.withStats(stats);
+  const tenant = viewer.tenant;
+  return {
+    requestId,
+    viewer,
+    services,
+    db,
+    stats,
+    loaders: {
+      entityTypeByGuid: new DataLoader(async (guids) => {
+        const found = await db.read((run) => findTypesByGuids(run, tenant, guids));
+        const byGuid = new Map(found.map((t) => [t.guid, t]));
+        return guids.map((g) => byGuid.get(g) ?? null);
+      }),
+    },
+  };
+}

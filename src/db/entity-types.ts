@@ -1,0 +1,180 @@
+// Cypher for entity types. Every statement is scoped by tenant and parameterised.
+import neo4j from 'neo4j-driver';
+import type { TypeProps } from '../resolvers/system-types.js';
+import type { Run } from './executor.js';
+
+/** A type as stored, with its parent level's guid; absent optional fields are null. */
+export interface StoredType {
+  guid: string;
+  name: string;
+  name_key: string;
+  origin: string;
+  catalog_level: boolean | null;
+  vocabulary: boolean | null;
+  label: string | null;
+  icon: string | null;
+  parent_type: string | null;
+  creatable: boolean | null;
+  name_locked_hint: string | null;
+}
+
+const PROJECTION = `t {
+  .guid, .name, .name_key, .origin, .catalog_level, .vocabulary, .label, .icon, .creatable, .name_locked_hint,
+  parent_type: head([(t)-[:PARENT_TYPE]->(p:EntityType) | p.guid])
+} AS type`;
+
+const first = (rows: Record<string, unknown>[]) => (rows[0]?.type as StoredType | undefined) ?? null;
+
+/**
+ * The type a normalised name resolves to: the type currently holding that name, else the type whose guid
+ * was derived from it (a type keeps the guid of the name it was created under, so that name still resolves).
+ */
+export async function findTypeByName(run: Run, tenant: string, key: string, derivedGuid: string) {
+  const rows = await run(
+    `CALL {
+       MATCH (t:EntityType {tenant: $tenant, name_key: $key}) RETURN t, 0 AS rank
+       UNION
+       MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant RETURN t, 1 AS rank
+     }
+     WITH t ORDER BY rank LIMIT 1
+     RETURN ${PROJECTION}`,
+    { tenant, key, guid: derivedGuid },
+  );
+  return first(rows);
+}
+
+export async function findTypeByGuid(run: Run, tenant: string, guid: string) {
+  const rows = await run(`MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant RETURN ${PROJECTION}`, {
+    tenant,
+    guid,
+  });
+  return first(rows);
+}
+
+export async function findTypesByGuids(run: Run, tenant: string, guids: readonly string[]) {
+  const rows = await run(
+    `UNWIND $guids AS guid
+     MATCH (t:EntityType {guid: guid}) WHERE t.tenant = $tenant
+     RETURN ${PROJECTION}`,
+    { tenant, guids },
+  );
+  return rows.map((r) => r.type as StoredType);
+}
+
+export async function createUserType(run: Run, tenant: string, guid: string, name: string, key: string) {
+  const rows = await run(
+    `CREATE (t:EntityType {tenant: $tenant, guid: $guid, name: $name, name_key: $key,
+                           origin: 'user_defined', catalog_level: true, created_at: datetime()})
+     RETURN ${PROJECTION}`,
+    { tenant, guid, name, key },
+  );
+  return first(rows) as StoredType;
+}
+
+/** One page in name order, starting after `afterKey`; uses the (tenant, name_key) index, so cost is flat. */
+export async function listTypes(run: Run, tenant: string, afterKey: string, limit: number) {
+  const rows = await run(
+    `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key > $after
+     WITH t ORDER BY t.name_key ASC LIMIT $limit
+     RETURN ${PROJECTION}`,
+    { tenant, after: afterKey, limit: neo4j.int(limit) },
+  );
+  return rows.map((r) => r.type as StoredType);
+}
+
+export async function renameType(run: Run, tenant: string, guid: string, name: string, key: string) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
+     SET t.name = $name, t.name_key = $key, t.updated_at = datetime()
+     RETURN ${PROJECTION}`,
+    { tenant, guid, name, key },
+  );
+  return first(rows);
+}
+
+/** Names of live attribute definitions on other types whose references point at this type. */
+export async function findReferencingAttributes(run: Run, tenant: string, guid: string) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $guid})<-[:ALLOWED_REF_TYPE]-(a:AttributeDefinition)
+     WHERE t.tenant = $tenant AND a.state = 'live' AND a.owner_guid <> $guid
+     RETURN a.owner_guid AS owner, a.name AS name LIMIT 10`,
+    { tenant, guid },
+  );
+  return rows as { owner: string; name: string }[];
+}
+
+export async function deleteType(run: Run, tenant: string, guid: string) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
+     OPTIONAL MATCH (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
+     DETACH DELETE a, t
+     RETURN count(DISTINCT t) AS deleted`,
+    { tenant, guid },
+  );
+  return Number(rows[0]?.deleted ?? 0) > 0;
+}
+
+export async function readTenantVersion(run: Run, tenant: string): Promise<number | null> {
+  const rows = await run('MATCH (x:Tenant {id: $tenant}) RETURN x.system_version AS v', { tenant });
+  const v = rows[0]?.v;
+  return typeof v === 'number' ? v : null;
+}
+
+export interface SystemTypeSpec {
+  key: string;
+  guid: string;
+  props: TypeProps;
+}
+
+/** Creates or brings in step the tenant's system types and their level links; idempotent. */
+export async function upsertSystemTypes(
+  run: Run,
+  tenant: string,
+  types: readonly SystemTypeSpec[],
+  links: readonly { child: string; parent: string }[],
+  version: number,
+) {
+  await run(
+    `UNWIND $types AS st
+     MERGE (t:EntityType {tenant: $tenant, name_key: st.key})
+       ON CREATE SET t.guid = st.guid, t.created_at = datetime()
+     WITH t, st WHERE coalesce(t.origin, 'system') = 'system'
+     SET t.name = st.props.name, t.origin = 'system', t.catalog_level = st.props.catalog_level,
+         t.vocabulary = st.props.vocabulary, t.label = st.props.label, t.icon = st.props.icon,
+         t.creatable = st.props.creatable, t.name_locked_hint = st.props.name_locked_hint`,
+    { tenant, types },
+  );
+  await run(
+    `UNWIND $links AS l
+     MATCH (c:EntityType {tenant: $tenant, name_key: l.child}), (p:EntityType {tenant: $tenant, name_key: l.parent})
+     MERGE (c)-[:PARENT_TYPE]->(p)`,
+    { tenant, links },
+  );
+  await run('MERGE (x:Tenant {id: $tenant}) SET x.system_version = $version', {
+    tenant,
+    version: neo4j.int(version),
+  });
+}
+
+/** A type of another origin holding the managed name (or its derived guid) blocks the managed feature. */
+export async function findNonSystemTypeForName(run: Run, tenant: string, key: string, derivedGuid: string) {
+  const rows = await run(
+    `MATCH (t:EntityType) WHERE t.tenant = $tenant AND (t.name_key = $key OR t.guid = $guid) AND t.origin <> 'system'
+     RETURN t.guid AS guid LIMIT 1`,
+    { tenant, key, guid: derivedGuid },
+  );
+  return (rows[0]?.guid as string | undefined) ?? null;
+}
+
+/** Sets up a managed type (idempotent) and returns it. */
+export async function mergeManagedType(run: Run, tenant: string, spec: SystemTypeSpec) {
+  const rows = await run(
+    `MERGE (t:EntityType {tenant: $tenant, name_key: $key})
+       ON CREATE SET t.guid = $guid, t.created_at = datetime.transaction(), t.name = $props.name, t.origin = 'system',
+                     t.catalog_level = $props.catalog_level, t.label = $props.label, t.icon = $props.icon,
+                     t.creatable = $props.creatable, t.name_locked_hint = $props.name_locked_hint
+     RETURN ${PROJECTION}, t.created_at = datetime.transaction() AS created`,
+    { tenant, key: spec.key, guid: spec.guid, props: spec.props },
+  );
+  return { type: rows[0]?.type as StoredType, created: rows[0]?.created === true };
+}

@@ -1,0 +1,97 @@
+// All database access goes through here: managed read/write transactions, one session per unit of work,
+// driver errors mapped to domain errors in one place, and a per-request count of queries sent.
+import neo4j, { type Driver, type ManagedTransaction, Neo4jError } from 'neo4j-driver';
+import { refuse } from '../errors.js';
+
+export type Row = Record<string, unknown>;
+
+/** Runs one parameterised Cypher statement inside the current transaction and returns plain rows. */
+export type Run = (cypher: string, params?: Record<string, unknown>) => Promise<Row[]>;
+
+export class ConstraintViolation extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConstraintViolation';
+  }
+}
+
+export interface QueryStats {
+  queries: number;
+}
+
+export interface Executor {
+  read<T>(work: (run: Run) => Promise<T>): Promise<T>;
+  write<T>(work: (run: Run) => Promise<T>): Promise<T>;
+  /** An executor sharing the driver whose statements are counted in `stats`. */
+  withStats(stats: QueryStats): Executor;
+  readonly stats: QueryStats;
+}
+
+const UNAVAILABLE_CODES = new Set(['ServiceUnavailable', 'SessionExpired']);
+
+export function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Neo4jError)) return false;
+  return (
+    UNAVAILABLE_CODES.has(error.code) ||
+    error.code.startsWith('Neo.TransientError.General.DatabaseUnavailable') ||
+    error.code === 'Neo.ClientError.Database.DatabaseNotFound'
+  );
+}
+
+function mapError(error: unknown): unknown {
+  if (error instanceof Neo4jError) {
+    if (error.code === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
+      return new ConstraintViolation(error.message);
+    }
+    if (isUnavailable(error)) return refuse.storageUnavailable();
+  }
+  return error;
+}
+
+export function createExecutor(
+  driver: Driver,
+  database: string | undefined,
+  stats: QueryStats = { queries: 0 },
+) {
+  const runner =
+    (tx: ManagedTransaction): Run =>
+    async (cypher, params = {}) => {
+      stats.queries += 1;
+      const result = await tx.run(cypher, params);
+      return result.records.map((r) => r.toObject() as Row);
+    };
+
+  const session = (mode: 'READ' | 'WRITE') =>
+    driver.session({
+      database,
+      defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE,
+    });
+
+  const executor: Executor = {
+    stats,
+    async read(work) {
+      const s = session('READ');
+      try {
+        return await s.executeRead((tx) => work(runner(tx)));
+      } catch (e) {
+        throw mapError(e);
+      } finally {
+        await s.close();
+      }
+    },
+    async write(work) {
+      const s = session('WRITE');
+      try {
+        return await s.executeWrite((tx) => work(runner(tx)));
+      } catch (e) {
+        throw mapError(e);
+      } finally {
+        await s.close();
+      }
+    },
+    withStats(next) {
+      return createExecutor(driver, database, next);
+    },
+  };
+  return executor;
+}

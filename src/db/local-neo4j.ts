@@ -1,0 +1,134 @@
+// Starts the project's local Neo4j Community (neo4j/, fetched by Maven at install) and stops it again.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const classesDir = path.join(root, 'neo4j', 'target', 'classes');
+const libDir = path.join(root, 'neo4j', 'target', 'lib');
+
+const JVM_OPTIONS = [
+  '-XX:+UseG1GC',
+  '--add-opens=java.base/java.nio=ALL-UNNAMED',
+  '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED',
+  '--add-opens=java.base/java.lang=ALL-UNNAMED',
+  '--add-opens=java.base/java.util=ALL-UNNAMED',
+  '--add-opens=java.base/java.util.concurrent=ALL-UNNAMED',
+  '--add-opens=java.base/java.io=ALL-UNNAMED',
+  '--add-exports=java.base/sun.nio.ch=ALL-UNNAMED',
+];
+
+export interface LocalNeo4j {
+  uri: string;
+  port: number;
+  dataDir: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface LocalNeo4jOptions {
+  dataDir: string;
+  port: number;
+  heapMb?: number;
+  pageCacheMb?: number;
+  /** Forwards the database's own output (startup errors) to this sink. */
+  onOutput?: (line: string) => void;
+  startTimeoutMs?: number;
+}
+
+/** Throws one clear line when Java or the fetched jars are missing. */
+export function assertLocalNeo4jInstalled(): void {
+  const java = spawnSync('java', ['-version'], { stdio: 'ignore' });
+  if (java.error || java.status !== 0) {
+    throw new Error(
+      'Java is not installed: install a JDK 17+ (for example `apt-get install openjdk-17-jdk-headless`), or set NEO4J_URI to a running Neo4j.',
+    );
+  }
+  if (!existsSync(path.join(classesDir, 'metamodel', 'LocalNeo4j.class')) || !existsSync(libDir)) {
+    throw new Error(
+      'The local Neo4j is not fetched: run `npm install` (it needs Maven: `apt-get install maven`), or set NEO4J_URI.',
+    );
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<LocalNeo4j> {
+  assertLocalNeo4jInstalled();
+  const dataDir = path.resolve(root, options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const args = [
+    `-Xmx${options.heapMb ?? 1024}m`,
+    `-Dneo4j.pagecache.mb=${options.pageCacheMb ?? 256}`,
+    ...JVM_OPTIONS,
+    '-cp',
+    `${classesDir}${path.delimiter}${path.join(libDir, '*')}`,
+    'metamodel.LocalNeo4j',
+    dataDir,
+    String(options.port),
+    '--exit-on-stdin-close',
+  ];
+  const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const uri = `bolt://127.0.0.1:${options.port}`;
+
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`Local Neo4j did not start within ${options.startTimeoutMs ?? 120_000} ms`));
+    }, options.startTimeoutMs ?? 120_000);
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      let newline = buffered.indexOf('\n');
+      while (newline >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        options.onOutput?.(line);
+        if (line.startsWith('NEO4J_READY')) {
+          clearTimeout(timer);
+          resolve();
+        }
+        newline = buffered.indexOf('\n');
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => options.onOutput?.(chunk.toString('utf8').trimEnd()));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`Local Neo4j exited during start-up (code ${code})`));
+    });
+  });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    uri,
+    port: options.port,
+    dataDir,
+    process: child,
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const force = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      });
+      return stopping;
+    },
+  };
+}

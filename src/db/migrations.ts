@@ -1,0 +1,24 @@
+// Schema migrations: the constraints and indexes that make the invariants hold in the database itself.
+// Every statement is idempotent (IF NOT EXISTS), so start-up applies them on every boot.
+import type { Executor } from './executor.js';
+
+export const MIGRATIONS: readonly string[] = [
+  // One type per tenant and normalised name; guids are globally unique (they embed the tenant).
+  'CREATE CONSTRAINT entity_type_name IF NOT EXISTS FOR (t:EntityType) REQUIRE (t.tenant, t.name_key) IS UNIQUE',
+  'CREATE CONSTRAINT entity_type_guid IF NOT EXISTS FOR (t:EntityType) REQUIRE t.guid IS UNIQUE',
+  // One live-or-withdrawn attribute definition per type and name.
+  'CREATE CONSTRAINT attribute_def_name IF NOT EXISTS FOR (a:AttributeDefinition) REQUIRE (a.tenant, a.owner_guid, a.name_key) IS UNIQUE',
+  'CREATE CONSTRAINT attribute_def_guid IF NOT EXISTS FOR (a:AttributeDefinition) REQUIRE a.guid IS UNIQUE',
+  'CREATE CONSTRAINT entity_guid IF NOT EXISTS FOR (e:Entity) REQUIRE e.guid IS UNIQUE',
+  // Rows written by a managed feature (dashboards) are idempotent by their managed key.
+  'CREATE CONSTRAINT entity_managed_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.tenant, e.managed_key) IS UNIQUE',
+  'CREATE CONSTRAINT tenant_id IF NOT EXISTS FOR (t:Tenant) REQUIRE t.id IS UNIQUE',
+  'CREATE INDEX entity_type_of IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid)',
+];
+
+export async function migrate(db: Executor): Promise<void> {
+  for (const statement of MIGRATIONS) {
+    await db.write((run) => run(statement));
+  }
+  await db.write((run) => run('CALL db.awaitIndexes(60)'));
+}

@@ -1,0 +1,66 @@
+// Refusals: one error type carrying the spec's reason code and HTTP status, rendered by REST and GraphQL.
+
+export type Reason =
+  // spec
+  | 'attribute_def_already_exists'
+  | 'attribute_def_withdrawn'
+  | 'type_instances_managed'
+  | 'too_many_attribute_defs'
+  | 'too_many_allowed_values'
+  | 'base_type_not_owner'
+  | 'unknown_entity_type'
+  | 'unknown_value_type'
+  | 'invalid_cardinality'
+  | 'allowed_values_not_supported'
+  | 'allowed_ref_type_not_supported'
+  | 'allowed_ref_type_required'
+  | 'filterable_not_supported'
+  | 'referent_not_found'
+  | 'ref_type_mismatch'
+  | 'empty_value'
+  | 'invalid_page_size'
+  | 'invalid_cursor'
+  | 'request_too_large'
+  // contract
+  | 'unauthenticated'
+  | 'not_authorized'
+  // project (documented in the README's reason table)
+  | 'invalid_json'
+  | 'invalid_body'
+  | 'invalid_field'
+  | 'unknown_field'
+  | 'unsupported_media_type'
+  | 'name_too_long'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'type_not_user_defined'
+  | 'type_name_taken'
+  | 'type_referenced'
+  | 'managed_type_blocked'
+  | 'storage_unavailable'
+  | 'internal_error';
+
+export class AppError extends Error {
+  constructor(
+    readonly reason: Reason,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const refuse = {
+  badRequest: (reason: Reason, message: string) => new AppError(reason, 400, message),
+  notFound: (reason: Reason, message: string) => new AppError(reason, 404, message),
+  conflict: (reason: Reason, message: string) => new AppError(reason, 409, message),
+  unauthenticated: (message = 'A valid bearer token is required.') =>
+    new AppError('unauthenticated', 401, message),
+  notAuthorized: (message = 'You are not allowed to do this.') =>
+    new AppError('not_authorized', 403, message),
+  storageUnavailable: () =>
+    new AppError('storage_unavailable', 503, 'The database is unreachable; try again shortly.'),
+};
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

@@ -1,0 +1,44 @@
+// Opaque page cursors: signed with HMAC and bound to the tenant, so a forged, tampered or foreign cursor is refused.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { refuse } from '../errors.js';
+
+export interface CursorCodec {
+  encode(tenant: string, position: string): string;
+  /** Returns the position, or throws invalid_cursor. */
+  decode(tenant: string, cursor: string): string;
+}
+
+export function createCursorCodec(secret: string): CursorCodec {
+  const sign = (tenant: string, payload: string) =>
+    createHmac('sha256', secret).update(tenant).update('\u0000').update(payload).digest();
+
+  return {
+    encode(tenant, position) {
+      const payload = Buffer.from(JSON.stringify({ v: 1, p: position }), 'utf8').toString('base64url');
+      return `${payload}.${sign(tenant, payload).toString('base64url')}`;
+    },
+    decode(tenant, cursor) {
+      const invalid = () => refuse.badRequest('invalid_cursor', 'The cursor was not issued by this API.');
+      if (cursor.length > 4096) throw invalid();
+      const [payload, signature, extra] = cursor.split('.');
+      if (!payload || !signature || extra !== undefined) throw invalid();
+      const given = Buffer.from(signature, 'base64url');
+      const expected = sign(tenant, payload);
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+      try {
+        const parsed: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+        if (
+          typeof parsed === 'object' &&
+          parsed !== null &&
+          (parsed as { v?: unknown }).v === 1 &&
+          typeof (parsed as { p?: unknown }).p === 'string'
+        ) {
+          return (parsed as { p: string }).p;
+        }
+      } catch {
+        // fall through
+      }
+      throw invalid();
+    },
+  };
+}

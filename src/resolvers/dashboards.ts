@@ -1,0 +1,34 @@
+// The dashboards feature: writes dashboard catalog rows and sets up the managed `dashboard` type on the first.
+import type { RequestContext } from '../context.js';
+import { mergeManagedEntity } from '../db/entities.js';
+import { findNonSystemTypeForName, mergeManagedType } from '../db/entity-types.js';
+import { refuse } from '../errors.js';
+import { cleanName, nameKey, typeGuid } from './names.js';
+import { DASHBOARD_TYPE } from './system-types.js';
+
+export function assertPlatform(ctx: RequestContext) {
+  if (!ctx.viewer.roles.has('platform'))
+    throw refuse.notAuthorized('Only the platform may write dashboard rows.');
+}
+
+export async function writeDashboardRow(ctx: RequestContext, rawName: string) {
+  assertPlatform(ctx);
+  const tenant = ctx.viewer.tenant;
+  const name = cleanName(rawName);
+  const typeKey = nameKey(DASHBOARD_TYPE.name);
+  const guid = typeGuid(tenant, typeKey);
+  return ctx.db.write(async (run) => {
+    // A caller's own `dashboard` type from before the managed-type release blocks the feature while it exists.
+    const legacy = await findNonSystemTypeForName(run, tenant, typeKey, guid);
+    if (legacy) {
+      throw refuse.conflict(
+        'managed_type_blocked',
+        'A user-defined "dashboard" type exists in this tenant; the platform adds no dashboards while it does.',
+      );
+    }
+    const type = await mergeManagedType(run, tenant, { key: typeKey, guid, props: DASHBOARD_TYPE });
+    const key = nameKey(name);
+    const row = await mergeManagedEntity(run, tenant, type.type.guid, `dashboard:${key}`, name, key);
+    return { entity: row.entity, created: row.created, type: type.type, typeSetUp: type.created };
+  });
+}

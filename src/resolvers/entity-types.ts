@@ -1,0 +1,179 @@
+// Entity types: create-or-get, list, look up, rename, delete. Every rule of the spec for types lives here once.
+import type { RequestContext } from '../context.js';
+import {
+  createUserType,
+  deleteType,
+  findReferencingAttributes,
+  findTypeByGuid,
+  findTypeByName,
+  listTypes,
+  renameType,
+  type StoredType,
+} from '../db/entity-types.js';
+import { ConstraintViolation } from '../db/executor.js';
+import { refuse } from '../errors.js';
+import { cleanName, nameKey, typeGuid } from './names.js';
+import { MANAGED_TYPES } from './system-types.js';
+
+/** Entity type row as the spec renders it: fields that do not apply are left out, never false or null. */
+export interface EntityTypeRow {
+  guid: string;
+  name: string;
+  origin: string;
+  catalog_level?: boolean;
+  vocabulary?: boolean;
+  label?: string;
+  icon?: string;
+  parent_type?: string;
+  creatable?: boolean;
+  name_locked_hint?: string;
+}
+
+const OPTIONAL_FIELDS = [
+  'catalog_level',
+  'vocabulary',
+  'label',
+  'icon',
+  'parent_type',
+  'creatable',
+  'name_locked_hint',
+] as const;
+
+export function toEntityTypeRow(t: StoredType): EntityTypeRow {
+  const row: Record<string, unknown> = { guid: t.guid, name: t.name, origin: t.origin };
+  for (const field of OPTIONAL_FIELDS) {
+    const value = t[field];
+    if (value !== null && value !== undefined) row[field] = value;
+  }
+  return row as unknown as EntityTypeRow;
+}
+
+export const PAGE_SIZE_DEFAULT = 100;
+export const PAGE_SIZE_MAX = 500;
+
+const unknownType = () => refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+
+export async function createOrGetEntityType(ctx: RequestContext, rawName: string) {
+  const tenant = ctx.viewer.tenant;
+  const name = cleanName(rawName);
+  const key = nameKey(name);
+  const guid = typeGuid(tenant, key);
+  const resolve = () => ctx.db.read((run) => findTypeByName(run, tenant, key, guid));
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const existing = await resolve();
+    if (existing) return { type: existing, created: false };
+    if (MANAGED_TYPES.has(key)) {
+      throw refuse.conflict(
+        'type_instances_managed',
+        `Instances of "${name}" are managed by the platform; the type is set up when the platform writes its first one.`,
+      );
+    }
+    try {
+      const created = await ctx.db.write((run) => createUserType(run, tenant, guid, name, key));
+      return { type: created, created: true };
+    } catch (e) {
+      // A concurrent create of the same name won the race: resolve it again and return the winner.
+      if (!(e instanceof ConstraintViolation)) throw e;
+    }
+  }
+  throw refuse.conflict('type_name_taken', 'The name is being changed concurrently; try again.');
+}
+
+export function parsePageSize(pageSize: number | undefined): number {
+  if (pageSize === undefined) return PAGE_SIZE_DEFAULT;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) {
+    throw refuse.badRequest('invalid_page_size', `page_size must be an integer from 1 to ${PAGE_SIZE_MAX}.`);
+  }
+  return pageSize;
+}
+
+export async function listEntityTypes(
+  ctx: RequestContext,
+  args: { cursor?: string | undefined; pageSize?: number | undefined },
+) {
+  const tenant = ctx.viewer.tenant;
+  const size = parsePageSize(args.pageSize);
+  const after = args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor);
+  const rows = await ctx.db.read((run) => listTypes(run, tenant, after, size + 1));
+  const page = rows.slice(0, size);
+  const last = page[page.length - 1];
+  const nextCursor = rows.length > size && last ? ctx.services.cursors.encode(tenant, last.name_key) : null;
+  return { types: page, nextCursor };
+}
+
+/** Resolves a guid in the caller's tenant; a guid of another tenant behaves exactly like an unknown one. */
+export async function getEntityType(ctx: RequestContext, guid: string): Promise<StoredType> {
+  const found = await ctx.db.read((run) => findTypeByGuid(run, ctx.viewer.tenant, guid));
+  if (!found) throw unknownType();
+  return found;
+}
+
+export async function findEntityTypeByName(ctx: RequestContext, rawName: string): Promise<StoredType | null> {
+  const tenant = ctx.viewer.tenant;
+  const key = nameKey(cleanName(rawName));
+  return ctx.db.read((run) => findTypeByName(run, tenant, key, typeGuid(tenant, key)));
+}
+
+const assertUserDefined = (t: StoredType, verb: string) => {
+  if (t.origin !== 'user_defined') {
+    throw refuse.conflict(
+      'type_not_user_defined',
+      `Only user-defined types can be ${verb}; "${t.name}" is ${t.origin}.`,
+    );
+  }
+};
+
+/**
+ * Renames a user-defined type. Its guid does not change (references keep pointing at it), and the name it was
+ * created under keeps resolving to it, because its guid was derived from that name.
+ */
+export async function renameEntityType(ctx: RequestContext, guid: string, rawName: string) {
+  const tenant = ctx.viewer.tenant;
+  const name = cleanName(rawName);
+  const key = nameKey(name);
+  try {
+    const renamed = await ctx.db.write(async (run) => {
+      const current = await findTypeByGuid(run, tenant, guid);
+      if (!current) throw unknownType();
+      assertUserDefined(current, 'renamed');
+      const holder = await findTypeByName(run, tenant, key, typeGuid(tenant, key));
+      if (holder && holder.guid !== guid) {
+        throw refuse.conflict('type_name_taken', `The name "${name}" already resolves to another type.`);
+      }
+      if (!holder && MANAGED_TYPES.has(key)) {
+        throw refuse.conflict('type_instances_managed', `The name "${name}" belongs to a managed type.`);
+      }
+      return renameType(run, tenant, guid, name, key);
+    });
+    if (!renamed) throw unknownType();
+    return renamed;
+  } catch (e) {
+    if (e instanceof ConstraintViolation) {
+      throw refuse.conflict('type_name_taken', `The name "${name}" already resolves to another type.`);
+    }
+    throw e;
+  }
+}
+
+/**
+ * Deletes a user-defined type and its attribute definitions. Entities of the type keep their type guid, so
+ * recreating the name (same guid) makes them point at it again. A type that live references target is kept.
+ */
+export async function deleteEntityType(ctx: RequestContext, guid: string) {
+  const tenant = ctx.viewer.tenant;
+  await ctx.db.write(async (run) => {
+    const current = await findTypeByGuid(run, tenant, guid);
+    if (!current) throw unknownType();
+    assertUserDefined(current, 'deleted');
+    const referencing = await findReferencingAttributes(run, tenant, guid);
+    if (referencing.length > 0) {
+      throw refuse.conflict(
+        'type_referenced',
+        `Live attribute definitions reference this type (${referencing.map((r) => r.name).join(', ')}); withdraw them first.`,
+      );
+    }
+    await deleteType(run, tenant, guid);
+  });
+  return { guid, deleted: true };
+}

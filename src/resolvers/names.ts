@@ -1,0 +1,32 @@
+// Name normalisation and guid derivation: how a type name becomes the key it is compared and identified by.
+import { v5 as uuidv5 } from 'uuid';
+import { refuse } from '../errors.js';
+
+/** Longest accepted name, in Unicode code points, after trimming. */
+export const MAX_NAME_LENGTH = 256;
+
+// Fixed namespace for the service's derived identifiers (UUIDv5).
+const GUID_NAMESPACE = '3f0b5a7e-5c1d-4b8e-9a57-6c2f1e0d4a11';
+
+/** The name as displayed: trimmed of surrounding whitespace, Unicode NFC. Refuses empty and over-long names. */
+export function cleanName(raw: string): string {
+  const name = raw.normalize('NFC').trim();
+  if (name.length === 0) throw refuse.badRequest('empty_value', 'The name is empty once spaces are trimmed.');
+  if ([...name].length > MAX_NAME_LENGTH) {
+    throw refuse.badRequest('name_too_long', `The name is longer than ${MAX_NAME_LENGTH} characters.`);
+  }
+  return name;
+}
+
+/**
+ * The comparison key of a cleaned name: letter case ignored the Unicode way. Upper- then lower-casing
+ * folds pairs that a plain toLowerCase misses (for example "STRASSE" and "straße").
+ */
+export function nameKey(cleanedName: string): string {
+  return cleanedName.toUpperCase().toLowerCase().normalize('NFC');
+}
+
+/** Guid of a type: derived from (tenant, normalised name), so a deleted and recreated name gets it back. */
+export function typeGuid(tenant: string, key: string): string {
+  return uuidv5(JSON.stringify(['entity-type', tenant, key]), GUID_NAMESPACE);
+}

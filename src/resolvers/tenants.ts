@@ -1,0 +1,38 @@
+// Makes sure a tenant's system types exist before its first request is served (once per tenant per process).
+import { readTenantVersion, upsertSystemTypes } from '../db/entity-types.js';
+import type { Executor } from '../db/executor.js';
+import { nameKey, typeGuid } from './names.js';
+import { PARENT_LINKS, SYSTEM_TYPES, SYSTEM_TYPES_VERSION } from './system-types.js';
+
+export interface TenantDirectory {
+  ensure(tenant: string): Promise<void>;
+}
+
+const MAX_REMEMBERED = 100_000;
+
+export function createTenantDirectory(db: Executor): TenantDirectory {
+  const ready = new Map<string, Promise<void>>();
+
+  async function bootstrap(tenant: string) {
+    const version = await db.read((run) => readTenantVersion(run, tenant));
+    if (version !== null && version >= SYSTEM_TYPES_VERSION) return;
+    const types = SYSTEM_TYPES.map((props) => {
+      const key = nameKey(props.name);
+      return { key, guid: typeGuid(tenant, key), props };
+    });
+    await db.write((run) => upsertSystemTypes(run, tenant, types, PARENT_LINKS, SYSTEM_TYPES_VERSION));
+  }
+
+  return {
+    ensure(tenant) {
+      let pending = ready.get(tenant);
+      if (!pending) {
+        if (ready.size >= MAX_REMEMBERED) ready.clear();
+        pending = bootstrap(tenant);
+        ready.set(tenant, pending);
+        pending.catch(() => ready.delete(tenant));
+      }
+      return pending;
+    },
+  };
+}

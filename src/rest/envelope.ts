@@ -1,0 +1,22 @@
+// The JSON envelope every REST response uses: {STATUS, MESSAGE, DATA}.
+import type { FastifyReply } from 'fastify';
+import type { AppError } from '../errors.js';
+
+export interface Envelope {
+  STATUS: 'SUCCESS' | 'FAIL';
+  MESSAGE: string;
+  DATA: Record<string, unknown>;
+}
+
+export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {
+  const body: Envelope = { STATUS: 'SUCCESS', MESSAGE: '', DATA: data };
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+export function failBody(error: Pick<AppError, 'reason' | 'message'>): Envelope {
+  return { STATUS: 'FAIL', MESSAGE: error.message, DATA: { reason: error.reason } };
+}
+
+export function fail(reply: FastifyReply, error: AppError) {
+  return reply.code(error.status).type('application/json; charset=utf-8').send(failBody(error));
+}

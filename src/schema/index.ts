@@ -1,0 +1,5 @@
+// Assembles the GraphQL schema: imports each object family, then builds it once.
+import { builder } from './builder.js';
+import './entity-type.js';
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,64 @@
+// Entry: reads config, starts the local Neo4j unless NEO4J_URI is set, migrates, serves; closes all on SIGTERM.
+
+import { buildApp } from './app.js';
+import { loadOrCreateDevSecret } from './auth/dev-secret.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createDriver } from './db/driver.js';
+import { createExecutor } from './db/executor.js';
+import { type LocalNeo4j, startLocalNeo4j } from './db/local-neo4j.js';
+import { migrate } from './db/migrations.js';
+
+async function main() {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(1);
+    }
+    throw e;
+  }
+
+  let jwtSecret = config.AUTH_JWT_SECRET;
+  if (!jwtSecret && !config.AUTH_JWKS_URL) {
+    if (config.NODE_ENV === 'production') {
+      console.error('invalid configuration:\n  AUTH_JWT_SECRET or AUTH_JWKS_URL must be set in production');
+      process.exit(1);
+    }
+    jwtSecret = loadOrCreateDevSecret();
+    console.log('AUTH_JWT_SECRET is not set: using the development secret in .data/dev-secret.');
+    console.log('Mint a token with: npm run token -- --tenant acme [--role admin] [--role platform]');
+  }
+
+  let local: LocalNeo4j | undefined;
+  let uri = config.NEO4J_URI;
+  if (!uri) {
+    console.log(`Starting the local Neo4j (data in ${config.NEO4J_DATA_DIR}) ...`);
+    local = await startLocalNeo4j({ dataDir: config.NEO4J_DATA_DIR, port: config.NEO4J_LOCAL_PORT });
+    uri = local.uri;
+  }
+
+  const driver = createDriver({ uri, user: config.NEO4J_USER, password: config.NEO4J_PASSWORD });
+  await migrate(createExecutor(driver, config.NEO4J_DATABASE));
+  const app = await buildApp({ config, driver, jwtSecret });
+  await app.listen({ port: config.PORT, host: config.HOST });
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    await app.close(); // drains in-flight requests
+    await driver.close();
+    await local?.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

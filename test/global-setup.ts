@@ -1,0 +1,39 @@
+// Starts one throwaway Neo4j for the whole test run (unless NEO4J_URI is set) and applies the migrations.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { createDriver } from '../src/db/driver.js';
+import { createExecutor } from '../src/db/executor.js';
+import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
+import { migrate } from '../src/db/migrations.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    neo4jUri: string;
+  }
+}
+
+let local: LocalNeo4j | undefined;
+let dataDir: string | undefined;
+
+export async function setup(project: TestProject) {
+  let uri = process.env.NEO4J_URI;
+  if (!uri) {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'metamodel-test-neo4j-'));
+    local = await startLocalNeo4j({ dataDir, port: await freePort(), heapMb: 1536, pageCacheMb: 256 });
+    uri = local.uri;
+  }
+  const driver = createDriver({ uri, user: process.env.NEO4J_USER, password: process.env.NEO4J_PASSWORD });
+  try {
+    await migrate(createExecutor(driver, process.env.NEO4J_DATABASE));
+  } finally {
+    await driver.close();
+  }
+  project.provide('neo4jUri', uri);
+}
+
+export async function teardown() {
+  await local?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,364 @@
+// Spec: "Entity type row", "POST /entities/types", "GET /entities/types", and CONTRACT.md rename/delete.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { typeGuid } from '../../src/resolvers/names.js';
+import { createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+async function clientFor(tenant = newTenant()) {
+  return { tenant, api: restClient(world.app, await tokenFor(tenant)) };
+}
+
+async function listAll(api: ReturnType<typeof restClient>, pageSize?: number) {
+  const rows: Record<string, any>[] = [];
+  let cursor: string | null = null;
+  for (let i = 0; i < 1000; i++) {
+    const params = new URLSearchParams();
+    if (cursor) params.set('cursor', cursor);
+    if (pageSize) params.set('page_size', String(pageSize));
+    const res = await api.get(`/entities/types?${params}`);
+    expect(res.status).toBe(200);
+    rows.push(...res.body.DATA.entity_types);
+    cursor = res.body.DATA.next_cursor;
+    if (cursor === null) break;
+  }
+  return rows;
+}
+
+const OPTIONAL = [
+  'catalog_level',
+  'vocabulary',
+  'label',
+  'icon',
+  'parent_type',
+  'creatable',
+  'name_locked_hint',
+];
+
+describe('Entity type row', () => {
+  it('rule 2: built-in levels from datasource to column, each parent_type the guid of the level above', async () => {
+    const { api } = await clientFor();
+    const rows = await listAll(api);
+    const byName = new Map(rows.map((r) => [r.name, r]));
+    const levels = ['datasource', 'database', 'schema', 'table', 'column'];
+    for (const [i, name] of levels.entries()) {
+      const row = byName.get(name)!;
+      expect(row).toMatchObject({ origin: 'system', catalog_level: true });
+      expect(typeof row.label).toBe('string');
+      expect(typeof row.icon).toBe('string');
+      if (i === 0) expect(row).not.toHaveProperty('parent_type');
+      else expect(row.parent_type).toBe(byName.get(levels[i - 1]!)!.guid);
+      expect(row).not.toHaveProperty('vocabulary');
+      expect(row).not.toHaveProperty('creatable');
+    }
+  });
+
+  it('vocabulary types carry vocabulary: true and nothing else optional; the root entity carries nothing', async () => {
+    const { api } = await clientFor();
+    const byName = new Map((await listAll(api)).map((r) => [r.name, r]));
+    for (const name of ['domain', 'env', 'tag', 'classification', 'group']) {
+      const row = byName.get(name)!;
+      expect(Object.keys(row).sort()).toEqual(['guid', 'name', 'origin', 'vocabulary']);
+      expect(row).toMatchObject({ origin: 'system', vocabulary: true });
+    }
+    expect(Object.keys(byName.get('entity')!).sort()).toEqual(['guid', 'name', 'origin']);
+    expect(byName.has('dashboard')).toBe(false);
+  });
+
+  it('rule 3: every type a caller creates is a user_defined catalog level with no other optional field', async () => {
+    const { api } = await clientFor();
+    const res = await api.post('/entities/types', { name: 'Report' });
+    expect(res.status).toBe(201);
+    const row = res.body.DATA.entity_type;
+    expect(Object.keys(row).sort()).toEqual(['catalog_level', 'guid', 'name', 'origin']);
+    expect(row).toMatchObject({ name: 'Report', origin: 'user_defined', catalog_level: true });
+  });
+
+  it('rule 1 and 4: a connector type carries none of the optional fields (never false or null)', async () => {
+    const { tenant, api } = await clientFor();
+    await api.get('/entities/types'); // tenant seen
+    const guid = typeGuid(tenant, 'kafka topic');
+    await world.driver.executeQuery(
+      `CREATE (:EntityType {tenant: $tenant, guid: $guid, name: 'Kafka Topic', name_key: 'kafka topic', origin: 'connector'})`,
+      { tenant, guid },
+    );
+    const row = (await listAll(api)).find((r) => r.guid === guid)!;
+    expect(row).toEqual({ guid, name: 'Kafka Topic', origin: 'connector' });
+    for (const field of OPTIONAL) expect(row).not.toHaveProperty(field);
+    const again = await api.post('/entities/types', { name: 'kafka TOPIC' });
+    expect(again.status).toBe(200);
+    expect(again.body.DATA).toEqual({ entity_type: row, created: false });
+  });
+
+  it('the guid is a UUID derived from (tenant, normalised name): the same name in two tenants differs', async () => {
+    const a = await clientFor();
+    const b = await clientFor();
+    const ra = await a.api.post('/entities/types', { name: 'Invoice' });
+    const rb = await b.api.post('/entities/types', { name: 'Invoice' });
+    expect(ra.body.DATA.entity_type.guid).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    expect(ra.body.DATA.entity_type.guid).not.toBe(rb.body.DATA.entity_type.guid);
+    expect(ra.body.DATA.entity_type.guid).toBe(typeGuid(a.tenant, 'invoice'));
+  });
+});
+
+describe('POST /entities/types', () => {
+  it('rule 1-2: create-or-get; trimmed, case-insensitive; 201 then 200 with created false, nothing written', async () => {
+    const { tenant, api } = await clientFor();
+    const first = await api.post('/entities/types', { name: '  Data Product ' });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { created: true } });
+    expect(first.body.DATA.entity_type.name).toBe('Data Product');
+    for (const variant of ['data product', 'DATA PRODUCT', '\tData Product\n']) {
+      const again = await api.post('/entities/types', { name: variant });
+      expect(again.status).toBe(200);
+      expect(again.body.DATA).toEqual({ entity_type: first.body.DATA.entity_type, created: false });
+    }
+    const count = await world.driver.executeQuery(
+      'MATCH (t:EntityType {tenant: $tenant, name_key: $key}) RETURN count(t) AS n',
+      { tenant, key: 'data product' },
+    );
+    expect(count.records[0]!.get('n')).toBe(1);
+  });
+
+  it('letter case is ignored the Unicode way (ß and SS, Greek final sigma, accented capitals)', async () => {
+    const { api } = await clientFor();
+    const created = await api.post('/entities/types', { name: 'Straße' });
+    expect(created.status).toBe(201);
+    expect((await api.post('/entities/types', { name: 'STRASSE' })).body.DATA.created).toBe(false);
+    const greek = await api.post('/entities/types', { name: 'ΟΔΟΣ' });
+    expect(greek.status).toBe(201);
+    expect((await api.post('/entities/types', { name: 'οδος' })).body.DATA.created).toBe(false);
+    expect((await api.post('/entities/types', { name: 'οδoς' })).status).toBe(201); // latin o is another letter
+    const composed = await api.post('/entities/types', { name: 'Édition' });
+    expect((await api.post('/entities/types', { name: 'E\u0301DITION' })).body.DATA.entity_type.guid).toBe(
+      composed.body.DATA.entity_type.guid,
+    );
+  });
+
+  it('a system type name resolves to the system type', async () => {
+    const { api } = await clientFor();
+    const res = await api.post('/entities/types', { name: ' TABLE ' });
+    expect(res.status).toBe(200);
+    expect(res.body.DATA.created).toBe(false);
+    expect(res.body.DATA.entity_type).toMatchObject({ name: 'table', origin: 'system', catalog_level: true });
+  });
+
+  it('rule 3: a name empty after trimming is refused with empty_value (400), as is a missing or null name', async () => {
+    const { api } = await clientFor();
+    for (const body of [{ name: '' }, { name: '   ' }, { name: '\t\n' }, {}, { name: null }]) {
+      const res = await api.post('/entities/types', body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'empty_value' } });
+    }
+  });
+
+  it('a name that is not a string is refused with invalid_field; a body that is not an object with invalid_body', async () => {
+    const { api } = await clientFor();
+    for (const name of [42, true, ['a'], { a: 1 }]) {
+      const res = await api.post('/entities/types', { name });
+      expect(res.status).toBe(400);
+      expect(res.body.DATA.reason).toBe('invalid_field');
+    }
+    for (const body of ['[1]', '"x"', '7']) {
+      const res = await api.post('/entities/types', body);
+      expect(res.status).toBe(400);
+      expect(res.body.DATA.reason).toBe('invalid_body');
+    }
+  });
+
+  it('a name longer than 256 characters is refused with name_too_long', async () => {
+    const { api } = await clientFor();
+    expect((await api.post('/entities/types', { name: 'x'.repeat(256) })).status).toBe(201);
+    const res = await api.post('/entities/types', { name: 'y'.repeat(257) });
+    expect(res.status).toBe(400);
+    expect(res.body.DATA.reason).toBe('name_too_long');
+  });
+
+  it('50 concurrent creates of one name converge on exactly one type', async () => {
+    const { tenant, api } = await clientFor();
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        api.post('/entities/types', { name: i % 2 ? 'Pipeline' : ' PIPELINE ' }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort((x, y) => x - y)).toEqual([...Array(49).fill(200), 201]);
+    expect(results.filter((r) => r.body.DATA.created === true)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.body.DATA.entity_type.guid)).size).toBe(1);
+    const count = await world.driver.executeQuery(
+      'MATCH (t:EntityType {tenant: $tenant}) WHERE t.name_key = "pipeline" RETURN count(t) AS n',
+      { tenant },
+    );
+    expect(count.records[0]!.get('n')).toBe(1);
+  });
+});
+
+describe('GET /entities/types', () => {
+  it('lists system and user types together in a stable name order', async () => {
+    const { api } = await clientFor();
+    for (const name of ['zeta', 'Alpha', 'mid']) await api.post('/entities/types', { name });
+    const rows = await listAll(api);
+    const names = rows.map((r) => r.name);
+    expect(names).toEqual([...names].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase(), 'en')));
+    expect(names).toEqual(expect.arrayContaining(['Alpha', 'mid', 'zeta', 'entity', 'table', 'tag']));
+    expect(rows).toHaveLength(14);
+    expect(await listAll(api)).toEqual(rows);
+  });
+
+  it('pages with next_cursor until null; every row once; the default page size is 100', async () => {
+    const { api } = await clientFor();
+    await Promise.all(
+      Array.from({ length: 110 }, (_, i) =>
+        api.post('/entities/types', { name: `type-${String(i).padStart(3, '0')}` }),
+      ),
+    );
+    const first = await api.get('/entities/types');
+    expect(first.body.DATA.entity_types).toHaveLength(100);
+    expect(typeof first.body.DATA.next_cursor).toBe('string');
+    const paged = await listAll(api, 7);
+    expect(paged).toHaveLength(110 + 11); // 11 system types
+    expect(new Set(paged.map((r) => r.guid)).size).toBe(121);
+    expect(paged).toEqual(await listAll(api, 500));
+  });
+
+  it('page_size outside 1..500 or not an integer is refused with invalid_page_size', async () => {
+    const { api } = await clientFor();
+    for (const bad of ['0', '501', '-1', '1.5', 'abc', '', '1e2', '99999999999']) {
+      const res = await api.get(`/entities/types?page_size=${encodeURIComponent(bad)}`);
+      expect(res.status, bad).toBe(400);
+      expect(res.body.DATA.reason).toBe('invalid_page_size');
+    }
+    expect((await api.get('/entities/types?page_size=1&page_size=2')).body.DATA.reason).toBe(
+      'invalid_page_size',
+    );
+    for (const ok of ['1', '500'])
+      expect((await api.get(`/entities/types?page_size=${ok}`)).status).toBe(200);
+  });
+
+  it('a cursor not issued by this API, tampered with, or issued to another tenant is refused with invalid_cursor', async () => {
+    const { api } = await clientFor();
+    const other = await clientFor();
+    const page = await api.get('/entities/types?page_size=2');
+    const cursor: string = page.body.DATA.next_cursor;
+    const [payload, sig] = cursor.split('.');
+    const forged = Buffer.from(JSON.stringify({ v: 1, p: 'a' })).toString('base64url');
+    const bad = [
+      'garbage',
+      '',
+      `${payload}`,
+      `${payload}.${sig}x`,
+      `${forged}.${sig}`,
+      `${cursor}.extra`,
+      'a'.repeat(5000),
+    ];
+    for (const c of bad) {
+      const res = await api.get(`/entities/types?cursor=${encodeURIComponent(c)}`);
+      expect(res.status).toBe(400);
+      expect(res.body.DATA.reason).toBe('invalid_cursor');
+    }
+    const foreign = await other.api.get(`/entities/types?cursor=${encodeURIComponent(cursor)}`);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.DATA.reason).toBe('invalid_cursor');
+    expect((await api.get(`/entities/types?cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
+  });
+});
+
+describe('Tenant isolation', () => {
+  it('one tenant never sees, resolves, renames or deletes another tenant’s types', async () => {
+    const a = await clientFor();
+    const b = await clientFor();
+    const created = await a.api.post('/entities/types', { name: 'Secret' });
+    const guid = created.body.DATA.entity_type.guid;
+    expect((await listAll(b.api)).some((r) => r.name === 'Secret')).toBe(false);
+    expect((await b.api.get(`/entities/types/${guid}`)).body.DATA.reason).toBe('unknown_entity_type');
+    expect((await b.api.patch(`/entities/types/${guid}`, { name: 'Mine' })).status).toBe(404);
+    expect((await b.api.delete(`/entities/types/${guid}`)).status).toBe(404);
+    const mine = await b.api.post('/entities/types', { name: 'secret' });
+    expect(mine.status).toBe(201);
+    expect(mine.body.DATA.entity_type.guid).not.toBe(guid);
+    expect((await a.api.get(`/entities/types/${guid}`)).body.DATA.entity_type.name).toBe('Secret');
+  });
+});
+
+describe('PATCH and DELETE /entities/types/{guid}', () => {
+  it('renames a user-defined type keeping its guid; the original name still resolves to it', async () => {
+    const { api } = await clientFor();
+    const created = (await api.post('/entities/types', { name: 'Orders' })).body.DATA.entity_type;
+    const renamed = await api.patch(`/entities/types/${created.guid}`, { name: ' Purchase Orders ' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.DATA.entity_type).toEqual({ ...created, name: 'Purchase Orders' });
+    const byOld = await api.post('/entities/types', { name: 'orders' });
+    expect(byOld.status).toBe(200);
+    expect(byOld.body.DATA.entity_type.guid).toBe(created.guid);
+    const byNew = await api.post('/entities/types', { name: 'purchase orders' });
+    expect(byNew.body.DATA).toMatchObject({ created: false, entity_type: { guid: created.guid } });
+    expect(
+      (await api.patch(`/entities/types/${created.guid}`, { name: 'PURCHASE orders' })).body.DATA.entity_type
+        .name,
+    ).toBe('PURCHASE orders');
+  });
+
+  it('refuses renaming onto a name that resolves to another type, and onto a managed name', async () => {
+    const { api } = await clientFor();
+    const a = (await api.post('/entities/types', { name: 'A' })).body.DATA.entity_type;
+    const b = (await api.post('/entities/types', { name: 'B' })).body.DATA.entity_type;
+    for (const name of ['b', 'table']) {
+      const res = await api.patch(`/entities/types/${a.guid}`, { name });
+      expect(res.status).toBe(409);
+      expect(res.body.DATA.reason).toBe('type_name_taken');
+    }
+    await api.patch(`/entities/types/${b.guid}`, { name: 'B2' });
+    // "b" still resolves to B2 (its guid was derived from it), so it stays taken
+    expect((await api.patch(`/entities/types/${a.guid}`, { name: 'B' })).body.DATA.reason).toBe(
+      'type_name_taken',
+    );
+    const managed = await api.patch(`/entities/types/${a.guid}`, { name: 'Dashboard' });
+    expect(managed.status).toBe(409);
+    expect(managed.body.DATA.reason).toBe('type_instances_managed');
+    expect((await api.patch(`/entities/types/${a.guid}`, { name: '  ' })).body.DATA.reason).toBe(
+      'empty_value',
+    );
+  });
+
+  it('system types cannot be renamed or deleted', async () => {
+    const { api } = await clientFor();
+    const table = (await api.post('/entities/types', { name: 'table' })).body.DATA.entity_type;
+    const renamed = await api.patch(`/entities/types/${table.guid}`, { name: 'tables' });
+    expect(renamed.status).toBe(409);
+    expect(renamed.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'type_not_user_defined' } });
+    const deleted = await api.delete(`/entities/types/${table.guid}`);
+    expect(deleted.status).toBe(409);
+    expect(deleted.body.DATA.reason).toBe('type_not_user_defined');
+    expect((await api.get(`/entities/types/${table.guid}`)).body.DATA.entity_type.name).toBe('table');
+  });
+
+  it('delete then recreate under the same name gives the same guid back', async () => {
+    const { api } = await clientFor();
+    const created = (await api.post('/entities/types', { name: 'Feature' })).body.DATA.entity_type;
+    const deleted = await api.delete(`/entities/types/${created.guid}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.DATA).toEqual({ guid: created.guid, deleted: true });
+    expect((await api.get(`/entities/types/${created.guid}`)).status).toBe(404);
+    expect((await api.delete(`/entities/types/${created.guid}`)).body.DATA.reason).toBe(
+      'unknown_entity_type',
+    );
+    const again = await api.post('/entities/types', { name: 'FEATURE' });
+    expect(again.status).toBe(201);
+    expect(again.body.DATA.entity_type.guid).toBe(created.guid);
+  });
+
+  it('unknown guids give unknown_entity_type (404)', async () => {
+    const { api } = await clientFor();
+    for (const guid of ['nope', '00000000-0000-0000-0000-000000000000']) {
+      expect((await api.get(`/entities/types/${guid}`)).body.DATA.reason).toBe('unknown_entity_type');
+      expect((await api.patch(`/entities/types/${guid}`, { name: 'x' })).status).toBe(404);
+    }
+  });
+});

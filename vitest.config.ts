@@ -1,6 +1,12 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  // Node (and so the externalised Pothos and Yoga) loads graphql's CommonJS entry; make test code load the same
+  // one, or two copies of graphql meet in one schema ("from another module or realm").
+  resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
   test: {
     globalSetup: ['test/global-setup.ts'],
     include: ['test/**/*.test.ts'],

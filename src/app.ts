@@ -1,8 +1,7 @@
 // buildApp(deps): Fastify with the REST router and Yoga at /graphql. Never listens; the entry file does.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
-import { GraphQLError } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Driver } from 'neo4j-driver';
 import pino, { type Logger } from 'pino';
 import sjson from 'secure-json-parse';
@@ -72,6 +71,33 @@ function toAppError(error: FastifyError): AppError | null {
   }
 }
 
+/**
+ * Refusals become GraphQL errors carrying the spec's reason in extensions.reason; GraphQL's own errors (syntax,
+ * validation) pass through; anything else is logged and masked. Checked by shape, not by class identity, so a
+ * second copy of graphql in the process cannot break it.
+ */
+export function maskGraphQLError(logger: Logger) {
+  return (error: unknown, message: string): Error => {
+    const wrapped = error as { originalError?: unknown; name?: string; path?: readonly (string | number)[] };
+    const isGraphQLError = error instanceof Error && error.name === 'GraphQLError';
+    const original = isGraphQLError ? wrapped.originalError : error;
+    if (isGraphQLError && (original === undefined || (original as Error | null)?.name === 'GraphQLError')) {
+      return error as Error;
+    }
+    if (isAppError(original)) {
+      return createGraphQLError(original.message, {
+        ...(wrapped.path ? { path: wrapped.path } : {}),
+        extensions: { reason: original.reason, code: original.reason.toUpperCase() },
+      });
+    }
+    logger.error({ err: original }, 'unexpected GraphQL error');
+    return createGraphQLError(message, {
+      ...(wrapped.path ? { path: wrapped.path } : {}),
+      extensions: { reason: 'internal_error', code: 'INTERNAL_SERVER_ERROR' },
+    });
+  };
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const logger = deps.logger ?? redactingLogger(config.LOG_LEVEL);
@@ -96,7 +122,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
-    disableRequestLogging: false,
   });
 
   app.decorate('services', services);
@@ -162,24 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (!req.ctx) throw refuse.unauthenticated();
       return req.ctx;
     },
-    maskedErrors: {
-      maskError(error, message) {
-        const original = error instanceof GraphQLError ? error.originalError : error;
-        if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
-        if (isAppError(original)) {
-          const g = error instanceof GraphQLError ? error : undefined;
-          return new GraphQLError(original.message, {
-            nodes: g?.nodes,
-            path: g?.path,
-            extensions: { reason: original.reason, code: original.reason.toUpperCase() },
-          });
-        }
-        logger.error({ err: original }, 'unexpected GraphQL error');
-        return new GraphQLError(message, {
-          extensions: { reason: 'internal_error', code: 'INTERNAL_SERVER_ERROR' },
-        });
-      },
-    },
+    maskedErrors: { maskError: maskGraphQLError(logger) },
   });
 
   app.route({

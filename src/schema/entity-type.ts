@@ -1,5 +1,6 @@
 // GraphQL object family for entity types: EntityType, the type connection, and create/rename/delete mutations.
 import type { StoredType } from '../db/entity-types.js';
+import { refuse } from '../errors.js';
 import {
   createOrGetEntityType,
   deleteEntityType,
@@ -81,8 +82,12 @@ builder.queryFields((t) => ({
   }),
   entityTypes: t.connection({
     type: EntityType,
-    description: 'System and user-defined types together, in name order. first: 1..500, default 100.',
+    description:
+      'System and user-defined types together, in name order. first: 1..500, default 100; forward only.',
     resolve: async (_root, args, ctx) => {
+      if (args.last != null || args.before != null) {
+        throw refuse.badRequest('invalid_field', 'Only forward pagination (first/after) is supported.');
+      }
       const page = await listEntityTypes(ctx, {
         cursor: args.after ?? undefined,
         pageSize: args.first ?? undefined,

@@ -1,0 +1,336 @@
+// The HTTP surface: envelope on every response, authentication (CONTRACT.md), body limits, malformed input.
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SignJWT } from 'jose';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { mintToken } from '../../src/auth/tokens.js';
+import { parseConfig } from '../../src/config.js';
+import { createDriver } from '../../src/db/driver.js';
+import { freePort } from '../../src/db/local-neo4j.js';
+import { createWorld, newTenant, restClient, TEST_SECRET, type TestWorld, tokenFor } from '../helpers.js';
+
+let world: TestWorld;
+let baseUrl: string;
+beforeAll(async () => {
+  world = await createWorld();
+  await world.app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+const MB = 1024 * 1024;
+
+/** Sends a request over a real socket; `chunks` are written one by one (chunked when no length is declared). */
+function rawRequest(opts: {
+  method: string;
+  path: string;
+  headers: Record<string, string | number>;
+  chunks?: Buffer[];
+}): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${baseUrl}${opts.path}`,
+      { method: opts.method, headers: opts.headers },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => {
+          text += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      // the server may close the socket once it has answered; the answer already arrived in that case
+      if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') reject(e);
+    });
+    (async () => {
+      for (const chunk of opts.chunks ?? []) {
+        if (req.destroyed) return;
+        if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+      }
+      req.end();
+    })().catch(() => {});
+  });
+}
+
+describe('Envelope', () => {
+  it('unknown paths answer 404 with the envelope and reason not_found', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    for (const res of [
+      await api.get('/nope'),
+      await api.post('/data-lineage/sync/my_ds'),
+      await api.delete('/entities/types'),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({
+        STATUS: 'FAIL',
+        MESSAGE: expect.any(String),
+        DATA: { reason: 'not_found' },
+      });
+    }
+  });
+
+  it('a success carries STATUS SUCCESS and an empty MESSAGE', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const res = await api.get('/entities/types');
+    expect(res.body.STATUS).toBe('SUCCESS');
+    expect(res.body.MESSAGE).toBe('');
+    expect(res.headers['x-request-id']).toEqual(expect.any(String));
+  });
+
+  it('while Neo4j is unreachable a request gets 503 storage_unavailable in the envelope', async () => {
+    const port = await freePort();
+    const config = parseConfig({
+      AUTH_JWT_SECRET: TEST_SECRET,
+      NEO4J_URI: `bolt://127.0.0.1:${port}`,
+      LOG_LEVEL: 'silent',
+    });
+    const driver = createDriver({ uri: `bolt://127.0.0.1:${port}` });
+    const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+    const res = await restClient(app, await tokenFor(newTenant())).get('/entities/types');
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'storage_unavailable' } });
+    await app.close();
+    await driver.close();
+  });
+
+  it('an unexpected error is a 500 envelope, internal_error, with the request id and no internals', async () => {
+    const config = parseConfig({
+      AUTH_JWT_SECRET: TEST_SECRET,
+      NEO4J_URI: 'bolt://unused:1',
+      LOG_LEVEL: 'silent',
+    });
+    const app = await buildApp({ config, driver: world.driver, logger: pino({ level: 'silent' }) });
+    app.get('/boom', async () => {
+      throw new Error('secret internals');
+    });
+    const res = await restClient(app, await tokenFor(newTenant())).get('/boom');
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'internal_error' } });
+    expect(res.body.MESSAGE).not.toContain('secret internals');
+    expect(res.body.MESSAGE).toContain(String(res.headers['x-request-id']));
+    await app.close();
+  });
+});
+
+describe('Authentication (CONTRACT.md)', () => {
+  const protectedCalls = [
+    ['GET', '/entities/types'],
+    ['POST', '/entities/types'],
+    ['PATCH', '/entities/types/x'],
+    ['DELETE', '/entities/types/x'],
+    ['POST', '/platform/dashboards'],
+    ['POST', '/graphql'],
+  ] as const;
+
+  async function tokens() {
+    const tenant = newTenant();
+    const key = new TextEncoder().encode(TEST_SECRET);
+    return {
+      missing: undefined,
+      garbage: 'not-a-token',
+      expired: await mintToken(TEST_SECRET, { tenant, expiresIn: Math.floor(Date.now() / 1000) - 60 }),
+      wrongKey: await mintToken('another-secret-that-is-long-enough-012345', { tenant }),
+      noTenant: await new SignJWT({ roles: [] })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('s')
+        .sign(key),
+      emptyTenant: await new SignJWT({ tenant: ' ' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('s')
+        .sign(key),
+      noSubject: await new SignJWT({ tenant }).setProtectedHeader({ alg: 'HS256' }).sign(key),
+      badRoles: await new SignJWT({ tenant, roles: 'admin' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('s')
+        .sign(key),
+      algNone: `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ tenant, sub: 's' })).toString('base64url')}.`,
+    };
+  }
+
+  it('no, malformed, expired, badly signed or claim-less tokens get 401 unauthenticated on every path', async () => {
+    for (const [name, token] of Object.entries(await tokens())) {
+      for (const [method, url] of protectedCalls) {
+        const res = await world.app.inject({
+          method,
+          url,
+          headers: {
+            'content-type': 'application/json',
+            ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+          },
+          payload: method === 'GET' || method === 'DELETE' ? undefined : '{}',
+        });
+        expect(res.statusCode, `${name} ${method} ${url}`).toBe(401);
+        expect(res.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'unauthenticated' } });
+      }
+    }
+  });
+
+  it('a token in another scheme or the query string is not accepted', async () => {
+    const token = await tokenFor(newTenant());
+    const basic = await world.app.inject({
+      method: 'GET',
+      url: '/entities/types',
+      headers: { authorization: `Basic ${token}` },
+    });
+    expect(basic.statusCode).toBe(401);
+    const query = await world.app.inject({ method: 'GET', url: `/entities/types?access_token=${token}` });
+    expect(query.statusCode).toBe(401);
+  });
+
+  it('authenticated but not allowed: 403 not_authorized', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant(), { roles: ['admin'] }));
+    const res = await api.post('/platform/dashboards', { name: 'Sales' });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'not_authorized' } });
+  });
+
+  it('health and readiness need no token', async () => {
+    const health = await world.app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.statusCode).toBe(200);
+    expect(health.json()).toMatchObject({ STATUS: 'SUCCESS', DATA: { status: 'ok' } });
+    const ready = await world.app.inject({ method: 'GET', url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toMatchObject({ STATUS: 'SUCCESS', DATA: { status: 'ready' } });
+  });
+
+  it('readiness is 503 storage_unavailable while Neo4j is unreachable', async () => {
+    const port = await freePort();
+    const config = parseConfig({
+      AUTH_JWT_SECRET: TEST_SECRET,
+      NEO4J_URI: `bolt://127.0.0.1:${port}`,
+      LOG_LEVEL: 'silent',
+    });
+    const driver = createDriver({ uri: `bolt://127.0.0.1:${port}` });
+    const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+    const res = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'storage_unavailable' } });
+    await app.close();
+    await driver.close();
+  });
+});
+
+describe('Request body limit (8 MB, before parsing)', () => {
+  it('a declared Content-Length over 8 MB is refused with 413 before any body byte is sent', async () => {
+    const token = await tokenFor(newTenant());
+    // No body is ever written: the answer can only come from the declared length.
+    const res = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = httpRequest(
+        `${baseUrl}/entities/types`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'content-length': 8 * MB + 1,
+          },
+        },
+        (r) => {
+          let text = '';
+          r.on('data', (d) => {
+            text += d;
+          });
+          r.on('end', () => {
+            req.destroy();
+            resolve({ status: r.statusCode ?? 0, body: JSON.parse(text) });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'request_too_large' } });
+  });
+
+  it('a chunked body that grows past 8 MB is refused with 413', async () => {
+    const token = await tokenFor(newTenant());
+    const chunk = Buffer.alloc(MB, 0x20);
+    const res = await rawRequest({
+      method: 'POST',
+      path: '/entities/types',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+      },
+      chunks: Array.from({ length: 10 }, () => chunk),
+    });
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'request_too_large' } });
+  });
+
+  it('the same limit guards /graphql', async () => {
+    const token = await tokenFor(newTenant());
+    const res = await rawRequest({
+      method: 'POST',
+      path: '/graphql',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+      },
+      chunks: Array.from({ length: 9 }, () => Buffer.alloc(MB, 0x20)),
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.DATA.reason).toBe('request_too_large');
+  });
+
+  it('a body of exactly 8 MB is read and judged on its content', async () => {
+    const token = await tokenFor(newTenant());
+    const prefix = '{"name":"';
+    const suffix = '"}';
+    const body = Buffer.from(prefix + 'n'.repeat(8 * MB - prefix.length - suffix.length) + suffix);
+    expect(body.length).toBe(8 * MB);
+    const res = await rawRequest({
+      method: 'POST',
+      path: '/entities/types',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'content-length': body.length,
+      },
+      chunks: [body],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.DATA.reason).toBe('name_too_long');
+  });
+});
+
+describe('Malformed input', () => {
+  it('malformed JSON is a 400 invalid_json, never a 5xx', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    for (const body of ['{', '{"name": }', 'nul', '{"name":"a",}', '\u0000']) {
+      const res = await api.post('/entities/types', body);
+      expect(res.status, body).toBe(400);
+      expect(res.body.DATA.reason).toBe('invalid_json');
+    }
+  });
+
+  it('prototype keys in a body are dropped, not honoured', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const res = await api.post(
+      '/entities/types',
+      '{"name":"Proto","__proto__":{"name":"Injected"},"constructor":{"prototype":{"x":1}}}',
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.DATA.entity_type.name).toBe('Proto');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it('a JSON body sent with another content type is still read as JSON', async () => {
+    const token = await tokenFor(newTenant());
+    const res = await world.app.inject({
+      method: 'POST',
+      url: '/entities/types',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
+      payload: '{"name":"Plain"}',
+    });
+    expect(res.statusCode).toBe(201);
+  });
+});

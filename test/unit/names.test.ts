@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
+import { cleanName, MAX_NAME_LENGTH, nameKey, typeGuid } from '../../src/resolvers/names.js';
+
+const reason = (f: () => unknown) => {
+  try {
+    f();
+  } catch (e) {
+    return (e as AppError).reason;
+  }
+  return 'none';
+};
+
+describe('cleanName', () => {
+  it('trims surrounding whitespace and keeps inner spacing and case', () => {
+    expect(cleanName('  Data  Product\t')).toBe('Data  Product');
+  });
+  it('composes to NFC so visually equal names compare equal', () => {
+    expect(cleanName('E\u0301')).toBe('\u00c9');
+  });
+  it('refuses empty names with empty_value and over-long names with name_too_long', () => {
+    expect(reason(() => cleanName(' \n\t '))).toBe('empty_value');
+    expect(reason(() => cleanName(''))).toBe('empty_value');
+    expect(cleanName('😀'.repeat(MAX_NAME_LENGTH))).toHaveLength(MAX_NAME_LENGTH * 2); // counted in code points
+    expect(reason(() => cleanName('a'.repeat(MAX_NAME_LENGTH + 1)))).toBe('name_too_long');
+  });
+});
+
+describe('nameKey', () => {
+  it('ignores letter case, including full case folds', () => {
+    expect(nameKey('Straße')).toBe(nameKey('STRASSE'));
+    expect(nameKey('ΟΔΟΣ')).toBe(nameKey('οδος'));
+    expect(nameKey('Table')).toBe('table');
+    expect(nameKey('İstanbul')).not.toBe(nameKey('istanbul-x'));
+  });
+});
+
+describe('typeGuid', () => {
+  it('is a deterministic UUIDv5 of (tenant, key), different across tenants', () => {
+    expect(typeGuid('a', 'x')).toBe(typeGuid('a', 'x'));
+    expect(typeGuid('a', 'x')).not.toBe(typeGuid('b', 'x'));
+    expect(typeGuid('a', 'x')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5/);
+    // no ambiguity from separators inside tenant ids or names
+    expect(typeGuid('a b', 'c')).not.toBe(typeGuid('a', 'b c'));
+  });
+});
+
+describe('AppError', () => {
+  it('carries reason and status', () => {
+    const e = new AppError('empty_value', 400, 'm');
+    expect([e.reason, e.status, e.message]).toEqual(['empty_value', 400, 'm']);
+  });
+});

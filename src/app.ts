@@ -10,8 +10,13 @@ import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
 import { AppError, isAppError, refuse } from './errors.js';
+import { createPurger } from './jobs/purge.js';
 import { createCursorCodec } from './resolvers/cursor.js';
+import { EngineCache } from './resolvers/engine-cache.js';
 import { createTenantDirectory } from './resolvers/tenants.js';
+import { adminRoutes } from './rest/admin.js';
+import { attributeRoutes } from './rest/attributes.js';
+import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { fail, failBody } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
@@ -31,6 +36,8 @@ export interface AppDeps {
   /** Signing secret for bearer tokens when the config has none (development). */
   jwtSecret?: string | undefined;
   logger?: Logger;
+  /** Identifies this process in leases (defaults to a random id). */
+  instanceId?: string;
 }
 
 const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
@@ -109,6 +116,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger,
     cursors: createCursorCodec(config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`),
     tenants: createTenantDirectory(db),
+    engineCache: new EngineCache(),
+    purger: createPurger({
+      db,
+      logger,
+      instanceId: deps.instanceId ?? randomUUID(),
+      graceSeconds: config.PURGE_GRACE_SECONDS,
+      batchSize: config.PURGE_BATCH_SIZE,
+    }),
   };
   const verify = createTokenVerifier({
     jwtSecret,
@@ -137,6 +152,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     } catch {
       done(refuse.badRequest('invalid_json', 'The body is not valid JSON.'), undefined);
     }
+  });
+
+  // Database queries this request sent: the benchmark's round-trips-per-request figure.
+  app.addHook('onSend', async (req, reply) => {
+    if (req.ctx) reply.header('x-db-queries', String(req.ctx.stats.queries));
   });
 
   app.addHook('onRequest', async (req, reply) => {
@@ -175,7 +195,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   entityTypeRoutes(app);
+  attributeRoutes(app);
+  entityRoutes(app);
   platformRoutes(app);
+  adminRoutes(app);
+  app.addHook('onClose', async () => {
+    await services.purger.stop();
+  });
 
   const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
     schema,

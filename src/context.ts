@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
+import type { Purger } from './jobs/purge.js';
 import type { CursorCodec } from './resolvers/cursor.js';
+import type { EngineCache } from './resolvers/engine-cache.js';
 import type { TenantDirectory } from './resolvers/tenants.js';
 
 export interface Viewer {
@@ -21,6 +23,8 @@ export interface Services {
   cursors: CursorCodec;
   tenants: TenantDirectory;
   logger: Logger;
+  engineCache: EngineCache;
+  purger: Purger;
 }
 
 export interface Loaders {

@@ -7,6 +7,7 @@ import { createDriver } from './db/driver.js';
 import { createExecutor } from './db/executor.js';
 import { type LocalNeo4j, startLocalNeo4j } from './db/local-neo4j.js';
 import { migrate } from './db/migrations.js';
+import { schedulePurge } from './jobs/purge.js';
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -43,13 +44,17 @@ async function main() {
   await migrate(createExecutor(driver, config.NEO4J_DATABASE));
   const app = await buildApp({ config, driver, jwtSecret });
   await app.listen({ port: config.PORT, host: config.HOST });
+  // Finish any purge a previous run left half done, then keep the daily schedule.
+  app.services.purger.kick();
+  const purgeSchedule = schedulePurge(config.PURGE_CRON, app.services.purger, app.log as never);
 
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
-    await app.close(); // drains in-flight requests
+    purgeSchedule.stop();
+    await app.close(); // drains in-flight requests, stops the purger
     await driver.close();
     await local?.stop();
     process.exit(0);

@@ -109,3 +109,18 @@ export async function gql<T, V>(
   });
   return res.json() as GraphQLReply<T>;
 }
+
+/** Token of an operator: an administrator of the default tenant. */
+export const operatorToken = () => tokenFor('default', { roles: ['admin'] });
+
+/** Creates a user-defined type in the tenant of `api` and returns its guid. */
+export async function createType(api: ReturnType<typeof restClient>, name: string): Promise<string> {
+  const res = await api.post('/entities/types', { name });
+  if (res.status !== 201 && res.status !== 200) throw new Error(`type ${name}: ${JSON.stringify(res.body)}`);
+  return res.body.DATA.entity_type.guid;
+}
+
+export async function typeGuidByName(api: ReturnType<typeof restClient>, name: string): Promise<string> {
+  const res = await api.post('/entities/types', { name });
+  return res.body.DATA.entity_type.guid;
+}

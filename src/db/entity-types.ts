@@ -105,12 +105,12 @@ export async function findReferencingAttributes(run: Run, tenant: string, guid: 
   return rows as { owner: string; name: string }[];
 }
 
+/** Deletes the type node; its definitions are withdrawn first (their data is purged), its entities stay. */
 export async function deleteType(run: Run, tenant: string, guid: string) {
   const rows = await run(
     `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
-     OPTIONAL MATCH (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
-     DETACH DELETE a, t
-     RETURN count(DISTINCT t) AS deleted`,
+     DETACH DELETE t
+     RETURN count(*) AS deleted`,
     { tenant, guid },
   );
   return Number(rows[0]?.deleted ?? 0) > 0;
@@ -129,11 +129,20 @@ export interface SystemTypeSpec {
 }
 
 /** Creates or brings in step the tenant's system types and their level links; idempotent. */
+export interface PlatformAttributeSpec {
+  guid: string;
+  name: string;
+  cardinality: string;
+  refKey: string;
+}
+
 export async function upsertSystemTypes(
   run: Run,
   tenant: string,
   types: readonly SystemTypeSpec[],
   links: readonly { child: string; parent: string }[],
+  rootKey: string,
+  attributes: readonly PlatformAttributeSpec[],
   version: number,
 ) {
   await run(
@@ -151,6 +160,20 @@ export async function upsertSystemTypes(
      MATCH (c:EntityType {tenant: $tenant, name_key: l.child}), (p:EntityType {tenant: $tenant, name_key: l.parent})
      MERGE (c)-[:PARENT_TYPE]->(p)`,
     { tenant, links },
+  );
+  await run(
+    `MATCH (root:EntityType {tenant: $tenant, name_key: $rootKey})
+     UNWIND $attributes AS pa
+     MERGE (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid, name_key: pa.name})
+       ON CREATE SET a.guid = pa.guid, a.created_at = datetime()
+     SET a.name = pa.name, a.origin = 'system', a.value_type = 'entity_ref', a.cardinality = pa.cardinality,
+         a.required = false, a.filterable = true, a.state = 'live'
+     MERGE (root)-[:HAS_ATTRIBUTE]->(a)
+     WITH a, pa
+     MATCH (r:EntityType {tenant: $tenant, name_key: pa.refKey})
+     SET a.allowed_ref_type = r.guid
+     MERGE (a)-[:ALLOWED_REF_TYPE]->(r)`,
+    { tenant, rootKey, attributes },
   );
   await run('MERGE (x:Tenant {id: $tenant}) SET x.system_version = $version', {
     tenant,

@@ -19,9 +19,14 @@ export interface QueryStats {
   queries: number;
 }
 
+export interface TxOptions {
+  /** Server-side transaction timeout. */
+  timeoutMs?: number;
+}
+
 export interface Executor {
-  read<T>(work: (run: Run) => Promise<T>): Promise<T>;
-  write<T>(work: (run: Run) => Promise<T>): Promise<T>;
+  read<T>(work: (run: Run) => Promise<T>, options?: TxOptions): Promise<T>;
+  write<T>(work: (run: Run) => Promise<T>, options?: TxOptions): Promise<T>;
   /** An executor sharing the driver whose statements are counted in `stats`. */
   withStats(stats: QueryStats): Executor;
   readonly stats: QueryStats;
@@ -48,6 +53,9 @@ function mapError(error: unknown): unknown {
   return error;
 }
 
+const txConfig = (options: TxOptions | undefined) =>
+  options?.timeoutMs ? { timeout: options.timeoutMs } : undefined;
+
 export function createExecutor(
   driver: Driver,
   database: string | undefined,
@@ -69,20 +77,20 @@ export function createExecutor(
 
   const executor: Executor = {
     stats,
-    async read(work) {
+    async read(work, options) {
       const s = session('READ');
       try {
-        return await s.executeRead((tx) => work(runner(tx)));
+        return await s.executeRead((tx) => work(runner(tx)), txConfig(options));
       } catch (e) {
         throw mapError(e);
       } finally {
         await s.close();
       }
     },
-    async write(work) {
+    async write(work, options) {
       const s = session('WRITE');
       try {
-        return await s.executeWrite((tx) => work(runner(tx)));
+        return await s.executeWrite((tx) => work(runner(tx)), txConfig(options));
       } catch (e) {
         throw mapError(e);
       } finally {

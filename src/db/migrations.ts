@@ -13,7 +13,10 @@ export const MIGRATIONS: readonly string[] = [
   // Rows written by a managed feature (dashboards) are idempotent by their managed key.
   'CREATE CONSTRAINT entity_managed_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.tenant, e.managed_key) IS UNIQUE',
   'CREATE CONSTRAINT tenant_id IF NOT EXISTS FOR (t:Tenant) REQUIRE t.id IS UNIQUE',
-  'CREATE INDEX entity_type_of IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid)',
+  // Instances of a type in guid order: the purge walks them in batches with a cursor.
+  'CREATE INDEX entity_type_of IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid, e.guid)',
+  'CREATE INDEX attribute_def_state IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.state)',
+  'CREATE CONSTRAINT job_lease IF NOT EXISTS FOR (l:JobLease) REQUIRE l.name IS UNIQUE',
 ];
 
 export async function migrate(db: Executor): Promise<void> {

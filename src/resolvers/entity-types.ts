@@ -1,5 +1,6 @@
 // Entity types: create-or-get, list, look up, rename, delete. Every rule of the spec for types lives here once.
 import type { RequestContext } from '../context.js';
+import { withdrawAllOfType } from '../db/attributes.js';
 import {
   createUserType,
   deleteType,
@@ -157,8 +158,9 @@ export async function renameEntityType(ctx: RequestContext, guid: string, rawNam
 }
 
 /**
- * Deletes a user-defined type and its attribute definitions. Entities of the type keep their type guid, so
- * recreating the name (same guid) makes them point at it again. A type that live references target is kept.
+ * Deletes a user-defined type. Its live attribute definitions are withdrawn (their values are purged); entities
+ * of the type keep their type guid, so recreating the name (same guid) makes them point at it again. A type that
+ * live references of other types target is kept.
  */
 export async function deleteEntityType(ctx: RequestContext, guid: string) {
   const tenant = ctx.viewer.tenant;
@@ -173,7 +175,10 @@ export async function deleteEntityType(ctx: RequestContext, guid: string) {
         `Live attribute definitions reference this type (${referencing.map((r) => r.name).join(', ')}); withdraw them first.`,
       );
     }
+    await withdrawAllOfType(run, tenant, guid);
     await deleteType(run, tenant, guid);
   });
+  ctx.services.engineCache.invalidate(tenant, guid);
+  ctx.services.purger.kick();
   return { guid, deleted: true };
 }

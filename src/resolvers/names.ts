@@ -30,3 +30,8 @@ export function nameKey(cleanedName: string): string {
 export function typeGuid(tenant: string, key: string): string {
   return uuidv5(JSON.stringify(['entity-type', tenant, key]), GUID_NAMESPACE);
 }
+
+/** Guid of a platform attribute in a tenant (fixed, so every process derives the same one). */
+export function platformAttributeGuid(tenant: string, name: string): string {
+  return uuidv5(JSON.stringify(['platform-attribute', tenant, name]), GUID_NAMESPACE);
+}

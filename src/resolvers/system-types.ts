@@ -42,7 +42,7 @@ export const PARENT_LINKS: readonly { child: string; parent: string }[] = CATALO
 );
 
 /** Bumped whenever SYSTEM_TYPES or PARENT_LINKS change, so every tenant is brought in step once. */
-export const SYSTEM_TYPES_VERSION = 1;
+export const SYSTEM_TYPES_VERSION = 2;
 
 export const DASHBOARD_TYPE: TypeProps = {
   name: 'dashboard',
@@ -56,3 +56,18 @@ export const DASHBOARD_TYPE: TypeProps = {
 
 /** Managed types by normalised name: kept by their feature, never created by hand. */
 export const MANAGED_TYPES: ReadonlyMap<string, TypeProps> = new Map([[DASHBOARD_TYPE.name, DASHBOARD_TYPE]]);
+
+/** The five platform attributes: owned by the root type, applying to every type, all references to vocabularies. */
+export const PLATFORM_ATTRIBUTES: readonly {
+  name: string;
+  cardinality: 'single' | 'multi';
+  refType: string;
+}[] = [
+  { name: 'domain', cardinality: 'single', refType: 'domain' },
+  { name: 'env', cardinality: 'single', refType: 'env' },
+  { name: 'tags', cardinality: 'multi', refType: 'tag' },
+  { name: 'classification', cardinality: 'single', refType: 'classification' },
+  { name: 'groups', cardinality: 'multi', refType: 'group' },
+];
+
+export const PLATFORM_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set(PLATFORM_ATTRIBUTES.map((a) => a.name));

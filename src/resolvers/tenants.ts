@@ -1,8 +1,14 @@
 // Makes sure a tenant's system types exist before its first request is served (once per tenant per process).
 import { readTenantVersion, upsertSystemTypes } from '../db/entity-types.js';
 import type { Executor } from '../db/executor.js';
-import { nameKey, typeGuid } from './names.js';
-import { PARENT_LINKS, SYSTEM_TYPES, SYSTEM_TYPES_VERSION } from './system-types.js';
+import { nameKey, platformAttributeGuid, typeGuid } from './names.js';
+import {
+  PARENT_LINKS,
+  PLATFORM_ATTRIBUTES,
+  ROOT_TYPE_NAME,
+  SYSTEM_TYPES,
+  SYSTEM_TYPES_VERSION,
+} from './system-types.js';
 
 export interface TenantDirectory {
   ensure(tenant: string): Promise<void>;
@@ -20,7 +26,16 @@ export function createTenantDirectory(db: Executor): TenantDirectory {
       const key = nameKey(props.name);
       return { key, guid: typeGuid(tenant, key), props };
     });
-    await db.write((run) => upsertSystemTypes(run, tenant, types, PARENT_LINKS, SYSTEM_TYPES_VERSION));
+    const rootKey = nameKey(ROOT_TYPE_NAME);
+    const attributes = PLATFORM_ATTRIBUTES.map((a) => ({
+      guid: platformAttributeGuid(tenant, a.name),
+      name: a.name,
+      cardinality: a.cardinality,
+      refKey: nameKey(a.refType),
+    }));
+    await db.write((run) =>
+      upsertSystemTypes(run, tenant, types, PARENT_LINKS, rootKey, attributes, SYSTEM_TYPES_VERSION),
+    );
   }
 
   return {

@@ -1,0 +1,234 @@
+// Cypher for attribute definitions: declare under a per-type lock, list, withdraw, and the data they own.
+import type { Run } from './executor.js';
+
+/** A definition as stored; JSON-valued fields are kept as JSON text. */
+export interface StoredAttribute {
+  guid: string;
+  name: string;
+  name_key: string;
+  owner_guid: string;
+  origin: 'user_defined' | 'system';
+  value_type: string;
+  cardinality: string;
+  allowed_values_json: string | null;
+  allowed_ref_type: string | null;
+  required: boolean;
+  default_value_json: string | null;
+  filterable: boolean;
+  state: 'live' | 'withdrawn';
+  created_at: string;
+  withdrawn_at: string | null;
+  values_removed: number | null;
+  purge_completed_at: string | null;
+}
+
+export const ATTR_PROJECTION = `a {
+  .guid, .name, .name_key, .owner_guid, .origin, .value_type, .cardinality, .allowed_values_json, .required,
+  .default_value_json, .filterable, .state, .values_removed,
+  created_at: toString(a.created_at), withdrawn_at: toString(a.withdrawn_at),
+  purge_completed_at: toString(a.purge_completed_at),
+  allowed_ref_type: coalesce(head([(a)-[:ALLOWED_REF_TYPE]->(x:EntityType) | x.guid]), a.allowed_ref_type)
+}`;
+
+/** The property of an entity that holds a scalar value of the attribute with this normalised name. */
+export const valueProperty = (nameKey: string) => `attr.${nameKey}`;
+
+/**
+ * Takes the type's write lock (by changing its definitions version) so that declarations and withdrawals on one
+ * type run one at a time; returns the new version, or null when the type does not resolve.
+ */
+export async function lockTypeDefinitions(run: Run, tenant: string, typeGuid: string) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
+     SET t.definitions_version = randomUUID()
+     RETURN t.definitions_version AS version, t.name_key AS nameKey`,
+    { tenant, typeGuid },
+  );
+  const row = rows[0];
+  return row ? { version: row.version as string, nameKey: row.nameKey as string } : null;
+}
+
+export interface DeclareFacts {
+  typeFound: boolean;
+  typeNameKey: string | null;
+  existingState: 'live' | 'withdrawn' | null;
+  liveCount: number;
+  refTypeFound: boolean;
+  referents: { guid: string; type_guid: string | null }[];
+}
+
+/** Everything a declaration is judged on, read in one statement (after the lock, inside the same transaction). */
+export async function readDeclareFacts(
+  run: Run,
+  p: { tenant: string; typeGuid: string; nameKey: string; refType: string | null; referents: string[] },
+): Promise<DeclareFacts> {
+  const rows = await run(
+    `OPTIONAL MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
+     OPTIONAL MATCH (x:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid, name_key: $nameKey})
+     CALL {
+       MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) WHERE a.state = 'live'
+       RETURN count(a) AS live
+     }
+     OPTIONAL MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
+     CALL {
+       UNWIND $referents AS g
+       OPTIONAL MATCH (e:Entity {guid: g}) WHERE e.tenant = $tenant
+       RETURN collect({guid: g, type_guid: e.type_guid}) AS referents
+     }
+     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live,
+            r IS NOT NULL AS refTypeFound, referents`,
+    { ...p, refType: p.refType ?? '' },
+  );
+  const row = rows[0]!;
+  return {
+    typeFound: row.typeFound === true,
+    typeNameKey: (row.typeNameKey as string | null) ?? null,
+    existingState: (row.existingState as 'live' | 'withdrawn' | null) ?? null,
+    liveCount: Number(row.live ?? 0),
+    refTypeFound: row.refTypeFound === true,
+    referents: row.referents as DeclareFacts['referents'],
+  };
+}
+
+export interface NewAttribute {
+  guid: string;
+  name: string;
+  name_key: string;
+  value_type: string;
+  cardinality: string;
+  allowed_values_json: string | null;
+  required: boolean;
+  default_value_json: string | null;
+  filterable: boolean;
+}
+
+export async function createAttribute(
+  run: Run,
+  tenant: string,
+  typeGuid: string,
+  attr: NewAttribute,
+  refType: string | null,
+): Promise<StoredAttribute> {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
+     CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
+     SET a = $attr, a.tenant = $tenant, a.owner_guid = $typeGuid, a.origin = 'user_defined', a.state = 'live',
+         a.allowed_ref_type = $refType, a.created_at = datetime()
+     WITH a
+     CALL {
+       WITH a
+       MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
+       CREATE (a)-[:ALLOWED_REF_TYPE]->(r)
+     }
+     RETURN ${ATTR_PROJECTION} AS attr`,
+    { tenant, typeGuid, attr, refType },
+  );
+  return rows[0]!.attr as StoredAttribute;
+}
+
+/** Live definitions declared on each of the given types (platform attributes excluded). */
+export async function findLiveAttributesOfTypes(run: Run, tenant: string, typeGuids: readonly string[]) {
+  const rows = await run(
+    `UNWIND $typeGuids AS g
+     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) WHERE a.state = 'live'
+     WITH g, a ORDER BY a.name_key
+     RETURN g AS typeGuid, [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS attrs`,
+    { tenant, typeGuids },
+  );
+  return new Map(rows.map((r) => [r.typeGuid as string, r.attrs as StoredAttribute[]]));
+}
+
+/** A type's own live definitions and the platform's, in one statement; null when the type does not resolve. */
+export async function findAttributesApplyingTo(run: Run, tenant: string, typeGuid: string, rootKey: string) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
+     CALL {
+       WITH t
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid})
+       WHERE a.state = 'live' AND a.origin = 'user_defined'
+       WITH a ORDER BY a.name_key
+       RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS own
+     }
+     CALL {
+       OPTIONAL MATCH (root:EntityType {tenant: $tenant, name_key: $rootKey})
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid}) WHERE a.origin = 'system'
+       RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS platform
+     }
+     RETURN t.definitions_version AS version, t.creatable AS creatable, t.name_key AS nameKey, own, platform`,
+    { tenant, typeGuid, rootKey },
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    version: (row.version as string | null) ?? '',
+    creatable: row.creatable as boolean | null,
+    nameKey: row.nameKey as string,
+    own: row.own as StoredAttribute[],
+    platform: row.platform as StoredAttribute[],
+  };
+}
+
+export async function findPlatformAttributes(run: Run, tenant: string, rootKey: string) {
+  const rows = await run(
+    `MATCH (root:EntityType {tenant: $tenant, name_key: $rootKey})
+     MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid}) WHERE a.origin = 'system'
+     RETURN ${ATTR_PROJECTION} AS attr`,
+    { tenant, rootKey },
+  );
+  return rows.map((r) => r.attr as StoredAttribute);
+}
+
+export async function findWithdrawnAttributes(run: Run, tenant: string, typeGuids: readonly string[]) {
+  const rows = await run(
+    `UNWIND $typeGuids AS g
+     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) WHERE a.state = 'withdrawn'
+     WITH g, a ORDER BY a.name_key
+     RETURN g AS typeGuid, [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS attrs`,
+    { tenant, typeGuids },
+  );
+  return new Map(rows.map((r) => [r.typeGuid as string, r.attrs as StoredAttribute[]]));
+}
+
+export async function findAttribute(run: Run, tenant: string, typeGuid: string, nameKey: string) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid, name_key: $nameKey})
+     RETURN ${ATTR_PROJECTION} AS attr`,
+    { tenant, typeGuid, nameKey },
+  );
+  return (rows[0]?.attr as StoredAttribute | undefined) ?? null;
+}
+
+export async function markWithdrawn(run: Run, tenant: string, guid: string) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.tenant = $tenant AND a.state = 'live'
+     SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0
+     RETURN ${ATTR_PROJECTION} AS attr`,
+    { tenant, guid },
+  );
+  return (rows[0]?.attr as StoredAttribute | undefined) ?? null;
+}
+
+/** Withdraws every live definition declared on a type (used when the type is deleted). */
+export async function withdrawAllOfType(run: Run, tenant: string, typeGuid: string) {
+  await run(
+    `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) WHERE a.state = 'live'
+     SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0`,
+    { tenant, typeGuid },
+  );
+}
+
+/** Stored values of one attribute on the instances of its type: what a withdrawal would remove. */
+export async function countAttributeData(
+  run: Run,
+  p: { tenant: string; typeGuid: string; nameKey: string; multi: boolean; reference: boolean },
+) {
+  const rows = await run(
+    p.reference
+      ? `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid})-[r:REFERS_TO {attr: $nameKey}]->()
+         RETURN count(DISTINCT e) AS instances, count(r) AS values`
+      : `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid}) WHERE e[$prop] IS NOT NULL
+         RETURN count(e) AS instances, sum(CASE WHEN $multi THEN size(e[$prop]) ELSE 1 END) AS values`,
+    { ...p, prop: valueProperty(p.nameKey) },
+  );
+  return { instances: Number(rows[0]?.instances ?? 0), values: Number(rows[0]?.values ?? 0) };
+}

@@ -1,0 +1,114 @@
+// Cypher for the purge: leases, batched removal of a withdrawn definition's stored values, final removal.
+import neo4j from 'neo4j-driver';
+import { valueProperty } from './attributes.js';
+import type { Run } from './executor.js';
+
+/** Takes (or renews) a named lease for `seconds`; false when another holder has it. */
+export async function acquireLease(run: Run, name: string, holder: string, seconds: number) {
+  const rows = await run(
+    `MERGE (l:JobLease {name: $name})
+     WITH l WHERE l.holder IS NULL OR l.holder = $holder OR l.until < datetime()
+     SET l.holder = $holder, l.until = datetime() + duration({seconds: $seconds})
+     RETURN true AS acquired`,
+    { name, holder, seconds: neo4j.int(seconds) },
+  );
+  return rows.length > 0;
+}
+
+export async function releaseLease(run: Run, name: string, holder: string) {
+  await run('MATCH (l:JobLease {name: $name}) WHERE l.holder = $holder SET l.holder = null, l.until = null', {
+    name,
+    holder,
+  });
+}
+
+export interface WithdrawnDefinition {
+  guid: string;
+  tenant: string;
+  owner_guid: string;
+  name: string;
+  name_key: string;
+  multi: boolean;
+  reference: boolean;
+  cursor: string;
+  /** The current pass began after the grace period following the withdrawal. */
+  passIsFinal: boolean;
+  passCompleted: boolean;
+}
+
+/** Withdrawn definitions, oldest first; `graceSeconds` is how long writes that began before a withdrawal may run. */
+export async function findWithdrawn(run: Run, graceSeconds: number, limit = 1000) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition) WHERE a.state = 'withdrawn'
+     WITH a ORDER BY a.withdrawn_at LIMIT $limit
+     RETURN a.guid AS guid, a.tenant AS tenant, a.owner_guid AS owner_guid, a.name AS name, a.name_key AS name_key,
+            a.cardinality = 'multi' AS multi, a.value_type = 'entity_ref' AS reference,
+            coalesce(a.purge_cursor, '') AS cursor,
+            a.purge_pass_started_at IS NOT NULL
+              AND a.purge_pass_started_at >= a.withdrawn_at + duration({seconds: $grace}) AS passIsFinal,
+            a.purge_completed_at IS NOT NULL AS passCompleted`,
+    { grace: neo4j.int(graceSeconds), limit: neo4j.int(limit) },
+  );
+  return rows as unknown as WithdrawnDefinition[];
+}
+
+/** Starts a new pass over the type's instances (cursor back to the start). */
+export async function startPass(run: Run, guid: string) {
+  await run(
+    `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.state = 'withdrawn'
+     SET a.purge_cursor = '', a.purge_pass_started_at = datetime(), a.purge_completed_at = null`,
+    { guid },
+  );
+}
+
+/**
+ * Removes the attribute's values from the next `batch` instances after the stored cursor and moves the cursor,
+ * in one transaction: a restart resumes where the last committed batch ended.
+ */
+export async function purgeBatch(run: Run, def: WithdrawnDefinition, batch: number) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.state = 'withdrawn'
+     WITH a, coalesce(a.purge_cursor, '') AS cursor
+     OPTIONAL MATCH (e:Entity)
+       WHERE e.tenant = $tenant AND e.type_guid = $ownerGuid AND e.guid > cursor
+     WITH a, e ORDER BY e.tenant, e.type_guid, e.guid LIMIT $batch
+     WITH a, [x IN collect(e) WHERE x IS NOT NULL] AS batch
+     CALL {
+       WITH batch
+       UNWIND batch AS e
+       OPTIONAL MATCH (e)-[r:REFERS_TO {attr: $nameKey}]->()
+       WITH e, collect(r) AS refs
+       WITH e, refs, CASE WHEN e[$prop] IS NULL THEN 0 WHEN $multi THEN size(e[$prop]) ELSE 1 END AS scalars
+       FOREACH (r IN refs | DELETE r)
+       REMOVE e[$prop]
+       RETURN sum(size(refs) + scalars) AS removed
+     }
+     SET a.purge_cursor = CASE WHEN size(batch) = 0 THEN a.purge_cursor ELSE batch[-1].guid END,
+         a.values_removed = coalesce(a.values_removed, 0) + coalesce(removed, 0),
+         a.purge_completed_at = CASE WHEN size(batch) < $batch THEN datetime() ELSE null END
+     RETURN size(batch) AS scanned, coalesce(removed, 0) AS removed`,
+    {
+      guid: def.guid,
+      tenant: def.tenant,
+      ownerGuid: def.owner_guid,
+      nameKey: def.name_key,
+      prop: valueProperty(def.name_key),
+      multi: def.multi,
+      batch: neo4j.int(batch),
+    },
+  );
+  const row = rows[0];
+  return { scanned: Number(row?.scanned ?? 0), removed: Number(row?.removed ?? 0), found: row !== undefined };
+}
+
+/** Removes a withdrawn definition whose data is gone; the name can then be declared afresh. */
+export async function removeDefinition(run: Run, guid: string) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.state = 'withdrawn' AND a.purge_completed_at IS NOT NULL
+     WITH a, a {.guid, .tenant, .owner_guid, .name, .values_removed} AS removed
+     DETACH DELETE a
+     RETURN removed`,
+    { guid },
+  );
+  return (rows[0]?.removed as Record<string, unknown> | undefined) ?? null;
+}

@@ -1,0 +1,175 @@
+// The purge: removes withdrawn definitions' stored values in bounded batches (in the background after a
+// withdrawal, and in the daily job), then removes definitions whose data is gone. One instance at a time per
+// definition and for the daily job, by leases in Neo4j; progress is kept per batch, so a restart loses nothing.
+import cron from 'node-cron';
+import type { Logger } from 'pino';
+import type { Executor } from '../db/executor.js';
+import {
+  acquireLease,
+  findWithdrawn,
+  purgeBatch,
+  releaseLease,
+  removeDefinition,
+  startPass,
+  type WithdrawnDefinition,
+} from '../db/purge.js';
+
+export interface PurgeOptions {
+  db: Executor;
+  logger: Logger;
+  instanceId: string;
+  /** Instances per batch. */
+  batchSize?: number;
+  /** Seconds a curation write begun before a withdrawal may still commit (see transaction timeout). */
+  graceSeconds: number;
+}
+
+export interface PurgeReport {
+  removed: { guid: string; type_guid: string; name: string; values_removed: number }[];
+  values_removed: number;
+  batches: number;
+  pending: number;
+  skipped?: 'another_instance_is_running';
+}
+
+export interface Purger {
+  /** Starts removing withdrawn definitions' data in the background (no-op when already running). */
+  kick(): void;
+  /** The daily job: finishes the data removal and removes definitions whose data is gone. */
+  runDailyJob(): Promise<PurgeReport>;
+  /** Resolves when the background removal started by kick() is idle. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const JOB_LEASE = 'purge-daily';
+const DEF_LEASE_SECONDS = 120;
+
+export function createPurger(options: PurgeOptions): Purger {
+  const { db, logger, instanceId } = options;
+  const batchSize = options.batchSize ?? 5_000;
+  let background: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+
+  /** Runs passes over one definition's instances until a pass completes; returns values removed and batches. */
+  async function drain(def: WithdrawnDefinition, requireFinal: boolean) {
+    const lease = `purge-def:${def.guid}`;
+    if (!(await db.write((run) => acquireLease(run, lease, instanceId, DEF_LEASE_SECONDS)))) {
+      return { removed: 0, batches: 0, complete: false };
+    }
+    let removed = 0;
+    let batches = 0;
+    try {
+      let current = def;
+      // A pass that began before the grace period ended may have missed a late write: run one more then.
+      if ((requireFinal && !current.passIsFinal) || (!current.passCompleted && current.cursor === '')) {
+        await db.write((run) => startPass(run, current.guid));
+        current = { ...current, cursor: '' };
+      } else if (current.passCompleted) {
+        return { removed, batches, complete: true };
+      }
+      for (;;) {
+        if (stopped) return { removed, batches, complete: false };
+        const step = await db.write((run) => purgeBatch(run, current, batchSize));
+        batches += 1;
+        removed += step.removed;
+        if (batches % 20 === 0) {
+          logger.info({ definition: def.guid, batches, removed }, 'purge in progress');
+        }
+        if (!step.found || step.scanned < batchSize) break;
+        if (batches % 10 === 0)
+          await db.write((run) => acquireLease(run, lease, instanceId, DEF_LEASE_SECONDS));
+      }
+      logger.info({ definition: def.guid, batches, removed }, 'purge pass complete');
+      return { removed, batches, complete: true };
+    } finally {
+      await db.write((run) => releaseLease(run, lease, instanceId)).catch(() => {});
+    }
+  }
+
+  async function backgroundLoop() {
+    do {
+      again = false;
+      const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds));
+      for (const def of pending) {
+        if (stopped) return;
+        if (def.passCompleted) continue;
+        await drain(def, false);
+      }
+    } while (again && !stopped);
+  }
+
+  return {
+    kick() {
+      if (stopped) return;
+      if (background) {
+        again = true;
+        return;
+      }
+      background = backgroundLoop()
+        .catch((err) => logger.error({ err }, 'background purge failed; the daily job will finish it'))
+        .finally(() => {
+          background = null;
+        });
+    },
+
+    async idle() {
+      while (background) await background;
+    },
+
+    async runDailyJob() {
+      const report: PurgeReport = { removed: [], values_removed: 0, batches: 0, pending: 0 };
+      if (!(await db.write((run) => acquireLease(run, JOB_LEASE, instanceId, 3600)))) {
+        return { ...report, skipped: 'another_instance_is_running' };
+      }
+      try {
+        const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds));
+        logger.info({ withdrawn: pending.length }, 'daily purge started');
+        for (const def of pending) {
+          if (stopped) break;
+          const result = await drain(def, true);
+          report.values_removed += result.removed;
+          report.batches += result.batches;
+          const [fresh] = (await db.read((run) => findWithdrawn(run, options.graceSeconds))).filter(
+            (d) => d.guid === def.guid,
+          );
+          if (!fresh || !fresh.passCompleted || !fresh.passIsFinal) {
+            report.pending += 1;
+            continue;
+          }
+          const gone = await db.write((run) => removeDefinition(run, def.guid));
+          if (gone) {
+            report.removed.push({
+              guid: def.guid,
+              type_guid: def.owner_guid,
+              name: def.name,
+              values_removed: Number(gone.values_removed ?? 0),
+            });
+          }
+        }
+        logger.info({ removed: report.removed.length, pending: report.pending }, 'daily purge finished');
+        return report;
+      } finally {
+        await db.write((run) => releaseLease(run, JOB_LEASE, instanceId)).catch(() => {});
+      }
+    },
+
+    async stop() {
+      stopped = true;
+      while (background) await background;
+    },
+  };
+}
+
+/** Registers the daily job; returns stop(). */
+export function schedulePurge(expression: string, purger: Purger, logger: Logger) {
+  const task = cron.schedule(expression, () => {
+    purger.runDailyJob().catch((err) => logger.error({ err }, 'daily purge failed'));
+  });
+  return {
+    stop: () => {
+      task.stop();
+    },
+  };
+}

@@ -1,0 +1,25 @@
+// Operator operations: allowed to administrators of the default tenant and to cross-tenant accounts.
+import type { RequestContext } from '../context.js';
+import { refuse } from '../errors.js';
+
+export function assertOperator(ctx: RequestContext) {
+  const { viewer, services } = ctx;
+  const defaultTenantAdmin = viewer.roles.has('admin') && viewer.tenant === services.config.DEFAULT_TENANT;
+  if (!defaultTenantAdmin && !viewer.crossTenant) {
+    throw refuse.notAuthorized('Only administrators of the default tenant may do this.');
+  }
+}
+
+export async function runPurgeNow(ctx: RequestContext) {
+  assertOperator(ctx);
+  const report = await ctx.services.purger.runDailyJob();
+  if (report.skipped)
+    throw refuse.conflict('purge_already_running', 'Another instance is running the purge now.');
+  return report;
+}
+
+export function engineCacheDiagnostic(ctx: RequestContext) {
+  assertOperator(ctx);
+  const cache = ctx.services.engineCache;
+  return { ...cache.stats(), cached: cache.describe() };
+}

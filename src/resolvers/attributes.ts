@@ -1,0 +1,382 @@
+// Attribute definitions: declare, list, withdraw. Every rule of the spec for definitions lives here once.
+import { randomUUID } from 'node:crypto';
+import type { RequestContext } from '../context.js';
+import {
+  countAttributeData,
+  createAttribute,
+  findAttribute,
+  findAttributesApplyingTo,
+  lockTypeDefinitions,
+  markWithdrawn,
+  readDeclareFacts,
+  type StoredAttribute,
+} from '../db/attributes.js';
+import { findTypeByGuid } from '../db/entity-types.js';
+import { ConstraintViolation, type Run } from '../db/executor.js';
+import { refuse } from '../errors.js';
+import { cleanName, nameKey } from './names.js';
+import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_TYPE_NAME } from './system-types.js';
+import {
+  type Cardinality,
+  checkAllowedValues,
+  checkValue,
+  DEFAULT_VALUE_REASONS,
+  isCardinality,
+  isValueType,
+  type ValueType,
+} from './values.js';
+
+export const MAX_ATTRIBUTE_DEFS = 200;
+export const ROOT_KEY = nameKey(ROOT_TYPE_NAME);
+
+/** Attribute definition as the spec lists it: every field present on every row. */
+export interface AttributeRow {
+  guid: string;
+  name: string;
+  owner_type: string | null;
+  value_type: string;
+  cardinality: string;
+  allowed_values: unknown[] | null;
+  allowed_ref_type: string | null;
+  required: boolean;
+  default_value: unknown;
+  filterable: boolean;
+  origin: string;
+}
+
+const parseJson = (text: string | null): unknown =>
+  text === null || text === undefined ? null : JSON.parse(text);
+
+export function toAttributeRow(a: StoredAttribute): AttributeRow {
+  return {
+    guid: a.guid,
+    name: a.name,
+    owner_type: a.origin === 'system' ? null : a.owner_guid,
+    value_type: a.value_type,
+    cardinality: a.cardinality,
+    allowed_values: parseJson(a.allowed_values_json) as unknown[] | null,
+    allowed_ref_type: a.allowed_ref_type ?? null,
+    required: a.required === true,
+    default_value: parseJson(a.default_value_json),
+    filterable: a.filterable === true,
+    origin: a.origin,
+  };
+}
+
+const PLATFORM_ORDER = new Map(PLATFORM_ATTRIBUTES.map((a, i) => [a.name, i]));
+
+/** Platform attributes first (in their fixed order), then the type's own in name order. */
+export function orderAttributes(platform: StoredAttribute[], own: StoredAttribute[]) {
+  const sortedPlatform = [...platform].sort(
+    (x, y) => (PLATFORM_ORDER.get(x.name_key) ?? 99) - (PLATFORM_ORDER.get(y.name_key) ?? 99),
+  );
+  return [...sortedPlatform, ...own];
+}
+
+const DECLARE_FIELDS = new Set([
+  'name',
+  'value_type',
+  'cardinality',
+  'allowed_values',
+  'allowed_ref_type',
+  'required',
+  'default_value',
+  'filterable',
+]);
+
+/** A declaration as sent: fields are unchecked JSON values, whichever API they came through. */
+export type DeclareInput = Record<string, unknown>;
+
+interface CheckedDeclaration {
+  name: string;
+  key: string;
+  valueType: ValueType;
+  cardinality: Cardinality;
+  allowedValues: unknown[] | null;
+  allowedRefType: string | null;
+  required: boolean;
+  filterable: boolean;
+  defaultValue: unknown;
+  /** Entity guids a reference default names, still to be resolved. */
+  referents: string[];
+}
+
+const present = (v: unknown) => v !== undefined && v !== null;
+
+function optionalBoolean(input: DeclareInput, field: string): boolean | undefined {
+  const v = input[field];
+  if (!present(v)) return undefined;
+  if (typeof v !== 'boolean') throw refuse.badRequest('invalid_field', `"${field}" must be a boolean.`);
+  return v;
+}
+
+/** The rules that need no database: shapes and combinations, each refused with its own reason. */
+export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
+  for (const field of Object.keys(input)) {
+    if (!DECLARE_FIELDS.has(field)) throw refuse.badRequest('unknown_field', `Unknown field "${field}".`);
+  }
+  const rawName = input.name;
+  if (present(rawName) && typeof rawName !== 'string') {
+    throw refuse.badRequest('invalid_field', '"name" must be a string.');
+  }
+  const name = cleanName((rawName as string | undefined) ?? '');
+  const key = nameKey(name);
+
+  const valueType = input.value_type;
+  if (!isValueType(valueType)) {
+    throw refuse.badRequest(
+      'unknown_value_type',
+      'value_type must be string, number, boolean, date, json or entity_ref.',
+    );
+  }
+  const cardinality = input.cardinality;
+  if (!isCardinality(cardinality))
+    throw refuse.badRequest('invalid_cardinality', 'cardinality must be single or multi.');
+  const reference = valueType === 'entity_ref';
+
+  let allowedValues: unknown[] | null = null;
+  if (present(input.allowed_values)) {
+    if (reference) {
+      throw refuse.badRequest(
+        'allowed_values_not_supported',
+        'allowed_values is for scalar types only; a reference is constrained by allowed_ref_type.',
+      );
+    }
+    allowedValues = checkAllowedValues(valueType, input.allowed_values);
+  }
+
+  let allowedRefType: string | null = null;
+  if (present(input.allowed_ref_type)) {
+    if (!reference) {
+      throw refuse.badRequest(
+        'allowed_ref_type_not_supported',
+        'allowed_ref_type is for entity_ref attributes only.',
+      );
+    }
+    if (typeof input.allowed_ref_type !== 'string') {
+      throw refuse.badRequest('invalid_field', '"allowed_ref_type" must be a type guid.');
+    }
+    allowedRefType = input.allowed_ref_type;
+  } else if (reference) {
+    throw refuse.badRequest('allowed_ref_type_required', 'An entity_ref attribute needs allowed_ref_type.');
+  }
+
+  const filterable = optionalBoolean(input, 'filterable');
+  if (filterable !== undefined && !reference) {
+    throw refuse.badRequest('filterable_not_supported', 'filterable applies to entity_ref attributes only.');
+  }
+  const required = optionalBoolean(input, 'required') ?? false;
+
+  let referents: string[] = [];
+  const defaultValue = present(input.default_value) ? input.default_value : null;
+  if (defaultValue !== null) {
+    const entries = checkValue(
+      { name, value_type: valueType, cardinality, allowed_values: allowedValues },
+      defaultValue,
+      DEFAULT_VALUE_REASONS,
+      'default_value',
+    );
+    if (reference) referents = entries as string[];
+  }
+
+  return {
+    name,
+    key,
+    valueType,
+    cardinality,
+    allowedValues,
+    allowedRefType,
+    required,
+    filterable: filterable ?? false,
+    defaultValue,
+    referents,
+  };
+}
+
+const unknownType = () => refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+
+export interface DeclareResult {
+  attribute: StoredAttribute;
+  dryRun: boolean;
+  declared: number;
+}
+
+export async function declareAttribute(
+  ctx: RequestContext,
+  typeGuid: string,
+  input: DeclareInput,
+  options: { dryRun?: boolean } = {},
+): Promise<DeclareResult> {
+  const tenant = ctx.viewer.tenant;
+  const d = checkDeclaration(input);
+  const dryRun = options.dryRun === true;
+
+  const work = async (run: Run): Promise<DeclareResult> => {
+    // The lock makes declarations on one type take turns, so the count and the name check below are exact.
+    if (!dryRun && !(await lockTypeDefinitions(run, tenant, typeGuid))) throw unknownType();
+    const facts = await readDeclareFacts(run, {
+      tenant,
+      typeGuid,
+      nameKey: d.key,
+      refType: d.allowedRefType,
+      referents: d.referents,
+    });
+    if (!facts.typeFound) throw unknownType();
+    if (facts.typeNameKey === ROOT_KEY) {
+      throw refuse.badRequest(
+        'base_type_not_owner',
+        'The platform attribute owner cannot own declared attributes.',
+      );
+    }
+    if (facts.existingState === 'live' || PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
+      throw refuse.conflict(
+        'attribute_def_already_exists',
+        `An attribute named "${d.name}" is live on this type.`,
+      );
+    }
+    if (facts.existingState === 'withdrawn') {
+      throw refuse.conflict(
+        'attribute_def_withdrawn',
+        `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
+      );
+    }
+    if (facts.liveCount >= MAX_ATTRIBUTE_DEFS) {
+      throw refuse.badRequest(
+        'too_many_attribute_defs',
+        `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`,
+      );
+    }
+    if (d.allowedRefType !== null && !facts.refTypeFound) {
+      throw refuse.notFound('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
+    }
+    for (const referent of facts.referents) {
+      if (referent.type_guid === null) {
+        throw refuse.notFound('referent_not_found', `default_value names no entity (${referent.guid}).`);
+      }
+      if (referent.type_guid !== d.allowedRefType) {
+        throw refuse.badRequest(
+          'ref_type_mismatch',
+          `default_value names an entity of another type (${referent.guid}).`,
+        );
+      }
+    }
+    const attr = {
+      guid: randomUUID(),
+      name: d.name,
+      name_key: d.key,
+      value_type: d.valueType,
+      cardinality: d.cardinality,
+      allowed_values_json: d.allowedValues === null ? null : JSON.stringify(d.allowedValues),
+      required: d.required,
+      default_value_json: d.defaultValue === null ? null : JSON.stringify(d.defaultValue),
+      filterable: d.filterable,
+    };
+    if (dryRun) {
+      const wouldBe: StoredAttribute = {
+        ...attr,
+        owner_guid: typeGuid,
+        origin: 'user_defined',
+        allowed_ref_type: d.allowedRefType,
+        state: 'live',
+        created_at: new Date().toISOString(),
+        withdrawn_at: null,
+        values_removed: null,
+        purge_completed_at: null,
+      };
+      return { attribute: wouldBe, dryRun, declared: facts.liveCount };
+    }
+    const created = await createAttribute(run, tenant, typeGuid, attr, d.allowedRefType);
+    return { attribute: created, dryRun, declared: facts.liveCount + 1 };
+  };
+
+  try {
+    const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
+    if (!dryRun) ctx.services.engineCache.invalidate(tenant, typeGuid);
+    return result;
+  } catch (e) {
+    if (e instanceof ConstraintViolation) {
+      throw refuse.conflict(
+        'attribute_def_already_exists',
+        `An attribute named "${d.name}" exists on this type.`,
+      );
+    }
+    throw e;
+  }
+}
+
+/** Every attribute applying to a type: the platform five (owner_type null) and its own live definitions. */
+export async function listAttributes(ctx: RequestContext, typeGuid: string) {
+  const found = await ctx.db.read((run) =>
+    findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY),
+  );
+  if (!found) throw unknownType();
+  return { attributes: orderAttributes(found.platform, found.own), declared: found.own.length };
+}
+
+export interface WithdrawResult {
+  attribute: StoredAttribute;
+  dryRun: boolean;
+  impact?: { instances: number; values: number };
+}
+
+/** Moves a live definition to withdrawn; its stored values start being removed in the background. */
+export async function withdrawAttribute(
+  ctx: RequestContext,
+  typeGuid: string,
+  rawName: string,
+  options: { dryRun?: boolean } = {},
+): Promise<WithdrawResult> {
+  const tenant = ctx.viewer.tenant;
+  const name = cleanName(rawName);
+  const key = nameKey(name);
+  const dryRun = options.dryRun === true;
+  const work = async (run: Run): Promise<WithdrawResult> => {
+    const locked = dryRun ? null : await lockTypeDefinitions(run, tenant, typeGuid);
+    const attr = await findAttribute(run, tenant, typeGuid, key);
+    if (!dryRun && !locked) throw unknownType();
+    if (!attr) {
+      if (PLATFORM_ATTRIBUTE_NAMES.has(key)) {
+        throw refuse.badRequest(
+          'base_type_not_owner',
+          `"${name}" is a platform attribute; the platform owns it.`,
+        );
+      }
+      if (dryRun && !(await findTypeByGuid(run, tenant, typeGuid))) throw unknownType();
+      throw refuse.notFound(
+        'attribute_def_not_found',
+        `No attribute named "${name}" is declared on this type.`,
+      );
+    }
+    if (attr.origin === 'system') {
+      throw refuse.badRequest(
+        'base_type_not_owner',
+        `"${name}" is a platform attribute; the platform owns it.`,
+      );
+    }
+    if (attr.state === 'withdrawn') {
+      throw refuse.conflict(
+        'attribute_def_withdrawn',
+        `"${name}" is already withdrawn; its data is being removed.`,
+      );
+    }
+    if (dryRun) {
+      const impact = await countAttributeData(run, {
+        tenant,
+        typeGuid,
+        nameKey: key,
+        multi: attr.cardinality === 'multi',
+        reference: attr.value_type === 'entity_ref',
+      });
+      return { attribute: attr, dryRun, impact };
+    }
+    const withdrawn = await markWithdrawn(run, tenant, attr.guid);
+    if (!withdrawn) throw refuse.conflict('attribute_def_withdrawn', `"${name}" is already withdrawn.`);
+    return { attribute: withdrawn, dryRun };
+  };
+  const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
+  if (!dryRun) {
+    ctx.services.engineCache.invalidate(tenant, typeGuid);
+    ctx.services.purger.kick();
+  }
+  return result;
+}

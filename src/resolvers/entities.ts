@@ -1,0 +1,208 @@
+// The curation points this service touches: create an entity with values validated against its type's live
+// definitions (read through the engine cache), read it back, and resolve many identifiers at once.
+import { randomUUID } from 'node:crypto';
+import type { RequestContext } from '../context.js';
+import { findAttributesApplyingTo, type StoredAttribute, valueProperty } from '../db/attributes.js';
+import {
+  createEntity,
+  findEntity,
+  findEntityTypesOf,
+  lookupEntities,
+  readTypeForWrite,
+} from '../db/entities.js';
+import type { Run } from '../db/executor.js';
+import { refuse } from '../errors.js';
+import { orderAttributes, ROOT_KEY } from './attributes.js';
+import type { TypeDefinitions } from './engine-cache.js';
+import { cleanName, nameKey } from './names.js';
+import { checkValue, ENTITY_VALUE_REASONS, type ValueShape } from './values.js';
+
+export const MAX_LOOKUP_IDENTIFIERS = 1000;
+/** Curation writes end within this time, so a purge pass begun later sees every value written before a withdrawal. */
+export const CURATION_TX_TIMEOUT_MS = 30_000;
+
+const shapeOf = (a: StoredAttribute): ValueShape => ({
+  name: a.name,
+  value_type: a.value_type as ValueShape['value_type'],
+  cardinality: a.cardinality as ValueShape['cardinality'],
+  allowed_values: a.allowed_values_json ? (JSON.parse(a.allowed_values_json) as unknown[]) : null,
+});
+
+/** The definitions applying to a type at `version`, from the engine cache or the database. */
+async function definitionsAt(
+  ctx: RequestContext,
+  run: Run,
+  typeGuid: string,
+  version: string,
+): Promise<TypeDefinitions> {
+  const cache = ctx.services.engineCache;
+  const cached = cache.get(ctx.viewer.tenant, typeGuid, version);
+  if (cached) return cached;
+  const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
+  if (!found) throw refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+  const definitions: TypeDefinitions = {
+    version: found.version,
+    creatable: found.creatable,
+    nameKey: found.nameKey,
+    attributes: orderAttributes(found.platform, found.own),
+  };
+  if (found.version === version) cache.set(ctx.viewer.tenant, typeGuid, definitions);
+  return definitions;
+}
+
+export interface CreateEntityInput {
+  type_guid?: unknown;
+  name?: unknown;
+  values?: unknown;
+}
+
+export async function createEntityWithValues(ctx: RequestContext, input: CreateEntityInput) {
+  const tenant = ctx.viewer.tenant;
+  if (typeof input.type_guid !== 'string' || input.type_guid === '') {
+    throw refuse.badRequest('invalid_field', '"type_guid" must be an entity type guid.');
+  }
+  const typeGuid = input.type_guid;
+  if (input.name !== undefined && input.name !== null && typeof input.name !== 'string') {
+    throw refuse.badRequest('invalid_field', '"name" must be a string.');
+  }
+  const name = cleanName((input.name as string | undefined) ?? '');
+  const values = input.values ?? {};
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) {
+    throw refuse.badRequest('invalid_field', '"values" must be an object of attribute name to value.');
+  }
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const created = await ctx.db.write(
+      async (run) => {
+        const type = await readTypeForWrite(run, tenant, typeGuid);
+        if (!type) throw refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+        if (type.creatable === false) {
+          throw refuse.conflict(
+            'type_not_creatable',
+            'Instances of this type are written by the platform only.',
+          );
+        }
+        const defs = await definitionsAt(ctx, run, typeGuid, type.version);
+        const byKey = new Map(defs.attributes.map((a) => [a.name_key, a]));
+
+        const given = new Map<string, unknown>();
+        for (const [rawKey, value] of Object.entries(values as Record<string, unknown>)) {
+          const key = nameKey(cleanName(rawKey));
+          if (!byKey.has(key))
+            throw refuse.badRequest('unknown_attribute', `The type has no attribute "${rawKey}".`);
+          if (value !== null && value !== undefined) given.set(key, value);
+        }
+
+        const properties: Record<string, unknown> = {};
+        const refs: { attr: string; pos: number; target: string; expectedType: string }[] = [];
+        for (const def of defs.attributes) {
+          let value = given.get(def.name_key);
+          if (
+            value === undefined &&
+            def.default_value_json !== null &&
+            def.default_value_json !== undefined
+          ) {
+            value = JSON.parse(def.default_value_json);
+          }
+          if (value === undefined) {
+            if (def.required) {
+              throw refuse.badRequest(
+                'required_value_missing',
+                `"${def.name}" is required and has no default.`,
+              );
+            }
+            continue;
+          }
+          const entries = checkValue(shapeOf(def), value, ENTITY_VALUE_REASONS, 'The value');
+          if (def.value_type === 'entity_ref') {
+            entries.forEach((target, pos) => {
+              refs.push({
+                attr: def.name_key,
+                pos,
+                target: target as string,
+                expectedType: def.allowed_ref_type ?? '',
+              });
+            });
+          } else {
+            const stored = def.value_type === 'json' ? entries.map((v) => JSON.stringify(v)) : entries;
+            properties[valueProperty(def.name_key)] = def.cardinality === 'multi' ? stored : stored[0];
+          }
+        }
+
+        const targets = await findEntityTypesOf(run, tenant, [...new Set(refs.map((r) => r.target))]);
+        for (const ref of refs) {
+          const actual = targets.get(ref.target);
+          if (actual === undefined)
+            throw refuse.notFound('referent_not_found', `No entity has guid ${ref.target}.`);
+          if (actual !== ref.expectedType) {
+            throw refuse.badRequest(
+              'ref_type_mismatch',
+              `Entity ${ref.target} is not of the referenced type.`,
+            );
+          }
+        }
+
+        const guid = randomUUID();
+        const result = await createEntity(run, tenant, type.version, {
+          guid,
+          name,
+          name_key: nameKey(name),
+          type_guid: typeGuid,
+          properties,
+          refs: refs.map(({ attr, pos, target }) => ({ attr, pos, target })),
+        });
+        return result ? { guid, name, type_guid: typeGuid } : null;
+      },
+      { timeoutMs: CURATION_TX_TIMEOUT_MS },
+    );
+    if (created) return getEntity(ctx, created.guid);
+    // The definitions changed between reading and writing: validate again against the new ones.
+  }
+  throw refuse.conflict(
+    'concurrent_change',
+    'The type’s definitions kept changing during the write; try again.',
+  );
+}
+
+/** An entity with the values of its type's live attributes, keyed by attribute name. */
+export async function getEntity(ctx: RequestContext, guid: string) {
+  const tenant = ctx.viewer.tenant;
+  return ctx.db.read(async (run) => {
+    const entity = await findEntity(run, tenant, guid);
+    if (!entity) throw refuse.notFound('not_found', 'No entity has this guid.');
+    const values: Record<string, unknown> = {};
+    if (entity.version !== null) {
+      const defs = await definitionsAt(ctx, run, entity.type_guid, entity.version);
+      for (const def of defs.attributes) {
+        if (def.value_type === 'entity_ref') {
+          const targets = entity.refs
+            .filter((r) => r.attr === def.name_key)
+            .sort((a, b) => a.pos - b.pos)
+            .map((r) => r.target);
+          if (targets.length > 0) values[def.name] = def.cardinality === 'multi' ? targets : targets[0];
+          continue;
+        }
+        const raw = entity.properties[valueProperty(def.name_key)];
+        if (raw === undefined || raw === null) continue;
+        const decode = (v: unknown) => (def.value_type === 'json' ? JSON.parse(v as string) : v);
+        values[def.name] = Array.isArray(raw) ? raw.map(decode) : decode(raw);
+      }
+    }
+    return { guid: entity.guid, name: entity.name, type_guid: entity.type_guid, values };
+  });
+}
+
+/** Resolves entity guids of the caller's tenant in one round trip; unknown ones resolve to null. */
+export async function lookupIdentifiers(ctx: RequestContext, identifiers: unknown) {
+  if (!Array.isArray(identifiers) || !identifiers.every((i) => typeof i === 'string')) {
+    throw refuse.badRequest('invalid_field', '"identifiers" must be an array of strings.');
+  }
+  if (identifiers.length > MAX_LOOKUP_IDENTIFIERS) {
+    throw refuse.badRequest(
+      'too_many_identifiers',
+      `At most ${MAX_LOOKUP_IDENTIFIERS} identifiers per call.`,
+    );
+  }
+  const found = await ctx.db.read((run) => lookupEntities(run, ctx.viewer.tenant, identifiers as string[]));
+  return (identifiers as string[]).map((identifier, i) => ({ identifier, entity: found[i] ?? null }));
+}

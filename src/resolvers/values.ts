@@ -1,0 +1,158 @@
+// What a value of each value type looks like, and how a value is checked against a definition's shape.
+import { type Reason, refuse } from '../errors.js';
+
+export const VALUE_TYPES = ['string', 'number', 'boolean', 'date', 'json', 'entity_ref'] as const;
+export type ValueType = (typeof VALUE_TYPES)[number];
+export type ScalarType = Exclude<ValueType, 'entity_ref'>;
+export const CARDINALITIES = ['single', 'multi'] as const;
+export type Cardinality = (typeof CARDINALITIES)[number];
+
+export const MAX_ALLOWED_VALUES = 1000;
+/** Longest accepted string value (characters), for attribute values and enumerated values alike. */
+export const MAX_STRING_VALUE = 65_536;
+/** Most entries in one multi value. */
+export const MAX_MULTI_VALUES = 1000;
+
+export const isValueType = (v: unknown): v is ValueType => VALUE_TYPES.includes(v as ValueType);
+export const isCardinality = (v: unknown): v is Cardinality => CARDINALITIES.includes(v as Cardinality);
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** A calendar date (YYYY-MM-DD) or an RFC 3339 date-time with offset. */
+export function isDateValue(v: unknown): v is string {
+  if (typeof v !== 'string') return false;
+  const m = DATE.exec(v) ?? DATE_TIME.exec(v);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 60)) return false;
+  return true;
+}
+
+function isJsonValue(v: unknown, depth = 0): boolean {
+  if (depth > 32) return false;
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (Array.isArray(v)) return v.every((x) => isJsonValue(x, depth + 1));
+  if (typeof v === 'object') return Object.values(v as object).every((x) => isJsonValue(x, depth + 1));
+  return false;
+}
+
+/** Whether one (non-list) value fits a scalar value type. */
+export function fitsScalar(valueType: ScalarType, v: unknown): boolean {
+  switch (valueType) {
+    case 'string':
+      return typeof v === 'string' && v.length <= MAX_STRING_VALUE;
+    case 'number':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'date':
+      return isDateValue(v);
+    case 'json':
+      return v !== null && isJsonValue(v);
+  }
+}
+
+/** A stable text form of a JSON value (object keys sorted), so equal values compare equal. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const entries = Object.keys(v as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** Checks `allowed_values` for a scalar type; returns the list, or null when none (absent, null or empty). */
+export function checkAllowedValues(valueType: ScalarType, raw: unknown): unknown[] | null {
+  if (raw === undefined || raw === null) return null;
+  if (!Array.isArray(raw)) throw refuse.badRequest('invalid_field', '"allowed_values" must be an array.');
+  if (raw.length > MAX_ALLOWED_VALUES) {
+    throw refuse.badRequest(
+      'too_many_allowed_values',
+      `"allowed_values" has ${raw.length} entries; at most ${MAX_ALLOWED_VALUES} are allowed.`,
+    );
+  }
+  if (raw.length === 0) return null;
+  const seen = new Set<string>();
+  for (const [i, entry] of raw.entries()) {
+    if (!fitsScalar(valueType, entry)) {
+      throw refuse.badRequest('invalid_allowed_value', `allowed_values[${i}] is not a ${valueType} value.`);
+    }
+    const key = canonicalJson(entry);
+    if (seen.has(key))
+      throw refuse.badRequest('duplicate_allowed_value', `allowed_values[${i}] is listed twice.`);
+    seen.add(key);
+  }
+  return raw;
+}
+
+export interface ValueShape {
+  name: string;
+  value_type: ValueType;
+  cardinality: Cardinality;
+  allowed_values: unknown[] | null;
+}
+
+export interface ValueReasons {
+  invalid: Reason;
+  notAllowed: Reason;
+}
+
+export const DEFAULT_VALUE_REASONS: ValueReasons = {
+  invalid: 'invalid_default_value',
+  notAllowed: 'default_value_not_allowed',
+};
+export const ENTITY_VALUE_REASONS: ValueReasons = {
+  invalid: 'invalid_value',
+  notAllowed: 'value_not_allowed',
+};
+
+const GUID = /^[0-9a-fA-F-]{1,64}$/;
+
+/**
+ * Checks a value against a definition's shape (type, cardinality, enumeration) and returns it normalised as a
+ * list of entries. For references the entries are the referenced entity guids, still to be resolved.
+ */
+export function checkValue(def: ValueShape, value: unknown, reasons: ValueReasons, what: string): unknown[] {
+  const entries = def.cardinality === 'multi' ? value : [value];
+  if (!Array.isArray(entries)) {
+    throw refuse.badRequest(reasons.invalid, `${what} of "${def.name}" must be a list (cardinality multi).`);
+  }
+  if (entries.length > MAX_MULTI_VALUES) {
+    throw refuse.badRequest(
+      reasons.invalid,
+      `${what} of "${def.name}" has more than ${MAX_MULTI_VALUES} entries.`,
+    );
+  }
+  const allowed = def.allowed_values ? new Set(def.allowed_values.map(canonicalJson)) : null;
+  for (const entry of entries) {
+    if (def.value_type === 'entity_ref') {
+      if (typeof entry !== 'string' || !GUID.test(entry)) {
+        throw refuse.badRequest(
+          reasons.invalid,
+          `${what} of "${def.name}" must be entity guid${def.cardinality === 'multi' ? 's' : ''}.`,
+        );
+      }
+      continue;
+    }
+    if (!fitsScalar(def.value_type, entry)) {
+      throw refuse.badRequest(reasons.invalid, `${what} of "${def.name}" is not a ${def.value_type} value.`);
+    }
+    if (allowed && !allowed.has(canonicalJson(entry))) {
+      throw refuse.badRequest(
+        reasons.notAllowed,
+        `${what} of "${def.name}" is not one of its allowed_values.`,
+      );
+    }
+  }
+  if (def.value_type === 'entity_ref' && new Set(entries).size !== entries.length) {
+    throw refuse.badRequest(reasons.invalid, `${what} of "${def.name}" names an entity twice.`);
+  }
+  return entries;
+}

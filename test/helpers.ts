@@ -19,13 +19,16 @@ export interface TestWorld {
   close(): Promise<void>;
 }
 
-export async function createWorld(): Promise<TestWorld> {
+/** An app on the run's Neo4j. Purges run without a grace period unless `env` says otherwise. */
+export async function createWorld(env: Record<string, string> = {}): Promise<TestWorld> {
   const uri = inject('neo4jUri');
   const config = parseConfig({
     NODE_ENV: 'test',
     AUTH_JWT_SECRET: TEST_SECRET,
     NEO4J_URI: uri,
     LOG_LEVEL: 'silent',
+    PURGE_GRACE_SECONDS: '0',
+    ...env,
   });
   const driver = createDriver({ uri });
   const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });

@@ -37,9 +37,14 @@ export interface WithdrawnDefinition {
 }
 
 /** Withdrawn definitions, oldest first; `graceSeconds` is how long writes that began before a withdrawal may run. */
-export async function findWithdrawn(run: Run, graceSeconds: number, limit = 1000) {
+export async function findWithdrawn(
+  run: Run,
+  graceSeconds: number,
+  tenant: string | null = null,
+  limit = 1000,
+) {
   const rows = await run(
-    `MATCH (a:AttributeDefinition) WHERE a.state = 'withdrawn'
+    `MATCH (a:AttributeDefinition) WHERE a.state = 'withdrawn' AND ($tenant IS NULL OR a.tenant = $tenant)
      WITH a ORDER BY a.withdrawn_at LIMIT $limit
      RETURN a.guid AS guid, a.tenant AS tenant, a.owner_guid AS owner_guid, a.name AS name, a.name_key AS name_key,
             a.cardinality = 'multi' AS multi, a.value_type = 'entity_ref' AS reference,
@@ -47,7 +52,7 @@ export async function findWithdrawn(run: Run, graceSeconds: number, limit = 1000
             a.purge_pass_started_at IS NOT NULL
               AND a.purge_pass_started_at >= a.withdrawn_at + duration({seconds: $grace}) AS passIsFinal,
             a.purge_completed_at IS NOT NULL AS passCompleted`,
-    { grace: neo4j.int(graceSeconds), limit: neo4j.int(limit) },
+    { grace: neo4j.int(graceSeconds), limit: neo4j.int(limit), tenant },
   );
   return rows as unknown as WithdrawnDefinition[];
 }

@@ -35,8 +35,10 @@ export interface PurgeReport {
 export interface Purger {
   /** Starts removing withdrawn definitions' data in the background (no-op when already running). */
   kick(): void;
-  /** The daily job: finishes the data removal and removes definitions whose data is gone. */
-  runDailyJob(): Promise<PurgeReport>;
+  /**
+   * The daily job: finishes the data removal and removes definitions whose data is gone; all tenants, or one.
+   */
+  runDailyJob(scope?: { tenant?: string }): Promise<PurgeReport>;
   /** Resolves when the background removal started by kick() is idle. */
   idle(): Promise<void>;
   stop(): Promise<void>;
@@ -118,22 +120,24 @@ export function createPurger(options: PurgeOptions): Purger {
       while (background) await background;
     },
 
-    async runDailyJob() {
+    async runDailyJob(scope = {}) {
+      const tenant = scope.tenant ?? null;
+      const jobLease = tenant === null ? JOB_LEASE : `${JOB_LEASE}:${tenant}`;
       const report: PurgeReport = { removed: [], values_removed: 0, batches: 0, pending: 0 };
-      if (!(await db.write((run) => acquireLease(run, JOB_LEASE, instanceId, 3600)))) {
+      if (!(await db.write((run) => acquireLease(run, jobLease, instanceId, 3600)))) {
         return { ...report, skipped: 'another_instance_is_running' };
       }
       try {
-        const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds));
-        logger.info({ withdrawn: pending.length }, 'daily purge started');
+        const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds, tenant));
+        logger.info({ withdrawn: pending.length, scoped: tenant !== null }, 'daily purge started');
         for (const def of pending) {
           if (stopped) break;
           const result = await drain(def, true);
           report.values_removed += result.removed;
           report.batches += result.batches;
-          const [fresh] = (await db.read((run) => findWithdrawn(run, options.graceSeconds))).filter(
-            (d) => d.guid === def.guid,
-          );
+          const [fresh] = (
+            await db.read((run) => findWithdrawn(run, options.graceSeconds, def.tenant))
+          ).filter((d) => d.guid === def.guid);
           if (!fresh || !fresh.passCompleted || !fresh.passIsFinal) {
             report.pending += 1;
             continue;
@@ -151,7 +155,7 @@ export function createPurger(options: PurgeOptions): Purger {
         logger.info({ removed: report.removed.length, pending: report.pending }, 'daily purge finished');
         return report;
       } finally {
-        await db.write((run) => releaseLease(run, JOB_LEASE, instanceId)).catch(() => {});
+        await db.write((run) => releaseLease(run, jobLease, instanceId)).catch(() => {});
       }
     },
 

@@ -10,9 +10,13 @@ export function assertOperator(ctx: RequestContext) {
   }
 }
 
-export async function runPurgeNow(ctx: RequestContext) {
+/** Runs the daily purge now, over every tenant or only `tenant`. */
+export async function runPurgeNow(ctx: RequestContext, tenant?: unknown) {
   assertOperator(ctx);
-  const report = await ctx.services.purger.runDailyJob();
+  if (tenant !== undefined && tenant !== null && (typeof tenant !== 'string' || tenant === '')) {
+    throw refuse.badRequest('invalid_field', '"tenant" must be a tenant id.');
+  }
+  const report = await ctx.services.purger.runDailyJob(typeof tenant === 'string' ? { tenant } : {});
   if (report.skipped)
     throw refuse.conflict('purge_already_running', 'Another instance is running the purge now.');
   return report;

@@ -1,0 +1,334 @@
+// Spec: "GET /entities/types/{guid}/attributes", "States and transitions", the withdraw endpoint and the purge.
+
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createExecutor } from '../../src/db/executor.js';
+import { findWithdrawn, purgeBatch, startPass } from '../../src/db/purge.js';
+import { createPurger } from '../../src/jobs/purge.js';
+import {
+  createType,
+  createWorld,
+  newTenant,
+  operatorToken,
+  restClient,
+  type TestWorld,
+  tokenFor,
+  typeGuidByName,
+} from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld({ PURGE_BATCH_SIZE: '4' });
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+async function setup() {
+  const tenant = newTenant();
+  const api = restClient(world.app, await tokenFor(tenant));
+  const type = await createType(api, 'Dataset');
+  const list = async () =>
+    (await api.get(`/entities/types/${type}/attributes`)).body.DATA.attributes as any[];
+  return { tenant, api, type, list };
+}
+
+const purgeNow = async (tenant: string) =>
+  restClient(world.app, await operatorToken()).post('/admin/jobs/purge', { tenant });
+
+describe('GET /entities/types/{guid}/attributes', () => {
+  it('a new type lists exactly the five platform attributes, owner_type null, every field present', async () => {
+    const { api, list } = await setup();
+    const attrs = await list();
+    expect(attrs.map((a) => a.name)).toEqual(['domain', 'env', 'tags', 'classification', 'groups']);
+    const refs: Record<string, [string, string]> = {
+      domain: ['single', 'domain'],
+      env: ['single', 'env'],
+      tags: ['multi', 'tag'],
+      classification: ['single', 'classification'],
+      groups: ['multi', 'group'],
+    };
+    for (const a of attrs) {
+      const [cardinality, refName] = refs[a.name]!;
+      expect(a).toEqual({
+        guid: expect.any(String),
+        name: a.name,
+        owner_type: null,
+        value_type: 'entity_ref',
+        cardinality,
+        allowed_values: null,
+        allowed_ref_type: await typeGuidByName(api, refName),
+        required: false,
+        default_value: null,
+        filterable: true,
+        origin: 'system',
+      });
+    }
+  });
+
+  it('the platform attributes are the same on every type, including system types and the root', async () => {
+    const { api, list } = await setup();
+    const own = await list();
+    for (const name of ['table', 'entity', 'tag']) {
+      const guid = await typeGuidByName(api, name);
+      expect((await api.get(`/entities/types/${guid}/attributes`)).body.DATA.attributes).toEqual(own);
+    }
+  });
+
+  it('lists declared definitions after the platform ones, in name order', async () => {
+    const { api, type, list } = await setup();
+    for (const name of ['zeta', 'Alpha']) {
+      await api.post(`/entities/types/${type}/attributes`, {
+        name,
+        value_type: 'string',
+        cardinality: 'single',
+      });
+    }
+    const names = (await list()).map((a) => a.name);
+    expect(names).toEqual(['domain', 'env', 'tags', 'classification', 'groups', 'Alpha', 'zeta']);
+  });
+
+  it('an unresolvable or foreign guid → unknown_entity_type (404)', async () => {
+    const { api } = await setup();
+    const foreign = await createType(restClient(world.app, await tokenFor(newTenant())), 'Theirs');
+    for (const guid of ['missing', foreign]) {
+      const res = await api.get(`/entities/types/${guid}/attributes`);
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'unknown_entity_type' } });
+    }
+  });
+});
+
+describe('withdraw: DELETE /entities/attributes/{type_guid}/{name}', () => {
+  it('moves a live definition to withdrawn (200); it disappears from the listing', async () => {
+    const { api, type, list } = await setup();
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'Old',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    const res = await api.delete(`/entities/attributes/${type}/old`);
+    expect(res.status).toBe(200);
+    expect(res.body.DATA).toMatchObject({ withdrawn: true, attribute: { name: 'Old', state: 'withdrawn' } });
+    expect((await list()).some((a) => a.name === 'Old')).toBe(false);
+  });
+
+  it('refusals: unknown name 404, already withdrawn 409, platform attribute 400, unknown type 404', async () => {
+    const { api, type } = await setup();
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'x',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    expect((await api.delete(`/entities/attributes/${type}/nope`)).body.DATA.reason).toBe(
+      'attribute_def_not_found',
+    );
+    expect((await api.delete(`/entities/attributes/${type}/x`)).status).toBe(200);
+    const again = await api.delete(`/entities/attributes/${type}/x`);
+    expect([again.status, again.body.DATA.reason]).toEqual([409, 'attribute_def_withdrawn']);
+    const tags = await api.delete(`/entities/attributes/${type}/tags`);
+    expect([tags.status, tags.body.DATA.reason]).toEqual([400, 'base_type_not_owner']);
+    const unknown = await api.delete('/entities/attributes/missing/x');
+    expect([unknown.status, unknown.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
+  });
+
+  it('?dry_run=true reports how many stored values and instances would be removed, and changes nothing', async () => {
+    const { api, type, list } = await setup();
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'labels',
+      value_type: 'string',
+      cardinality: 'multi',
+    });
+    await api.post('/entities', { type_guid: type, name: 'a', values: { labels: ['x', 'y'] } });
+    await api.post('/entities', { type_guid: type, name: 'b', values: { labels: ['z'] } });
+    await api.post('/entities', { type_guid: type, name: 'c' });
+    const dry = await api.delete(`/entities/attributes/${type}/labels?dry_run=true`);
+    expect(dry.status).toBe(200);
+    expect(dry.body.DATA).toMatchObject({ dry_run: true, impact: { instances: 2, values: 3 } });
+    expect((await list()).some((a) => a.name === 'labels')).toBe(true);
+  });
+});
+
+describe('live → withdrawn → removed → declared afresh, with stored values', () => {
+  it('runs the whole cycle; values (properties and reference relationships) are gone before the name is free', async () => {
+    const { tenant, api, type, list } = await setup();
+    const person = await createType(api, 'Person');
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'score',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'owners',
+      value_type: 'entity_ref',
+      cardinality: 'multi',
+      allowed_ref_type: person,
+    });
+    const people = [];
+    for (const name of ['ann', 'bob'])
+      people.push((await api.post('/entities', { type_guid: person, name })).body.DATA.entity.guid);
+    const entities = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await api.post('/entities', {
+        type_guid: type,
+        name: `d${i}`,
+        values: { score: i, owners: people },
+      });
+      expect(res.status).toBe(201);
+      entities.push(res.body.DATA.entity.guid);
+    }
+    const countData = async () => {
+      const r = await world.driver.executeQuery(
+        `MATCH (e:Entity {tenant: $tenant, type_guid: $type})
+         OPTIONAL MATCH (e)-[r:REFERS_TO {attr: 'owners'}]->()
+         RETURN count(DISTINCT CASE WHEN e['attr.score'] IS NOT NULL THEN e END) AS scores, count(r) AS refs`,
+        { tenant, type },
+      );
+      return { scores: r.records[0]!.get('scores'), refs: r.records[0]!.get('refs') };
+    };
+    expect(await countData()).toEqual({ scores: 10, refs: 20 });
+
+    // withdraw both; the name cannot be declared while the data is being removed
+    expect((await api.delete(`/entities/attributes/${type}/score`)).status).toBe(200);
+    expect((await api.delete(`/entities/attributes/${type}/owners`)).status).toBe(200);
+    expect((await api.get(`/entities/${entities[0]}`)).body.DATA.entity.values).toEqual({});
+    expect(
+      (
+        await api.post(`/entities/types/${type}/attributes`, {
+          name: 'score',
+          value_type: 'string',
+          cardinality: 'single',
+        })
+      ).body.DATA.reason,
+    ).toBe('attribute_def_withdrawn');
+
+    // the background purge removes the data in batches of 4
+    await world.app.services.purger.idle();
+    expect(await countData()).toEqual({ scores: 0, refs: 0 });
+
+    // the daily job removes the definitions whose data is gone
+    const job = await purgeNow(tenant);
+    expect(job.status).toBe(200);
+    expect(job.body.DATA.removed.map((r: any) => r.name).sort(), JSON.stringify(job.body)).toEqual([
+      'owners',
+      'score',
+    ]);
+    const removed = await world.driver.executeQuery(
+      'MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $type}) RETURN count(a) AS n',
+      { tenant, type },
+    );
+    expect(removed.records[0]!.get('n')).toBe(0);
+
+    // declared afresh with another shape; old values do not come back
+    const fresh = await api.post(`/entities/types/${type}/attributes`, {
+      name: 'score',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    expect(fresh.status).toBe(201);
+    expect((await api.get(`/entities/${entities[3]}`)).body.DATA.entity.values).toEqual({});
+    expect((await list()).map((a) => a.name)).toContain('score');
+  });
+
+  it('a definition whose data is not yet fully removed stays withdrawn through the daily job', async () => {
+    const { tenant, api, type } = await setup();
+    const executor = createExecutor(world.driver, undefined);
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'n',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    for (let i = 0; i < 9; i++)
+      await api.post('/entities', { type_guid: type, name: `e${i}`, values: { n: i } });
+    // withdraw straight in the database so no background purge starts, then remove one batch only
+    await world.driver.executeQuery(
+      `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $type, name_key: 'n'})
+       SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0`,
+      { tenant, type },
+    );
+    const [def] = (await executor.read((run) => findWithdrawn(run, 0, tenant))).filter(
+      (d) => d.owner_guid === type,
+    );
+    await executor.write((run) => startPass(run, def!.guid));
+    const first = await executor.write((run) => purgeBatch(run, { ...def!, cursor: '' }, 4));
+    expect(first).toMatchObject({ scanned: 4, removed: 4 });
+    // "restart": a new purger (another process) resumes from the stored cursor and finishes
+    const purger = createPurger({
+      db: executor,
+      logger: pino({ level: 'silent' }),
+      instanceId: 'restarted',
+      graceSeconds: 0,
+      batchSize: 4,
+    });
+    const report = await purger.runDailyJob({ tenant });
+    expect(report.removed.map((r) => r.name)).toEqual(['n']);
+    expect(report.removed[0]!.values_removed).toBe(9);
+    const left = await world.driver.executeQuery(
+      `MATCH (e:Entity {tenant: $tenant, type_guid: $type}) WHERE e['attr.n'] IS NOT NULL RETURN count(e) AS n`,
+      { tenant, type },
+    );
+    expect(left.records[0]!.get('n')).toBe(0);
+  });
+
+  it('a pass begun inside the grace period does not count: the definition stays withdrawn', async () => {
+    const { tenant, api, type } = await setup();
+    const graceful = createPurger({
+      db: createExecutor(world.driver, undefined),
+      logger: pino({ level: 'silent' }),
+      instanceId: 'graceful',
+      graceSeconds: 3600,
+    });
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'g',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    await api.delete(`/entities/attributes/${type}/g`);
+    const report = await graceful.runDailyJob({ tenant });
+    expect(report.removed).toEqual([]);
+    expect(report.pending).toBe(1);
+    expect(
+      (
+        await api.post(`/entities/types/${type}/attributes`, {
+          name: 'g',
+          value_type: 'string',
+          cardinality: 'single',
+        })
+      ).body.DATA.reason,
+    ).toBe('attribute_def_withdrawn');
+  });
+});
+
+describe('POST /admin/jobs/purge', () => {
+  it('is for administrators of the default tenant and cross-tenant accounts only (403 not_authorized otherwise)', async () => {
+    const t = newTenant();
+    for (const token of [
+      await tokenFor(t),
+      await tokenFor(t, { roles: ['admin'] }),
+      await tokenFor('default'),
+    ]) {
+      const res = await restClient(world.app, token).post('/admin/jobs/purge', { tenant: t });
+      expect(res.status).toBe(403);
+      expect(res.body.DATA.reason).toBe('not_authorized');
+    }
+    const cross = await restClient(world.app, await tokenFor(t, { crossTenant: true })).post(
+      '/admin/jobs/purge',
+      { tenant: t },
+    );
+    expect(cross.status).toBe(200);
+    expect(cross.body.DATA).toMatchObject({ removed: [], values_removed: 0 });
+  });
+
+  it('only one run at a time: a second run while the lease is held is refused with purge_already_running', async () => {
+    const t = newTenant();
+    await world.driver.executeQuery(
+      "MERGE (l:JobLease {name: $name}) SET l.holder = 'someone-else', l.until = datetime() + duration('PT1M')",
+      { name: `purge-daily:${t}` },
+    );
+    const res = await restClient(world.app, await operatorToken()).post('/admin/jobs/purge', { tenant: t });
+    expect([res.status, res.body.DATA.reason], JSON.stringify(res.body)).toEqual([
+      409,
+      'purge_already_running',
+    ]);
+  });
+});

@@ -100,7 +100,7 @@ export async function findEntity(run: Run, tenant: string, guid: string) {
      OPTIONAL MATCH (t:EntityType {guid: e.type_guid}) WHERE t.tenant = $tenant
      RETURN e {.guid, .name, .type_guid} AS entity, properties(e) AS properties,
             [(e)-[r:REFERS_TO]->(x:Entity) | {attr: r.attr, pos: r.pos, target: x.guid}] AS refs,
-            t.definitions_version AS version`,
+            CASE WHEN t IS NULL THEN null ELSE coalesce(t.definitions_version, '') END AS version`,
     { tenant, guid },
   );
   const row = rows[0];

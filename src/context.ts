@@ -2,6 +2,12 @@
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import {
+  findLiveAttributesOfTypes,
+  findPlatformAttributes,
+  findWithdrawnAttributes,
+  type StoredAttribute,
+} from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
 import type { Purger } from './jobs/purge.js';
@@ -29,7 +35,14 @@ export interface Services {
 
 export interface Loaders {
   entityTypeByGuid: DataLoader<string, StoredType | null>;
+  /** Live definitions declared on a type (platform attributes excluded). */
+  ownAttributesByType: DataLoader<string, StoredAttribute[]>;
+  withdrawnAttributesByType: DataLoader<string, StoredAttribute[]>;
+  /** The tenant's five platform attributes (one query per request, on first use). */
+  platformAttributes: () => Promise<StoredAttribute[]>;
 }
+
+const ROOT_TYPE_KEY = 'entity';
 
 export interface RequestContext {
   requestId: string;
@@ -45,6 +58,7 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
   const stats: QueryStats = { queries: 0 };
   const db = services.db.withStats(stats);
   const tenant = viewer.tenant;
+  let platform: Promise<StoredAttribute[]> | undefined;
   return {
     requestId,
     viewer,
@@ -57,6 +71,18 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
         const byGuid = new Map(found.map((t) => [t.guid, t]));
         return guids.map((g) => byGuid.get(g) ?? null);
       }),
+      ownAttributesByType: new DataLoader(async (guids) => {
+        const found = await db.read((run) => findLiveAttributesOfTypes(run, tenant, guids));
+        return guids.map((g) => found.get(g) ?? []);
+      }),
+      withdrawnAttributesByType: new DataLoader(async (guids) => {
+        const found = await db.read((run) => findWithdrawnAttributes(run, tenant, guids));
+        return guids.map((g) => found.get(g) ?? []);
+      }),
+      platformAttributes: () => {
+        platform ??= db.read((run) => findPlatformAttributes(run, tenant, ROOT_TYPE_KEY));
+        return platform;
+      },
     },
   };
 }

@@ -93,6 +93,8 @@ export function restClient(app: FastifyInstance, token: string | undefined) {
 }
 
 export interface GraphQLReply<T> {
+  /** Database queries the request sent (x-db-queries). */
+  queries: number;
   data?: T | null;
   errors?: { message: string; path?: string[]; extensions?: { reason?: string; code?: string } }[];
 }
@@ -110,7 +112,10 @@ export async function gql<T, V>(
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     payload: JSON.stringify({ query: print(document), variables }),
   });
-  return res.json() as GraphQLReply<T>;
+  return {
+    ...(res.json() as Omit<GraphQLReply<T>, 'queries'>),
+    queries: Number(res.headers['x-db-queries']),
+  };
 }
 
 /** Token of an operator: an administrator of the default tenant. */

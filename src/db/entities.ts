@@ -1,4 +1,5 @@
 // Cypher for entities (instances of a type) as far as this service writes them.
+import { randomUUID } from 'node:crypto';
 import type { Run } from './executor.js';
 
 export interface StoredEntity {
@@ -19,9 +20,9 @@ export async function mergeManagedEntity(
   const rows = await run(
     `MERGE (e:Entity {tenant: $tenant, managed_key: $managedKey})
        ON CREATE SET e.guid = randomUUID(), e.name = $name, e.name_key = $nameKey, e.type_guid = $typeGuid,
-                     e.created_at = datetime.transaction()
-     RETURN e {.guid, .name, .type_guid} AS entity, e.created_at = datetime.transaction() AS created`,
-    { tenant, typeGuid, managedKey, name, nameKey },
+                     e.created_at = datetime(), e.created_by = $token
+     RETURN e {.guid, .name, .type_guid} AS entity, e.created_by = $token AS created`,
+    { tenant, typeGuid, managedKey, name, nameKey, token: randomUUID() },
   );
   return { entity: rows[0]?.entity as StoredEntity, created: rows[0]?.created === true };
 }

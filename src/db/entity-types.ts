@@ -1,4 +1,5 @@
 // Cypher for entity types. Every statement is scoped by tenant and parameterised.
+import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import type { TypeProps } from '../resolvers/system-types.js';
 import type { Run } from './executor.js';
@@ -195,11 +196,11 @@ export async function findNonSystemTypeForName(run: Run, tenant: string, key: st
 export async function mergeManagedType(run: Run, tenant: string, spec: SystemTypeSpec) {
   const rows = await run(
     `MERGE (t:EntityType {tenant: $tenant, name_key: $key})
-       ON CREATE SET t.guid = $guid, t.created_at = datetime.transaction(), t.name = $props.name, t.origin = 'system',
+       ON CREATE SET t.guid = $guid, t.created_at = datetime(), t.created_by = $token, t.name = $props.name, t.origin = 'system',
                      t.catalog_level = $props.catalog_level, t.label = $props.label, t.icon = $props.icon,
                      t.creatable = $props.creatable, t.name_locked_hint = $props.name_locked_hint
-     RETURN ${PROJECTION}, t.created_at = datetime.transaction() AS created`,
-    { tenant, key: spec.key, guid: spec.guid, props: spec.props },
+     RETURN ${PROJECTION}, t.created_by = $token AS created`,
+    { tenant, key: spec.key, guid: spec.guid, props: spec.props, token: randomUUID() },
   );
   return { type: rows[0]?.type as StoredType, created: rows[0]?.created === true };
 }

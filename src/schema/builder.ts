@@ -6,6 +6,7 @@ import type { RequestContext } from '../context.js';
 export const builder = new SchemaBuilder<{
   Context: RequestContext;
   DefaultFieldNullability: false;
+  Scalars: { JSON: { Input: unknown; Output: unknown } };
 }>({
   plugins: [RelayPlugin],
   defaultFieldNullability: false,

@@ -1,5 +1,6 @@
 // Assembles the GraphQL schema: imports each object family, then builds it once.
 import { builder } from './builder.js';
 import './entity-type.js';
+import './attribute.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

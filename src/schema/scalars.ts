@@ -1,0 +1,10 @@
+// The JSON scalar: any JSON value (enumerated values, defaults).
+import { valueFromASTUntyped } from 'graphql';
+import { builder } from './builder.js';
+
+export const JSONScalar = builder.scalarType('JSON', {
+  description: 'Any JSON value.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast) => valueFromASTUntyped(ast),
+});

@@ -138,7 +138,7 @@ export function createPurger(options: PurgeOptions): Purger {
           const [fresh] = (
             await db.read((run) => findWithdrawn(run, options.graceSeconds, def.tenant))
           ).filter((d) => d.guid === def.guid);
-          if (!fresh || !fresh.passCompleted || !fresh.passIsFinal) {
+          if (!(fresh?.passCompleted && fresh.passIsFinal)) {
             report.pending += 1;
             continue;
           }

@@ -263,6 +263,7 @@ describe('live → withdrawn → removed → declared afresh, with stored values
     const report = await purger.runDailyJob({ tenant });
     expect(report.removed.map((r) => r.name)).toEqual(['n']);
     expect(report.removed[0]!.values_removed).toBe(9);
+    expect(report.batches).toBe(2); // resumed after the 4 already removed: 4 + 1, not a fresh pass of 3 batches
     const left = await world.driver.executeQuery(
       `MATCH (e:Entity {tenant: $tenant, type_guid: $type}) WHERE e['attr.n'] IS NOT NULL RETURN count(e) AS n`,
       { tenant, type },

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Driver } from 'neo4j-driver';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import sjson from 'secure-json-parse';
 import { createTokenVerifier } from './auth/tokens.js';
 import type { Config } from './config.js';
@@ -11,6 +11,7 @@ import { createContext, type RequestContext, type Services } from './context.js'
 import { createExecutor } from './db/executor.js';
 import { AppError, isAppError, refuse } from './errors.js';
 import { createPurger } from './jobs/purge.js';
+import { createLogger, LogRing } from './logging.js';
 import { createCursorCodec } from './resolvers/cursor.js';
 import { EngineCache } from './resolvers/engine-cache.js';
 import { createTenantDirectory } from './resolvers/tenants.js';
@@ -20,6 +21,7 @@ import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { fail, failBody } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
+import { armorPlugin } from './schema/armor.js';
 import { schema } from './schema/index.js';
 
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
@@ -36,28 +38,13 @@ export interface AppDeps {
   /** Signing secret for bearer tokens when the config has none (development). */
   jwtSecret?: string | undefined;
   logger?: Logger;
+  /** Where the logger keeps recent entries for GET /admin/logs (made here when the logger is). */
+  logRing?: LogRing;
   /** Identifies this process in leases (defaults to a random id). */
   instanceId?: string;
 }
 
 const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
-
-function redactingLogger(level: string): Logger {
-  return pino({
-    level,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'headers.authorization',
-        '*.password',
-        '*.token',
-        '*.secret',
-        'authorization',
-      ],
-      censor: '[redacted]',
-    },
-  });
-}
 
 /** Maps framework errors (body parsing, limits) to refusals; anything else is unexpected. */
 function toAppError(error: FastifyError): AppError | null {
@@ -107,7 +94,8 @@ export function maskGraphQLError(logger: Logger) {
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
-  const logger = deps.logger ?? redactingLogger(config.LOG_LEVEL);
+  const logRing = deps.logRing ?? new LogRing();
+  const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
   const db = createExecutor(deps.driver, config.NEO4J_DATABASE);
   const services: Services = {
@@ -117,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cursors: createCursorCodec(config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`),
     tenants: createTenantDirectory(db),
     engineCache: new EngineCache(),
+    logRing,
     purger: createPurger({
       db,
       logger,
@@ -206,6 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
     schema,
     graphqlEndpoint: '/graphql',
+    plugins: [armorPlugin()],
     landingPage: false,
     graphiql: { title: 'Entity Metamodel API', headers: JSON.stringify({ Authorization: 'Bearer <token>' }) },
     logging: false,

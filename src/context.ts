@@ -11,6 +11,7 @@ import {
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
 import type { Purger } from './jobs/purge.js';
+import type { LogRing } from './logging.js';
 import type { CursorCodec } from './resolvers/cursor.js';
 import type { EngineCache } from './resolvers/engine-cache.js';
 import type { TenantDirectory } from './resolvers/tenants.js';
@@ -31,6 +32,7 @@ export interface Services {
   logger: Logger;
   engineCache: EngineCache;
   purger: Purger;
+  logRing: LogRing;
 }
 
 export interface Loaders {

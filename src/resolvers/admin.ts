@@ -1,6 +1,7 @@
 // Operator operations: allowed to administrators of the default tenant and to cross-tenant accounts.
 import type { RequestContext } from '../context.js';
 import { refuse } from '../errors.js';
+import { LEVELS } from '../logging.js';
 
 export function assertOperator(ctx: RequestContext) {
   const { viewer, services } = ctx;
@@ -26,4 +27,34 @@ export function engineCacheDiagnostic(ctx: RequestContext) {
   assertOperator(ctx);
   const cache = ctx.services.engineCache;
   return { ...cache.stats(), cached: cache.describe() };
+}
+
+/** Recent structured log entries, filtered by minimum level and time. */
+export function recentLogs(
+  ctx: RequestContext,
+  filter: { level?: string; since?: string; until?: string; limit?: string },
+) {
+  assertOperator(ctx);
+  const ring = ctx.services.logRing;
+  const minLevel = filter.level === undefined ? undefined : (LEVELS[filter.level] ?? Number(filter.level));
+  if (minLevel !== undefined && !Number.isFinite(minLevel)) {
+    throw refuse.badRequest('invalid_field', 'level must be trace, debug, info, warn, error or fatal.');
+  }
+  const time = (value: string | undefined, field: string) => {
+    if (value === undefined) return undefined;
+    const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+    if (!Number.isFinite(ms))
+      throw refuse.badRequest('invalid_field', `${field} must be an ISO time or epoch milliseconds.`);
+    return ms;
+  };
+  const limit = filter.limit === undefined ? 100 : Number(filter.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw refuse.badRequest('invalid_field', 'limit must be an integer from 1 to 1000.');
+  }
+  return ring.query({
+    minLevel,
+    since: time(filter.since, 'since'),
+    until: time(filter.until, 'until'),
+    limit,
+  });
 }

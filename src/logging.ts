@@ -1,0 +1,88 @@
+// Structured logs (pino): secrets redacted by path, anything shaped like a bearer token scrubbed from every line,
+// URLs logged without their query string, and the most recent entries kept in a ring for GET /admin/logs.
+import pino, { type Logger } from 'pino';
+
+const REDACT_PATHS = [
+  'authorization',
+  'password',
+  'token',
+  'secret',
+  'headers.authorization',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.authorization',
+  '*.password',
+  '*.token',
+  '*.secret',
+  '*.AUTH_JWT_SECRET',
+  '*.NEO4J_PASSWORD',
+  '*.CURSOR_SECRET',
+];
+
+// A JWT (three base64url segments, the first a JSON header) or a bearer credential.
+const TOKEN_SHAPE = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|Bearer\s+[A-Za-z0-9._~+/=-]+/g;
+
+export const scrubTokens = (line: string) => line.replace(TOKEN_SHAPE, '[redacted]');
+
+export interface LogEntry {
+  time: number;
+  level: number;
+  msg?: string;
+  [key: string]: unknown;
+}
+
+export const LEVELS: Record<string, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+};
+
+/** The most recent log entries, in memory. */
+export class LogRing {
+  private readonly entries: LogEntry[] = [];
+  constructor(readonly capacity = 2000) {}
+
+  write(line: string) {
+    try {
+      this.entries.push(JSON.parse(line) as LogEntry);
+      if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
+    } catch {
+      // not a JSON line: nothing to keep
+    }
+  }
+
+  /** Entries at or above `minLevel` between `since` and `until` (epoch ms), newest last, at most `limit`. */
+  query(filter: { minLevel?: number; since?: number; until?: number; limit?: number }) {
+    const matching = this.entries.filter(
+      (e) =>
+        e.level >= (filter.minLevel ?? 0) &&
+        e.time >= (filter.since ?? Number.NEGATIVE_INFINITY) &&
+        e.time <= (filter.until ?? Number.POSITIVE_INFINITY),
+    );
+    return { total: matching.length, entries: matching.slice(-(filter.limit ?? 100)) };
+  }
+}
+
+export function createLogger(options: { level: string; ring?: LogRing; stdout?: boolean }): Logger {
+  const streams: pino.StreamEntry[] = [];
+  if (options.stdout !== false) streams.push({ stream: process.stdout, level: options.level as pino.Level });
+  if (options.ring) streams.push({ stream: options.ring, level: options.level as pino.Level });
+  return pino(
+    {
+      level: options.level,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      hooks: { streamWrite: scrubTokens },
+      serializers: {
+        req: (req: { method?: string; url?: string; id?: string }) => ({
+          method: req.method,
+          url: req.url?.split('?')[0],
+        }),
+        err: pino.stdSerializers.err,
+      },
+    },
+    pino.multistream(streams),
+  );
+}

@@ -1,0 +1,182 @@
+// Admin diagnostics (logs), redaction, and GraphQL bounds.
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger, LogRing } from '../../src/logging.js';
+import { GRAPHQL_LIMITS } from '../../src/schema/armor.js';
+import {
+  createWorld,
+  newTenant,
+  operatorToken,
+  restClient,
+  TEST_SECRET,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
+
+let world: TestWorld;
+let ring: LogRing;
+let logged: TestWorld['app'];
+beforeAll(async () => {
+  world = await createWorld();
+  // an app whose logs go only to a ring we can read
+  ring = new LogRing(5000);
+  const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: 'bolt://x:1', LOG_LEVEL: 'info' });
+  logged = await buildApp({
+    config,
+    driver: world.driver,
+    logRing: ring,
+    logger: createLogger({ level: 'info', ring, stdout: false }),
+  });
+  await logged.ready();
+});
+afterAll(async () => {
+  await logged?.close();
+  await world?.close();
+});
+
+const graphql = async (token: string, query: string) =>
+  (
+    await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query }),
+    })
+  ).json();
+
+describe('GET /admin/logs', () => {
+  it('returns recent structured entries, filterable by level and time; never a token or secret', async () => {
+    const token = await tokenFor(newTenant());
+    const api = restClient(logged, token);
+    const since = Date.now();
+    await api.get(`/entities/types?cursor=abc&access_token=${token}`);
+    logged.log.warn(
+      { authorization: `Bearer ${token}`, password: 'hunter2', nested: { token: 'abc', secret: 's3' } },
+      'careful',
+    );
+    logged.log.info({ note: `a token in text ${token}` }, 'free text');
+    const admin = restClient(logged, await operatorToken());
+    const all = await admin.get(`/admin/logs?since=${since}&limit=1000`);
+    expect(all.status).toBe(200);
+    const text = JSON.stringify(all.body.DATA);
+    expect(all.body.DATA.entries.length).toBeGreaterThan(2);
+    expect(text).not.toContain(token);
+    expect(text).not.toContain(token.split('.')[1]);
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('s3');
+    expect(text).not.toContain('access_token');
+    expect(text).toContain('careful');
+    const warnings = await admin.get(`/admin/logs?level=warn&since=${since}`);
+    expect(warnings.body.DATA.entries.every((e: any) => e.level >= 40)).toBe(true);
+    expect(warnings.body.DATA.entries.some((e: any) => e.msg === 'careful')).toBe(true);
+    const future = await admin.get(`/admin/logs?since=${Date.now() + 60_000}`);
+    expect(future.body.DATA.entries).toEqual([]);
+    expect((await admin.get('/admin/logs?level=loud')).body.DATA.reason).toBe('invalid_field');
+  });
+
+  it('is refused (403 not_authorized) to non-administrators and to administrators of other tenants', async () => {
+    for (const token of [
+      await tokenFor(newTenant(), { roles: ['admin'] }),
+      await tokenFor('default'),
+      await tokenFor('default', { roles: ['platform'] }),
+    ]) {
+      const res = await restClient(logged, token).get('/admin/logs');
+      expect([res.status, res.body.DATA.reason]).toEqual([403, 'not_authorized']);
+    }
+    const cross = await restClient(logged, await tokenFor(newTenant(), { crossTenant: true })).get(
+      '/admin/logs',
+    );
+    expect(cross.status).toBe(200);
+  });
+});
+
+describe('GraphQL bounds', () => {
+  it('refuses queries deeper than the limit with query_too_deep', async () => {
+    const token = await tokenFor(newTenant());
+    const deep = `{ entityTypeByName(name: "column") { ${'parentType { '.repeat(GRAPHQL_LIMITS.maxDepth)} name ${'} '.repeat(GRAPHQL_LIMITS.maxDepth)} } }`;
+    const res = await graphql(token, deep);
+    expect(res.errors[0].extensions.reason).toBe('query_too_deep');
+    const ok = await graphql(
+      token,
+      '{ entityTypeByName(name: "column") { parentType { parentType { name } } } }',
+    );
+    expect(ok.data.entityTypeByName.parentType.parentType.name).toBe('schema');
+  });
+
+  it('refuses too many aliases, tokens and directives', async () => {
+    const token = await tokenFor(newTenant());
+    const aliases = Array.from(
+      { length: GRAPHQL_LIMITS.maxAliases + 1 },
+      (_, i) => `a${i}: entityTypeByName(name: "table") { name }`,
+    );
+    expect((await graphql(token, `{ ${aliases.join(' ')} }`)).errors[0].extensions.reason).toBe(
+      'too_many_aliases',
+    );
+    const tokens = `{ ${Array.from({ length: GRAPHQL_LIMITS.maxTokens + 100 }, () => '__typename').join(' ')} }`;
+    expect((await graphql(token, tokens)).errors[0].extensions.reason).toBe('too_many_tokens');
+    const directives = `{ __typename ${'@include(if: true) '.repeat(GRAPHQL_LIMITS.maxDirectives + 1)} }`;
+    expect((await graphql(token, directives)).errors[0].extensions.reason).toBe('too_many_directives');
+  });
+
+  it('keeps introspection available to authenticated clients, and does not suggest field names', async () => {
+    const token = await tokenFor(newTenant());
+    const res = await graphql(
+      token,
+      '{ __schema { types { name fields { name type { name ofType { name ofType { name } } } } } } }',
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data.__schema.types.some((t: any) => t.name === 'EntityType')).toBe(true);
+    const typo = await graphql(token, '{ entityTyp { name } }');
+    expect(typo.errors[0].message).not.toContain('Did you mean');
+  });
+
+  it('refuses a query whose static cost exceeds the limit with query_too_costly', async () => {
+    const token = await tokenFor(newTenant());
+    const wide = Array.from(
+      { length: 8 },
+      (_, i) => `f${i}: attributes { name allowedRefType { name attributes { name } } }`,
+    ).join(' ');
+    const res = await graphql(token, `{ entityTypes(first: 500) { edges { node { ${wide} } } } }`);
+    expect(res.errors[0].extensions.reason).toBe('query_too_costly');
+  });
+
+  it('a typical nested catalog query is within every bound', async () => {
+    const token = await tokenFor(newTenant());
+    const res = await graphql(
+      token,
+      '{ entityTypes(first: 500) { edges { node { name parentType { name } attributes { name ownerType { name } allowedRefType { name parentType { name } } } withdrawnAttributes { state } } } } }',
+    );
+    expect(res.errors).toBeUndefined();
+    expect(res.data.entityTypes.edges.length).toBe(11);
+  });
+});
+
+describe('unexpected GraphQL errors', () => {
+  it('are masked with reason internal_error', async () => {
+    const token = await tokenFor(newTenant());
+    const broken = await buildApp({
+      config: parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: 'bolt://x:1', LOG_LEVEL: 'silent' }),
+      driver: world.driver,
+      logger: pino({ level: 'silent' }),
+    });
+    // sabotage the per-request loader so a resolver throws something that is not a refusal
+    broken.addHook('preHandler', async (req) => {
+      if (req.ctx)
+        req.ctx.loaders.platformAttributes = () => Promise.reject(new Error('disk on fire at /var/lib'));
+    });
+    const res = (
+      await broken.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: '{ entityTypeByName(name: "table") { attributes { name } } }' }),
+      })
+    ).json();
+    expect(res.errors[0].message).toBe('Unexpected error.');
+    expect(res.errors[0].extensions.reason).toBe('internal_error');
+    expect(JSON.stringify(res)).not.toContain('disk on fire');
+    await broken.close();
+  });
+});

@@ -55,8 +55,10 @@ async function main() {
     app.log.info({ signal }, 'shutting down');
     purgeSchedule.stop();
     await app.close(); // drains in-flight requests, stops the purger
+    app.log.info('http server closed');
     await driver.close();
     await local?.stop();
+    app.log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

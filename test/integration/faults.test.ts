@@ -1,0 +1,144 @@
+// Faults: Neo4j stopped while requests are in flight (503 storage_unavailable, not ready, then recovery with no
+// acknowledged write lost), and SIGTERM draining a real server process.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
+import { createDriver } from '../../src/db/driver.js';
+import { createExecutor } from '../../src/db/executor.js';
+import { freePort, type LocalNeo4j, startLocalNeo4j } from '../../src/db/local-neo4j.js';
+import { migrate } from '../../src/db/migrations.js';
+import { newTenant, restClient, TEST_SECRET, tokenFor } from '../helpers.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('Neo4j outage', () => {
+  it('answers 503 storage_unavailable and not-ready during the outage, recovers by itself, loses no acknowledged write', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'metamodel-fault-'));
+    const port = await freePort();
+    let neo4j: LocalNeo4j = await startLocalNeo4j({ dataDir, port, heapMb: 512, pageCacheMb: 64 });
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    cleanups.push(() => neo4j.stop());
+    const driver = createDriver({ uri: neo4j.uri });
+    cleanups.push(() => driver.close());
+    await migrate(createExecutor(driver, undefined));
+    const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
+    const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+    cleanups.push(() => app.close());
+    const api = restClient(app, await tokenFor(newTenant()));
+
+    // traffic that keeps running through the outage
+    const acknowledged: { name: string; guid: string }[] = [];
+    const statuses: number[] = [];
+    const reasons = new Set<string>();
+    let running = true;
+    const traffic = (async () => {
+      for (let i = 0; running; i++) {
+        const res = await api.post('/entities/types', { name: `fault-${i}` });
+        statuses.push(res.status);
+        if (res.status === 201)
+          acknowledged.push({ name: `fault-${i}`, guid: res.body.DATA.entity_type.guid });
+        else reasons.add(res.body.DATA.reason);
+        await sleep(20);
+      }
+    })();
+
+    // a cold database plans its first queries slowly: wait for a few acknowledged writes
+    for (let i = 0; i < 120 && acknowledged.length < 5; i++) await sleep(250);
+    expect(acknowledged.length).toBeGreaterThanOrEqual(5);
+    neo4j.process.kill('SIGKILL'); // a crash, not a clean stop
+    await neo4j.stop();
+    const before = statuses.length;
+    await sleep(6000);
+    const outage = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(outage.statusCode).toBe(503);
+    expect(outage.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'storage_unavailable' } });
+    const during = await api.get('/entities/types');
+    expect([during.status, during.body.DATA.reason]).toEqual([503, 'storage_unavailable']);
+
+    neo4j = await startLocalNeo4j({ dataDir, port, heapMb: 512, pageCacheMb: 64 });
+    let ready = false;
+    for (let i = 0; i < 60 && !ready; i++) {
+      ready = (await app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200;
+      if (!ready) await sleep(500);
+    }
+    expect(ready).toBe(true);
+    const recovered = statuses.length;
+    // requests begun during the outage may still be waiting out their retries; new ones succeed
+    for (let i = 0; i < 80 && !statuses.slice(recovered).includes(201); i++) await sleep(250);
+    running = false;
+    await traffic;
+
+    expect(statuses.slice(before, recovered)).toContain(503); // refused during the outage...
+    expect([...reasons]).toEqual(['storage_unavailable']); // ...with that reason only: never a 500
+    expect(statuses.slice(recovered).filter((s) => s === 201).length).toBeGreaterThan(0); // and serving again
+    for (const { name, guid } of acknowledged) {
+      const res = await api.post('/entities/types', { name });
+      expect([res.status, res.body.DATA.entity_type.guid], name).toEqual([200, guid]);
+    }
+  });
+});
+
+describe('SIGTERM', () => {
+  let server: ChildProcess | undefined;
+  afterAll(() => {
+    server?.kill('SIGKILL');
+  });
+
+  it('drains the request in flight, closes the driver and the cron job, and exits 0', async () => {
+    const port = await freePort();
+    server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        NEO4J_URI: inject('neo4jUri'),
+        AUTH_JWT_SECRET: TEST_SECRET,
+        LOG_LEVEL: 'info',
+        PURGE_CRON: '*/5 * * * * *',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    server.stdout?.on('data', (d) => {
+      output += d;
+    });
+    server.stderr?.on('data', (d) => {
+      output += d;
+    });
+    for (let i = 0; i < 120 && !output.includes('Server listening'); i++) await sleep(250);
+    expect(output).toContain('Server listening');
+    const token = await tokenFor(newTenant());
+    const base = `http://127.0.0.1:${port}`;
+    // a request whose body arrives slowly is in flight when the signal comes
+    const inFlight = fetch(`${base}/entities/types`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"name":'));
+          await sleep(1500);
+          controller.enqueue(new TextEncoder().encode('"Drained"}'));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    await sleep(500);
+    const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
+    server.kill('SIGTERM');
+    const res = await inFlight;
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as any).DATA.entity_type.name).toBe('Drained');
+    expect(await exited).toBe(0);
+    expect(output).toContain('shutting down');
+  });
+});

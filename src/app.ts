@@ -126,6 +126,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // Names may be 256 characters (more once percent-encoded); refuse only absurd path segments.
+    routerOptions: { maxParamLength: 4096 },
+    // Refusals the router makes before any handler (bad percent-encoding, over-long segment) get the envelope too.
+    frameworkErrors: (error, _req, reply) => {
+      const status = error.statusCode === 414 ? 414 : 400;
+      return fail(
+        reply,
+        new AppError(
+          status === 414 ? 'uri_too_long' : 'invalid_url',
+          status,
+          'The request URL is malformed.',
+        ),
+      );
+    },
   });
 
   app.decorate('services', services);

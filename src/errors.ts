@@ -50,6 +50,8 @@ export type Reason =
   | 'too_many_identifiers'
   | 'concurrent_change'
   | 'purge_already_running'
+  | 'invalid_url'
+  | 'uri_too_long'
   | 'storage_unavailable'
   | 'internal_error';
 

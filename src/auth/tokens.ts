@@ -44,7 +44,7 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
   };
 
   return async (authorization) => {
-    const match = /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(authorization?.trim() ?? '');
+    const match = /^bearer +([A-Za-z0-9_\-.]+)$/i.exec(authorization?.trim() ?? '');
     const token = match?.[1];
     if (!token || token.length > MAX_TOKEN_LENGTH) throw refuse.unauthenticated();
     let payload: JWTPayload;

@@ -65,12 +65,15 @@ export interface NewEntity {
 }
 
 /**
- * Creates an entity with its values, only if the type's definitions are still at `version` (otherwise returns
- * null and the caller validates again). Reference values become REFERS_TO relationships.
+ * Creates an entity with its values, only while the type's definitions are at `version`: a declaration or
+ * withdrawal committed since the caller validated makes this return null, and the caller validates again.
+ * (One committed after this check is ordered after this write; a withdrawal's purge allows for that, see
+ * PURGE_GRACE_SECONDS.) Reference values become REFERS_TO relationships.
  */
 export async function createEntity(run: Run, tenant: string, version: string, entity: NewEntity) {
   const rows = await run(
-    `MATCH (t:EntityType {guid: $entity.type_guid}) WHERE t.tenant = $tenant AND coalesce(t.definitions_version, '') = $version
+    `MATCH (t:EntityType {guid: $entity.type_guid})
+     WHERE t.tenant = $tenant AND coalesce(t.definitions_version, '') = $version
      CREATE (e:Entity {tenant: $tenant, guid: $entity.guid, name: $entity.name, name_key: $entity.name_key,
                        type_guid: $entity.type_guid, created_at: datetime()})
      SET e += $entity.properties

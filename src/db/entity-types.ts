@@ -62,12 +62,30 @@ export async function findTypesByGuids(run: Run, tenant: string, guids: readonly
   return rows.map((r) => r.type as StoredType);
 }
 
-export async function createUserType(run: Run, tenant: string, guid: string, name: string, key: string) {
+/**
+ * Creates a user-defined type. Its guid is the one a deleted type last held under this name (its tombstone), else
+ * the one derived from the name; tombstones pointing at the guid taken are cleared.
+ */
+export async function createUserType(
+  run: Run,
+  tenant: string,
+  derivedGuid: string,
+  name: string,
+  key: string,
+) {
   const rows = await run(
-    `CREATE (t:EntityType {tenant: $tenant, guid: $guid, name: $name, name_key: $key,
+    `OPTIONAL MATCH (x:TypeTombstone {tenant: $tenant, name_key: $key})
+     WITH coalesce(x.guid, $guid) AS guid
+     CREATE (t:EntityType {tenant: $tenant, guid: guid, name: $name, name_key: $key,
                            origin: 'user_defined', catalog_level: true, created_at: datetime()})
+     WITH t
+     CALL {
+       WITH t
+       MATCH (y:TypeTombstone {tenant: $tenant, guid: t.guid})
+       DELETE y
+     }
      RETURN ${PROJECTION}`,
-    { tenant, guid, name, key },
+    { tenant, guid: derivedGuid, name, key },
   );
   return first(rows) as StoredType;
 }
@@ -107,12 +125,16 @@ export async function findReferencingAttributes(run: Run, tenant: string, guid: 
 }
 
 /** Deletes the type node; its definitions are withdrawn first (their data is purged), its entities stay. */
-export async function deleteType(run: Run, tenant: string, guid: string) {
+export async function deleteType(run: Run, tenant: string, guid: string, derivedFromCurrentName: string) {
   const rows = await run(
     `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
+     // A renamed type's guid is not derived from its current name: remember it, so recreating that name gets it back.
+     FOREACH (_ IN CASE WHEN t.guid <> $derived THEN [1] ELSE [] END |
+       MERGE (x:TypeTombstone {tenant: $tenant, name_key: t.name_key})
+       SET x.guid = t.guid)
      DETACH DELETE t
      RETURN count(*) AS deleted`,
-    { tenant, guid },
+    { tenant, guid, derived: derivedFromCurrentName },
   );
   return Number(rows[0]?.deleted ?? 0) > 0;
 }
@@ -196,9 +218,12 @@ export async function findNonSystemTypeForName(run: Run, tenant: string, key: st
 export async function mergeManagedType(run: Run, tenant: string, spec: SystemTypeSpec) {
   const rows = await run(
     `MERGE (t:EntityType {tenant: $tenant, name_key: $key})
-       ON CREATE SET t.guid = $guid, t.created_at = datetime(), t.created_by = $token, t.name = $props.name, t.origin = 'system',
-                     t.catalog_level = $props.catalog_level, t.label = $props.label, t.icon = $props.icon,
-                     t.creatable = $props.creatable, t.name_locked_hint = $props.name_locked_hint
+       ON CREATE SET t.guid = $guid, t.created_at = datetime(), t.created_by = $token, t.origin = 'system'
+     WITH t
+     // Kept in step with the feature's current definition every time the feature writes (only a system type).
+     FOREACH (_ IN CASE WHEN t.origin = 'system' THEN [1] ELSE [] END |
+       SET t.name = $props.name, t.catalog_level = $props.catalog_level, t.label = $props.label,
+           t.icon = $props.icon, t.creatable = $props.creatable, t.name_locked_hint = $props.name_locked_hint)
      RETURN ${PROJECTION}, t.created_by = $token AS created`,
     { tenant, key: spec.key, guid: spec.guid, props: spec.props, token: randomUUID() },
   );

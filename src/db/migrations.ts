@@ -13,6 +13,9 @@ export const MIGRATIONS: readonly string[] = [
   // Rows written by a managed feature (dashboards) are idempotent by their managed key.
   'CREATE CONSTRAINT entity_managed_key IF NOT EXISTS FOR (e:Entity) REQUIRE (e.tenant, e.managed_key) IS UNIQUE',
   'CREATE CONSTRAINT tenant_id IF NOT EXISTS FOR (t:Tenant) REQUIRE t.id IS UNIQUE',
+  // The guid a deleted (renamed) type held under its last name, so recreating that name gives it back.
+  'CREATE CONSTRAINT type_tombstone IF NOT EXISTS FOR (x:TypeTombstone) REQUIRE (x.tenant, x.name_key) IS UNIQUE',
+  'CREATE INDEX type_tombstone_guid IF NOT EXISTS FOR (x:TypeTombstone) ON (x.tenant, x.guid)',
   // Instances of a type in guid order: the purge walks them in batches with a cursor.
   'CREATE INDEX entity_type_of IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid, e.guid)',
   'CREATE INDEX attribute_def_state IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.state)',

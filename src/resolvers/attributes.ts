@@ -23,10 +23,13 @@ import {
   DEFAULT_VALUE_REASONS,
   isCardinality,
   isValueType,
+  MAX_DEFAULT_VALUE_LENGTH,
   type ValueType,
 } from './values.js';
 
 export const MAX_ATTRIBUTE_DEFS = 200;
+/** Names a JSON body parser drops or a JavaScript object cannot hold as a plain key. */
+const RESERVED_ATTRIBUTE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 export const ROOT_KEY = nameKey(ROOT_TYPE_NAME);
 
 /** Attribute definition as the spec lists it: every field present on every row. */
@@ -121,6 +124,12 @@ export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
   }
   const name = cleanName((rawName as string | undefined) ?? '');
   const key = nameKey(name);
+  if (RESERVED_ATTRIBUTE_NAMES.has(key)) {
+    throw refuse.badRequest(
+      'invalid_field',
+      `"${name}" is reserved: values are sent and listed under attribute names.`,
+    );
+  }
 
   const valueType = input.value_type;
   if (!isValueType(valueType)) {
@@ -170,6 +179,12 @@ export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
   let referents: string[] = [];
   const defaultValue = present(input.default_value) ? input.default_value : null;
   if (defaultValue !== null) {
+    if (JSON.stringify(defaultValue).length > MAX_DEFAULT_VALUE_LENGTH) {
+      throw refuse.badRequest(
+        'invalid_default_value',
+        `default_value is larger than ${MAX_DEFAULT_VALUE_LENGTH} characters.`,
+      );
+    }
     const entries = checkValue(
       { name, value_type: valueType, cardinality, allowed_values: allowedValues },
       defaultValue,

@@ -151,6 +151,7 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
           properties,
           refs: refs.map(({ attr, pos, target }) => ({ attr, pos, target })),
         });
+        // No row: the definitions changed since they were read; validate again against the new ones.
         return result ? { guid, name, type_guid: typeGuid } : null;
       },
       { timeoutMs: CURATION_TX_TIMEOUT_MS },

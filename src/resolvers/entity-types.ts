@@ -176,7 +176,7 @@ export async function deleteEntityType(ctx: RequestContext, guid: string) {
       );
     }
     await withdrawAllOfType(run, tenant, guid);
-    await deleteType(run, tenant, guid);
+    await deleteType(run, tenant, guid, typeGuid(tenant, current.name_key));
   });
   ctx.services.engineCache.invalidate(tenant, guid);
   ctx.services.purger.kick();

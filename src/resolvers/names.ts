@@ -9,12 +9,19 @@ export const MAX_NAME_LENGTH = 256;
 const GUID_NAMESPACE = '3f0b5a7e-5c1d-4b8e-9a57-6c2f1e0d4a11';
 
 /** The name as displayed: trimmed of surrounding whitespace, Unicode NFC. Refuses empty and over-long names. */
+// C0 and C1 control characters (tab, newline... inside a name), which no display of a name can show.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 export function cleanName(raw: string): string {
+  if (!raw.isWellFormed()) {
+    throw refuse.badRequest('invalid_field', 'The name is not well-formed Unicode (a lone surrogate).');
+  }
   const name = raw.normalize('NFC').trim();
   if (name.length === 0) throw refuse.badRequest('empty_value', 'The name is empty once spaces are trimmed.');
   if ([...name].length > MAX_NAME_LENGTH) {
     throw refuse.badRequest('name_too_long', `The name is longer than ${MAX_NAME_LENGTH} characters.`);
   }
+  if (CONTROL.test(name)) throw refuse.badRequest('invalid_field', 'The name contains control characters.');
   return name;
 }
 

@@ -12,6 +12,10 @@ export const MAX_ALLOWED_VALUES = 1000;
 export const MAX_STRING_VALUE = 65_536;
 /** Most entries in one multi value. */
 export const MAX_MULTI_VALUES = 1000;
+/** Longest enumerated value (characters; JSON text for json), so 1,000 entries stay small on every write. */
+export const MAX_ALLOWED_VALUE_LENGTH = 1024;
+/** Largest default value (JSON text), read on every write that applies it. */
+export const MAX_DEFAULT_VALUE_LENGTH = 65_536;
 
 export const isValueType = (v: unknown): v is ValueType => VALUE_TYPES.includes(v as ValueType);
 export const isCardinality = (v: unknown): v is Cardinality => CARDINALITIES.includes(v as Cardinality);
@@ -85,6 +89,12 @@ export function checkAllowedValues(valueType: ScalarType, raw: unknown): unknown
       throw refuse.badRequest('invalid_allowed_value', `allowed_values[${i}] is not a ${valueType} value.`);
     }
     const key = canonicalJson(entry);
+    if ((typeof entry === 'string' ? entry.length : key.length) > MAX_ALLOWED_VALUE_LENGTH) {
+      throw refuse.badRequest(
+        'invalid_allowed_value',
+        `allowed_values[${i}] is longer than ${MAX_ALLOWED_VALUE_LENGTH} characters.`,
+      );
+    }
     if (seen.has(key))
       throw refuse.badRequest('duplicate_allowed_value', `allowed_values[${i}] is listed twice.`);
     seen.add(key);
@@ -113,8 +123,6 @@ export const ENTITY_VALUE_REASONS: ValueReasons = {
   notAllowed: 'value_not_allowed',
 };
 
-const GUID = /^[0-9a-fA-F-]{1,64}$/;
-
 /**
  * Checks a value against a definition's shape (type, cardinality, enumeration) and returns it normalised as a
  * list of entries. For references the entries are the referenced entity guids, still to be resolved.
@@ -133,7 +141,7 @@ export function checkValue(def: ValueShape, value: unknown, reasons: ValueReason
   const allowed = def.allowed_values ? new Set(def.allowed_values.map(canonicalJson)) : null;
   for (const entry of entries) {
     if (def.value_type === 'entity_ref') {
-      if (typeof entry !== 'string' || !GUID.test(entry)) {
+      if (typeof entry !== 'string' || entry.length === 0 || entry.length > 256) {
         throw refuse.badRequest(
           reasons.invalid,
           `${what} of "${def.name}" must be entity guid${def.cardinality === 'multi' ? 's' : ''}.`,

@@ -200,6 +200,8 @@ describe('declare: each malformed combination is refused with its own reason', (
       404,
       'referent_not_found',
     );
+    await expectRefused(await declare(ref('no-such-entity')), 404, 'referent_not_found');
+    await expectRefused(await declare(ref(42)), 400, 'invalid_default_value');
     await expectRefused(await declare(ref(core)), 400, 'ref_type_mismatch');
     await expectRefused(await declare(ref([alice, core], 'multi')), 400, 'ref_type_mismatch');
     // an entity of another tenant does not resolve
@@ -304,6 +306,19 @@ describe('declare: each malformed combination is refused with its own reason', (
     await expectRefused(await declare(str('s', { required: 'yes' })), 400, 'invalid_field');
     await expectRefused(await declare(str('s', { allowedValues: ['a'] })), 400, 'unknown_field');
     await expectRefused(await declare(str('s', { name: 7 })), 400, 'invalid_field');
+    await expectRefused(
+      await declare(str('s', { allowed_values: ['ok', 'x'.repeat(1025)] })),
+      400,
+      'invalid_allowed_value',
+    );
+    await expectRefused(
+      await declare(str('s', { default_value: 'x'.repeat(70_000) })),
+      400,
+      'invalid_default_value',
+    );
+    for (const reserved of ['__proto__', 'constructor', 'Prototype']) {
+      await expectRefused(await declare(str(reserved)), 400, 'invalid_field');
+    }
   });
 
   it('allowed_values: 1,000 entries are accepted, 1,001 refused with too_many_allowed_values', async () => {

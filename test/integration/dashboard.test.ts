@@ -83,6 +83,16 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
     expect(await countDashboardTypes(tenant)).toBe(1);
   });
 
+  it('the platform keeps the managed type in step: a drifted row is brought back by the next dashboard write', async () => {
+    const { tenant, platform } = await tenantClients();
+    const row = (await platform.post('/platform/dashboards', { name: 'One' })).body.DATA.entity_type;
+    await world.driver.executeQuery(
+      "MATCH (t:EntityType {tenant: $tenant, name_key: 'dashboard'}) SET t.label = 'Old label', t.creatable = true",
+      { tenant },
+    );
+    const next = await platform.post('/platform/dashboards', { name: 'Two' });
+    expect(next.body.DATA.entity_type).toEqual(row);
+  });
   it('the managed type cannot be renamed or deleted', async () => {
     const { user, platform } = await tenantClients();
     const guid = (await platform.post('/platform/dashboards', { name: 'Ops' })).body.DATA.entity_type.guid;

@@ -1,5 +1,7 @@
 // CONTRACT.md curation points: POST /entities, GET /entities/{guid}, POST /entities/lookup, and the engine cache.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAttribute, lockTypeDefinitions } from '../../src/db/attributes.js';
 import {
   createType,
   createWorld,
@@ -223,6 +225,39 @@ describe('engine cache', () => {
     await api.delete(`/entities/attributes/${type}/b`);
     expect((await create({ a: 'z', b: 1 })).body.DATA.reason).toBe('unknown_attribute');
     expect((await create({ a: 'z' })).status).toBe(201);
+  });
+
+  it('an entity write validates against the definitions in force when it writes, not those it cached', async () => {
+    const { tenant, type, declare, create } = await setup();
+    await declare({ name: 'a', value_type: 'string', cardinality: 'single' });
+    expect((await create({ a: 'warm' })).status).toBe(201); // definitions cached at this version
+    // a declaration committed by another writer straight in the database (this instance's cache is not told)
+    const session = world.driver.session();
+    await session.executeWrite(async (tx) => {
+      const run = async (cypher: string, params?: Record<string, unknown>) =>
+        (await tx.run(cypher, params)).records.map((r) => r.toObject());
+      await lockTypeDefinitions(run, tenant, type);
+      await createAttribute(
+        run,
+        tenant,
+        type,
+        {
+          guid: randomUUID(),
+          name: 'b',
+          name_key: 'b',
+          value_type: 'string',
+          cardinality: 'single',
+          allowed_values_json: null,
+          required: true,
+          default_value_json: null,
+          filterable: false,
+        },
+        null,
+      );
+    });
+    await session.close();
+    const res = await create({ a: 'after' });
+    expect([res.status, res.body.DATA.reason]).toEqual([400, 'required_value_missing']);
   });
 
   it('stays correct with two service instances on one database', async () => {

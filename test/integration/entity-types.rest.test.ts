@@ -177,6 +177,14 @@ describe('POST /entities/types', () => {
     }
   });
 
+  it('a name that is not well-formed Unicode or holds control characters is refused with invalid_field', async () => {
+    const { api } = await clientFor();
+    for (const name of ['x\uD800', '\uDC00y', 'a\u0000b', 'line\nbreak', 'bell\u0007', 'c1\u0085']) {
+      const res = await api.post('/entities/types', { name });
+      expect([res.status, res.body.DATA.reason], JSON.stringify(name)).toEqual([400, 'invalid_field']);
+    }
+    expect((await api.post('/entities/types', { name: '  עברית \u200fمرحبا 😀 e\u0301 ' })).status).toBe(201);
+  });
   it('a name longer than 256 characters is refused with name_too_long', async () => {
     const { api } = await clientFor();
     expect((await api.post('/entities/types', { name: 'x'.repeat(256) })).status).toBe(201);
@@ -376,6 +384,29 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
     expect(again.body.DATA.entity_type.guid).toBe(created.guid);
   });
 
+  it('a renamed type deleted and recreated under its last name gets its guid back, and its entities with it', async () => {
+    const { api } = await clientFor();
+    const guid = (await api.post('/entities/types', { name: 'Foo' })).body.DATA.entity_type.guid;
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'note',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    const entity = (await api.post('/entities', { type_guid: guid, name: 'kept' })).body.DATA.entity.guid;
+    await api.patch(`/entities/types/${guid}`, { name: 'Bar' });
+    expect((await api.delete(`/entities/types/${guid}`)).status).toBe(200);
+    const again = await api.post('/entities/types', { name: 'bar' });
+    expect([again.status, again.body.DATA.entity_type.guid]).toEqual([201, guid]);
+    expect((await api.get(`/entities/${entity}`)).body.DATA.entity).toMatchObject({
+      name: 'kept',
+      type_guid: guid,
+    });
+    // the guid is live again, and the name it was derived from resolves to it
+    expect((await api.post('/entities/types', { name: 'foo' })).body.DATA).toMatchObject({
+      created: false,
+      entity_type: { guid },
+    });
+  });
   it('unknown guids give unknown_entity_type (404)', async () => {
     const { api } = await clientFor();
     for (const guid of ['nope', '00000000-0000-0000-0000-000000000000']) {

@@ -74,6 +74,14 @@ describe('Envelope', () => {
     }
   });
 
+  it('malformed percent-encoding and absurdly long path segments still get the envelope', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const bad = await api.get('/entities/types/%E0%A4%A/attributes');
+    expect([bad.status, bad.body.STATUS, bad.body.DATA.reason]).toEqual([400, 'FAIL', 'invalid_url']);
+    const long = await api.get(`/entities/types/${'x'.repeat(5000)}/attributes`);
+    expect([long.status, long.body.STATUS, long.body.DATA.reason]).toEqual([414, 'FAIL', 'uri_too_long']);
+  });
+
   it('a success carries STATUS SUCCESS and an empty MESSAGE', async () => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const res = await api.get('/entities/types');
@@ -170,6 +178,17 @@ describe('Authentication (CONTRACT.md)', () => {
     }
   });
 
+  it('the bearer scheme name is case-insensitive (RFC 7235)', async () => {
+    const token = await tokenFor(newTenant());
+    for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+      const res = await world.app.inject({
+        method: 'GET',
+        url: '/entities/types',
+        headers: { authorization: `${scheme} ${token}` },
+      });
+      expect(res.statusCode).toBe(200);
+    }
+  });
   it('a token in another scheme or the query string is not accepted', async () => {
     const token = await tokenFor(newTenant());
     const basic = await world.app.inject({

@@ -11,7 +11,7 @@ import {
   readDeclareFacts,
   type StoredAttribute,
 } from '../db/attributes.js';
-import { findTypeByGuid } from '../db/entity-types.js';
+import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation, type Run } from '../db/executor.js';
 import { refuse } from '../errors.js';
 import { cleanName, nameKey } from './names.js';
@@ -50,11 +50,15 @@ export interface AttributeRow {
 const parseJson = (text: string | null): unknown =>
   text === null || text === undefined ? null : JSON.parse(text);
 
+/** Platform attributes belong to the framework, not to a type: their owner is listed as null. */
+export const ownerTypeOf = (a: StoredAttribute): string | null =>
+  a.origin === 'system' ? null : a.owner_guid;
+
 export function toAttributeRow(a: StoredAttribute): AttributeRow {
   return {
     guid: a.guid,
     name: a.name,
-    owner_type: a.origin === 'system' ? null : a.owner_guid,
+    owner_type: ownerTypeOf(a),
     value_type: a.value_type,
     cardinality: a.cardinality,
     allowed_values: parseJson(a.allowed_values_json) as unknown[] | null,
@@ -68,12 +72,32 @@ export function toAttributeRow(a: StoredAttribute): AttributeRow {
 
 const PLATFORM_ORDER = new Map(PLATFORM_ATTRIBUTES.map((a, i) => [a.name, i]));
 
-/** Platform attributes first (in their fixed order), then the type's own in name order. */
-export function orderAttributes(platform: StoredAttribute[], own: StoredAttribute[]) {
+/**
+ * The attributes applying to a type: the platform's first (in their fixed order), then the type's own in name
+ * order. The root type owns the platform attributes and declares nothing else.
+ */
+export function orderAttributes(platform: StoredAttribute[], own: StoredAttribute[], typeNameKey?: string) {
   const sortedPlatform = [...platform].sort(
     (x, y) => (PLATFORM_ORDER.get(x.name_key) ?? 99) - (PLATFORM_ORDER.get(y.name_key) ?? 99),
   );
-  return [...sortedPlatform, ...own];
+  return typeNameKey === ROOT_KEY
+    ? sortedPlatform
+    : [...sortedPlatform, ...own.filter((a) => a.origin !== 'system')];
+}
+
+/** The same, for a type already loaded (GraphQL), through the request's DataLoaders. */
+export async function attributesOf(ctx: RequestContext, type: StoredType) {
+  const [platform, own] = await Promise.all([
+    ctx.loaders.platformAttributes(),
+    ctx.loaders.ownAttributesByType.load(type.guid),
+  ]);
+  return orderAttributes(platform, own, type.name_key);
+}
+
+/** Live definitions declared on the type, against the 200 limit. */
+export async function attributeUsageOf(ctx: RequestContext, type: StoredType) {
+  const own = type.name_key === ROOT_KEY ? [] : await ctx.loaders.ownAttributesByType.load(type.guid);
+  return { used: own.length, limit: MAX_ATTRIBUTE_DEFS };
 }
 
 const DECLARE_FIELDS = new Set([
@@ -325,7 +349,10 @@ export async function listAttributes(ctx: RequestContext, typeGuid: string) {
     findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY),
   );
   if (!found) throw unknownType();
-  return { attributes: orderAttributes(found.platform, found.own), declared: found.own.length };
+  return {
+    attributes: orderAttributes(found.platform, found.own, found.nameKey),
+    declared: found.own.length,
+  };
 }
 
 export interface WithdrawResult {

@@ -44,7 +44,7 @@ async function definitionsAt(
     version: found.version,
     creatable: found.creatable,
     nameKey: found.nameKey,
-    attributes: orderAttributes(found.platform, found.own),
+    attributes: orderAttributes(found.platform, found.own, found.nameKey),
   };
   if (found.version === version) cache.set(ctx.viewer.tenant, typeGuid, definitions);
   return definitions;

@@ -89,18 +89,25 @@ export function parsePageSize(pageSize: number | undefined): number {
   return pageSize;
 }
 
+/**
+ * One page of the tenant's types in name order. Paging is forward only (a cursor marks the last row seen); each
+ * row comes with the cursor that continues after it.
+ */
 export async function listEntityTypes(
   ctx: RequestContext,
-  args: { cursor?: string | undefined; pageSize?: number | undefined },
+  args: { cursor?: string | undefined; pageSize?: number | undefined; backward?: boolean },
 ) {
+  if (args.backward)
+    throw refuse.badRequest('invalid_field', 'Only forward pagination (first/after) is supported.');
   const tenant = ctx.viewer.tenant;
   const size = parsePageSize(args.pageSize);
   const after = args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor);
   const rows = await ctx.db.read((run) => listTypes(run, tenant, after, size + 1));
-  const page = rows.slice(0, size);
-  const last = page[page.length - 1];
-  const nextCursor = rows.length > size && last ? ctx.services.cursors.encode(tenant, last.name_key) : null;
-  return { types: page, nextCursor };
+  const page = rows
+    .slice(0, size)
+    .map((type) => ({ type, cursor: ctx.services.cursors.encode(tenant, type.name_key) }));
+  const nextCursor = rows.length > size ? (page[page.length - 1]?.cursor ?? null) : null;
+  return { types: page.map((r) => r.type), rows: page, nextCursor };
 }
 
 /** Resolves a guid in the caller's tenant; a guid of another tenant behaves exactly like an unknown one. */

@@ -10,6 +10,7 @@ const GUID_NAMESPACE = '3f0b5a7e-5c1d-4b8e-9a57-6c2f1e0d4a11';
 
 /** The name as displayed: trimmed of surrounding whitespace, Unicode NFC. Refuses empty and over-long names. */
 // C0 and C1 control characters (tab, newline... inside a name), which no display of a name can show.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 export function cleanName(raw: string): string {

@@ -2,10 +2,12 @@
 // withdrawn definitions with their purge state, and the declare/withdraw mutations (same resolvers as REST).
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import {
+  attributesOf,
+  attributeUsageOf,
   type DeclareInput,
   declareAttribute,
   MAX_ATTRIBUTE_DEFS,
-  orderAttributes,
+  ownerTypeOf,
   toAttributeRow,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
@@ -122,13 +124,7 @@ builder.objectField(EntityType, 'attributes', (t) =>
     type: [AttributeDefinition],
     description:
       'Every attribute applying to the type: the five platform attributes, then its own live definitions.',
-    resolve: async (type, _args, ctx) => {
-      const [platform, own] = await Promise.all([
-        ctx.loaders.platformAttributes(),
-        ctx.loaders.ownAttributesByType.load(type.guid),
-      ]);
-      return orderAttributes(platform, type.name_key === 'entity' ? [] : own);
-    },
+    resolve: (type, _args, ctx) => attributesOf(ctx, type),
   }),
 );
 
@@ -136,10 +132,7 @@ builder.objectField(EntityType, 'attributeUsage', (t) =>
   t.field({
     type: Usage,
     description: 'Definitions declared on the type against the 200 limit.',
-    resolve: async (type, _args, ctx) => ({
-      used: type.name_key === 'entity' ? 0 : (await ctx.loaders.ownAttributesByType.load(type.guid)).length,
-      limit: MAX_ATTRIBUTE_DEFS,
-    }),
+    resolve: (type, _args, ctx) => attributeUsageOf(ctx, type),
   }),
 );
 

@@ -1,6 +1,5 @@
 // GraphQL object family for entity types: EntityType, the type connection, and create/rename/delete mutations.
 import type { StoredType } from '../db/entity-types.js';
-import { refuse } from '../errors.js';
 import {
   createOrGetEntityType,
   deleteEntityType,
@@ -85,34 +84,18 @@ builder.queryFields((t) => ({
     description:
       'System and user-defined types together, in name order. first: 1..500, default 100; forward only.',
     resolve: async (_root, args, ctx) => {
-      if (args.last != null || args.before != null) {
-        throw refuse.badRequest('invalid_field', 'Only forward pagination (first/after) is supported.');
-      }
       const page = await listEntityTypes(ctx, {
         cursor: args.after ?? undefined,
         pageSize: args.first ?? undefined,
+        backward: args.last != null || args.before != null,
       });
-      const lastIndex = page.types.length - 1;
       return {
-        edges: page.types.map((node, i) => ({
-          node,
-          cursor:
-            i === lastIndex && page.nextCursor
-              ? page.nextCursor
-              : ctx.services.cursors.encode(ctx.viewer.tenant, node.name_key),
-        })),
+        edges: page.rows.map((row) => ({ node: row.type, cursor: row.cursor })),
         pageInfo: {
           hasNextPage: page.nextCursor !== null,
           hasPreviousPage: args.after != null,
-          startCursor:
-            page.types.length > 0
-              ? ctx.services.cursors.encode(ctx.viewer.tenant, page.types[0]!.name_key)
-              : null,
-          endCursor:
-            page.nextCursor ??
-            (lastIndex >= 0
-              ? ctx.services.cursors.encode(ctx.viewer.tenant, page.types[lastIndex]!.name_key)
-              : null),
+          startCursor: page.rows[0]?.cursor ?? null,
+          endCursor: page.rows[page.rows.length - 1]?.cursor ?? null,
         },
       };
     },

@@ -35,8 +35,10 @@ AttributeDefinition.implement({
       type: EntityType,
       nullable: true,
       description: 'Owning type; null for the five platform attributes.',
-      resolve: (a, _args, ctx) =>
-        a.origin === 'system' ? null : ctx.loaders.entityTypeByGuid.load(a.owner_guid),
+      resolve: (a, _args, ctx) => {
+        const owner = ownerTypeOf(a);
+        return owner ? ctx.loaders.entityTypeByGuid.load(owner) : null;
+      },
     }),
     valueType: t.exposeString('value_type', {
       description: 'string, number, boolean, date, json or entity_ref.',

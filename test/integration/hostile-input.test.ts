@@ -126,7 +126,6 @@ const nasty = fc.oneof(
 );
 
 const anyJson = fc.jsonValue({ maxDepth: 3 });
-const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 
 function declaration(t: Target) {
   return fc.record(
@@ -142,7 +141,7 @@ function declaration(t: Target) {
       required: anyJson,
       default_value: fc.oneof(fc.constant(t.entity), anyJson, nasty),
       filterable: anyJson,
-      [`${'extra'}`]: anyJson,
+      extra: anyJson,
     },
     { requiredKeys: [] },
   );

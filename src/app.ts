@@ -1,4 +1,5 @@
 // buildApp(deps): Fastify with the REST router and Yoga at /graphql. Never listens; the entry file does.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
@@ -25,6 +26,9 @@ import { armorPlugin } from './schema/armor.js';
 import { schema } from './schema/index.js';
 
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** The id of the request being served, for code that has no request at hand (GraphQL error masking). */
+const requestScope = new AsyncLocalStorage<{ requestId: string }>();
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -84,10 +88,15 @@ export function maskGraphQLError(logger: Logger) {
         extensions: { reason: original.reason, code: original.reason.toUpperCase() },
       });
     }
-    logger.error({ err: original }, 'unexpected GraphQL error');
-    return createGraphQLError(message, {
+    const requestId = requestScope.getStore()?.requestId;
+    logger.error({ err: original, requestId }, 'unexpected GraphQL error');
+    return createGraphQLError(requestId ? `${message.replace(/\.$/, '')} (request ${requestId}).` : message, {
       ...(wrapped.path ? { path: wrapped.path } : {}),
-      extensions: { reason: 'internal_error', code: 'INTERNAL_SERVER_ERROR' },
+      extensions: {
+        reason: 'internal_error',
+        code: 'INTERNAL_SERVER_ERROR',
+        ...(requestId ? { requestId } : {}),
+      },
     });
   };
 }
@@ -167,6 +176,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Database queries this request sent: the benchmark's round-trips-per-request figure.
     if (req.ctx) reply.header('x-db-queries', String(req.ctx.stats.queries));
     if (closing) reply.header('connection', 'close');
+  });
+
+  // Everything this request runs sees its id (callback style: the rest of the request runs inside the scope).
+  app.addHook('onRequest', (req, _reply, done) => {
+    requestScope.run({ requestId: req.id }, done);
   });
 
   app.addHook('onRequest', async (req, reply) => {

@@ -174,8 +174,12 @@ describe('unexpected GraphQL errors', () => {
         payload: JSON.stringify({ query: '{ entityTypeByName(name: "table") { attributes { name } } }' }),
       })
     ).json();
-    expect(res.errors[0].message).toBe('Unexpected error.');
-    expect(res.errors[0].extensions.reason).toBe('internal_error');
+    expect(res.errors[0].message).toMatch(/^Unexpected error \(request [0-9a-f-]{36}\)\.$/);
+    expect(res.errors[0].extensions).toMatchObject({
+      reason: 'internal_error',
+      requestId: expect.any(String),
+    });
+    expect(res.errors[0].message).toContain(res.errors[0].extensions.requestId);
     expect(JSON.stringify(res)).not.toContain('disk on fire');
     await broken.close();
   });

@@ -22,6 +22,10 @@ export interface StoredAttribute {
   purge_completed_at: string | null;
 }
 
+/**
+ * Lookups of a type's definitions name the (tenant, owner_guid) index explicitly: left to itself the planner
+ * picked the `state` index and scanned every live definition of every tenant.
+ */
 export const ATTR_PROJECTION = `a {
   .guid, .name, .name_key, .owner_guid, .origin, .value_type, .cardinality, .allowed_values_json, .required,
   .default_value_json, .filterable, .state, .values_removed,
@@ -66,7 +70,7 @@ export async function readDeclareFacts(
     `OPTIONAL MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
      OPTIONAL MATCH (x:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid, name_key: $nameKey})
      CALL {
-       MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) WHERE a.state = 'live'
+       MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
        RETURN count(a) AS live
      }
      OPTIONAL MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
@@ -130,7 +134,7 @@ export async function createAttribute(
 export async function findLiveAttributesOfTypes(run: Run, tenant: string, typeGuids: readonly string[]) {
   const rows = await run(
     `UNWIND $typeGuids AS g
-     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) WHERE a.state = 'live'
+     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
      WITH g, a ORDER BY a.name_key
      RETURN g AS typeGuid, [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS attrs`,
     { tenant, typeGuids },
@@ -144,14 +148,14 @@ export async function findAttributesApplyingTo(run: Run, tenant: string, typeGui
     `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
      CALL {
        WITH t
-       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid})
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
        WHERE a.state = 'live' AND a.origin = 'user_defined'
        WITH a ORDER BY a.name_key
        RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS own
      }
      CALL {
        OPTIONAL MATCH (root:EntityType {tenant: $tenant, name_key: $rootKey})
-       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid}) WHERE a.origin = 'system'
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.origin = 'system'
        RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS platform
      }
      RETURN t.definitions_version AS version, t.creatable AS creatable, t.name_key AS nameKey, own, platform`,
@@ -171,7 +175,7 @@ export async function findAttributesApplyingTo(run: Run, tenant: string, typeGui
 export async function findPlatformAttributes(run: Run, tenant: string, rootKey: string) {
   const rows = await run(
     `MATCH (root:EntityType {tenant: $tenant, name_key: $rootKey})
-     MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid}) WHERE a.origin = 'system'
+     MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.origin = 'system'
      RETURN ${ATTR_PROJECTION} AS attr`,
     { tenant, rootKey },
   );
@@ -181,7 +185,7 @@ export async function findPlatformAttributes(run: Run, tenant: string, rootKey: 
 export async function findWithdrawnAttributes(run: Run, tenant: string, typeGuids: readonly string[]) {
   const rows = await run(
     `UNWIND $typeGuids AS g
-     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) WHERE a.state = 'withdrawn'
+     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'withdrawn'
      WITH g, a ORDER BY a.name_key
      RETURN g AS typeGuid, [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS attrs`,
     { tenant, typeGuids },
@@ -211,7 +215,7 @@ export async function markWithdrawn(run: Run, tenant: string, guid: string) {
 /** Withdraws every live definition declared on a type (used when the type is deleted). */
 export async function withdrawAllOfType(run: Run, tenant: string, typeGuid: string) {
   await run(
-    `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) WHERE a.state = 'live'
+    `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
      SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0`,
     { tenant, typeGuid },
   );
@@ -224,9 +228,12 @@ export async function countAttributeData(
 ) {
   const rows = await run(
     p.reference
-      ? `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid})-[r:REFERS_TO {attr: $nameKey}]->()
+      ? `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid}) USING INDEX e:Entity(tenant, type_guid, guid)
+         WHERE e.guid > ''
+         MATCH (e)-[r:REFERS_TO {attr: $nameKey}]->()
          RETURN count(DISTINCT e) AS instances, count(r) AS values`
-      : `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid}) WHERE e[$prop] IS NOT NULL
+      : `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid}) USING INDEX e:Entity(tenant, type_guid, guid)
+         WHERE e.guid > '' AND e[$prop] IS NOT NULL
          RETURN count(e) AS instances, sum(CASE WHEN $multi THEN size(e[$prop]) ELSE 1 END) AS values`,
     { ...p, prop: valueProperty(p.nameKey) },
   );

@@ -18,6 +18,9 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE INDEX type_tombstone_guid IF NOT EXISTS FOR (x:TypeTombstone) ON (x.tenant, x.guid)',
   // Instances of a type in guid order: the purge walks them in batches with a cursor.
   'CREATE INDEX entity_type_of IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid, e.guid)',
+  // A type's definitions (all of them, live or withdrawn): declarations, listings and the engine cache read these.
+  'CREATE INDEX attribute_def_owner IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.tenant, a.owner_guid)',
+  // Withdrawn definitions across tenants, for the purge.
   'CREATE INDEX attribute_def_state IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.state)',
   'CREATE CONSTRAINT job_lease IF NOT EXISTS FOR (l:JobLease) REQUIRE l.name IS UNIQUE',
 ];

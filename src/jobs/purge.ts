@@ -73,7 +73,9 @@ export function createPurger(options: PurgeOptions): Purger {
       }
       for (;;) {
         if (stopped) return { removed, batches, complete: false };
-        const step = await db.write((run) => purgeBatch(run, current, batchSize));
+        const cursor = current.cursor;
+        const step = await db.write((run) => purgeBatch(run, current, cursor, batchSize));
+        current = { ...current, cursor: step.cursor };
         batches += 1;
         removed += step.removed;
         if (batches % 20 === 0) {

@@ -250,7 +250,7 @@ describe('live → withdrawn → removed → declared afresh, with stored values
       (d) => d.owner_guid === type,
     );
     await executor.write((run) => startPass(run, def!.guid));
-    const first = await executor.write((run) => purgeBatch(run, { ...def!, cursor: '' }, 4));
+    const first = await executor.write((run) => purgeBatch(run, def!, '', 4));
     expect(first).toMatchObject({ scanned: 4, removed: 4 });
     // "restart": a new purger (another process) resumes from the stored cursor and finishes
     const purger = createPurger({

@@ -1,0 +1,127 @@
+// Query plans of the hot paths: a test fails if a lookup stops using the index it was written for.
+import neo4j from 'neo4j-driver';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  countAttributeData,
+  findAttributesApplyingTo,
+  findLiveAttributesOfTypes,
+  findPlatformAttributes,
+  findWithdrawnAttributes,
+  readDeclareFacts,
+  withdrawAllOfType,
+} from '../../src/db/attributes.js';
+import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
+import type { Row, Run } from '../../src/db/executor.js';
+import { purgeBatch } from '../../src/db/purge.js';
+import { createWorld, type TestWorld } from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+interface PlanNode {
+  operatorType: string;
+  arguments: Record<string, unknown>;
+  children: PlanNode[];
+}
+
+const operators = (plan: PlanNode): { op: string; details: string }[] => [
+  { op: plan.operatorType.split('@')[0]!, details: String(plan.arguments.Details ?? '') },
+  ...plan.children.flatMap(operators),
+];
+
+/** Runs a db function with every statement EXPLAINed instead of executed; returns the plans' operators. */
+async function explain(work: (run: Run) => Promise<unknown>) {
+  const plans: { op: string; details: string }[][] = [];
+  const run: Run = async (cypher, params = {}) => {
+    const res = await world.driver.executeQuery(`EXPLAIN ${cypher}`, params);
+    plans.push(operators(res.summary.plan as unknown as PlanNode));
+    return [] as Row[];
+  };
+  await work(run).catch(() => undefined); // the functions find no rows in an EXPLAIN; only the plans matter
+  return plans;
+}
+
+const usesOwnerIndex = (ops: { op: string; details: string }[]) =>
+  ops.some((o) => /IndexSeek/.test(o.op) && o.details.includes('AttributeDefinition(tenant, owner_guid)'));
+const scansDefinitions = (ops: { op: string; details: string }[]) =>
+  ops.some(
+    (o) =>
+      (/LabelScan|AllNodesScan/.test(o.op) && o.details.includes('AttributeDefinition')) ||
+      (/IndexSeek|IndexScan/.test(o.op) && o.details.includes('AttributeDefinition(state)')),
+  );
+
+describe('query plans', () => {
+  it("a type's definitions are found through the (tenant, owner_guid) index, never by scanning all definitions", async () => {
+    const t = 'plan-tenant';
+    const cases: [string, (run: Run) => Promise<unknown>][] = [
+      [
+        'readDeclareFacts',
+        (run) =>
+          readDeclareFacts(run, { tenant: t, typeGuid: 'g', nameKey: 'k', refType: null, referents: [] }),
+      ],
+      ['findAttributesApplyingTo', (run) => findAttributesApplyingTo(run, t, 'g', 'entity')],
+      ['findLiveAttributesOfTypes', (run) => findLiveAttributesOfTypes(run, t, ['g', 'h'])],
+      ['findWithdrawnAttributes', (run) => findWithdrawnAttributes(run, t, ['g'])],
+      ['findPlatformAttributes', (run) => findPlatformAttributes(run, t, 'entity')],
+      ['withdrawAllOfType', (run) => withdrawAllOfType(run, t, 'g')],
+    ];
+    for (const [name, work] of cases) {
+      const plans = await explain(work);
+      expect(plans.length, name).toBeGreaterThan(0);
+      const all = plans.flat();
+      expect(usesOwnerIndex(all), name).toBe(true);
+      expect(scansDefinitions(all), name).toBe(false);
+    }
+  });
+
+  it('counting a withdrawal’s data walks the instances of the type through the (tenant, type_guid, guid) index', async () => {
+    for (const reference of [false, true]) {
+      const plans = await explain((run) =>
+        countAttributeData(run, { tenant: 't', typeGuid: 'g', nameKey: 'k', multi: false, reference }),
+      );
+      const all = plans.flat();
+      expect(
+        all.some((o) => /IndexSeek/.test(o.op) && o.details.includes('Entity(tenant, type_guid, guid)')),
+      ).toBe(true);
+      expect(all.some((o) => /LabelScan|AllNodesScan/.test(o.op))).toBe(false);
+    }
+  });
+
+  it('a purge batch seeks the next instances after its cursor in index order, without sorting the type', async () => {
+    const def = {
+      guid: 'a',
+      tenant: 't',
+      owner_guid: 'g',
+      name: 'n',
+      name_key: 'n',
+      multi: false,
+      reference: false,
+      cursor: '',
+      passIsFinal: false,
+      passCompleted: false,
+    };
+    const all = (await explain((run) => purgeBatch(run, def, 'some-guid', 100))).flat();
+    expect(
+      all.some((o) => /IndexSeek/.test(o.op) && o.details.includes('Entity(tenant, type_guid, guid)')),
+    ).toBe(true);
+    expect(all.some((o) => /LabelScan|AllNodesScan/.test(o.op))).toBe(false);
+    expect(all.some((o) => /^(Sort|Top)$/.test(o.op))).toBe(false);
+  });
+
+  it('the type page is an index seek in index order with a limit: no sort, so deep pages cost the same', async () => {
+    const res = await world.driver.executeQuery(`EXPLAIN ${LIST_TYPES_CYPHER}`, {
+      tenant: 'x',
+      after: '',
+      limit: neo4j.int(101),
+    });
+    const ops = operators(res.summary.plan as unknown as PlanNode).map((o) => o.op);
+    expect(ops).toContain('NodeUniqueIndexSeek');
+    expect(ops).toContain('Limit');
+    expect(ops.filter((o) => /Sort|Top/.test(o))).toEqual([]);
+  });
+});

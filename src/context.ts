@@ -2,12 +2,7 @@
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import {
-  findLiveAttributesOfTypes,
-  findPlatformAttributes,
-  findWithdrawnAttributes,
-  type StoredAttribute,
-} from './db/attributes.js';
+import { findAttributesOfTypes, findPlatformAttributes, type StoredAttribute } from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
 import type { Purger } from './jobs/purge.js';
@@ -74,11 +69,11 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
         return guids.map((g) => byGuid.get(g) ?? null);
       }),
       ownAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.read((run) => findLiveAttributesOfTypes(run, tenant, guids));
+        const found = await db.read((run) => findAttributesOfTypes(run, tenant, guids, 'live'));
         return guids.map((g) => found.get(g) ?? []);
       }),
       withdrawnAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.read((run) => findWithdrawnAttributes(run, tenant, guids));
+        const found = await db.read((run) => findAttributesOfTypes(run, tenant, guids, 'withdrawn'));
         return guids.map((g) => found.get(g) ?? []);
       }),
       platformAttributes: () => {

@@ -130,14 +130,20 @@ export async function createAttribute(
   return rows[0]!.attr as StoredAttribute;
 }
 
-/** Live definitions declared on each of the given types (platform attributes excluded). */
-export async function findLiveAttributesOfTypes(run: Run, tenant: string, typeGuids: readonly string[]) {
+/** Definitions in one state declared on each of the given types (platform attributes excluded), by name. */
+export async function findAttributesOfTypes(
+  run: Run,
+  tenant: string,
+  typeGuids: readonly string[],
+  state: 'live' | 'withdrawn',
+) {
   const rows = await run(
     `UNWIND $typeGuids AS g
-     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
+     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+     WHERE a.state = $state AND a.origin = 'user_defined'
      WITH g, a ORDER BY a.name_key
      RETURN g AS typeGuid, [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS attrs`,
-    { tenant, typeGuids },
+    { tenant, typeGuids, state },
   );
   return new Map(rows.map((r) => [r.typeGuid as string, r.attrs as StoredAttribute[]]));
 }
@@ -180,17 +186,6 @@ export async function findPlatformAttributes(run: Run, tenant: string, rootKey: 
     { tenant, rootKey },
   );
   return rows.map((r) => r.attr as StoredAttribute);
-}
-
-export async function findWithdrawnAttributes(run: Run, tenant: string, typeGuids: readonly string[]) {
-  const rows = await run(
-    `UNWIND $typeGuids AS g
-     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'withdrawn'
-     WITH g, a ORDER BY a.name_key
-     RETURN g AS typeGuid, [x IN collect(${ATTR_PROJECTION}) WHERE x.guid IS NOT NULL] AS attrs`,
-    { tenant, typeGuids },
-  );
-  return new Map(rows.map((r) => [r.typeGuid as string, r.attrs as StoredAttribute[]]));
 }
 
 export async function findAttribute(run: Run, tenant: string, typeGuid: string, nameKey: string) {

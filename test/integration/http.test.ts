@@ -24,6 +24,14 @@ afterAll(async () => {
 
 const MB = 1024 * 1024;
 
+/** An app whose Neo4j URI points at a port nothing listens on. */
+async function appWithoutDatabase() {
+  const uri = `bolt://127.0.0.1:${await freePort()}`;
+  const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: uri, LOG_LEVEL: 'silent' });
+  const driver = createDriver({ uri });
+  return { app: await buildApp({ config, driver, logger: pino({ level: 'silent' }) }), driver };
+}
+
 /** Sends a request over a real socket; `chunks` are written one by one (chunked when no length is declared). */
 function rawRequest(opts: {
   method: string;
@@ -91,14 +99,7 @@ describe('Envelope', () => {
   });
 
   it('while Neo4j is unreachable a request gets 503 storage_unavailable in the envelope', async () => {
-    const port = await freePort();
-    const config = parseConfig({
-      AUTH_JWT_SECRET: TEST_SECRET,
-      NEO4J_URI: `bolt://127.0.0.1:${port}`,
-      LOG_LEVEL: 'silent',
-    });
-    const driver = createDriver({ uri: `bolt://127.0.0.1:${port}` });
-    const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+    const { app, driver } = await appWithoutDatabase();
     const res = await restClient(app, await tokenFor(newTenant())).get('/entities/types');
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'storage_unavailable' } });
@@ -218,14 +219,7 @@ describe('Authentication (CONTRACT.md)', () => {
   });
 
   it('readiness is 503 storage_unavailable while Neo4j is unreachable', async () => {
-    const port = await freePort();
-    const config = parseConfig({
-      AUTH_JWT_SECRET: TEST_SECRET,
-      NEO4J_URI: `bolt://127.0.0.1:${port}`,
-      LOG_LEVEL: 'silent',
-    });
-    const driver = createDriver({ uri: `bolt://127.0.0.1:${port}` });
-    const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+    const { app, driver } = await appWithoutDatabase();
     const res = await app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'storage_unavailable' } });

@@ -4,9 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   countAttributeData,
   findAttributesApplyingTo,
-  findLiveAttributesOfTypes,
+  findAttributesOfTypes,
   findPlatformAttributes,
-  findWithdrawnAttributes,
   readDeclareFacts,
   withdrawAllOfType,
 } from '../../src/db/attributes.js';
@@ -65,8 +64,8 @@ describe('query plans', () => {
           readDeclareFacts(run, { tenant: t, typeGuid: 'g', nameKey: 'k', refType: null, referents: [] }),
       ],
       ['findAttributesApplyingTo', (run) => findAttributesApplyingTo(run, t, 'g', 'entity')],
-      ['findLiveAttributesOfTypes', (run) => findLiveAttributesOfTypes(run, t, ['g', 'h'])],
-      ['findWithdrawnAttributes', (run) => findWithdrawnAttributes(run, t, ['g'])],
+      ['findAttributesOfTypes live', (run) => findAttributesOfTypes(run, t, ['g', 'h'], 'live')],
+      ['findAttributesOfTypes withdrawn', (run) => findAttributesOfTypes(run, t, ['g'], 'withdrawn')],
       ['findPlatformAttributes', (run) => findPlatformAttributes(run, t, 'entity')],
       ['withdrawAllOfType', (run) => withdrawAllOfType(run, t, 'g')],
     ];

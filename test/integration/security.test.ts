@@ -153,6 +153,26 @@ describe('GraphQL bounds', () => {
   });
 });
 
+describe('GraphiQL', () => {
+  it('is served to a browser at /graphql without a token; queries still need one', async () => {
+    const page = await world.app.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html' } });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('graphiql');
+    for (const accept of [
+      'text/html',
+      'application/json, text/html;q=0.1',
+      'application/graphql-response+json, text/html',
+    ]) {
+      const res = await world.app.inject({
+        method: 'GET',
+        url: '/graphql?query=%7BentityTypes%7Bedges%7Bnode%7Bname%7D%7D%7D%7D',
+        headers: { accept },
+      });
+      expect(res.body).not.toContain('"entityTypes"');
+    }
+  });
+});
 describe('unexpected GraphQL errors', () => {
   it('are masked with reason internal_error', async () => {
     const token = await tokenFor(newTenant());

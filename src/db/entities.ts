@@ -27,12 +27,26 @@ export async function mergeManagedEntity(
   return { entity: rows[0]?.entity as StoredEntity, created: rows[0]?.created === true };
 }
 
-/** The type an entity is written against, with its definitions version (read inside the writing transaction). */
-export async function readTypeForWrite(run: Run, tenant: string, typeGuid: string) {
+/**
+ * The type an entity is written against, with its definitions version, and the types of the candidate referenced
+ * entities, in one statement (read inside the writing transaction).
+ */
+export async function readTypeForWrite(
+  run: Run,
+  tenant: string,
+  typeGuid: string,
+  candidates: readonly string[],
+) {
   const rows = await run(
     `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
-     RETURN coalesce(t.definitions_version, '') AS version, t.creatable AS creatable, t.name_key AS nameKey`,
-    { tenant, typeGuid },
+     CALL {
+       UNWIND $candidates AS g
+       MATCH (e:Entity {guid: g}) WHERE e.tenant = $tenant
+       RETURN collect([e.guid, e.type_guid]) AS referents
+     }
+     RETURN coalesce(t.definitions_version, '') AS version, t.creatable AS creatable, t.name_key AS nameKey,
+            referents`,
+    { tenant, typeGuid, candidates },
   );
   const row = rows[0];
   return row
@@ -40,6 +54,7 @@ export async function readTypeForWrite(run: Run, tenant: string, typeGuid: strin
         version: row.version as string,
         creatable: row.creatable as boolean | null,
         nameKey: row.nameKey as string,
+        referents: new Map(row.referents as [string, string][]),
       }
     : null;
 }

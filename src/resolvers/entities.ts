@@ -50,6 +50,19 @@ async function definitionsAt(
   return definitions;
 }
 
+/** Strings a body's values could reference (entity guids), read with the type in the first statement. */
+function referenceCandidates(values: unknown): string[] {
+  if (typeof values !== 'object' || values === null) return [];
+  const found = new Set<string>();
+  for (const value of Object.values(values as Record<string, unknown>)) {
+    for (const entry of Array.isArray(value) ? value : [value]) {
+      if (typeof entry === 'string' && entry.length > 0 && entry.length <= 256) found.add(entry);
+      if (found.size >= 1000) return [...found];
+    }
+  }
+  return [...found];
+}
+
 export interface CreateEntityInput {
   type_guid?: unknown;
   name?: unknown;
@@ -74,7 +87,7 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
   for (let attempt = 0; attempt < 3; attempt++) {
     const created = await ctx.db.write(
       async (run) => {
-        const type = await readTypeForWrite(run, tenant, typeGuid);
+        const type = await readTypeForWrite(run, tenant, typeGuid, referenceCandidates(values));
         if (!type) throw refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
         if (type.creatable === false) {
           throw refuse.conflict(
@@ -94,6 +107,7 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
         }
 
         const properties: Record<string, unknown> = {};
+        const written: Record<string, unknown> = {};
         const refs: { attr: string; pos: number; target: string; expectedType: string }[] = [];
         for (const def of defs.attributes) {
           let value = given.get(def.name_key);
@@ -114,6 +128,7 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
             continue;
           }
           const entries = checkValue(shapeOf(def), value, ENTITY_VALUE_REASONS, 'The value');
+          written[def.name] = def.cardinality === 'multi' ? entries : entries[0];
           if (def.value_type === 'entity_ref') {
             entries.forEach((target, pos) => {
               refs.push({
@@ -129,7 +144,9 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
           }
         }
 
-        const targets = await findEntityTypesOf(run, tenant, [...new Set(refs.map((r) => r.target))]);
+        // Referents were read with the type when the body named them; only defaults can need another look.
+        const unseen = [...new Set(refs.map((r) => r.target))].filter((g) => !type.referents.has(g));
+        const targets = new Map([...type.referents, ...(await findEntityTypesOf(run, tenant, unseen))]);
         for (const ref of refs) {
           const actual = targets.get(ref.target);
           if (actual === undefined)
@@ -152,11 +169,12 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
           refs: refs.map(({ attr, pos, target }) => ({ attr, pos, target })),
         });
         // No row: the definitions changed since they were read; validate again against the new ones.
-        return result ? { guid, name, type_guid: typeGuid } : null;
+        return result ? { guid, name, type_guid: typeGuid, values: written } : null;
       },
       { timeoutMs: CURATION_TX_TIMEOUT_MS },
     );
-    if (created) return getEntity(ctx, created.guid);
+    // What was validated is what was written: the answer needs no second read.
+    if (created) return created;
     // The definitions changed between reading and writing: validate again against the new ones.
   }
   throw refuse.conflict(

@@ -53,6 +53,7 @@ export type Reason =
   | 'invalid_url'
   | 'uri_too_long'
   | 'storage_unavailable'
+  | 'storage_busy'
   | 'internal_error';
 
 export class AppError extends Error {
@@ -74,6 +75,12 @@ export const refuse = {
     new AppError('unauthenticated', 401, message),
   notAuthorized: (message = 'You are not allowed to do this.') =>
     new AppError('not_authorized', 403, message),
+  storageBusy: () =>
+    new AppError(
+      'storage_busy',
+      503,
+      'The database is too busy to take this request now; try again shortly.',
+    ),
   storageUnavailable: () =>
     new AppError('storage_unavailable', 503, 'The database is unreachable; try again shortly.'),
 };

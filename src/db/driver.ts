@@ -13,7 +13,8 @@ export function createDriver(options: DriverOptions): Driver {
   return neo4j.driver(options.uri, auth, {
     disableLosslessIntegers: true,
     maxConnectionPoolSize: 100,
-    connectionAcquisitionTimeout: 10_000,
+    // Requests queue for a connection while others hold theirs (a type's declarations take turns): be patient.
+    connectionAcquisitionTimeout: 30_000,
     connectionTimeout: 5_000,
     maxTransactionRetryTime: 5_000,
     logging: { level: 'error', logger: () => {} },

@@ -43,12 +43,21 @@ export function isUnavailable(error: unknown): boolean {
   );
 }
 
-function mapError(error: unknown): unknown {
+/** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
+export function mapDriverError(error: unknown): unknown {
   if (error instanceof Neo4jError) {
     if (error.code === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
       return new ConstraintViolation(error.message);
     }
     if (isUnavailable(error)) return refuse.storageUnavailable();
+    // All pooled connections stayed busy past the acquisition timeout, or a transient error (deadlock, lock
+    // timeout) outlasted the managed transaction's retries.
+    if (
+      error.message.startsWith('Connection acquisition timed out') ||
+      error.code.startsWith('Neo.TransientError')
+    ) {
+      return refuse.storageBusy();
+    }
   }
   return error;
 }
@@ -82,7 +91,7 @@ export function createExecutor(
       try {
         return await s.executeRead((tx) => work(runner(tx)), txConfig(options));
       } catch (e) {
-        throw mapError(e);
+        throw mapDriverError(e);
       } finally {
         await s.close();
       }
@@ -92,7 +101,7 @@ export function createExecutor(
       try {
         return await s.executeWrite((tx) => work(runner(tx)), txConfig(options));
       } catch (e) {
-        throw mapError(e);
+        throw mapDriverError(e);
       } finally {
         await s.close();
       }

@@ -85,7 +85,7 @@ describe('Neo4j outage', () => {
       const res = await api.post('/entities/types', { name });
       expect([res.status, res.body.DATA.entity_type.guid], name).toEqual([200, guid]);
     }
-  });
+  }, 240_000);
 });
 
 describe('SIGTERM', () => {

@@ -30,3 +30,25 @@ describe('GraphQL error masking', () => {
     expect(mask(err, 'Unexpected error.')).toBe(err);
   });
 });
+
+describe('driver error mapping', () => {
+  it('maps overload to 503 storage_busy and unavailability to 503 storage_unavailable, never a 500', async () => {
+    const { Neo4jError } = await import('neo4j-driver');
+    const { mapDriverError, ConstraintViolation } = await import('../../src/db/executor.js');
+    const reason = (e: unknown) => (mapDriverError(e) as AppError).reason;
+    const driverError = (message: string, code: string) => new Neo4jError(message, code, '50N42', 'test');
+    expect(reason(driverError('Connection acquisition timed out in 30000 ms. Pool status: …', 'N/A'))).toBe(
+      'storage_busy',
+    );
+    expect(reason(driverError('deadlock', 'Neo.TransientError.Transaction.DeadlockDetected'))).toBe(
+      'storage_busy',
+    );
+    expect(reason(driverError('gone', 'ServiceUnavailable'))).toBe('storage_unavailable');
+    expect(reason(driverError('down', 'Neo.TransientError.General.DatabaseUnavailable'))).toBe(
+      'storage_unavailable',
+    );
+    expect(
+      mapDriverError(driverError('dup', 'Neo.ClientError.Schema.ConstraintValidationFailed')),
+    ).toBeInstanceOf(ConstraintViolation);
+  });
+});

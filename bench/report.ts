@@ -1,0 +1,583 @@
+// Turns the bench's measurements into the printed table, bench/results/latest.md and latest.svg, with the
+// ratios to the baselines and the issue's targets checked.
+import type { StormResult } from './storm.js';
+
+/** service: the metamodel service; a: neo4j-driver alone; b: Fastify constant JSON; c: @neo4j/graphql. */
+export type Target = 'service' | 'a' | 'b' | 'c';
+
+/** What the whole machine did during a run (from /proc/stat). */
+export interface MachineLoad {
+  /** Cores busy in all (user, system, interrupts), ours and anyone else's. */
+  busyCores: number;
+  /** Cores busy with processes other than the server under test, Neo4j and the bench. */
+  otherCores: number;
+  /** Share of CPU time the hypervisor gave to other guests. */
+  stealPct: number;
+}
+
+export interface Measurement {
+  scenario: string;
+  target: Target;
+  connections: number;
+  seconds: number;
+  /** 2xx answers (baseline a: completed transactions). */
+  requests: number;
+  rps: number;
+  /** Latency percentiles and mean in ms, over 2xx answers. */
+  p50: number;
+  p99: number;
+  mean: number;
+  non2xx: number;
+  errors: number;
+  /** Neo4j statements per request (the service's x-db-queries; 1 for baseline a). */
+  queriesPerRequest: number | null;
+  /** CPU per request in ms: the server under test, Neo4j, and the bench process (load generator / driver). */
+  cpuMsPerRequest: { server: number | null; neo4j: number | null; loadgen: number | null };
+  /** CPU cores kept busy by the three together (the machine has `machine.cpus`). */
+  cpuCoresBusy: number;
+  machine: MachineLoad | null;
+  rssMaxMb?: number | null;
+  /** Set when the run sent a fixed number of requests (GraphQL) instead of running for a fixed time. */
+  amount?: number;
+  graphqlErrors?: number;
+  statuses?: Record<string, number>;
+}
+
+export interface Report {
+  date: string;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; neo4j: string };
+  settings: {
+    graphqlRequests: { perConnection: number; min: number; maxSeconds: number };
+    quick: boolean;
+    seconds: number;
+    warmup: number;
+    levels: number[];
+    targetLevel: number;
+    logLevel: string;
+  };
+  catalog: {
+    tenants: number;
+    bigTenantTypes: number;
+    deepRow: number;
+    types: number;
+    attributes: number;
+    entities: number;
+    relationships: number;
+    loadSeconds: number;
+  };
+  scenarios: { id: string; label: string; baselineA: boolean; graphql: boolean }[];
+  measurements: Measurement[];
+  graphqlRoundTrips: {
+    first: number;
+    status: number;
+    queries: number | null;
+    types: number;
+    attributes: number;
+    /** One request, alone. */
+    ms: number;
+    reason?: string;
+  }[];
+  /** Walking the big tenant's listing 500 rows a page up to the deep row, one request at a time. */
+  pageWalk: { pages: number; seconds: number; firstTenMedianMs: number; lastTenMedianMs: number };
+  neo4jGraphql:
+    | { ok: true; shape: { types: number; attributes: number } | null }
+    | { ok: false; problem: string };
+  memory: {
+    maxRssMb: number;
+    afterRssMb: number | null;
+    phases: Record<string, number>;
+    series: [number, number][];
+    storms: (StormResult & { rssMaxMb: number; rssBeforeMb: number })[];
+  };
+  serviceExitCode: number | null;
+  profile: {
+    totalMs: number;
+    busyMs: number;
+    areas: { name: string; share: number }[];
+    inclusive: { name: string; share: number }[];
+    functions: { name: string; share: number }[];
+  } | null;
+  /** Wall time of each phase of the run, in seconds. */
+  phases: Record<string, number>;
+  totalSeconds: number;
+}
+
+// ---- targets of issue 5 ----
+
+export const TARGETS = {
+  readRatioToDriver: 0.6,
+  readP99Ms: 25,
+  deepPageTolerance: 0.2,
+  graphqlRatioToNeo4jGraphql: 1.5,
+  maxRssMb: 300,
+} as const;
+
+const READS = ['page-start', 'page-deep', 'attributes'];
+
+function find(r: Report, scenario: string, target: Target, connections: number) {
+  return r.measurements.find(
+    (m) => m.scenario === scenario && m.target === target && m.connections === connections,
+  );
+}
+
+function ratios(r: Report, m: Measurement) {
+  const a = find(r, m.scenario, 'a', m.connections);
+  const b = find(r, 'constant', 'b', m.connections);
+  const c = find(r, m.scenario, 'c', m.connections);
+  const over = (x: Measurement | undefined) => (x && x.rps > 0 ? m.rps / x.rps : null);
+  return { a: over(a), b: over(b), c: over(c) };
+}
+
+/** Whether a service row meets its target: null when the row has none. */
+function rowTarget(r: Report, m: Measurement): boolean | null {
+  if (m.target !== 'service' || m.connections !== r.settings.targetLevel) return null;
+  const x = ratios(r, m);
+  if (READS.includes(m.scenario)) {
+    if (x.a === null) return null;
+    return x.a >= TARGETS.readRatioToDriver && m.p99 < TARGETS.readP99Ms;
+  }
+  if (m.scenario === 'graphql') return x.c === null ? null : x.c >= TARGETS.graphqlRatioToNeo4jGraphql;
+  return null;
+}
+
+export interface TargetCheck {
+  name: string;
+  met: boolean | null;
+  detail: string;
+}
+
+const f = (n: number | null | undefined, digits = 1) =>
+  n === null || n === undefined || !Number.isFinite(n) ? '–' : n.toFixed(digits);
+const x2 = (n: number | null) => (n === null ? '–' : `${n.toFixed(2)}x`);
+
+export function checkTargets(r: Report): TargetCheck[] {
+  const level = r.settings.targetLevel;
+  const checks: TargetCheck[] = [];
+  for (const id of READS) {
+    const m = find(r, id, 'service', level);
+    const a = find(r, id, 'a', level);
+    if (!m) continue;
+    const ratio = a && a.rps > 0 ? m.rps / a.rps : null;
+    checks.push({
+      name: `${id} at ${level} connections: >= ${TARGETS.readRatioToDriver}x baseline (a)`,
+      met: ratio === null ? null : ratio >= TARGETS.readRatioToDriver,
+      detail: `${f(m.rps, 0)} vs ${f(a?.rps, 0)} req/s = ${x2(ratio)}`,
+    });
+    checks.push({
+      name: `${id} at ${level} connections: p99 < ${TARGETS.readP99Ms} ms`,
+      met: Number.isFinite(m.p99) ? m.p99 < TARGETS.readP99Ms : null,
+      detail: `p99 ${f(m.p99, 2)} ms`,
+    });
+  }
+  const start = find(r, 'page-start', 'service', level);
+  const deep = find(r, 'page-deep', 'service', level);
+  if (start && deep) {
+    const ratio = deep.rps / start.rps;
+    checks.push({
+      name: `type page at row ${r.catalog.deepRow.toLocaleString('en')} costs the same as at row 0 within ${TARGETS.deepPageTolerance * 100}%`,
+      met: Math.abs(1 - ratio) <= TARGETS.deepPageTolerance,
+      detail:
+        `${f(deep.rps, 0)} vs ${f(start.rps, 0)} req/s (${x2(ratio)}); mean ${f(deep.mean, 2)} vs ${f(start.mean, 2)} ms; ` +
+        `${f(deep.queriesPerRequest, 2)} vs ${f(start.queriesPerRequest, 2)} queries`,
+    });
+  }
+  const trips = r.graphqlRoundTrips.filter((t) => !t.reason && t.queries !== null);
+  if (trips.length > 0) {
+    const counts = new Set(trips.map((t) => t.queries));
+    const underLoad = r.measurements.filter((m) => m.scenario === 'graphql' && m.target === 'service');
+    const loadCounts = new Set(underLoad.map((m) => f(m.queriesPerRequest, 2)));
+    checks.push({
+      name: 'GraphQL nested query: a fixed number of round trips whatever the page size',
+      met: counts.size === 1 && loadCounts.size <= 1,
+      detail:
+        `${trips.map((t) => `first ${t.first}: ${t.queries}`).join(', ')}` +
+        `${underLoad.length > 0 ? `; under load ${[...loadCounts].join('/')} per request` : ''}`,
+    });
+  }
+  const g = find(r, 'graphql', 'service', level);
+  const c = find(r, 'graphql', 'c', level);
+  if (g) {
+    const ratio = c && c.rps > 0 ? g.rps / c.rps : null;
+    checks.push({
+      name: `GraphQL at ${level} connections: >= ${TARGETS.graphqlRatioToNeo4jGraphql}x @neo4j/graphql`,
+      met: ratio === null ? null : ratio >= TARGETS.graphqlRatioToNeo4jGraphql,
+      detail: r.neo4jGraphql.ok
+        ? `${f(g.rps, 1)} vs ${f(c?.rps, 1)} req/s = ${x2(ratio)}`
+        : `baseline (c) not run: ${r.neo4jGraphql.problem}`,
+    });
+  }
+  checks.push({
+    name: `service RSS < ${TARGETS.maxRssMb} MB through the whole bench (body storm included)`,
+    met: r.memory.maxRssMb > 0 ? r.memory.maxRssMb < TARGETS.maxRssMb : null,
+    detail:
+      `max ${f(r.memory.maxRssMb, 0)} MB; storm: ` +
+      r.memory.storms.map((s) => `${s.kind} ${f(s.rssBeforeMb, 0)} -> ${f(s.rssMaxMb, 0)} MB`).join(', '),
+  });
+  return checks;
+}
+
+const yesNo = (met: boolean | null) => (met === null ? '–' : met ? 'yes' : 'NO');
+
+// ---- plain text ----
+
+function textTable(header: string[], rows: string[][], rightAlign: boolean[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function serviceRows(r: Report): string[][] {
+  const rows: string[][] = [];
+  for (const s of r.scenarios) {
+    for (const m of r.measurements.filter((x) => x.scenario === s.id && x.target === 'service')) {
+      const x = ratios(r, m);
+      rows.push([
+        s.id,
+        String(m.connections),
+        f(m.rps, 0),
+        f(m.p50, 2),
+        f(m.p99, 2),
+        f(m.queriesPerRequest, 2),
+        String(m.non2xx + m.errors + (m.graphqlErrors ?? 0)),
+        x2(x.a),
+        x2(x.b),
+        x2(x.c),
+        yesNo(rowTarget(r, m)),
+      ]);
+    }
+  }
+  return rows;
+}
+
+const SERVICE_HEADER = [
+  'scenario',
+  'conns',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'q/req',
+  'fail',
+  'x(a)',
+  'x(b)',
+  'x(c)',
+  'target',
+];
+const SERVICE_ALIGN = [false, true, true, true, true, true, true, true, true, true, false];
+
+function baselineRows(r: Report): string[][] {
+  const name = { a: '(a) neo4j-driver', b: '(b) Fastify constant', c: '(c) @neo4j/graphql', service: '' };
+  return r.measurements
+    .filter((m) => m.target !== 'service')
+    .map((m) => [
+      name[m.target],
+      m.scenario,
+      String(m.connections),
+      f(m.rps, 0),
+      f(m.p50, 2),
+      f(m.p99, 2),
+      String(m.non2xx + m.errors + (m.graphqlErrors ?? 0)),
+    ]);
+}
+
+const BASELINE_HEADER = ['baseline', 'scenario', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'fail'];
+const BASELINE_ALIGN = [false, false, true, true, true, true, true];
+
+function cpuRows(r: Report): string[][] {
+  return r.measurements.map((m) => [
+    m.target === 'service' ? 'service' : `(${m.target})`,
+    m.scenario,
+    String(m.connections),
+    f(m.cpuMsPerRequest.server, 3),
+    f(m.cpuMsPerRequest.neo4j, 3),
+    f(m.cpuMsPerRequest.loadgen, 3),
+    f(m.cpuCoresBusy, 2),
+    f(m.machine?.otherCores, 2),
+    f(m.machine?.stealPct, 0),
+  ]);
+}
+
+const CPU_HEADER = [
+  'who',
+  'scenario',
+  'conns',
+  'server ms/req',
+  'neo4j ms/req',
+  'bench ms/req',
+  'cores busy',
+  'others cores',
+  'steal %',
+];
+const CPU_ALIGN = [false, false, true, true, true, true, true, true, true];
+
+export function renderTable(r: Report): string {
+  const parts = [
+    `== service (${r.settings.seconds} s per run, GraphQL ${r.settings.graphqlRequests.perConnection} requests per connection, LOG_LEVEL=${r.settings.logLevel}; x(a)/x(b)/x(c) = req/s over the baseline's at the same connections) ==`,
+    textTable(SERVICE_HEADER, serviceRows(r), SERVICE_ALIGN),
+    '',
+    '== baselines ==',
+    textTable(BASELINE_HEADER, baselineRows(r), BASELINE_ALIGN),
+    '',
+    `== CPU per request (server under test, Neo4j, bench process) on ${r.machine.cpus} cores ==`,
+    textTable(CPU_HEADER, cpuRows(r), CPU_ALIGN),
+    '',
+    '== targets ==',
+    ...checkTargets(r).map((t) => `${yesNo(t.met).padEnd(3)}  ${t.name}: ${t.detail}`),
+    '',
+    `page walk: ${r.pageWalk.pages} pages of 500 in ${f(r.pageWalk.seconds)} s, one at a time; median page ` +
+      `${f(r.pageWalk.firstTenMedianMs)} ms near row 0, ${f(r.pageWalk.lastTenMedianMs)} ms near row ${r.catalog.deepRow.toLocaleString('en')}`,
+    '',
+    `memory: service RSS max ${f(r.memory.maxRssMb, 0)} MB, after the storm ${f(r.memory.afterRssMb, 0)} MB`,
+    ...r.memory.storms.map(
+      (s) =>
+        `  storm ${s.kind}: ${s.requests} x 9 MB (${s.concurrency} at once): ${Object.entries(s.statuses)
+          .map(([k, n]) => `${n}x ${k}`)
+          .join(', ')}; RSS ${f(s.rssBeforeMb, 0)} -> ${f(s.rssMaxMb, 0)} MB`,
+    ),
+  ];
+  if (r.profile) {
+    parts.push(
+      '',
+      `== service CPU profile (whole run, ${f(r.profile.busyMs / 1000)} s busy of ${f(r.profile.totalMs / 1000)} s): self time by area ==`,
+    );
+    parts.push(...r.profile.areas.map((a) => `  ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.name}`));
+    parts.push('  inclusive (area anywhere on the stack):');
+    parts.push(...r.profile.inclusive.map((a) => `  ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.name}`));
+    parts.push('  hottest functions:');
+    parts.push(...r.profile.functions.map((a) => `  ${(a.share * 100).toFixed(1).padStart(5)}%  ${a.name}`));
+  }
+  return `${parts.join('\n')}\n`;
+}
+
+// ---- Markdown ----
+
+function mdTable(header: string[], rows: string[][], rightAlign: boolean[]): string {
+  const esc = (s: string) => s.replace(/\|/g, '\\|');
+  return [
+    `| ${header.map(esc).join(' | ')} |`,
+    `| ${rightAlign.map((r) => (r ? '---:' : '---')).join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(esc).join(' | ')} |`),
+  ].join('\n');
+}
+
+export function renderMarkdown(r: Report): string {
+  const labels = new Map(r.scenarios.map((s) => [s.id, s.label]));
+  const lines: string[] = [];
+  lines.push('# Benchmark results', '');
+  lines.push(
+    `${r.date} · ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGb} GB · Node ${r.machine.node} · Neo4j: ${r.machine.neo4j}`,
+    '',
+    `Runs of ${r.settings.seconds} s after ${r.settings.warmup} s of warm-up (GraphQL, whose requests take hundreds ` +
+      `of ms: ${r.settings.graphqlRequests.perConnection} requests per connection, at least ${r.settings.graphqlRequests.min}, ` +
+      `timed until all are answered, no warm-up) at ${r.settings.levels.join(', ')} connections` +
+      `${r.settings.quick ? ' (--quick)' : ''}; the service runs in its own process (\`node --import tsx src/server.ts\`, ` +
+      `NODE_ENV=production, LOG_LEVEL=${r.settings.logLevel}); load generator (autocannon) and baseline (a) in the bench process. ` +
+      `Everything shares the same ${r.machine.cpus} cores, so figures are noisy; ratios within one run are what count. ` +
+      'Each read scenario is measured interleaved with its baseline (a), and the two type pages with each other, in two ' +
+      'rounds of half the run time each, so that drift during the run (garbage collection, other processes) falls on ' +
+      'both sides alike.',
+    '',
+    `Catalog: ${r.catalog.tenants} tenants, one with ${r.catalog.bigTenantTypes.toLocaleString('en')} user types; ` +
+      `${r.catalog.types.toLocaleString('en')} types, ${r.catalog.attributes.toLocaleString('en')} attribute definitions ` +
+      `(4 types with 200, each with a 1,000-entry enumeration), ${r.catalog.entities.toLocaleString('en')} entities, loaded in ` +
+      `${f(r.catalog.loadSeconds)} s. REST scenarios use the big tenant; the GraphQL page is the second tenant's first ` +
+      '100 types, each with 20 attributes of which 4 reference other types (plus the 5 platform attributes).',
+    '',
+  );
+  lines.push('## Service', '');
+  lines.push(
+    'req/s counts 2xx answers; latencies are per request as the load generator saw them; q/req is the `x-db-queries` ' +
+      'header (Neo4j statements per request); x(a), x(b), x(c) are req/s over the baseline at the same connection count; ' +
+      `"target" is checked at ${r.settings.targetLevel} connections.`,
+    '',
+  );
+  lines.push(
+    mdTable(
+      ['scenario', ...SERVICE_HEADER.slice(1)],
+      serviceRows(r).map((row) => [`${labels.get(row[0]!) ?? row[0]!} (\`${row[0]}\`)`, ...row.slice(1)]),
+      SERVICE_ALIGN,
+    ),
+    '',
+  );
+  lines.push('## Baselines', '');
+  lines.push(
+    '(a) the same Cypher the service sends (imported from `src/db`), through `neo4j-driver` managed read transactions from ' +
+      'N concurrent loops, no HTTP; (b) a minimal Fastify app answering a constant JSON body, in its own process; ' +
+      '(c) `@neo4j/graphql` 7 served by Fastify + graphql-yoga in its own process, on the same data.',
+    '',
+  );
+  lines.push(mdTable(BASELINE_HEADER, baselineRows(r), BASELINE_ALIGN), '');
+  lines.push('## Targets', '');
+  lines.push(
+    mdTable(
+      ['target', 'met', 'measured'],
+      checkTargets(r).map((t) => [t.name, yesNo(t.met), t.detail]),
+      [false, false, false],
+    ),
+    '',
+  );
+  lines.push(
+    `Getting the cursor for row ${r.catalog.deepRow.toLocaleString('en')} walked the listing ${r.pageWalk.pages} pages of ` +
+      `500, one request at a time, in ${f(r.pageWalk.seconds)} s: median page ${f(r.pageWalk.firstTenMedianMs)} ms near ` +
+      `row 0, ${f(r.pageWalk.lastTenMedianMs)} ms near row ${r.catalog.deepRow.toLocaleString('en')}.`,
+    '',
+  );
+  lines.push('## GraphQL round trips by page size', '');
+  lines.push(
+    mdTable(
+      ['first', 'status', 'types', 'attributes', 'Neo4j queries', 'ms (alone)'],
+      r.graphqlRoundTrips.map((t) => [
+        String(t.first),
+        String(t.status),
+        String(t.types),
+        String(t.attributes),
+        t.reason ? `refused: ${t.reason}` : String(t.queries),
+        f(t.ms, 0),
+      ]),
+      [true, true, true, true, false, true],
+    ),
+    '',
+  );
+  if (r.neo4jGraphql.ok) {
+    const shape = r.neo4jGraphql.shape;
+    const ours = r.graphqlRoundTrips.find((t) => t.first === 100);
+    lines.push(
+      `Baseline (c) answers the same 100 types (${shape?.types ?? '?'} returned) with ${shape?.attributes ?? '?'} attributes; ` +
+        `the service answers ${ours?.attributes ?? '?'}: its \`attributes\` also lists the five platform attributes of ` +
+        'every type (owned by the root type, not HAS_ATTRIBUTE children of each type, so @neo4j/graphql cannot express ' +
+        'them). The service also resolves `ownerType`/`allowedRefType` as single objects and signs a cursor per edge; ' +
+        '@neo4j/graphql returns lists (v7 has no single-element relationships). (c) needs no token; the service verifies ' +
+        'a JWT per request.',
+      '',
+    );
+  } else {
+    lines.push(`Baseline (c) was not run: ${r.neo4jGraphql.problem}`, '');
+  }
+  lines.push('## CPU per request', '');
+  lines.push(
+    `CPU time per request of the server under test (the service, or the baseline's server), of Neo4j, and of the bench ` +
+      `process (autocannon; for baseline (a) the driver loops), and the cores the three kept busy together ` +
+      `(out of ${r.machine.cpus}); then the cores other processes of the machine kept busy meanwhile, and the share of ` +
+      `CPU time the hypervisor stole (both from /proc/stat). Neo4j's CPU is only measured when the bench started it.`,
+    '',
+  );
+  lines.push(mdTable(CPU_HEADER, cpuRows(r), CPU_ALIGN), '');
+  lines.push('## Memory', '');
+  lines.push(
+    `Service resident set (sampled every 500 ms, every 100 ms during the storm): max ${f(r.memory.maxRssMb, 0)} MB, ` +
+      `${f(r.memory.afterRssMb, 0)} MB after the storm.`,
+    '',
+  );
+  lines.push(
+    mdTable(
+      ['storm', 'requests', 'at once', 'answers', 'sent', 'RSS before', 'RSS max', 'time'],
+      r.memory.storms.map((s) => [
+        s.kind === 'declared' ? 'Content-Length 9 MB, 64 KB sent' : 'chunked, streamed until answered',
+        String(s.requests),
+        String(s.concurrency),
+        Object.entries(s.statuses)
+          .map(([k, n]) => `${n}× ${k}`)
+          .join(', '),
+        `${f(s.bytesSent / 1024 ** 2, 0)} MB`,
+        `${f(s.rssBeforeMb, 0)} MB`,
+        `${f(s.rssMaxMb, 0)} MB`,
+        `${f(s.ms / 1000, 1)} s`,
+      ]),
+      [false, true, true, false, true, true, true, true],
+    ),
+    '',
+  );
+  const phases = Object.entries(r.memory.phases).map(([p, mb]) => `${p} ${f(mb, 0)}`);
+  lines.push(`Max RSS by phase (MB): ${phases.join(', ')}.`, '');
+  if (r.profile) {
+    lines.push(
+      '## Service CPU profile (whole run)',
+      '',
+      `Shares of the ${f(r.profile.busyMs / 1000)} s the service was busy (of ${f(r.profile.totalMs / 1000)} s), start-up and catalog load included.`,
+      '',
+    );
+    lines.push(
+      mdTable(
+        ['self time', 'area'],
+        r.profile.areas.map((a) => [`${(a.share * 100).toFixed(1)}%`, a.name]),
+        [true, false],
+      ),
+      '',
+      mdTable(
+        ['inclusive', 'area anywhere on the stack'],
+        r.profile.inclusive.map((a) => [`${(a.share * 100).toFixed(1)}%`, a.name]),
+        [true, false],
+      ),
+      '',
+      mdTable(
+        ['self time', 'function'],
+        r.profile.functions.map((a) => [`${(a.share * 100).toFixed(1)}%`, a.name]),
+        [true, false],
+      ),
+      '',
+    );
+  }
+  lines.push(
+    `Run time ${f(r.totalSeconds, 0)} s: ${Object.entries(r.phases)
+      .map(([p, sec]) => `${p} ${f(sec, 0)} s`)
+      .join(', ')}.`,
+    '',
+  );
+  lines.push('![req/s at the target connection count](latest.svg)', '');
+  return lines.join('\n');
+}
+
+// ---- SVG: req/s per scenario at the target level, log scale, with the baselines ----
+
+const COLORS: Record<Target, string> = { service: '#2563eb', a: '#9ca3af', b: '#16a34a', c: '#ea580c' };
+const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export function renderSvg(r: Report): string {
+  const level = r.settings.targetLevel;
+  const bars: { label: string; target: Target; rps: number }[] = [];
+  const b = find(r, 'constant', 'b', level);
+  if (b) bars.push({ label: '(b) Fastify constant JSON', target: 'b', rps: b.rps });
+  for (const s of r.scenarios) {
+    const m = find(r, s.id, 'service', level);
+    if (m) bars.push({ label: s.id, target: 'service', rps: m.rps });
+    const a = find(r, s.id, 'a', level);
+    if (a) bars.push({ label: `  (a) same Cypher, driver only`, target: 'a', rps: a.rps });
+    const c = find(r, s.id, 'c', level);
+    if (c) bars.push({ label: '  (c) @neo4j/graphql', target: 'c', rps: c.rps });
+  }
+  const width = 900;
+  const left = 230;
+  const right = 90;
+  const top = 50;
+  const rowH = 22;
+  const height = top + bars.length * rowH + 40;
+  const maxRps = Math.max(10, ...bars.map((x) => x.rps));
+  const decades = Math.ceil(Math.log10(maxRps));
+  const scale = (v: number) => left + ((width - left - right) * Math.log10(Math.max(1, v))) / decades;
+  const out: string[] = [];
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-labelledby="title" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<title id="title">Requests per second at ${level} connections: the service against its baselines</title>`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="${left}" y="20" font-size="14" font-weight="bold">req/s at ${level} connections (log scale) — ${escapeXml(r.date.slice(0, 10))}</text>`,
+    `<text x="${left}" y="38" fill="#555">blue: service · grey: (a) same Cypher via neo4j-driver · green: (b) Fastify constant JSON · orange: (c) @neo4j/graphql</text>`,
+  );
+  for (let d = 0; d <= decades; d++) {
+    const x = scale(10 ** d);
+    out.push(
+      `<line x1="${x.toFixed(1)}" y1="${top - 4}" x2="${x.toFixed(1)}" y2="${top + bars.length * rowH}" stroke="#e5e7eb"/>`,
+      `<text x="${x.toFixed(1)}" y="${top + bars.length * rowH + 16}" text-anchor="middle" fill="#555">${(10 ** d).toLocaleString('en')}</text>`,
+    );
+  }
+  bars.forEach((bar, i) => {
+    const y = top + i * rowH;
+    const x = scale(bar.rps);
+    out.push(
+      `<text x="${left - 8}" y="${y + 15}" text-anchor="end">${escapeXml(bar.label)}</text>`,
+      `<rect x="${left}" y="${y + 3}" width="${Math.max(1, x - left).toFixed(1)}" height="${rowH - 6}" fill="${COLORS[bar.target]}"/>`,
+      `<text x="${(x + 6).toFixed(1)}" y="${y + 15}" fill="#111">${bar.rps >= 100 ? bar.rps.toFixed(0) : bar.rps.toFixed(1)}</text>`,
+    );
+  });
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}

@@ -1,12 +1,18 @@
 // buildApp(deps): Fastify with the REST router and Yoga at /graphql. Never listens; the entry file does.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyRequest,
+} from 'fastify';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Driver } from 'neo4j-driver';
 import type { Logger } from 'pino';
-import sjson from 'secure-json-parse';
 import { createTokenVerifier } from './auth/tokens.js';
+import { BODY_LIMIT_BYTES, bodyLeftUnread, parseJsonBody, readBody, tooLarge } from './body.js';
 import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
@@ -24,8 +30,6 @@ import { fail, failBody } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
 import { armorPlugin } from './schema/armor.js';
 import { schema } from './schema/index.js';
-
-export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /** The id of the request being served, for code that has no request at hand (GraphQL error masking). */
 const requestScope = new AsyncLocalStorage<{ requestId: string }>();
@@ -54,7 +58,7 @@ const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
 function toAppError(error: FastifyError): AppError | null {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('request_too_large', 413, 'The request body exceeds 8 MB.');
+      return tooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('unsupported_media_type', 415, 'Send the body as application/json.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -154,17 +158,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('services', services);
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
-  // Every body is read as text under the size limit, then parsed as JSON (prototype keys stripped).
+  // Every body is read under the size limit with bounded memory, then parsed as JSON (see body.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
-    } catch {
-      done(refuse.badRequest('invalid_json', 'The body is not valid JSON.'), undefined);
-    }
-  });
+  app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) =>
+    parseJsonBody(await readBody(req.raw, payload)),
+  );
 
   // While closing, answers end their connection, so a drained keep-alive socket does not hold the close open.
   let closing = false;
@@ -175,7 +173,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (req, reply) => {
     // Database queries this request sent: the benchmark's round-trips-per-request figure.
     if (req.ctx) reply.header('x-db-queries', String(req.ctx.stats.queries));
-    if (closing) reply.header('connection', 'close');
+    // While closing, or when the body was refused unread: end the connection so its rest is never read.
+    if (closing || bodyLeftUnread(req.raw)) reply.header('connection', 'close');
   });
 
   // Everything this request runs sees its id (callback style: the rest of the request runs inside the scope).

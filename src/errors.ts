@@ -30,6 +30,7 @@ export type Reason =
   | 'invalid_field'
   | 'unknown_field'
   | 'unsupported_media_type'
+  | 'request_timeout'
   | 'name_too_long'
   | 'not_found'
   | 'method_not_allowed'

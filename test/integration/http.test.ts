@@ -38,7 +38,7 @@ function rawRequest(opts: {
   path: string;
   headers: Record<string, string | number>;
   chunks?: Buffer[];
-}): Promise<{ status: number; body: any }> {
+}): Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       `${baseUrl}${opts.path}`,
@@ -48,7 +48,13 @@ function rawRequest(opts: {
         res.on('data', (d) => {
           text += d;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: text ? JSON.parse(text) : null,
+            headers: res.headers,
+          }),
+        );
       },
     );
     req.on('error', (e: NodeJS.ErrnoException) => {
@@ -276,6 +282,32 @@ describe('Request body limit (8 MB, before parsing)', () => {
     });
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'request_too_large' } });
+    // The rest of the body is never read: the answer ends the connection.
+    expect(res.headers.connection).toBe('close');
+  });
+
+  it('large bodies sent at once are all read and judged, a few at a time, none lost', async () => {
+    const token = await tokenFor(newTenant());
+    const body = Buffer.from(`{"name":"${'n'.repeat(2 * MB)}"}`);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        rawRequest({
+          method: 'POST',
+          path: '/entities/types',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'transfer-encoding': 'chunked',
+          },
+          chunks: Array.from({ length: 8 }, (_, i) =>
+            body.subarray(i * (body.length / 8), (i + 1) * (body.length / 8)),
+          ),
+        }),
+      ),
+    );
+    expect(answers.map((a) => `${a.status} ${a.body?.DATA?.reason}`)).toEqual(
+      Array.from({ length: 12 }, () => '400 name_too_long'),
+    );
   });
 
   it('the same limit guards /graphql', async () => {

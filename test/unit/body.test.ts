@@ -1,0 +1,141 @@
+// Body reading with bounded memory: the limit, the large-body slots (FIFO, released on every exit), the slow-body
+// timeout and length checks, on in-memory streams.
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { bodyLeftUnread, parseJsonBody, readBody, Slots } from '../../src/body.js';
+import { AppError } from '../../src/errors.js';
+
+/** A request stand-in: a stream with headers; `complete` turns true at its end, as on IncomingMessage. */
+function fakeRequest(headers: Record<string, string> = {}) {
+  const stream = new PassThrough() as PassThrough & { headers: Record<string, string>; complete: boolean };
+  stream.headers = headers;
+  stream.complete = false;
+  stream.on('end', () => {
+    stream.complete = true;
+  });
+  return stream;
+}
+const asRaw = (s: PassThrough) => s as unknown as IncomingMessage;
+const reasonOf = async (p: Promise<unknown>) => {
+  const error = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  return error instanceof AppError ? `${error.status} ${error.reason}` : String(error);
+};
+const tick = () => new Promise((r) => setTimeout(r, 10));
+
+describe('Slots', () => {
+  it('grants up to its size, queues the rest in order, and a double release frees one slot only', async () => {
+    const slots = new Slots(2);
+    const a = await slots.acquire();
+    const b = await slots.acquire();
+    const order: string[] = [];
+    const c = slots.acquire().then((r) => {
+      order.push('c');
+      return r;
+    });
+    const d = slots.acquire().then((r) => {
+      order.push('d');
+      return r;
+    });
+    await tick();
+    expect(order).toEqual([]);
+    expect(slots.queued).toBe(2);
+    a();
+    a();
+    await tick();
+    expect(order).toEqual(['c']);
+    b();
+    await tick();
+    expect(order).toEqual(['c', 'd']);
+    (await c)();
+    (await d)();
+    expect(slots.inUse).toBe(0);
+  });
+});
+
+describe('readBody', () => {
+  it('returns the bytes of a body within the limit, and checks them against Content-Length', async () => {
+    const ok = fakeRequest({ 'content-length': '5' });
+    const read = readBody(asRaw(ok), ok, { limit: 10 });
+    ok.end('hello');
+    expect((await read).toString()).toBe('hello');
+
+    const short = fakeRequest({ 'content-length': '9' });
+    const refused = readBody(asRaw(short), short, { limit: 10 });
+    short.end('hello');
+    expect(await reasonOf(refused)).toBe('400 invalid_body');
+  });
+
+  it('refuses a declared length over the limit without reading, and marks the body unread', async () => {
+    const req = fakeRequest({ 'content-length': '11' });
+    expect(await reasonOf(readBody(asRaw(req), req, { limit: 10 }))).toBe('413 request_too_large');
+    expect(bodyLeftUnread(asRaw(req))).toBe(true);
+  });
+
+  it('refuses a streamed body the moment it passes the limit and stops reading it', async () => {
+    const req = fakeRequest();
+    const read = readBody(asRaw(req), req, { limit: 10 });
+    req.write('0123456789');
+    req.write('x');
+    expect(await reasonOf(read)).toBe('413 request_too_large');
+    expect(bodyLeftUnread(asRaw(req))).toBe(true);
+    expect(req.isPaused()).toBe(true);
+    expect(req.listenerCount('data')).toBe(0);
+  });
+
+  it('a large body waits for a slot, then is read; its slot is released when it ends', async () => {
+    const slots = new Slots(1);
+    const holder = await slots.acquire();
+    const req = fakeRequest();
+    let done = false;
+    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots }).then((b) => {
+      done = true;
+      return b;
+    });
+    req.write('12345');
+    req.write('678');
+    await tick();
+    expect(req.isPaused()).toBe(true);
+    expect(slots.queued).toBe(1);
+    holder();
+    await tick();
+    req.end('9');
+    expect((await read).toString()).toBe('123456789');
+    expect(done).toBe(true);
+    expect(slots.inUse).toBe(0);
+  });
+
+  it('a large body that does not finish in time is refused with 408 and gives its slot back', async () => {
+    const slots = new Slots(1);
+    const req = fakeRequest();
+    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots, largeTimeoutMs: 30 });
+    req.write('12345');
+    expect(await reasonOf(read)).toBe('408 request_timeout');
+    expect(slots.inUse).toBe(0);
+  });
+
+  it('a body whose connection closes early is refused, and a slot it waited for is not kept', async () => {
+    const slots = new Slots(1);
+    const holder = await slots.acquire();
+    const req = fakeRequest();
+    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots });
+    req.write('12345');
+    await tick();
+    req.destroy();
+    expect(await reasonOf(read)).toBe('400 invalid_body');
+    holder();
+    await tick();
+    expect(slots.inUse).toBe(0);
+  });
+});
+
+describe('parseJsonBody', () => {
+  it('parses JSON, drops prototype keys, reads an empty body as undefined, refuses malformed JSON', () => {
+    expect(parseJsonBody(Buffer.from('{"a":1,"__proto__":{"x":1}}'))).toEqual({ a: 1 });
+    expect(parseJsonBody(Buffer.from('  '))).toBeUndefined();
+    expect(() => parseJsonBody(Buffer.from('{'))).toThrow(/not valid JSON/);
+  });
+});

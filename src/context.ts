@@ -37,6 +37,16 @@ export interface Loaders {
   withdrawnAttributesByType: DataLoader<string, StoredAttribute[]>;
   /** The tenant's five platform attributes (one query per request, on first use). */
   platformAttributes: () => Promise<StoredAttribute[]>;
+  /**
+   * Types this request has already read, by guid (pages, lookups): nested fields answer from here without a
+   * promise per field. Only ever filled with rows of the viewer's tenant.
+   */
+  typesSeen: Map<string, StoredType>;
+}
+
+/** A type by guid: from what this request already read when it can, else batched through the loader. */
+export function typeByGuid(ctx: RequestContext, guid: string): StoredType | Promise<StoredType | null> {
+  return ctx.loaders.typesSeen.get(guid) ?? ctx.loaders.entityTypeByGuid.load(guid);
 }
 
 const ROOT_TYPE_KEY = 'entity';
@@ -56,6 +66,7 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
   const db = services.db.withStats(stats);
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;
+  const typesSeen = new Map<string, StoredType>();
   return {
     requestId,
     viewer,
@@ -65,8 +76,8 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
     loaders: {
       entityTypeByGuid: new DataLoader(async (guids) => {
         const found = await db.read((run) => findTypesByGuids(run, tenant, guids));
-        const byGuid = new Map(found.map((t) => [t.guid, t]));
-        return guids.map((g) => byGuid.get(g) ?? null);
+        for (const t of found) typesSeen.set(t.guid, t);
+        return guids.map((g) => typesSeen.get(g) ?? null);
       }),
       ownAttributesByType: new DataLoader(async (guids) => {
         const found = await db.read((run) => findAttributesOfTypes(run, tenant, guids, 'live'));
@@ -77,9 +88,16 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
         return guids.map((g) => found.get(g) ?? []);
       }),
       platformAttributes: () => {
-        platform ??= db.read((run) => findPlatformAttributes(run, tenant, ROOT_TYPE_KEY));
+        platform ??= db
+          .read((run) => findPlatformAttributes(run, tenant, ROOT_TYPE_KEY))
+          .then(({ attributes, referencedTypes }) => {
+            // Every type's attribute list shows them: their referenced types are wanted next.
+            for (const t of referencedTypes) typesSeen.set(t.guid, t);
+            return attributes;
+          });
         return platform;
       },
+      typesSeen,
     },
   };
 }

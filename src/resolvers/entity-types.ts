@@ -103,9 +103,17 @@ export async function listEntityTypes(
   const size = parsePageSize(args.pageSize);
   const after = args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor);
   const rows = await ctx.db.read((run) => listTypes(run, tenant, after, size + 1));
-  const page = rows
-    .slice(0, size)
-    .map((type) => ({ type, cursor: ctx.services.cursors.encode(tenant, type.name_key) }));
+  const cursors = ctx.services.cursors;
+  // A row's cursor is signed only when asked for (GraphQL edges that select it; REST uses the last one only).
+  const page = rows.slice(0, size).map((type) => {
+    ctx.loaders.typesSeen.set(type.guid, type);
+    return {
+      type,
+      get cursor() {
+        return cursors.encode(tenant, type.name_key);
+      },
+    };
+  });
   const nextCursor = rows.length > size ? (page[page.length - 1]?.cursor ?? null) : null;
   return { types: page.map((r) => r.type), rows: page, nextCursor };
 }

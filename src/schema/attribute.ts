@@ -1,5 +1,7 @@
 // GraphQL object family for attribute definitions: AttributeDefinition, EntityType.attributes and usage,
 // withdrawn definitions with their purge state, and the declare/withdraw mutations (same resolvers as REST).
+
+import { typeByGuid } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import {
   attributesOf,
@@ -37,7 +39,7 @@ AttributeDefinition.implement({
       description: 'Owning type; null for the five platform attributes.',
       resolve: (a, _args, ctx) => {
         const owner = ownerTypeOf(a);
-        return owner ? ctx.loaders.entityTypeByGuid.load(owner) : null;
+        return owner ? typeByGuid(ctx, owner) : null;
       },
     }),
     valueType: t.exposeString('value_type', {
@@ -63,8 +65,7 @@ AttributeDefinition.implement({
       type: EntityType,
       nullable: true,
       description: 'The type an entity_ref attribute points at.',
-      resolve: (a, _args, ctx) =>
-        a.allowed_ref_type ? ctx.loaders.entityTypeByGuid.load(a.allowed_ref_type) : null,
+      resolve: (a, _args, ctx) => (a.allowed_ref_type ? typeByGuid(ctx, a.allowed_ref_type) : null),
     }),
     required: t.boolean({
       description: 'Whether instances must carry a value.',

@@ -1,4 +1,6 @@
 // GraphQL object family for entity types: EntityType, the type connection, and create/rename/delete mutations.
+
+import { typeByGuid } from '../context.js';
 import type { StoredType } from '../db/entity-types.js';
 import {
   createOrGetEntityType,
@@ -48,8 +50,7 @@ EntityType.implement({
       type: EntityType,
       nullable: true,
       description: 'The catalog level one step above.',
-      resolve: (type, _args, ctx) =>
-        type.parent_type ? ctx.loaders.entityTypeByGuid.load(type.parent_type) : null,
+      resolve: (type, _args, ctx) => (type.parent_type ? typeByGuid(ctx, type.parent_type) : null),
     }),
     creatable: t.boolean({
       nullable: true,
@@ -90,7 +91,13 @@ builder.queryFields((t) => ({
         backward: args.last != null || args.before != null,
       });
       return {
-        edges: page.rows.map((row) => ({ node: row.type, cursor: row.cursor })),
+        // Cursors stay lazy: signed only for edges whose cursor is selected.
+        edges: page.rows.map((row) => ({
+          node: row.type,
+          get cursor() {
+            return row.cursor;
+          },
+        })),
         pageInfo: {
           hasNextPage: page.nextCursor !== null,
           hasPreviousPage: args.after != null,

@@ -2,11 +2,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
+  LogController,
 } from 'fastify';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Driver } from 'neo4j-driver';
@@ -50,6 +53,17 @@ export interface AppDeps {
   logRing?: LogRing;
   /** Identifies this process in leases (defaults to a random id). */
   instanceId?: string;
+}
+
+/** One access line per request, when it completes (Fastify's default writes two: incoming and completed). */
+class AccessLog extends LogController {
+  override incomingRequest() {}
+
+  override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply) {
+    const entry = { req, res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime) };
+    if (error) reply.log.error({ ...entry, err: error }, 'request errored');
+    else reply.log.info(entry, 'request completed');
+  }
 }
 
 const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
@@ -138,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
+    logController: new AccessLog(),
     return503OnClosing: true,
     // Names may be 256 characters (more once percent-encoded); refuse only absurd path segments.
     routerOptions: { maxParamLength: 4096 },
@@ -229,7 +244,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
     schema,
     graphqlEndpoint: '/graphql',
-    plugins: [armorPlugin()],
+    plugins: [armorPlugin(), useGraphQlJit()],
     landingPage: false,
     graphiql: { title: 'Entity Metamodel API', headers: JSON.stringify({ Authorization: 'Bearer <token>' }) },
     logging: false,

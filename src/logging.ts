@@ -40,28 +40,42 @@ export const LEVELS: Record<string, number> = {
   fatal: 60,
 };
 
-/** The most recent log entries, in memory. */
+/**
+ * The most recent log lines, in memory: a circular buffer of the lines as written (already scrubbed), parsed only
+ * when queried, so logging costs no JSON parse and no array shifting per line.
+ */
 export class LogRing {
-  private readonly entries: LogEntry[] = [];
-  constructor(readonly capacity = 2000) {}
+  private readonly lines: (string | undefined)[];
+  private next = 0;
+  constructor(readonly capacity = 2000) {
+    this.lines = new Array(capacity);
+  }
 
   write(line: string) {
-    try {
-      this.entries.push(JSON.parse(line) as LogEntry);
-      if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
-    } catch {
-      // not a JSON line: nothing to keep
-    }
+    this.lines[this.next] = line;
+    this.next = (this.next + 1) % this.capacity;
   }
 
   /** Entries at or above `minLevel` between `since` and `until` (epoch ms), newest last, at most `limit`. */
   query(filter: { minLevel?: number; since?: number; until?: number; limit?: number }) {
-    const matching = this.entries.filter(
-      (e) =>
+    const matching: LogEntry[] = [];
+    for (let i = 0; i < this.capacity; i += 1) {
+      const line = this.lines[(this.next + i) % this.capacity];
+      if (line === undefined) continue;
+      let e: LogEntry;
+      try {
+        e = JSON.parse(line) as LogEntry;
+      } catch {
+        continue; // not a JSON line: nothing to show
+      }
+      if (
         e.level >= (filter.minLevel ?? 0) &&
         e.time >= (filter.since ?? Number.NEGATIVE_INFINITY) &&
-        e.time <= (filter.until ?? Number.POSITIVE_INFINITY),
-    );
+        e.time <= (filter.until ?? Number.POSITIVE_INFINITY)
+      ) {
+        matching.push(e);
+      }
+    }
     return { total: matching.length, entries: matching.slice(-(filter.limit ?? 100)) };
   }
 }

@@ -68,6 +68,17 @@ describe('GET /admin/logs', () => {
     expect(text).not.toContain('s3');
     expect(text).not.toContain('access_token');
     expect(text).toContain('careful');
+    // One access line per request, with method, path (no query string), status and timing.
+    const access = all.body.DATA.entries.filter((e: any) => e.msg === 'request completed');
+    expect(access).toEqual([
+      expect.objectContaining({
+        req: { method: 'GET', url: '/entities/types' },
+        res: { statusCode: 400 },
+        responseTime: expect.any(Number),
+        reqId: expect.any(String),
+      }),
+    ]);
+    expect(all.body.DATA.entries.some((e: any) => e.msg === 'incoming request')).toBe(false);
     const warnings = await admin.get(`/admin/logs?level=warn&since=${since}`);
     expect(warnings.body.DATA.entries.every((e: any) => e.level >= 40)).toBe(true);
     expect(warnings.body.DATA.entries.some((e: any) => e.msg === 'careful')).toBe(true);

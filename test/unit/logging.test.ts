@@ -1,0 +1,34 @@
+// The in-memory log ring behind GET /admin/logs: keeps the newest lines in order, skips what is not JSON, filters.
+import { describe, expect, it } from 'vitest';
+import { LogRing, scrubTokens } from '../../src/logging.js';
+
+const line = (level: number, time: number, msg: string) => JSON.stringify({ level, time, msg });
+
+describe('LogRing', () => {
+  it('keeps the newest `capacity` lines, oldest first, and skips lines that are not JSON', () => {
+    const ring = new LogRing(3);
+    expect(ring.query({}).entries).toEqual([]);
+    for (let i = 1; i <= 5; i += 1) ring.write(line(30, i, `m${i}`));
+    expect(ring.query({}).entries.map((e) => e.msg)).toEqual(['m3', 'm4', 'm5']);
+    ring.write('not json');
+    expect(ring.query({}).entries.map((e) => e.msg)).toEqual(['m4', 'm5']);
+  });
+
+  it('filters by level and time and returns at most `limit`, the newest', () => {
+    const ring = new LogRing(10);
+    ring.write(line(30, 1, 'info'));
+    ring.write(line(40, 2, 'warn'));
+    ring.write(line(50, 3, 'error'));
+    expect(ring.query({ minLevel: 40 }).entries.map((e) => e.msg)).toEqual(['warn', 'error']);
+    expect(ring.query({ since: 2, until: 2 }).entries.map((e) => e.msg)).toEqual(['warn']);
+    const limited = ring.query({ limit: 1 });
+    expect(limited).toEqual({ total: 3, entries: [expect.objectContaining({ msg: 'error' })] });
+  });
+});
+
+describe('scrubTokens', () => {
+  it('removes JWT-shaped strings and bearer credentials from a line', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
+    expect(scrubTokens(`{"a":"${jwt}","b":"Bearer abc.def"}`)).toBe('{"a":"[redacted]","b":"[redacted]"}');
+  });
+});

@@ -1,12 +1,21 @@
 # The service image; it talks to an external Neo4j (NEO4J_URI), so the local Neo4j is not fetched.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+ENV SKIP_NEO4J_FETCH=1
+COPY package.json package-lock.json ./
+COPY scripts/fetch-neo4j.mjs ./scripts/
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production SKIP_NEO4J_FETCH=1
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
-COPY src ./src
-COPY scripts ./scripts
+COPY scripts/fetch-neo4j.mjs ./scripts/
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 4000
-CMD ["npx", "tsx", "src/server.ts"]
+CMD ["node", "--enable-source-maps", "dist/server.js"]

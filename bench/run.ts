@@ -478,19 +478,16 @@ function measurement(
   };
 }
 
-/** Starts the service as `node --import tsx src/server.ts`, its output in a log file; waits until ready. */
+/** Starts the service as `npm start` does (`node dist/server.js`, built first), its output in a log file; waits until ready. */
 async function startService(uri: string, secret: string, workDir: string, profileDir: string | undefined) {
+  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`building the service failed:\n${build.stdout}${build.stderr}`);
   const port = await freePort();
   const logPath = path.join(workDir, 'service.log');
   const fd = openSync(logPath, 'w');
   const child = spawn(
     process.execPath,
-    [
-      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-      '--import',
-      'tsx',
-      'src/server.ts',
-    ],
+    [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/server.js'],
     {
       cwd: ROOT,
       env: {

@@ -14,8 +14,8 @@ import sjson from 'secure-json-parse';
 import { AppError, refuse } from './errors.js';
 
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
-/** Bodies above this size take a slot (the largest legitimate body, a full enumeration, is about 300 KB). */
-export const LARGE_BODY_BYTES = 1024 * 1024;
+/** Bodies above this size take a slot (a typical declaration is a few KB; a full enumeration of long values can pass it). */
+export const LARGE_BODY_BYTES = 256 * 1024;
 export const LARGE_BODY_SLOTS = 4;
 export const LARGE_BODY_TIMEOUT_MS = 30_000;
 

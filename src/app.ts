@@ -15,7 +15,14 @@ import { createGraphQLError, createYoga } from 'graphql-yoga';
 import type { Driver } from 'neo4j-driver';
 import type { Logger } from 'pino';
 import { createTokenVerifier } from './auth/tokens.js';
-import { BODY_LIMIT_BYTES, bodyLeftUnread, parseJsonBody, readBody, tooLarge } from './body.js';
+import {
+  BODY_LIMIT_BYTES,
+  bodyLeftUnread,
+  lingerAfterRefusal,
+  parseJsonBody,
+  readBody,
+  tooLarge,
+} from './body.js';
 import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
@@ -188,8 +195,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (req, reply) => {
     // Database queries this request sent: the benchmark's round-trips-per-request figure.
     if (req.ctx) reply.header('x-db-queries', String(req.ctx.stats.queries));
-    // While closing, or when the body was refused unread: end the connection so its rest is never read.
-    if (closing || bodyLeftUnread(req.raw)) reply.header('connection', 'close');
+    if (closing) reply.header('connection', 'close');
+    // Fastify closes the connection after any body-parser refusal; for a body refused unread that would reset the
+    // socket with the client still sending, often before it reads the 413. Its rest is drained instead (body.ts).
+    else if (bodyLeftUnread(req.raw)) reply.removeHeader('connection');
+  });
+
+  // The rest of a body refused unread is discarded for a while, then the connection is closed (see body.ts).
+  app.addHook('onResponse', (req, _reply, done) => {
+    lingerAfterRefusal(req.raw);
+    done();
   });
 
   // Everything this request runs sees its id (callback style: the rest of the request runs inside the scope).

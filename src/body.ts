@@ -1,13 +1,14 @@
 // Request bodies: read as bytes under the 8 MB limit, then parsed as JSON once (prototype keys stripped).
 //
 // Memory is bounded whatever clients send. A body that declares a length over the limit is refused before a byte
-// of it is read. A body without a declared length (chunked) is counted as it arrives and refused the moment it
-// passes the limit; what it sent so far is dropped and the connection is closed after the answer, so the rest is
-// never read. Bodies above LARGE_BODY_BYTES (legitimate requests stay far below it) are read a few at a time: a
-// large body waits for a slot with its socket paused, which pushes back on the client through TCP instead of
-// piling up in memory. The worst case is then (connections × LARGE_BODY_BYTES) + (slots × limit), not
-// connections × limit. A large body that takes longer than LARGE_BODY_TIMEOUT_MS to arrive gives up its slot
-// with a 408, so slow senders cannot hold the slots.
+// of it is kept. A body without a declared length (chunked) is counted as it arrives and refused the moment it
+// passes the limit; what it sent so far is dropped. The rest of a refused body is read and discarded (a lingering
+// close, as web servers do: closing a socket with unread data makes the kernel send a reset, which can destroy
+// the 413 before the client reads it), for at most LINGER_MS after the answer; then the connection is closed.
+// Bodies above LARGE_BODY_BYTES are read a few at a time: a large body waits for a slot with its socket paused,
+// which pushes back on the client through TCP instead of piling up in memory. The worst case is then
+// (connections × LARGE_BODY_BYTES) + (slots × limit), not connections × limit. A large body that takes longer
+// than LARGE_BODY_TIMEOUT_MS to arrive gives up its slot with a 408, so slow senders cannot hold the slots.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
@@ -18,6 +19,8 @@ export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 export const LARGE_BODY_BYTES = 256 * 1024;
 export const LARGE_BODY_SLOTS = 4;
 export const LARGE_BODY_TIMEOUT_MS = 30_000;
+/** How long the rest of a refused body is read and discarded after the answer before the connection is closed. */
+export const LINGER_MS = 5_000;
 
 export const tooLarge = () => new AppError('request_too_large', 413, 'The request body exceeds 8 MB.');
 
@@ -111,11 +114,11 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (settled) return;
       settled = true;
       if (error) {
-        // Stop reading: the answer is sent with Connection: close, so the rest of the body is never read.
+        // Keep nothing more: the rest of the body is discarded as it arrives (see lingerAfterRefusal).
         (raw as Marked)[UNREAD_BODY] = !raw.complete;
-        payload.pause();
       }
       cleanup();
+      if (error) payload.resume();
       if (error) reject(error);
       else resolve(body as Buffer);
     };
@@ -162,6 +165,19 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
 }
 
 const defaultSlots = new Slots(LARGE_BODY_SLOTS);
+
+/**
+ * After the answer to a request whose body was refused unread: discard the rest of the body as it arrives, and
+ * close the connection if it has not ended within `lingerMs` (a client streaming on regardless).
+ */
+export function lingerAfterRefusal(raw: IncomingMessage, lingerMs = LINGER_MS) {
+  if (!bodyLeftUnread(raw) || raw.complete) return;
+  const timer = setTimeout(() => raw.socket?.destroy(), lingerMs);
+  timer.unref();
+  raw.once('end', () => clearTimeout(timer));
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
+}
 
 /** JSON text to a value, with __proto__ and constructor keys removed; an empty body is undefined. */
 export function parseJsonBody(body: Buffer): unknown {

@@ -1,6 +1,6 @@
 // The HTTP surface: envelope on every response, authentication (CONTRACT.md), body limits, malformed input.
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { SignJWT } from 'jose';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -282,8 +282,40 @@ describe('Request body limit (8 MB, before parsing)', () => {
     });
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'request_too_large' } });
-    // The rest of the body is never read: the answer ends the connection.
-    expect(res.headers.connection).toBe('close');
+  });
+
+  it('after a 413 for a streamed body, the rest is discarded and the connection serves the next request', async () => {
+    const token = await tokenFor(newTenant());
+    const socket = connect((world.app.server.address() as AddressInfo).port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let received = '';
+    socket.on('data', (d) => {
+      received += d.toString('latin1');
+    });
+    socket.write(
+      `POST /entities/types HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\n` +
+        'content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+    );
+    const chunk = Buffer.alloc(MB, 0x20);
+    const frame = Buffer.concat([
+      Buffer.from(`${chunk.length.toString(16)}\r\n`),
+      chunk,
+      Buffer.from('\r\n'),
+    ]);
+    let sent = 0;
+    // Keep sending past the limit (as a client that does not read answers while it writes would).
+    while (sent < 12) {
+      if (!socket.write(frame)) await new Promise((r) => socket.once('drain', r));
+      sent += 1;
+    }
+    socket.write('0\r\n\r\nGET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
+    for (let i = 0; i < 100 && (received.match(/HTTP\/1\.1 /g) ?? []).length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    socket.destroy();
+    const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+    expect(statuses).toEqual(['413', '200']);
+    expect(received).toContain('request_too_large');
   });
 
   it('large bodies sent at once are all read and judged, a few at a time, none lost', async () => {

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { bodyLeftUnread, parseJsonBody, readBody, Slots } from '../../src/body.js';
+import { bodyLeftUnread, lingerAfterRefusal, parseJsonBody, readBody, Slots } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
 
 /** A request stand-in: a stream with headers; `complete` turns true at its end, as on IncomingMessage. */
@@ -82,8 +82,9 @@ describe('readBody', () => {
     req.write('x');
     expect(await reasonOf(read)).toBe('413 request_too_large');
     expect(bodyLeftUnread(asRaw(req))).toBe(true);
-    expect(req.isPaused()).toBe(true);
+    // Nothing keeps what follows: the stream flows on with no reader, discarding it.
     expect(req.listenerCount('data')).toBe(0);
+    expect(req.isPaused()).toBe(false);
   });
 
   it('a large body waits for a slot, then is read; its slot is released when it ends', async () => {
@@ -129,6 +130,40 @@ describe('readBody', () => {
     holder();
     await tick();
     expect(slots.inUse).toBe(0);
+  });
+});
+
+describe('lingerAfterRefusal', () => {
+  const refusedRequest = async () => {
+    const req = fakeRequest();
+    let destroyed = false;
+    Object.assign(req, { socket: { destroy: () => (destroyed = true) } });
+    const read = readBody(asRaw(req), req, { limit: 3 });
+    req.write('1234');
+    await read.catch(() => {});
+    return { req, destroyed: () => destroyed };
+  };
+
+  it('closes the connection when the rest of a refused body is still coming after the linger time', async () => {
+    const { req, destroyed } = await refusedRequest();
+    lingerAfterRefusal(asRaw(req), 20);
+    req.write('more');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(destroyed()).toBe(true);
+  });
+
+  it('keeps the connection when the refused body ends in time, and ignores bodies read to their end', async () => {
+    const { req, destroyed } = await refusedRequest();
+    lingerAfterRefusal(asRaw(req), 40);
+    req.end('rest');
+    await new Promise((r) => setTimeout(r, 80));
+    expect(destroyed()).toBe(false);
+
+    const whole = fakeRequest();
+    const read = readBody(asRaw(whole), whole);
+    whole.end('{}');
+    await read;
+    expect(bodyLeftUnread(asRaw(whole))).toBe(false);
   });
 });
 

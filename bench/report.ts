@@ -406,7 +406,7 @@ export function renderMarkdown(r: Report): string {
   );
   lines.push('## Baselines', '');
   lines.push(
-    '(a) the same Cypher the service sends (imported from `src/db`), through `neo4j-driver` managed read transactions from ' +
+    '(a) the same Cypher the service sends (imported from `src/db`), sent the way the service sends it (`readOne`: an auto-commit read, one round trip) through `neo4j-driver` from ' +
       'N concurrent loops, no HTTP; (b) a minimal Fastify app answering a constant JSON body, in its own process; ' +
       '(c) `@neo4j/graphql` 7 served by Fastify + graphql-yoga in its own process, on the same data.',
     '',

@@ -850,7 +850,7 @@ async function main(): Promise<number> {
         }),
         direct: (i) => {
           const key = nameKey(catalog.existingNames[i % catalog.existingNames.length]!);
-          return exec.read((run) => findTypeByName(run, big, key, typeGuid(big, key)));
+          return exec.readOne((run) => findTypeByName(run, big, key, typeGuid(big, key)));
         },
       },
       {
@@ -864,7 +864,7 @@ async function main(): Promise<number> {
         label: 'type page at row 0 (100 rows)',
         ok: [200],
         request: () => ({ method: 'GET', path: '/entities/types?page_size=100' }),
-        direct: () => exec.read((run) => listTypes(run, big, '', 101)),
+        direct: () => exec.readOne((run) => listTypes(run, big, '', 101)),
       },
       {
         id: 'page-deep',
@@ -874,14 +874,14 @@ async function main(): Promise<number> {
           method: 'GET',
           path: `/entities/types?page_size=100&cursor=${encodeURIComponent(deepCursor)}`,
         }),
-        direct: () => exec.read((run) => listTypes(run, big, deepKey, 101)),
+        direct: () => exec.readOne((run) => listTypes(run, big, deepKey, 101)),
       },
       {
         id: 'attributes',
         label: 'attribute listing, 200-attribute type',
         ok: [200],
         request: () => ({ method: 'GET', path: `/entities/types/${listGuid}/attributes` }),
-        direct: () => exec.read((run) => findAttributesApplyingTo(run, big, listGuid, rootKey)),
+        direct: () => exec.readOne((run) => findAttributesApplyingTo(run, big, listGuid, rootKey)),
       },
       {
         id: 'declare',

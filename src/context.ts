@@ -75,21 +75,21 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
     stats,
     loaders: {
       entityTypeByGuid: new DataLoader(async (guids) => {
-        const found = await db.read((run) => findTypesByGuids(run, tenant, guids));
+        const found = await db.readOne((run) => findTypesByGuids(run, tenant, guids));
         for (const t of found) typesSeen.set(t.guid, t);
         return guids.map((g) => typesSeen.get(g) ?? null);
       }),
       ownAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.read((run) => findAttributesOfTypes(run, tenant, guids, 'live'));
+        const found = await db.readOne((run) => findAttributesOfTypes(run, tenant, guids, 'live'));
         return guids.map((g) => found.get(g) ?? []);
       }),
       withdrawnAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.read((run) => findAttributesOfTypes(run, tenant, guids, 'withdrawn'));
+        const found = await db.readOne((run) => findAttributesOfTypes(run, tenant, guids, 'withdrawn'));
         return guids.map((g) => found.get(g) ?? []);
       }),
       platformAttributes: () => {
         platform ??= db
-          .read((run) => findPlatformAttributes(run, tenant, ROOT_TYPE_KEY))
+          .readOne((run) => findPlatformAttributes(run, tenant, ROOT_TYPE_KEY))
           .then(({ attributes, referencedTypes }) => {
             // Every type's attribute list shows them: their referenced types are wanted next.
             for (const t of referencedTypes) typesSeen.set(t.guid, t);

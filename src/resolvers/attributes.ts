@@ -345,7 +345,7 @@ export async function declareAttribute(
 
 /** Every attribute applying to a type: the platform five (owner_type null) and its own live definitions. */
 export async function listAttributes(ctx: RequestContext, typeGuid: string) {
-  const found = await ctx.db.read((run) =>
+  const found = await ctx.db.readOne((run) =>
     findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY),
   );
   if (!found) throw unknownType();

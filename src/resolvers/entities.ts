@@ -222,6 +222,8 @@ export async function lookupIdentifiers(ctx: RequestContext, identifiers: unknow
       `At most ${MAX_LOOKUP_IDENTIFIERS} identifiers per call.`,
     );
   }
-  const found = await ctx.db.read((run) => lookupEntities(run, ctx.viewer.tenant, identifiers as string[]));
+  const found = await ctx.db.readOne((run) =>
+    lookupEntities(run, ctx.viewer.tenant, identifiers as string[]),
+  );
   return (identifiers as string[]).map((identifier, i) => ({ identifier, entity: found[i] ?? null }));
 }

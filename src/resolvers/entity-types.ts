@@ -59,7 +59,7 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
   const name = cleanName(rawName);
   const key = nameKey(name);
   const guid = typeGuid(tenant, key);
-  const resolve = () => ctx.db.read((run) => findTypeByName(run, tenant, key, guid));
+  const resolve = () => ctx.db.readOne((run) => findTypeByName(run, tenant, key, guid));
 
   for (let attempt = 0; attempt < 3; attempt++) {
     const existing = await resolve();
@@ -102,7 +102,7 @@ export async function listEntityTypes(
   const tenant = ctx.viewer.tenant;
   const size = parsePageSize(args.pageSize);
   const after = args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor);
-  const rows = await ctx.db.read((run) => listTypes(run, tenant, after, size + 1));
+  const rows = await ctx.db.readOne((run) => listTypes(run, tenant, after, size + 1));
   const cursors = ctx.services.cursors;
   // A row's cursor is signed only when asked for (GraphQL edges that select it; REST uses the last one only).
   const page = rows.slice(0, size).map((type) => {
@@ -120,7 +120,7 @@ export async function listEntityTypes(
 
 /** Resolves a guid in the caller's tenant; a guid of another tenant behaves exactly like an unknown one. */
 export async function getEntityType(ctx: RequestContext, guid: string): Promise<StoredType> {
-  const found = await ctx.db.read((run) => findTypeByGuid(run, ctx.viewer.tenant, guid));
+  const found = await ctx.db.readOne((run) => findTypeByGuid(run, ctx.viewer.tenant, guid));
   if (!found) throw unknownType();
   return found;
 }
@@ -128,7 +128,7 @@ export async function getEntityType(ctx: RequestContext, guid: string): Promise<
 export async function findEntityTypeByName(ctx: RequestContext, rawName: string): Promise<StoredType | null> {
   const tenant = ctx.viewer.tenant;
   const key = nameKey(cleanName(rawName));
-  return ctx.db.read((run) => findTypeByName(run, tenant, key, typeGuid(tenant, key)));
+  return ctx.db.readOne((run) => findTypeByName(run, tenant, key, typeGuid(tenant, key)));
 }
 
 const assertUserDefined = (t: StoredType, verb: string) => {

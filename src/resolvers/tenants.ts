@@ -20,7 +20,7 @@ export function createTenantDirectory(db: Executor): TenantDirectory {
   const ready = new Map<string, Promise<void>>();
 
   async function bootstrap(tenant: string) {
-    const version = await db.read((run) => readTenantVersion(run, tenant));
+    const version = await db.readOne((run) => readTenantVersion(run, tenant));
     if (version !== null && version >= SYSTEM_TYPES_VERSION) return;
     const types = SYSTEM_TYPES.map((props) => {
       const key = nameKey(props.name);

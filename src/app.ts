@@ -1,6 +1,6 @@
 // buildApp(deps): Fastify with the REST router and Yoga at /graphql. Never listens; the entry file does.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import Fastify, {
@@ -29,6 +29,8 @@ import { createExecutor } from './db/executor.js';
 import { AppError, isAppError, refuse } from './errors.js';
 import { createPurger } from './jobs/purge.js';
 import { createLogger, LogRing } from './logging.js';
+import { createMetrics } from './metrics.js';
+import { assertOperator } from './resolvers/admin.js';
 import { createCursorCodec } from './resolvers/cursor.js';
 import { EngineCache } from './resolvers/engine-cache.js';
 import { createTenantDirectory } from './resolvers/tenants.js';
@@ -36,10 +38,11 @@ import { adminRoutes } from './rest/admin.js';
 import { attributeRoutes } from './rest/attributes.js';
 import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
-import { fail, failBody } from './rest/envelope.js';
+import { fail, failBody, refusalOf } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
 import { armorPlugin } from './schema/armor.js';
 import { schema } from './schema/index.js';
+import { Slots } from './slots.js';
 
 /** The id of the request being served, for code that has no request at hand (GraphQL error masking). */
 const requestScope = new AsyncLocalStorage<{ requestId: string }>();
@@ -72,6 +75,16 @@ class AccessLog extends LogController {
     else reply.log.info(entry, 'request completed');
   }
 }
+
+/** Whether a presented credential equals the expected one, in time independent of where they differ. */
+function sameSecret(presented: string | undefined, expected: string) {
+  const a = Buffer.from(presented ?? '');
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** GraphQL operations executed at once per process (see the /graphql route). */
+export const GRAPHQL_CONCURRENCY = 8;
 
 const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
 
@@ -132,20 +145,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
   const db = createExecutor(deps.driver, config.NEO4J_DATABASE);
+  const engineCache = new EngineCache();
+  const metrics = createMetrics({ engineCache });
   const services: Services = {
     config,
     db,
     logger,
     cursors: createCursorCodec(config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`),
     tenants: createTenantDirectory(db),
-    engineCache: new EngineCache(),
+    engineCache,
     logRing,
+    metrics,
     purger: createPurger({
       db,
       logger,
       instanceId: deps.instanceId ?? randomUUID(),
       graceSeconds: config.PURGE_GRACE_SECONDS,
       batchSize: config.PURGE_BATCH_SIZE,
+      onProgress: (p) => metrics.observePurge(p),
     }),
   };
   const verify = createTokenVerifier({
@@ -201,9 +218,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     else if (bodyLeftUnread(req.raw)) reply.removeHeader('connection');
   });
 
-  // The rest of a body refused unread is discarded for a while, then the connection is closed (see body.ts).
-  app.addHook('onResponse', (req, _reply, done) => {
+  app.addHook('onResponse', (req, reply, done) => {
+    // The rest of a body refused unread is discarded for a while, then the connection is closed (see body.ts).
     lingerAfterRefusal(req.raw);
+    metrics.observeRequest({
+      method: req.method,
+      route: req.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      reason: refusalOf(reply) ?? '',
+      seconds: reply.elapsedTime / 1000,
+      queries: req.ctx?.stats.queries ?? 0,
+    });
     done();
   });
 
@@ -218,6 +243,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (route === undefined || PUBLIC_ROUTES.has(route)) return;
     if (route === '/graphql' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
       return;
+    if (route === '/metrics' && services.config.METRICS_TOKEN !== undefined) {
+      // A scrape credential of its own, so Prometheus needs no user token (compared in constant time).
+      if (sameSecret(req.headers.authorization, `Bearer ${services.config.METRICS_TOKEN}`)) return;
+    }
     const viewer = await verify(req.headers.authorization);
     await services.tenants.ensure(viewer.tenant);
     req.ctx = createContext(services, viewer, req.id);
@@ -235,6 +264,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   app.get('/healthz', async () => ({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ok' } }));
+  // Prometheus metrics: operators' tokens, or METRICS_TOKEN when set.
+  app.get('/metrics', async (req, reply) => {
+    if (req.ctx) assertOperator(req.ctx);
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
   app.get('/readyz', async (_req, reply) => {
     try {
       await Promise.race([
@@ -256,6 +292,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await services.purger.stop();
   });
 
+  const graphqlSlots = new Slots(GRAPHQL_CONCURRENCY);
   const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -274,7 +311,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req });
+      // A few operations at a time: a nested catalog query holds megabytes of rows and result while it runs, and
+      // on 2 cores running 64 at once only multiplies memory, not throughput. The rest wait their turn.
+      const release = await graphqlSlots.acquire();
+      let response: Response;
+      try {
+        response = await yoga.handleNodeRequestAndResponse(req, reply, { req });
+      } finally {
+        release();
+      }
       response.headers.forEach((value, key) => {
         reply.header(key, value);
       });

@@ -13,6 +13,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
 import { AppError, refuse } from './errors.js';
+import { Slots } from './slots.js';
+
+export { Slots };
 
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 /** Bodies above this size take a slot (a typical declaration is a few KB; a full enumeration of long values can pass it). */
@@ -23,46 +26,6 @@ export const LARGE_BODY_TIMEOUT_MS = 30_000;
 export const LINGER_MS = 5_000;
 
 export const tooLarge = () => new AppError('request_too_large', 413, 'The request body exceeds 8 MB.');
-
-/** A counting semaphore with a FIFO queue. */
-export class Slots {
-  private free: number;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(readonly size: number) {
-    this.free = size;
-  }
-
-  get inUse() {
-    return this.size - this.free;
-  }
-
-  get queued() {
-    return this.waiting.length;
-  }
-
-  /** Resolves with a release function once a slot is free; release is idempotent. */
-  acquire(): Promise<() => void> {
-    return new Promise((resolve) => {
-      const grant = () => {
-        let released = false;
-        resolve(() => {
-          if (released) return;
-          released = true;
-          const next = this.waiting.shift();
-          if (next) next();
-          else this.free += 1;
-        });
-      };
-      if (this.free > 0) {
-        this.free -= 1;
-        grant();
-      } else {
-        this.waiting.push(grant);
-      }
-    });
-  }
-}
 
 export interface BodyReaderOptions {
   limit?: number;

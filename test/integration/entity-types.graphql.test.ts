@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { lexicographicSortSchema, printSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRAPHQL_CONCURRENCY } from '../../src/app.js';
 import { schema } from '../../src/schema/index.js';
 import {
   CreateEntityTypeDocument,
@@ -74,6 +75,17 @@ describe('createEntityType', () => {
       created: false,
       entity_type: { guid: created.data!.createEntityType.entityType.guid },
     });
+  });
+});
+
+describe('concurrency', () => {
+  it(`more operations than run at once (${GRAPHQL_CONCURRENCY}) all complete, each with its own answer`, async () => {
+    const token = await tokenFor(newTenant());
+    const names = Array.from({ length: GRAPHQL_CONCURRENCY * 3 }, (_, i) => `Concurrent ${i}`);
+    const answers = await Promise.all(
+      names.map((name) => gql(world.app, token, CreateEntityTypeDocument, { name })),
+    );
+    expect(answers.map((a) => a.data?.createEntityType.entityType.name)).toEqual(names);
   });
 });
 

@@ -31,6 +31,8 @@ const schema = z.object({
   PURGE_CRON: z.string().min(1).default('0 3 * * *'),
   PURGE_GRACE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
   PURGE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(5_000),
+  /** Lets a scraper read GET /metrics with `Authorization: Bearer <METRICS_TOKEN>` (operators' tokens work too). */
+  METRICS_TOKEN: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
 });
 
 export type Config = Readonly<z.infer<typeof schema>>;

@@ -7,6 +7,7 @@ import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
+import type { Metrics } from './metrics.js';
 import type { CursorCodec } from './resolvers/cursor.js';
 import type { EngineCache } from './resolvers/engine-cache.js';
 import type { TenantDirectory } from './resolvers/tenants.js';
@@ -28,6 +29,7 @@ export interface Services {
   engineCache: EngineCache;
   purger: Purger;
   logRing: LogRing;
+  metrics: Metrics;
 }
 
 export interface Loaders {

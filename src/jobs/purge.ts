@@ -22,6 +22,8 @@ export interface PurgeOptions {
   batchSize?: number;
   /** Seconds a curation write begun before a withdrawal may still commit (see transaction timeout). */
   graceSeconds: number;
+  /** Told of progress: values removed by a batch, definitions removed, definitions left pending by a daily run. */
+  onProgress?: (p: { valuesRemoved: number; definitionsRemoved: number; pending?: number }) => void;
 }
 
 export interface PurgeReport {
@@ -78,6 +80,7 @@ export function createPurger(options: PurgeOptions): Purger {
         current = { ...current, cursor: step.cursor };
         batches += 1;
         removed += step.removed;
+        options.onProgress?.({ valuesRemoved: step.removed, definitionsRemoved: 0 });
         if (batches % 20 === 0) {
           logger.info({ definition: def.guid, batches, removed }, 'purge in progress');
         }
@@ -146,6 +149,7 @@ export function createPurger(options: PurgeOptions): Purger {
           }
           const gone = await db.write((run) => removeDefinition(run, def.guid));
           if (gone) {
+            options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 1 });
             report.removed.push({
               guid: def.guid,
               type_guid: def.owner_guid,
@@ -155,6 +159,8 @@ export function createPurger(options: PurgeOptions): Purger {
           }
         }
         logger.info({ removed: report.removed.length, pending: report.pending }, 'daily purge finished');
+        if (tenant === null)
+          options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 0, pending: report.pending });
         return report;
       } finally {
         await db.write((run) => releaseLease(run, jobLease, instanceId)).catch(() => {});

@@ -17,6 +17,13 @@ export function failBody(error: Pick<AppError, 'reason' | 'message'>): Envelope 
   return { STATUS: 'FAIL', MESSAGE: error.message, DATA: { reason: error.reason } };
 }
 
+const REFUSAL = Symbol('refusal');
+
+/** The reason a reply was refused with, if it was (for metrics). */
+export const refusalOf = (reply: FastifyReply): string | undefined =>
+  (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL];
+
 export function fail(reply: FastifyReply, error: AppError) {
+  (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL] = error.reason;
   return reply.code(error.status).type('application/json; charset=utf-8').send(failBody(error));
 }

@@ -84,7 +84,7 @@ function sameSecret(presented: string | undefined, expected: string) {
 }
 
 /** GraphQL operations executed at once per process (see the /graphql route). */
-export const GRAPHQL_CONCURRENCY = 8;
+export const GRAPHQL_CONCURRENCY = 4;
 
 const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
 

@@ -605,22 +605,12 @@ async function main(): Promise<number> {
     if (!uri) {
       const port = await freePort();
       log(`Starting a throwaway Neo4j on ${HOST}:${port} ...`);
-      const output: string[] = [];
-      try {
-        local = await startLocalNeo4j({
-          dataDir: path.join(workDir, 'neo4j'),
-          port,
-          heapMb: 1536,
-          pageCacheMb: 512,
-          onOutput: (line) => {
-            output.push(line);
-            if (output.length > 20) output.shift();
-          },
-        });
-      } catch (e) {
-        console.error(output.join('\n'));
-        throw e;
-      }
+      local = await startLocalNeo4j({
+        dataDir: path.join(workDir, 'neo4j'),
+        port,
+        heapMb: 1536,
+        pageCacheMb: 512,
+      });
       children.add(local.process);
       uri = local.uri;
     } else {

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
+import { withTimeout } from '../bench/lib.js';
 import { buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { ConfigError, parseConfig } from '../src/config.js';
@@ -916,23 +917,6 @@ function neo4jSettings() {
 const env = neo4jSettings();
 const DATABASE = env.NEO4J_DATABASE;
 
-function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-    timer.unref();
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-}
-
 async function main(): Promise<number> {
   let local: LocalNeo4j | undefined;
   let dataDir: string | undefined;
@@ -946,21 +930,11 @@ async function main(): Promise<number> {
       dataDir = await mkdtemp(path.join(os.tmpdir(), 'loadtest-neo4j-'));
       const port = await freePort();
       console.log(`Starting a throwaway Neo4j on ${HOST}:${port} (data in ${dataDir}) ...`);
-      const output: string[] = [];
-      try {
-        local = await startLocalNeo4j({
-          dataDir,
-          port,
-          heapMb: 1024,
-          onOutput: (line) => {
-            output.push(line);
-            if (output.length > 20) output.shift();
-          },
-        });
-      } catch (e) {
-        console.error(output.join('\n'));
-        throw e;
-      }
+      local = await startLocalNeo4j({
+        dataDir,
+        port,
+        heapMb: 1024,
+      });
       uri = local.uri;
     }
     console.log(`Neo4j: ${uri}`);

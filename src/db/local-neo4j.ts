@@ -33,7 +33,7 @@ export interface LocalNeo4jOptions {
   port: number;
   heapMb?: number;
   pageCacheMb?: number;
-  /** Forwards the database's own output (startup errors) to this sink. */
+  /** Forwards the database's own output to this sink (its last lines are in the error when it fails to start). */
   onOutput?: (line: string) => void;
   startTimeoutMs?: number;
 }
@@ -84,10 +84,19 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
   const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const uri = `bolt://127.0.0.1:${options.port}`;
 
+  // The last lines the database printed, for the error when it does not start.
+  const recent: string[] = [];
+  const output = (line: string) => {
+    recent.push(line);
+    if (recent.length > 20) recent.shift();
+    options.onOutput?.(line);
+  };
+  const failure = (what: string) => new Error(`${what}${recent.length ? `:\n${recent.join('\n')}` : ''}`);
+
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`Local Neo4j did not start within ${options.startTimeoutMs ?? 120_000} ms`));
+      reject(failure(`Local Neo4j did not start within ${options.startTimeoutMs ?? 120_000} ms`));
     }, options.startTimeoutMs ?? 120_000);
     let buffered = '';
     const onData = (chunk: Buffer) => {
@@ -96,7 +105,7 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
       while (newline >= 0) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        options.onOutput?.(line);
+        output(line);
         if (line.startsWith('NEO4J_READY')) {
           clearTimeout(timer);
           resolve();
@@ -105,10 +114,10 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
       }
     };
     child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => options.onOutput?.(chunk.toString('utf8').trimEnd()));
+    child.stderr?.on('data', (chunk: Buffer) => output(chunk.toString('utf8').trimEnd()));
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`Local Neo4j exited during start-up (code ${code})`));
+      reject(failure(`Local Neo4j exited during start-up (code ${code})`));
     });
   });
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import type { TypeProps } from '../resolvers/system-types.js';
-import type { Run } from './executor.js';
+import { objectFromList, type Run } from './executor.js';
 
 /** A type as stored, with its parent level's guid; absent optional fields are null. */
 export interface StoredType {
@@ -19,7 +19,7 @@ export interface StoredType {
   name_locked_hint: string | null;
 }
 
-/** A type travels as a list in TYPE_FIELDS order (cheaper to build and decode than a map; see ATTR_PROJECTION). */
+/** A type travels as a list in TYPE_FIELDS order, not a map (see objectFromList). */
 const TYPE_FIELDS = [
   'guid',
   'name',
@@ -41,12 +41,7 @@ export const typeProjection = (v: string) =>
 const PROJECTION = `${typeProjection('t')} AS type`;
 
 /** A type from its typeProjection list. */
-export function toStoredType(values: unknown): StoredType {
-  const list = values as unknown[];
-  const out: Record<string, unknown> = {};
-  for (let i = 0; i < TYPE_FIELDS.length; i += 1) out[TYPE_FIELDS[i] as string] = list[i] ?? null;
-  return out as unknown as StoredType;
-}
+export const toStoredType = (values: unknown) => objectFromList<StoredType>(TYPE_FIELDS, values);
 
 const first = (rows: Record<string, unknown>[]) => (rows[0] ? toStoredType(rows[0].type) : null);
 

@@ -1,12 +1,23 @@
 // All database access goes through here: managed read/write transactions, one session per unit of work,
 // driver errors mapped to domain errors in one place, and a per-request count of queries sent.
-import neo4j, { type Driver, type ManagedTransaction, Neo4jError } from 'neo4j-driver';
+import neo4j, { type Driver, type ManagedTransaction, Neo4jError, type QueryResult } from 'neo4j-driver';
 import { refuse } from '../errors.js';
 
 export type Row = Record<string, unknown>;
 
 /** Runs one parameterised Cypher statement inside the current transaction and returns plain rows. */
 export type Run = (cypher: string, params?: Record<string, unknown>) => Promise<Row[]>;
+
+/**
+ * A record returned as a list (cheaper for Neo4j to build and the driver to decode than a map: no key string per
+ * field) turned back into an object, the list's values in `fields` order; missing values are null.
+ */
+export function objectFromList<T>(fields: readonly string[], values: unknown): T {
+  const list = values as unknown[];
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < fields.length; i += 1) out[fields[i] as string] = list[i] ?? null;
+  return out as T;
+}
 
 export class ConstraintViolation extends Error {
   constructor(message: string) {
@@ -78,13 +89,15 @@ export function createExecutor(
   database: string | undefined,
   stats: QueryStats = { queries: 0 },
 ) {
-  const runner =
-    (tx: ManagedTransaction): Run =>
+  /** A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. */
+  const counted =
+    (send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>): Run =>
     async (cypher, params = {}) => {
       stats.queries += 1;
-      const result = await tx.run(cypher, params);
+      const result = await send(cypher, params);
       return result.records.map((r) => r.toObject() as Row);
     };
+  const runner = (tx: ManagedTransaction) => counted((cypher, params) => tx.run(cypher, params));
 
   const session = (mode: 'READ' | 'WRITE') =>
     driver.session({
@@ -109,13 +122,13 @@ export function createExecutor(
         const s = session('READ');
         let sent = 0;
         try {
-          return await work(async (cypher, params = {}) => {
-            sent += 1;
-            if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
-            stats.queries += 1;
-            const result = await s.run(cypher, params, txConfig(options));
-            return result.records.map((r) => r.toObject() as Row);
-          });
+          return await work(
+            counted((cypher, params) => {
+              sent += 1;
+              if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
+              return s.run(cypher, params, txConfig(options));
+            }),
+          );
         } catch (e) {
           if (attempt < READ_ONE_RETRIES && neo4j.isRetryableError(e) && !isUnavailable(e)) {
             await new Promise((r) => setTimeout(r, 20 * attempt));

@@ -372,16 +372,15 @@ export async function withdrawAttribute(
   const name = cleanName(rawName);
   const key = nameKey(name);
   const dryRun = options.dryRun === true;
+  const platformOwned = () =>
+    refuse.badRequest('base_type_not_owner', `"${name}" is a platform attribute; the platform owns it.`);
   const work = async (run: Run): Promise<WithdrawResult> => {
     const locked = dryRun ? null : await lockTypeDefinitions(run, tenant, typeGuid);
     const attr = await findAttribute(run, tenant, typeGuid, key);
     if (!dryRun && !locked) throw unknownType();
     if (!attr) {
       if (PLATFORM_ATTRIBUTE_NAMES.has(key)) {
-        throw refuse.badRequest(
-          'base_type_not_owner',
-          `"${name}" is a platform attribute; the platform owns it.`,
-        );
+        throw platformOwned();
       }
       if (dryRun && !(await findTypeByGuid(run, tenant, typeGuid))) throw unknownType();
       throw refuse.notFound(
@@ -390,10 +389,7 @@ export async function withdrawAttribute(
       );
     }
     if (attr.origin === 'system') {
-      throw refuse.badRequest(
-        'base_type_not_owner',
-        `"${name}" is a platform attribute; the platform owns it.`,
-      );
+      throw platformOwned();
     }
     if (attr.state === 'withdrawn') {
       throw refuse.conflict(

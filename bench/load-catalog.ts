@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Driver } from 'neo4j-driver';
+import type { NewAttribute } from '../src/db/attributes.js';
 import { valueProperty } from '../src/db/attributes.js';
 import { nameKey, typeGuid } from '../src/resolvers/names.js';
 
@@ -176,17 +177,8 @@ interface AttributeRow {
   tenant: string;
   typeGuid: string;
   refType: string | null;
-  attr: {
-    guid: string;
-    name: string;
-    name_key: string;
-    value_type: string;
-    cardinality: string;
-    allowed_values_json: string | null;
-    required: boolean;
-    default_value_json: string | null;
-    filterable: boolean;
-  };
+  /** The properties the service's `createAttribute` takes, so the loaded definitions look like declared ones. */
+  attr: NewAttribute;
 }
 
 function attributeRow(tenant: string, owner: string, spec: AttributeSpec): AttributeRow {

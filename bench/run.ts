@@ -716,15 +716,7 @@ async function main(): Promise<number> {
     );
 
     // ---- GraphQL round trips per page size ----
-    const roundTrips: {
-      first: number;
-      status: number;
-      queries: number | null;
-      types: number;
-      attributes: number;
-      ms: number;
-      reason?: string;
-    }[] = [];
+    const roundTrips: Report['graphqlRoundTrips'] = [];
     // Once untimed first: Neo4j plans the statements on their first use.
     await graphApi.call('POST', '/graphql', { query: serviceCatalogQuery(100) });
     for (const first of [1, 10, 50, 100, 200]) {

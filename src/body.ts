@@ -15,8 +15,6 @@ import sjson from 'secure-json-parse';
 import { AppError, refuse } from './errors.js';
 import { Slots } from './slots.js';
 
-export { Slots };
-
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 /** Bodies above this size take a slot (a typical declaration is a few KB; a full enumeration of long values can pass it). */
 export const LARGE_BODY_BYTES = 256 * 1024;

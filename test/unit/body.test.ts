@@ -3,8 +3,9 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { bodyLeftUnread, lingerAfterRefusal, parseJsonBody, readBody, Slots } from '../../src/body.js';
+import { bodyLeftUnread, lingerAfterRefusal, parseJsonBody, readBody } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
+import { Slots } from '../../src/slots.js';
 
 /** A request stand-in: a stream with headers; `complete` turns true at its end, as on IncomingMessage. */
 function fakeRequest(headers: Record<string, string> = {}) {

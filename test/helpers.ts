@@ -1,11 +1,10 @@
 // Test world: an app on the run's Neo4j, a fresh tenant per test, tokens, and REST/GraphQL callers.
 import { randomUUID } from 'node:crypto';
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { FastifyInstance } from 'fastify';
-import { print } from 'graphql';
 import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
 import { inject } from 'vitest';
+import { createMetamodelClient, type FetchLike, MetamodelGraphQLError } from '../client/src/index.js';
 import { buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { parseConfig } from '../src/config.js';
@@ -92,30 +91,52 @@ export function restClient(app: FastifyInstance, token: string | undefined) {
   };
 }
 
-export interface GraphQLReply<T> {
-  /** Database queries the request sent (x-db-queries). */
-  queries: number;
-  data?: T | null;
-  errors?: { message: string; path?: string[]; extensions?: { reason?: string; code?: string } }[];
+/** A fetch over Fastify's inject: the client talks to the app with no listening port. */
+export function injectFetch(app: FastifyInstance, onResponse?: (headers: Headers) => void): FetchLike {
+  return async (url, init) => {
+    const { pathname, search } = new URL(url);
+    const res = await app.inject({
+      method: init.method,
+      url: pathname + search,
+      headers: init.headers,
+      payload: init.body,
+    });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+      else if (value !== undefined) headers.set(name, String(value));
+    }
+    onResponse?.(headers);
+    const noBody = [101, 204, 205, 304].includes(res.statusCode);
+    return new Response(noBody ? null : res.body, { status: res.statusCode, headers });
+  };
 }
 
-/** Runs a typed operation (generated from test/operations/*.graphql) against /graphql. */
-export async function gql<T, V>(
-  app: FastifyInstance,
-  token: string,
-  document: TypedDocumentNode<T, V>,
-  variables?: V,
-): Promise<GraphQLReply<T>> {
-  const res = await app.inject({
-    method: 'POST',
-    url: '/graphql',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    payload: JSON.stringify({ query: print(document), variables }),
+/**
+ * The GraphQL client (client/) bound to one token, over inject. `lastQueries()` is the x-db-queries header of the
+ * last answer (database queries that request sent).
+ */
+export function graphqlClient(app: FastifyInstance, token: string) {
+  let lastQueries: number | undefined;
+  const client = createMetamodelClient({
+    url: 'http://metamodel.test',
+    token,
+    fetch: injectFetch(app, (headers) => {
+      lastQueries = Number(headers.get('x-db-queries'));
+    }),
   });
-  return {
-    ...(res.json() as Omit<GraphQLReply<T>, 'queries'>),
-    queries: Number(res.headers['x-db-queries']),
-  };
+  return { ...client, lastQueries: () => lastQueries };
+}
+
+/** The reason a call was refused with (extensions.reason of its first error); undefined when it succeeded. */
+export async function refusalOf(call: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await call;
+    return undefined;
+  } catch (e) {
+    if (e instanceof MetamodelGraphQLError) return e.reason;
+    throw e;
+  }
 }
 
 /** Token of an operator: an administrator of the default tenant. */

@@ -21,35 +21,45 @@ import './scalars.js';
 const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implement({
   description: 'How much of a limit is used.',
   fields: (t) => ({
-    used: t.exposeInt('used', { description: 'Entries in use.' }),
-    limit: t.exposeInt('limit', { description: 'The limit.' }),
+    used: t.exposeInt('used', { description: 'Entries counted against the limit.' }),
+    limit: t.exposeInt('limit', {
+      description: 'The most entries allowed (200 definitions per type, 1,000 enumerated values).',
+    }),
   }),
 });
 
 export const AttributeDefinition = builder.objectRef<StoredAttribute>('AttributeDefinition');
 
 AttributeDefinition.implement({
-  description: 'Declares that instances of a type may carry a value of a kind under a name.',
+  description:
+    'Declares that instances of a type may carry a value of a kind under a name. Cannot be edited or renamed: to change it, withdraw it and declare anew.',
   fields: (t) => ({
     guid: t.exposeID('guid', { description: 'Identifier of the definition.' }),
-    name: t.exposeString('name', { description: 'Attribute name, unique within the owning type.' }),
+    name: t.exposeString('name', {
+      description:
+        'Attribute name as declared (trimmed), unique within the owning type (letter case ignored).',
+    }),
     ownerType: t.field({
       type: EntityType,
       nullable: true,
-      description: 'Owning type; null for the five platform attributes.',
+      description:
+        'Owning type; null for the five platform attributes (domain, env, tags, classification, groups), which the framework owns.',
       resolve: (a, _args, ctx) => {
         const owner = ownerTypeOf(a);
         return owner ? typeByGuid(ctx, owner) : null;
       },
     }),
     valueType: t.exposeString('value_type', {
-      description: 'string, number, boolean, date, json or entity_ref.',
+      description:
+        'Kind of value: string, number, boolean, date, json or entity_ref (a reference to an entity).',
     }),
-    cardinality: t.exposeString('cardinality', { description: 'single or multi.' }),
+    cardinality: t.exposeString('cardinality', {
+      description: 'single (one value) or multi (a list of up to 1,000 values).',
+    }),
     allowedValues: t.field({
       type: ['JSON'],
       nullable: true,
-      description: 'Enumerated values (scalar types only); null when none.',
+      description: 'Enumerated values (scalar types only, at most 1,000); null when none.',
       resolve: (a) => toAttributeRow(a).allowed_values,
     }),
     allowedValuesUsage: t.field({
@@ -64,27 +74,31 @@ AttributeDefinition.implement({
     allowedRefType: t.field({
       type: EntityType,
       nullable: true,
-      description: 'The type an entity_ref attribute points at.',
+      description: 'The type an entity_ref attribute points at; null on other value types.',
       resolve: (a, _args, ctx) => (a.allowed_ref_type ? typeByGuid(ctx, a.allowed_ref_type) : null),
     }),
     required: t.boolean({
-      description: 'Whether instances must carry a value.',
+      description: 'Whether instances must carry a value (false unless declared true).',
       resolve: (a) => a.required === true,
     }),
     defaultValue: t.field({
       type: 'JSON',
       nullable: true,
-      description: 'Applied when an instance is created without a value; an entity guid for references.',
+      description:
+        'Applied when an instance is created without a value; an entity guid (or list of guids) for references; null when none.',
       resolve: (a) => toAttributeRow(a).default_value,
     }),
     filterable: t.boolean({
-      description: 'Whether the attribute can be filtered on.',
+      description:
+        'Whether the attribute can be filtered on; only entity_ref attributes can be filterable (false on the others).',
       resolve: (a) => a.filterable === true,
     }),
     origin: t.exposeString('origin', {
-      description: 'system for platform attributes, user_defined otherwise.',
+      description: 'system for the five platform attributes, user_defined for declared ones.',
     }),
-    state: t.exposeString('state', { description: 'live, or withdrawn while its data is being removed.' }),
+    state: t.exposeString('state', {
+      description: 'live, or withdrawn while its stored values are being removed.',
+    }),
   }),
 });
 
@@ -92,15 +106,23 @@ const WithdrawnAttribute = builder.objectRef<StoredAttribute>('WithdrawnAttribut
   description:
     'A withdrawn definition whose stored data is being removed; its name is free once the daily job removes it.',
   fields: (t) => ({
-    definition: t.field({ type: AttributeDefinition, resolve: (a) => a }),
+    definition: t.field({
+      type: AttributeDefinition,
+      description: 'The definition as it was declared (state withdrawn).',
+      resolve: (a) => a,
+    }),
     state: t.exposeString('state', { description: 'Always withdrawn.' }),
-    withdrawnAt: t.string({ nullable: true, resolve: (a) => a.withdrawn_at }),
+    withdrawnAt: t.string({
+      nullable: true,
+      description: 'When the definition was withdrawn (ISO 8601 date-time).',
+      resolve: (a) => a.withdrawn_at,
+    }),
     valuesRemoved: t.int({
-      description: 'Stored values removed so far.',
+      description: 'Stored values the purge has removed so far.',
       resolve: (a) => Number(a.values_removed ?? 0),
     }),
     valuesRemaining: t.int({
-      description: 'Stored values still to remove (counted now).',
+      description: 'Stored values still to remove (counted when asked, one database query per definition).',
       resolve: async (a, _args, ctx) =>
         (
           await ctx.db.read((run) =>
@@ -116,7 +138,8 @@ const WithdrawnAttribute = builder.objectRef<StoredAttribute>('WithdrawnAttribut
     }),
     purgeLastRanAt: t.string({
       nullable: true,
-      description: 'When the purge last finished a pass over the instances; null before the first.',
+      description:
+        'When the purge last finished a pass over the instances (ISO 8601 date-time); null before the first.',
       resolve: (a) => a.purge_completed_at,
     }),
   }),
@@ -126,7 +149,7 @@ builder.objectField(EntityType, 'attributes', (t) =>
   t.field({
     type: [AttributeDefinition],
     description:
-      'Every attribute applying to the type: the five platform attributes, then its own live definitions.',
+      'Every attribute applying to the type: the five platform attributes (fixed order), then its own live definitions in name order. Withdrawn definitions are absent. Unpaged: at most 205 entries.',
     resolve: (type, _args, ctx) => attributesOf(ctx, type),
   }),
 );
@@ -134,7 +157,8 @@ builder.objectField(EntityType, 'attributes', (t) =>
 builder.objectField(EntityType, 'attributeUsage', (t) =>
   t.field({
     type: Usage,
-    description: 'Definitions declared on the type against the 200 limit.',
+    description:
+      'Live definitions declared on the type against the 200 limit (platform attributes and withdrawn definitions are not counted).',
     resolve: (type, _args, ctx) => attributeUsageOf(ctx, type),
   }),
 );
@@ -142,40 +166,80 @@ builder.objectField(EntityType, 'attributeUsage', (t) =>
 builder.objectField(EntityType, 'withdrawnAttributes', (t) =>
   t.field({
     type: [WithdrawnAttribute],
-    description: 'Withdrawn definitions whose data is still being removed.',
+    description:
+      'Withdrawn definitions whose data is still being removed; their names cannot be declared again (attribute_def_withdrawn) until the daily job removes them.',
     resolve: (type, _args, ctx) => ctx.loaders.withdrawnAttributesByType.load(type.guid),
   }),
 );
 
 const DeclareAttributeInput = builder.inputType('DeclareAttributeInput', {
   description:
-    'A declaration. valueType and cardinality are strings so that a wrong value gets the same refusal reason as over REST.',
+    'A declaration. valueType and cardinality are strings so that a wrong value gets the same refusal reason as over REST. Null means "not sent" for every optional field; each malformed combination is refused with its own reason, never ignored.',
   fields: (t) => ({
-    name: t.string({ required: true }),
+    name: t.string({
+      required: true,
+      description:
+        'Attribute name, unique within the type (letter case ignored): at most 256 characters after trimming. Refusals: empty_value, name_too_long, invalid_field (control characters; __proto__, constructor, prototype), attribute_def_already_exists (also the platform names), attribute_def_withdrawn.',
+    }),
     valueType: t.string({
       required: true,
-      description: 'string, number, boolean, date, json or entity_ref.',
+      description: 'string, number, boolean, date, json or entity_ref; anything else: unknown_value_type.',
     }),
-    cardinality: t.string({ required: true, description: 'single or multi.' }),
-    allowedValues: t.field({ type: ['JSON'], required: false }),
-    allowedRefType: t.id({ required: false }),
-    required: t.boolean({ required: false }),
-    defaultValue: t.field({ type: 'JSON', required: false }),
-    filterable: t.boolean({ required: false }),
+    cardinality: t.string({
+      required: true,
+      description: 'single or multi; anything else: invalid_cardinality.',
+    }),
+    allowedValues: t.field({
+      type: ['JSON'],
+      required: false,
+      description:
+        'Enumerated values, scalar value types only (on entity_ref: allowed_values_not_supported). At most 1,000 (too_many_allowed_values), distinct (duplicate_allowed_value), each fitting valueType and at most 1,024 characters (invalid_allowed_value). Empty means no enumeration.',
+    }),
+    allowedRefType: t.id({
+      required: false,
+      description:
+        'Guid of the type an entity_ref attribute points at: required on entity_ref (allowed_ref_type_required), refused on other value types (allowed_ref_type_not_supported); unknown_entity_type when it does not resolve.',
+    }),
+    required: t.boolean({
+      required: false,
+      description: 'Whether instances must carry a value; default false.',
+    }),
+    defaultValue: t.field({
+      type: 'JSON',
+      required: false,
+      description:
+        'Applied when an instance is created without a value: must fit valueType and cardinality (invalid_default_value) and the enumeration (default_value_not_allowed); at most 64 KB of JSON. For references an entity guid of allowedRefType (referent_not_found, ref_type_mismatch).',
+    }),
+    filterable: t.boolean({
+      required: false,
+      description:
+        'Whether the attribute can be filtered on; default false. entity_ref only: sent at all on another value type is filterable_not_supported.',
+    }),
   }),
 });
 
 const DeclareAttributePayload = builder
   .objectRef<{ attribute: StoredAttribute; dryRun: boolean; declared: number }>('DeclareAttributePayload')
   .implement({
+    description: 'Result of a declaration (or of its dry run).',
     fields: (t) => ({
-      attribute: t.field({ type: AttributeDefinition, resolve: (p) => p.attribute }),
+      attribute: t.field({
+        type: AttributeDefinition,
+        description: 'The definition declared (on a dry run: as it would be declared).',
+        resolve: (p) => p.attribute,
+      }),
       dryRun: t.exposeBoolean('dryRun', { description: 'True: validated only, nothing written.' }),
-      usage: t.field({ type: Usage, resolve: (p) => ({ used: p.declared, limit: MAX_ATTRIBUTE_DEFS }) }),
+      usage: t.field({
+        type: Usage,
+        description:
+          'Live definitions on the type against the 200 limit: this declaration included, or on a dry run as they stand.',
+        resolve: (p) => ({ used: p.declared, limit: MAX_ATTRIBUTE_DEFS }),
+      }),
     }),
   });
 
 const Impact = builder.objectRef<{ instances: number; values: number }>('WithdrawImpact').implement({
+  description: 'What a withdrawal would remove, counted now.',
   fields: (t) => ({
     instances: t.exposeInt('instances', { description: 'Instances that carry a value.' }),
     values: t.exposeInt('values', { description: 'Stored values that would be removed.' }),
@@ -187,13 +251,18 @@ const WithdrawAttributePayload = builder
     'WithdrawAttributePayload',
   )
   .implement({
+    description: 'Result of a withdrawal (or of its dry run).',
     fields: (t) => ({
-      attribute: t.field({ type: AttributeDefinition, resolve: (p) => p.attribute }),
-      dryRun: t.exposeBoolean('dryRun'),
+      attribute: t.field({
+        type: AttributeDefinition,
+        description: 'The definition: state withdrawn, or still live on a dry run.',
+        resolve: (p) => p.attribute,
+      }),
+      dryRun: t.exposeBoolean('dryRun', { description: 'True: impact reported only, nothing written.' }),
       impact: t.field({
         type: Impact,
         nullable: true,
-        description: 'Dry runs only.',
+        description: 'Instances and stored values the withdrawal removes; dry runs only (null otherwise).',
         resolve: (p) => p.impact ?? null,
       }),
     }),
@@ -213,11 +282,16 @@ const GRAPHQL_TO_REST_FIELDS: Record<string, string> = {
 builder.mutationFields((t) => ({
   declareAttribute: t.field({
     type: DeclareAttributePayload,
-    description: 'Declare an attribute on a type (dryRun: validate and report only).',
+    description:
+      'Declare an attribute definition on a type (dryRun: validate and report only). Refusals besides those of the input fields: unknown_entity_type, base_type_not_owner (the root type entity), too_many_attribute_defs (200 live definitions).',
     args: {
-      typeGuid: t.arg.id({ required: true }),
-      input: t.arg({ type: DeclareAttributeInput, required: true }),
-      dryRun: t.arg.boolean({ required: false, defaultValue: false }),
+      typeGuid: t.arg.id({ required: true, description: 'Guid of the type to declare on.' }),
+      input: t.arg({ type: DeclareAttributeInput, required: true, description: 'The declaration.' }),
+      dryRun: t.arg.boolean({
+        required: false,
+        defaultValue: false,
+        description: 'True: run every check and return the result, write nothing.',
+      }),
     },
     resolve: (_root, args, ctx) => {
       const input: DeclareInput = {};
@@ -230,11 +304,15 @@ builder.mutationFields((t) => ({
   withdrawAttribute: t.field({
     type: WithdrawAttributePayload,
     description:
-      'Withdraw a live attribute; its data is removed in the background (dryRun: report the impact only).',
+      'Withdraw a live attribute definition: it leaves the listing at once and its stored values are removed in the background; the name is free again once the daily job has removed it (dryRun: report the impact only). Refusals: unknown_entity_type, attribute_def_not_found, attribute_def_withdrawn, base_type_not_owner (a platform attribute).',
     args: {
-      typeGuid: t.arg.id({ required: true }),
-      name: t.arg.string({ required: true }),
-      dryRun: t.arg.boolean({ required: false, defaultValue: false }),
+      typeGuid: t.arg.id({ required: true, description: 'Guid of the type that owns the definition.' }),
+      name: t.arg.string({ required: true, description: 'Attribute name (trimmed, letter case ignored).' }),
+      dryRun: t.arg.boolean({
+        required: false,
+        defaultValue: false,
+        description: 'True: count what would be removed and write nothing.',
+      }),
     },
     resolve: (_root, args, ctx) =>
       withdrawAttribute(ctx, String(args.typeGuid), args.name, { dryRun: args.dryRun === true }),

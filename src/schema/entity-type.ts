@@ -12,54 +12,76 @@ import {
 import { builder } from './builder.js';
 
 export const EntityTypeOrigin = builder.enumType('EntityTypeOrigin', {
-  description: 'Where a type comes from.',
+  description: 'Where a type comes from. Only user_defined types can be renamed or deleted.',
   values: {
-    user_defined: { description: 'Created by a caller.' },
-    system: { description: 'Shipped or managed by the platform.' },
-    connector: { description: 'Reported by a connector.' },
+    user_defined: {
+      description: 'Created by a caller (createEntityType); a catalog level under its own name.',
+    },
+    system: {
+      description:
+        'Shipped with the service (entity, the catalog levels, the vocabularies) or managed by the platform (dashboard).',
+    },
+    connector: { description: 'Reported by a connector; carries none of the optional fields.' },
   } as const,
 });
 
 export const EntityType = builder.objectRef<StoredType>('EntityType');
 
 EntityType.implement({
-  description: 'A class of catalog entities. Fields that do not apply to a type are null.',
+  description:
+    'A class of catalog entities (datasource, table, dashboard, or a type a caller invents). Fields that do not apply to a type are null (REST leaves them out of the row).',
   fields: (t) => ({
     guid: t.exposeID('guid', {
-      description: 'Identifier, derived from the tenant and the name the type was created under.',
+      description:
+        'Identifier: a UUID derived from the tenant and the (normalised) name the type was created under, so a type deleted and recreated under that name gets the same guid back. Kept by a rename.',
     }),
-    name: t.exposeString('name', { description: 'Type name.' }),
+    name: t.exposeString('name', {
+      description:
+        'Type name as first spelt (trimmed). Names are unique per tenant, compared trimmed, NFC-composed and case-folded.',
+    }),
     origin: t.field({
       type: EntityTypeOrigin,
-      description: 'user_defined, system or connector.',
+      description: 'Where the type comes from: user_defined, system or connector.',
       resolve: (type) => type.origin as 'user_defined' | 'system' | 'connector',
     }),
     catalogLevel: t.boolean({
       nullable: true,
-      description: "True: the type's entities are rows in the Entity Catalog table.",
+      description:
+        "True: the type's entities are rows in the Entity Catalog table. Set on the built-in levels, managed types and user-defined types; null otherwise.",
       resolve: (type) => type.catalog_level,
     }),
     vocabulary: t.boolean({
       nullable: true,
-      description: "True: the type's entities are values picked in an attribute cell.",
+      description:
+        "True: the type's entities are values picked in an attribute cell, not table rows (domain, env, tag, classification, group); null otherwise.",
       resolve: (type) => type.vocabulary,
     }),
-    label: t.string({ nullable: true, description: 'Display name.', resolve: (type) => type.label }),
-    icon: t.string({ nullable: true, description: 'Icon key.', resolve: (type) => type.icon }),
+    label: t.string({
+      nullable: true,
+      description: 'Display name of the built-in levels and managed types; null otherwise.',
+      resolve: (type) => type.label,
+    }),
+    icon: t.string({
+      nullable: true,
+      description: 'Key the client maps to an icon (built-in levels and managed types); null otherwise.',
+      resolve: (type) => type.icon,
+    }),
     parentType: t.field({
       type: EntityType,
       nullable: true,
-      description: 'The catalog level one step above.',
+      description:
+        'The catalog level one step above (database → datasource, schema → database, table → schema, column → table); null on datasource and every other type.',
       resolve: (type, _args, ctx) => (type.parent_type ? typeByGuid(ctx, type.parent_type) : null),
     }),
     creatable: t.boolean({
       nullable: true,
-      description: 'False: creating an instance is refused by the curation API.',
+      description:
+        'False on managed types (dashboard): creating an instance through the curation API is refused with type_not_creatable; null otherwise.',
       resolve: (type) => type.creatable,
     }),
     nameLockedHint: t.string({
       nullable: true,
-      description: "Text to show where an instance's name cannot be edited.",
+      description: "Managed types: text to show where an instance's name cannot be edited; null otherwise.",
       resolve: (type) => type.name_locked_hint,
     }),
   }),
@@ -69,44 +91,54 @@ builder.queryFields((t) => ({
   entityType: t.field({
     type: EntityType,
     nullable: true,
-    description: 'A type of your tenant by guid; null when none has it.',
-    args: { guid: t.arg.id({ required: true }) },
+    description: 'A type of your tenant by guid; null when none has it (also for a guid of another tenant).',
+    args: { guid: t.arg.id({ required: true, description: 'Guid of the type.' }) },
     resolve: (_root, args, ctx) => ctx.loaders.entityTypeByGuid.load(String(args.guid)),
   }),
   entityTypeByName: t.field({
     type: EntityType,
     nullable: true,
-    description: 'The type a name resolves to (trimmed, letter case ignored); null when none.',
-    args: { name: t.arg.string({ required: true }) },
+    description:
+      'The type a name resolves to (trimmed, letter case ignored; a renamed type also by the name it was created under); null when none.',
+    args: {
+      name: t.arg.string({
+        required: true,
+        description: 'Type name, compared trimmed, NFC-composed and case-folded.',
+      }),
+    },
     resolve: (_root, args, ctx) => findEntityTypeByName(ctx, args.name),
   }),
-  entityTypes: t.connection({
-    type: EntityType,
-    description:
-      'System and user-defined types together, in name order. first: 1..500, default 100; forward only.',
-    resolve: async (_root, args, ctx) => {
-      const page = await listEntityTypes(ctx, {
-        cursor: args.after ?? undefined,
-        pageSize: args.first ?? undefined,
-        backward: args.last != null || args.before != null,
-      });
-      return {
-        // Cursors stay lazy: signed only for edges whose cursor is selected.
-        edges: page.rows.map((row) => ({
-          node: row.type,
-          get cursor() {
-            return row.cursor;
+  entityTypes: t.connection(
+    {
+      type: EntityType,
+      description:
+        'Every type of your tenant (system, user-defined and connector types together), in normalised-name order, paged forward with first/after. first: 1..500, default 100 (invalid_page_size outside); a cursor not issued to your tenant: invalid_cursor.',
+      resolve: async (_root, args, ctx) => {
+        const page = await listEntityTypes(ctx, {
+          cursor: args.after ?? undefined,
+          pageSize: args.first ?? undefined,
+          backward: args.last != null || args.before != null,
+        });
+        return {
+          // Cursors stay lazy: signed only for edges whose cursor is selected.
+          edges: page.rows.map((row) => ({
+            node: row.type,
+            get cursor() {
+              return row.cursor;
+            },
+          })),
+          pageInfo: {
+            hasNextPage: page.nextCursor !== null,
+            hasPreviousPage: args.after != null,
+            startCursor: page.rows[0]?.cursor ?? null,
+            endCursor: page.rows[page.rows.length - 1]?.cursor ?? null,
           },
-        })),
-        pageInfo: {
-          hasNextPage: page.nextCursor !== null,
-          hasPreviousPage: args.after != null,
-          startCursor: page.rows[0]?.cursor ?? null,
-          endCursor: page.rows[page.rows.length - 1]?.cursor ?? null,
-        },
-      };
+        };
+      },
     },
-  }),
+    { description: 'One page of entity types.' },
+    { description: 'One entity type of the page, with the cursor that continues after it.' },
+  ),
 }));
 
 const CreateEntityTypePayload = builder
@@ -114,8 +146,15 @@ const CreateEntityTypePayload = builder
   .implement({
     description: 'Result of create-or-get.',
     fields: (t) => ({
-      entityType: t.field({ type: EntityType, resolve: (p) => p.entityType }),
-      created: t.exposeBoolean('created', { description: 'False when the name already resolved to a type.' }),
+      entityType: t.field({
+        type: EntityType,
+        description: 'The type created, or the existing type the name resolved to.',
+        resolve: (p) => p.entityType,
+      }),
+      created: t.exposeBoolean('created', {
+        description:
+          'True when a type was created; false when the name already resolved to a type (nothing written).',
+      }),
     }),
   });
 
@@ -124,16 +163,24 @@ const DeleteEntityTypePayload = builder
   .implement({
     description: 'Result of a delete.',
     fields: (t) => ({
-      guid: t.exposeID('guid'),
-      deleted: t.exposeBoolean('deleted'),
+      guid: t.exposeID('guid', { description: 'Guid of the deleted type.' }),
+      deleted: t.exposeBoolean('deleted', {
+        description: 'Always true: a refused delete is an error instead.',
+      }),
     }),
   });
 
 builder.mutationFields((t) => ({
   createEntityType: t.field({
     type: CreateEntityTypePayload,
-    description: 'Create-or-get a user-defined type by name.',
-    args: { name: t.arg.string({ required: true }) },
+    description:
+      'Create-or-get a user-defined type by name: a name that already resolves returns that type with created false and writes nothing. Refusals: empty_value, name_too_long, invalid_field, type_instances_managed (the name of a managed type not yet set up, e.g. dashboard).',
+    args: {
+      name: t.arg.string({
+        required: true,
+        description: 'Type name: at most 256 characters after trimming, no control characters.',
+      }),
+    },
     resolve: async (_root, args, ctx) => {
       const result = await createOrGetEntityType(ctx, args.name);
       return { entityType: result.type, created: result.created };
@@ -141,14 +188,22 @@ builder.mutationFields((t) => ({
   }),
   renameEntityType: t.field({
     type: EntityType,
-    description: 'Rename a user-defined type; its guid does not change.',
-    args: { guid: t.arg.id({ required: true }), name: t.arg.string({ required: true }) },
+    description:
+      'Rename a user-defined type; its guid does not change and the name it was created under keeps resolving to it. Refusals: unknown_entity_type, type_not_user_defined, type_name_taken, type_instances_managed, empty_value, name_too_long.',
+    args: {
+      guid: t.arg.id({ required: true, description: 'Guid of the type to rename.' }),
+      name: t.arg.string({
+        required: true,
+        description: 'New name: at most 256 characters after trimming, no control characters.',
+      }),
+    },
     resolve: (_root, args, ctx) => renameEntityType(ctx, String(args.guid), args.name),
   }),
   deleteEntityType: t.field({
     type: DeleteEntityTypePayload,
-    description: 'Delete a user-defined type and its attribute definitions.',
-    args: { guid: t.arg.id({ required: true }) },
+    description:
+      'Delete a user-defined type; its live attribute definitions are withdrawn (values purged in the background), its entities keep its guid. Recreating the name gives the same guid back. Refusals: unknown_entity_type, type_not_user_defined, type_referenced (live definitions of other types reference it).',
+    args: { guid: t.arg.id({ required: true, description: 'Guid of the type to delete.' }) },
     resolve: (_root, args, ctx) => deleteEntityType(ctx, String(args.guid)),
   }),
 }));

@@ -5,8 +5,17 @@ import {
   DeclareAttributeDocument,
   TypeAttributesDocument,
   WithdrawAttributeDocument,
-} from '../generated/graphql.js';
-import { createType, createWorld, gql, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+} from '../../client/src/index.js';
+import {
+  createType,
+  createWorld,
+  graphqlClient,
+  newTenant,
+  refusalOf,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
 
 let world: TestWorld;
 beforeAll(async () => {
@@ -16,21 +25,18 @@ afterAll(async () => {
   await world?.close();
 });
 
-const reasonOf = (res: { errors?: { extensions?: { reason?: string } }[] }) =>
-  res.errors?.[0]?.extensions?.reason;
-
 async function setup() {
   const tenant = newTenant();
   const token = await tokenFor(tenant);
   const api = restClient(world.app, token);
-  return { tenant, token, api, type: await createType(api, 'Model') };
+  return { tenant, client: graphqlClient(world.app, token), api, type: await createType(api, 'Model') };
 }
 
 describe('declareAttribute and EntityType.attributes', () => {
   it('declares through the shared resolver; REST lists what GraphQL declared, with the same fields', async () => {
-    const { token, api, type } = await setup();
+    const { client, api, type } = await setup();
     const target = await createType(api, 'Feature');
-    const res = await gql(world.app, token, DeclareAttributeDocument, {
+    const res = await client.request(DeclareAttributeDocument, {
       typeGuid: type,
       input: {
         name: 'Inputs',
@@ -40,8 +46,7 @@ describe('declareAttribute and EntityType.attributes', () => {
         filterable: true,
       },
     });
-    expect(res.errors).toBeUndefined();
-    const attr = res.data!.declareAttribute.attribute;
+    const attr = res.declareAttribute.attribute;
     expect(attr).toMatchObject({
       name: 'Inputs',
       valueType: 'entity_ref',
@@ -55,7 +60,7 @@ describe('declareAttribute and EntityType.attributes', () => {
       allowedValues: null,
       allowedValuesUsage: null,
     });
-    expect(res.data!.declareAttribute.usage).toEqual({ used: 1, limit: 200 });
+    expect(res.declareAttribute.usage).toEqual({ used: 1, limit: 200 });
     const rest = (await api.get(`/entities/types/${type}/attributes`)).body.DATA.attributes;
     expect(rest.at(-1)).toMatchObject({
       guid: attr.guid,
@@ -64,50 +69,42 @@ describe('declareAttribute and EntityType.attributes', () => {
       allowed_ref_type: target,
     });
 
-    const listed = await gql(world.app, token, TypeAttributesDocument, { guid: type });
-    expect(listed.data!.entityType!.attributes.map((a) => a.name)).toEqual(rest.map((a: any) => a.name));
-    expect(listed.data!.entityType!.attributes[0]!.ownerType).toBeNull();
-    expect(listed.data!.entityType!.attributeUsage).toEqual({ used: 1, limit: 200 });
+    const listed = await client.request(TypeAttributesDocument, { guid: type });
+    expect(listed.entityType!.attributes.map((a) => a.name)).toEqual(rest.map((a: any) => a.name));
+    expect(listed.entityType!.attributes[0]!.ownerType).toBeNull();
+    expect(listed.entityType!.attributeUsage).toEqual({ used: 1, limit: 200 });
+    expect(await client.typeAttributes(type)).toEqual(listed.entityType);
   });
 
   it('refusals carry the REST reasons in extensions.reason, including for valueType and cardinality', async () => {
-    const { token, type } = await setup();
+    const { client, type } = await setup();
     const declare = (input: any) =>
-      gql(world.app, token, DeclareAttributeDocument, { typeGuid: type, input });
-    expect(reasonOf(await declare({ name: 'x', valueType: 'text', cardinality: 'single' }))).toBe(
-      'unknown_value_type',
-    );
-    expect(reasonOf(await declare({ name: 'x', valueType: 'string', cardinality: 'many' }))).toBe(
+      refusalOf(client.request(DeclareAttributeDocument, { typeGuid: type, input }));
+    expect(await declare({ name: 'x', valueType: 'text', cardinality: 'single' })).toBe('unknown_value_type');
+    expect(await declare({ name: 'x', valueType: 'string', cardinality: 'many' })).toBe(
       'invalid_cardinality',
     );
-    expect(
-      reasonOf(await declare({ name: 'x', valueType: 'string', cardinality: 'single', filterable: true })),
-    ).toBe('filterable_not_supported');
-    expect(reasonOf(await declare({ name: 'x', valueType: 'entity_ref', cardinality: 'single' }))).toBe(
+    expect(await declare({ name: 'x', valueType: 'string', cardinality: 'single', filterable: true })).toBe(
+      'filterable_not_supported',
+    );
+    expect(await declare({ name: 'x', valueType: 'entity_ref', cardinality: 'single' })).toBe(
       'allowed_ref_type_required',
     );
-    expect(reasonOf(await declare({ name: ' ', valueType: 'string', cardinality: 'single' }))).toBe(
-      'empty_value',
-    );
+    expect(await declare({ name: ' ', valueType: 'string', cardinality: 'single' })).toBe('empty_value');
     const tooMany = Array.from({ length: 1001 }, (_, i) => i);
     expect(
-      reasonOf(
-        await declare({ name: 'n', valueType: 'number', cardinality: 'single', allowedValues: tooMany }),
-      ),
+      await declare({ name: 'n', valueType: 'number', cardinality: 'single', allowedValues: tooMany }),
     ).toBe('too_many_allowed_values');
     expect(
-      reasonOf(
-        await gql(world.app, token, DeclareAttributeDocument, {
-          typeGuid: 'nope',
-          input: { name: 'x', valueType: 'string', cardinality: 'single' },
-        }),
+      await refusalOf(
+        client.declareAttribute('nope', { name: 'x', valueType: 'string', cardinality: 'single' }),
       ),
     ).toBe('unknown_entity_type');
   });
 
   it('allowedValuesUsage reports the enumeration against its 1,000 limit; dryRun writes nothing', async () => {
-    const { token, type } = await setup();
-    const dry = await gql(world.app, token, DeclareAttributeDocument, {
+    const { client, type } = await setup();
+    const dry = await client.request(DeclareAttributeDocument, {
       typeGuid: type,
       input: {
         name: 'level',
@@ -118,18 +115,18 @@ describe('declareAttribute and EntityType.attributes', () => {
       },
       dryRun: true,
     });
-    expect(dry.data!.declareAttribute).toMatchObject({
+    expect(dry.declareAttribute).toMatchObject({
       dryRun: true,
       attribute: { allowedValuesUsage: { used: 2, limit: 1000 } },
     });
-    const listed = await gql(world.app, token, TypeAttributesDocument, { guid: type });
-    expect(listed.data!.entityType!.attributes.some((a) => a.name === 'level')).toBe(false);
+    const listed = await client.request(TypeAttributesDocument, { guid: type });
+    expect(listed.entityType!.attributes.some((a) => a.name === 'level')).toBe(false);
   });
 });
 
 describe('withdrawAttribute and withdrawn definitions', () => {
   it('reports the impact on a dry run, then shows the withdrawn definition with its purge state', async () => {
-    const { token, api, type } = await setup();
+    const { client, api, type } = await setup();
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'notes',
       value_type: 'string',
@@ -137,18 +134,19 @@ describe('withdrawAttribute and withdrawn definitions', () => {
     });
     await api.post('/entities', { type_guid: type, name: 'm1', values: { notes: 'a' } });
     await api.post('/entities', { type_guid: type, name: 'm2', values: { notes: 'b' } });
-    const dry = await gql(world.app, token, WithdrawAttributeDocument, {
+    const dry = await client.request(WithdrawAttributeDocument, {
       typeGuid: type,
       name: 'notes',
       dryRun: true,
     });
-    expect(dry.data!.withdrawAttribute).toMatchObject({ dryRun: true, impact: { instances: 2, values: 2 } });
-    const done = await gql(world.app, token, WithdrawAttributeDocument, { typeGuid: type, name: 'NOTES' });
-    expect(done.data!.withdrawAttribute).toMatchObject({ dryRun: false, attribute: { state: 'withdrawn' } });
+    expect(dry.withdrawAttribute).toMatchObject({ dryRun: true, impact: { instances: 2, values: 2 } });
+    expect(await client.withdrawAttribute(type, 'notes', { dryRun: true })).toEqual(dry.withdrawAttribute);
+    const done = await client.request(WithdrawAttributeDocument, { typeGuid: type, name: 'NOTES' });
+    expect(done.withdrawAttribute).toMatchObject({ dryRun: false, attribute: { state: 'withdrawn' } });
     await world.app.services.purger.idle();
-    const view = await gql(world.app, token, TypeAttributesDocument, { guid: type });
-    expect(view.data!.entityType!.attributes.some((a) => a.name === 'notes')).toBe(false);
-    expect(view.data!.entityType!.withdrawnAttributes).toEqual([
+    const view = await client.request(TypeAttributesDocument, { guid: type });
+    expect(view.entityType!.attributes.some((a) => a.name === 'notes')).toBe(false);
+    expect(view.entityType!.withdrawnAttributes).toEqual([
       {
         state: 'withdrawn',
         withdrawnAt: expect.any(String),
@@ -158,15 +156,13 @@ describe('withdrawAttribute and withdrawn definitions', () => {
         definition: { name: 'notes' },
       },
     ]);
-    expect(
-      reasonOf(await gql(world.app, token, WithdrawAttributeDocument, { typeGuid: type, name: 'notes' })),
-    ).toBe('attribute_def_withdrawn');
+    expect(await refusalOf(client.withdrawAttribute(type, 'notes'))).toBe('attribute_def_withdrawn');
   });
 });
 
 describe('round trips', () => {
   it('every type with every attribute and its referenced type costs at most 4 queries, whatever the page size', async () => {
-    const { token, api } = await setup();
+    const { client, api } = await setup();
     const types: string[] = [];
     for (let i = 0; i < 40; i++) types.push(await createType(api, `k${String(i).padStart(2, '0')}`));
     for (let i = 0; i < types.length; i++) {
@@ -182,11 +178,12 @@ describe('round trips', () => {
         cardinality: 'single',
       });
     }
-    const small = await gql(world.app, token, CatalogWithAttributesDocument, { first: 5 });
-    const large = await gql(world.app, token, CatalogWithAttributesDocument, { first: 60 });
-    expect(small.errors).toBeUndefined();
-    expect(large.data!.entityTypes.edges).toHaveLength(52);
-    const k00 = large.data!.entityTypes.edges.find((e) => e.node.name === 'k00')!.node;
+    await client.request(CatalogWithAttributesDocument, { first: 5 });
+    const smallQueries = client.lastQueries();
+    const large = await client.request(CatalogWithAttributesDocument, { first: 60 });
+    const largeQueries = client.lastQueries();
+    expect(large.entityTypes.edges).toHaveLength(52);
+    const k00 = large.entityTypes.edges.find((e) => e.node.name === 'k00')!.node;
     expect(k00.attributes.find((a) => a.name === 'next')).toEqual({
       name: 'next',
       ownerType: { name: 'k00' },
@@ -194,7 +191,7 @@ describe('round trips', () => {
     });
     // Page, own definitions, platform definitions (with the types they reference), and one batch for referenced
     // types outside the page (none when the page holds them all): never more, whatever the page size.
-    expect(small.queries).toBe(4);
-    expect(large.queries).toBe(3);
+    expect(smallQueries).toBe(4);
+    expect(largeQueries).toBe(3);
   });
 });

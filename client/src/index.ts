@@ -1,0 +1,231 @@
+// @metamodel/client: a small typed client for the Entity Metamodel GraphQL API. The operations live in
+// client/operations/*.graphql; GraphQL Code Generator turns them into typed documents (./generated.ts), and
+// request() posts one to /graphql and answers with its typed data, or throws MetamodelGraphQLError.
+import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+import {
+  CreateEntityTypeDocument,
+  type CreateEntityTypeMutation,
+  DeclareAttributeDocument,
+  type DeclareAttributeInput,
+  type DeclareAttributeMutation,
+  DeleteEntityTypeDocument,
+  type DeleteEntityTypeMutation,
+  EntityTypeByGuidDocument,
+  type EntityTypeByGuidQuery,
+  EntityTypeByNameDocument,
+  type EntityTypeByNameQuery,
+  type EntityTypeFieldsFragment,
+  EntityTypesPageDocument,
+  type EntityTypesPageQuery,
+  RenameEntityTypeDocument,
+  type RenameEntityTypeMutation,
+  TypeAttributesDocument,
+  type TypeAttributesQuery,
+  WithdrawAttributeDocument,
+  type WithdrawAttributeMutation,
+} from './generated.js';
+
+export * from './generated.js';
+
+/** A typed operation: its GraphQL text (toString) and, in its type, its result and variables. */
+export type Operation<TData, TVariables> = DocumentTypeDecoration<TData, TVariables> & { toString(): string };
+
+/** What the client needs of a response; the global fetch's Response has it. */
+export interface FetchResponse {
+  readonly status: number;
+  text(): Promise<string>;
+}
+
+/** What the client needs of fetch; globalThis.fetch fits, and so does an adapter over a test server. */
+export type FetchLike = (
+  url: string,
+  init: { method: 'POST'; headers: Record<string, string>; body: string },
+) => Promise<FetchResponse>;
+
+export interface MetamodelClientOptions {
+  /** Base URL of the service (`http://localhost:4000`) or its GraphQL endpoint (`…/graphql`). */
+  url: string;
+  /** Bearer token (JWT with `sub` and `tenant`), or a function giving the current one for each request. */
+  token: string | (() => string | Promise<string>);
+  /** fetch implementation; default `globalThis.fetch`. */
+  fetch?: FetchLike;
+}
+
+/** One error of a GraphQL response, as the service sends it. */
+export interface GraphQLErrorEntry {
+  message: string;
+  path?: readonly (string | number)[];
+  /** `reason`: the machine-readable refusal reason (the same as over REST); `code`: its upper-case form. */
+  extensions?: { reason?: string; code?: string; [key: string]: unknown };
+}
+
+/**
+ * A request the service refused or could not answer: the GraphQL errors of the response (or, for a refusal
+ * before GraphQL ran, such as `unauthenticated`, the REST envelope's reason as one error). Branch on `reason`.
+ */
+export class MetamodelGraphQLError extends Error {
+  override readonly name = 'MetamodelGraphQLError';
+  /** `extensions.reason` of each error, in order; undefined for errors without one (e.g. query validation). */
+  readonly reasons: readonly (string | undefined)[];
+
+  constructor(
+    /** Every error of the response, as sent. */
+    readonly errors: readonly GraphQLErrorEntry[],
+    /** HTTP status of the response. */
+    readonly status: number,
+    /** Data that came with the errors (a partial result), or null. */
+    readonly data: unknown = null,
+  ) {
+    const first = errors[0]?.message ?? `Unexpected response (HTTP ${status}).`;
+    super(errors.length > 1 ? `${first} (and ${errors.length - 1} more errors)` : first);
+    this.reasons = errors.map((e) => e.extensions?.reason);
+  }
+
+  /** The first error's reason: what a caller usually branches on (e.g. `invalid_cursor`). */
+  get reason(): string | undefined {
+    return this.reasons[0];
+  }
+}
+
+/** Variables are optional exactly when the operation has no required variable. */
+export type VariablesArgs<TVariables> =
+  Record<string, never> extends TVariables ? [variables?: TVariables] : [variables: TVariables];
+
+const endpointOf = (url: string) => {
+  const u = new URL(url);
+  if (!u.pathname.endsWith('/graphql')) u.pathname = `${u.pathname.replace(/\/$/, '')}/graphql`;
+  return u.toString();
+};
+
+function parseBody(text: string): Record<string, unknown> | null {
+  try {
+    const body: unknown = JSON.parse(text);
+    return body !== null && typeof body === 'object' && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The errors a response body carries: GraphQL errors, or a REST envelope refusal (401 before GraphQL ran). */
+function errorsOf(body: Record<string, unknown> | null): GraphQLErrorEntry[] | null {
+  if (Array.isArray(body?.errors) && body.errors.length > 0) return body.errors as GraphQLErrorEntry[];
+  if (body?.STATUS === 'FAIL') {
+    const reason = (body.DATA as { reason?: unknown } | null)?.reason;
+    return [
+      {
+        message: typeof body.MESSAGE === 'string' && body.MESSAGE !== '' ? body.MESSAGE : 'Request refused.',
+        ...(typeof reason === 'string' ? { extensions: { reason, code: reason.toUpperCase() } } : {}),
+      },
+    ];
+  }
+  return null;
+}
+
+/** The global fetch, bound (browsers refuse a detached call). */
+function globalFetch(): FetchLike {
+  const global = (globalThis as { fetch?: FetchLike }).fetch;
+  if (!global) throw new Error('No global fetch: pass options.fetch.');
+  return global.bind(globalThis);
+}
+
+export function createMetamodelClient(options: MetamodelClientOptions) {
+  const endpoint = endpointOf(options.url);
+  const fetchImpl = options.fetch ?? globalFetch();
+
+  /** Runs one operation; resolves to its data, or throws MetamodelGraphQLError with each error's reason. */
+  async function request<TData, TVariables>(
+    document: Operation<TData, TVariables>,
+    ...[variables]: VariablesArgs<TVariables>
+  ): Promise<TData> {
+    if (typeof document === 'object' && document !== null && 'kind' in document) {
+      throw new TypeError('Pass a string document (codegen documentMode: string), not a DocumentNode.');
+    }
+    const token = typeof options.token === 'function' ? await options.token() : options.token;
+    const response = await fetchImpl(endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json;q=0.9',
+      },
+      body: JSON.stringify({ query: document.toString(), variables: variables ?? {} }),
+    });
+    const body = parseBody(await response.text());
+    const errors = errorsOf(body);
+    if (errors) throw new MetamodelGraphQLError(errors, response.status, body?.data ?? null);
+    if (body?.data === null || typeof body?.data !== 'object') {
+      throw new MetamodelGraphQLError([], response.status);
+    }
+    return body.data as TData;
+  }
+
+  const dry = (options?: { dryRun?: boolean }) => ({ dryRun: options?.dryRun === true });
+
+  return {
+    request,
+
+    /** One page of the tenant's entity types in name order (`first` 1..500, default 100; `after` a cursor). */
+    entityTypes: async (page: { first?: number; after?: string | null } = {}) =>
+      (await request(EntityTypesPageDocument, page)).entityTypes,
+
+    /** Every entity type of the tenant, following the cursors page by page. */
+    async *allEntityTypes(pageSize = 100): AsyncGenerator<EntityTypeFieldsFragment> {
+      let after: string | null = null;
+      for (;;) {
+        const page: EntityTypesPageQuery['entityTypes'] = (
+          await request(EntityTypesPageDocument, { first: pageSize, after })
+        ).entityTypes;
+        for (const edge of page.edges) yield edge.node;
+        if (!page.pageInfo.hasNextPage) return;
+        after = page.pageInfo.endCursor;
+      }
+    },
+
+    /** A type by guid; null when the tenant has none with it. */
+    entityType: async (guid: string): Promise<EntityTypeByGuidQuery['entityType']> =>
+      (await request(EntityTypeByGuidDocument, { guid })).entityType,
+
+    /** The type a name resolves to (trimmed, letter case ignored); null when none. */
+    entityTypeByName: async (name: string): Promise<EntityTypeByNameQuery['entityTypeByName']> =>
+      (await request(EntityTypeByNameDocument, { name })).entityTypeByName,
+
+    /** Create-or-get a user-defined type: `created` is false when the name already resolved. */
+    createEntityType: async (name: string): Promise<CreateEntityTypeMutation['createEntityType']> =>
+      (await request(CreateEntityTypeDocument, { name })).createEntityType,
+
+    /** Renames a user-defined type (its guid stays). */
+    renameEntityType: async (
+      guid: string,
+      name: string,
+    ): Promise<RenameEntityTypeMutation['renameEntityType']> =>
+      (await request(RenameEntityTypeDocument, { guid, name })).renameEntityType,
+
+    /** Deletes a user-defined type. */
+    deleteEntityType: async (guid: string): Promise<DeleteEntityTypeMutation['deleteEntityType']> =>
+      (await request(DeleteEntityTypeDocument, { guid })).deleteEntityType,
+
+    /** Declares an attribute definition on a type (`dryRun`: validate only). */
+    declareAttribute: async (
+      typeGuid: string,
+      input: DeclareAttributeInput,
+      options?: { dryRun?: boolean },
+    ): Promise<DeclareAttributeMutation['declareAttribute']> =>
+      (await request(DeclareAttributeDocument, { typeGuid, input, ...dry(options) })).declareAttribute,
+
+    /** The attributes applying to a type, its usage and withdrawn definitions; null for an unknown guid. */
+    typeAttributes: async (typeGuid: string): Promise<TypeAttributesQuery['entityType']> =>
+      (await request(TypeAttributesDocument, { guid: typeGuid })).entityType,
+
+    /** Withdraws a live attribute definition (`dryRun`: report the impact only). */
+    withdrawAttribute: async (
+      typeGuid: string,
+      name: string,
+      options?: { dryRun?: boolean },
+    ): Promise<WithdrawAttributeMutation['withdrawAttribute']> =>
+      (await request(WithdrawAttributeDocument, { typeGuid, name, ...dry(options) })).withdrawAttribute,
+  };
+}
+
+export type MetamodelClient = ReturnType<typeof createMetamodelClient>;

@@ -1,8 +1,12 @@
 // buildApp(deps): Fastify with the REST router and Yoga at /graphql. Never listens; the entry file does.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import { useGraphQlJit } from '@envelop/graphql-jit';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -30,6 +34,7 @@ import { AppError, isAppError, refuse } from './errors.js';
 import { createPurger } from './jobs/purge.js';
 import { createLogger, LogRing } from './logging.js';
 import { createMetrics } from './metrics.js';
+import { buildOpenApiDocument } from './openapi.js';
 import { assertOperator } from './resolvers/admin.js';
 import { createCursorCodec } from './resolvers/cursor.js';
 import { EngineCache } from './resolvers/engine-cache.js';
@@ -40,6 +45,8 @@ import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { fail, failBody, refusalOf } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
+import { route } from './rest/route.js';
+import { ROUTES } from './rest/schemas.js';
 import { armorPlugin } from './schema/armor.js';
 import { schema } from './schema/index.js';
 import { Slots } from './slots.js';
@@ -86,7 +93,22 @@ function sameSecret(presented: string | undefined, expected: string) {
 /** GraphQL operations executed at once per process (see the /graphql route). */
 export const GRAPHQL_CONCURRENCY = 4;
 
-const PUBLIC_ROUTES = new Set(['/healthz', '/readyz']);
+const PUBLIC_ROUTES = new Set(['/healthz', '/readyz', '/openapi.json']);
+/** The interactive API reference (swagger-ui): static pages, public like the document they show. */
+export const DOCS_PREFIX = '/docs';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+let openApiDocument: Record<string, unknown> | undefined;
+/** The OpenAPI document, built once per process from the REST contract (rest/schemas.ts). */
+export const openApi = () => {
+  openApiDocument ??= buildOpenApiDocument(version);
+  return openApiDocument;
+};
+
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
 
 /** Maps framework errors (body parsing, limits) to refusals; anything else is unexpected. */
 function toAppError(error: FastifyError): AppError | null {
@@ -195,6 +217,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.decorate('services', services);
+  // Every route as registered, so a test can hold the OpenAPI document against what the router really serves.
+  const registeredRoutes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', registeredRoutes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) registeredRoutes.push({ method, url: r.url });
+  });
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
   // Every body is read under the size limit with bounded memory, then parsed as JSON (see body.ts).
@@ -240,7 +268,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     const route = req.routeOptions.url;
-    if (route === undefined || PUBLIC_ROUTES.has(route)) return;
+    if (route === undefined || PUBLIC_ROUTES.has(route) || route.startsWith(DOCS_PREFIX)) return;
     if (route === '/graphql' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
       return;
     if (route === '/metrics' && services.config.METRICS_TOKEN !== undefined) {
@@ -254,7 +282,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
     const refusal = isAppError(error) ? error : toAppError(error);
-    if (refusal) return fail(reply, refusal);
+    if (refusal) return fail(reply, refusal, { graphql: req.routeOptions.url === '/graphql' });
     req.log.error({ err: error, requestId: req.id }, 'unexpected error');
     return fail(reply, new AppError('internal_error', 500, `Unexpected error (request ${req.id}).`));
   });
@@ -263,15 +291,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     fail(reply, refuse.notFound('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`)),
   );
 
-  app.get('/healthz', async () => ({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ok' } }));
+  route(app, ROUTES.healthz, async () => ({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ok' } }));
   // Prometheus metrics: operators' tokens, or METRICS_TOKEN when set.
-  app.get('/metrics', async (req, reply) => {
+  route(app, ROUTES.metrics, async (req, reply) => {
     if (req.ctx) assertOperator(req.ctx);
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
 
-  app.get('/readyz', async (_req, reply) => {
+  route(app, ROUTES.readyz, async (_req, reply) => {
     try {
       await Promise.race([
         deps.driver.getServerInfo({ database: config.NEO4J_DATABASE }),
@@ -281,6 +309,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     } catch {
       return reply.code(503).send(failBody(refuse.storageUnavailable()));
     }
+  });
+
+  route(app, ROUTES.openapi, async () => openApi());
+  await app.register(fastifySwagger, { mode: 'static', specification: { document: openApi() as never } });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    // The token goes into the Authorize dialog; it is not kept in the browser's storage.
+    uiConfig: { persistAuthorization: false, tryItOutEnabled: true, displayOperationId: true },
   });
 
   entityTypeRoutes(app);
@@ -298,6 +334,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     graphqlEndpoint: '/graphql',
     plugins: [armorPlugin(), useGraphQlJit()],
     landingPage: false,
+    // GraphiQL from the installed package, not a CDN: the page works offline and loads nothing from elsewhere.
+    renderGraphiQL,
     graphiql: { title: 'Entity Metamodel API', headers: JSON.stringify({ Authorization: 'Bearer <token>' }) },
     logging: false,
     context: ({ req }) => {
@@ -334,5 +372,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    registeredRoutes: RegisteredRoute[];
   }
 }

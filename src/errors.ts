@@ -1,61 +1,65 @@
 // Refusals: one error type carrying the spec's reason code and HTTP status, rendered by REST and GraphQL.
 
-export type Reason =
+/** Every refusal reason, in the order the README table groups them (spec, contract, project). */
+export const REASONS = [
   // spec
-  | 'attribute_def_already_exists'
-  | 'attribute_def_withdrawn'
-  | 'type_instances_managed'
-  | 'too_many_attribute_defs'
-  | 'too_many_allowed_values'
-  | 'base_type_not_owner'
-  | 'unknown_entity_type'
-  | 'unknown_value_type'
-  | 'invalid_cardinality'
-  | 'allowed_values_not_supported'
-  | 'allowed_ref_type_not_supported'
-  | 'allowed_ref_type_required'
-  | 'filterable_not_supported'
-  | 'referent_not_found'
-  | 'ref_type_mismatch'
-  | 'empty_value'
-  | 'invalid_page_size'
-  | 'invalid_cursor'
-  | 'request_too_large'
+  'attribute_def_already_exists',
+  'attribute_def_withdrawn',
+  'type_instances_managed',
+  'too_many_attribute_defs',
+  'too_many_allowed_values',
+  'base_type_not_owner',
+  'unknown_entity_type',
+  'unknown_value_type',
+  'invalid_cardinality',
+  'allowed_values_not_supported',
+  'allowed_ref_type_not_supported',
+  'allowed_ref_type_required',
+  'filterable_not_supported',
+  'referent_not_found',
+  'ref_type_mismatch',
+  'empty_value',
+  'invalid_page_size',
+  'invalid_cursor',
+  'request_too_large',
   // contract
-  | 'unauthenticated'
-  | 'not_authorized'
+  'unauthenticated',
+  'not_authorized',
   // project (documented in the README's reason table)
-  | 'invalid_json'
-  | 'invalid_body'
-  | 'invalid_field'
-  | 'unknown_field'
-  | 'unsupported_media_type'
-  | 'request_timeout'
-  | 'name_too_long'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'type_not_user_defined'
-  | 'type_name_taken'
-  | 'type_referenced'
-  | 'managed_type_blocked'
-  | 'invalid_allowed_value'
-  | 'duplicate_allowed_value'
-  | 'invalid_default_value'
-  | 'default_value_not_allowed'
-  | 'attribute_def_not_found'
-  | 'type_not_creatable'
-  | 'unknown_attribute'
-  | 'invalid_value'
-  | 'value_not_allowed'
-  | 'required_value_missing'
-  | 'too_many_identifiers'
-  | 'concurrent_change'
-  | 'purge_already_running'
-  | 'invalid_url'
-  | 'uri_too_long'
-  | 'storage_unavailable'
-  | 'storage_busy'
-  | 'internal_error';
+  'invalid_json',
+  'invalid_body',
+  'invalid_field',
+  'unknown_field',
+  'unsupported_media_type',
+  'request_timeout',
+  'name_too_long',
+  'not_found',
+  'method_not_allowed',
+  'type_not_user_defined',
+  'type_name_taken',
+  'type_referenced',
+  'managed_type_blocked',
+  'invalid_allowed_value',
+  'duplicate_allowed_value',
+  'invalid_default_value',
+  'default_value_not_allowed',
+  'attribute_def_not_found',
+  'type_not_creatable',
+  'unknown_attribute',
+  'invalid_value',
+  'value_not_allowed',
+  'required_value_missing',
+  'too_many_identifiers',
+  'concurrent_change',
+  'purge_already_running',
+  'invalid_url',
+  'uri_too_long',
+  'storage_unavailable',
+  'storage_busy',
+  'internal_error',
+] as const;
+
+export type Reason = (typeof REASONS)[number];
 
 export class AppError extends Error {
   constructor(

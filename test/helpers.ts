@@ -9,6 +9,7 @@ import { buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { parseConfig } from '../src/config.js';
 import { createDriver } from '../src/db/driver.js';
+import { assertConforms } from './conformance.js';
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-0123456789';
 
@@ -81,7 +82,10 @@ export function restClient(app: FastifyInstance, token: string | undefined) {
         ? { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }
         : {}),
     });
-    return { status: res.statusCode, body: res.json() as Envelope<D>, headers: res.headers };
+    const body = res.json() as Envelope<D>;
+    // Every REST answer of the suite is held against the OpenAPI document (test/conformance.ts).
+    assertConforms(method, url, res.statusCode, String(res.headers['content-type'] ?? ''), body);
+    return { status: res.statusCode, body, headers: res.headers };
   };
   return {
     get: <D = Record<string, any>>(url: string) => call<D>('GET', url),

@@ -26,6 +26,23 @@ export interface PurgeOptions {
   onProgress?: (p: { valuesRemoved: number; definitionsRemoved: number; pending?: number }) => void;
 }
 
+/**
+ * Where a daily run stands, told to a per-call listener (see runDailyJob): first once the run holds its lease and
+ * knows which withdrawn definitions it will go through, then after every batch and every finished definition.
+ */
+export interface PurgeProgress {
+  /** Withdrawn definitions this run goes through. */
+  definitions_total: number;
+  /** Of those, how many it has finished with (removed, or left pending). */
+  definitions_done: number;
+  /** Of those, how many it removed. */
+  definitions_removed: number;
+  /** Stored values removed so far by this run. */
+  values_removed: number;
+  /** Batches (transactions) run so far. */
+  batches: number;
+}
+
 export interface PurgeReport {
   removed: { guid: string; type_guid: string; name: string; values_removed: number }[];
   values_removed: number;
@@ -39,8 +56,10 @@ export interface Purger {
   kick(): void;
   /**
    * The daily job: finishes the data removal and removes definitions whose data is gone; all tenants, or one.
+   * `onProgress`, if given, is told where this run stands (not called when the run is skipped); it must not
+   * throw (if it does, the error is logged and the run goes on).
    */
-  runDailyJob(scope?: { tenant?: string }): Promise<PurgeReport>;
+  runDailyJob(scope?: { tenant?: string }, onProgress?: (p: PurgeProgress) => void): Promise<PurgeReport>;
   /** Resolves when the background removal started by kick() is idle. */
   idle(): Promise<void>;
   stop(): Promise<void>;
@@ -57,7 +76,11 @@ export function createPurger(options: PurgeOptions): Purger {
   let stopped = false;
 
   /** Runs passes over one definition's instances until a pass completes; returns values removed and batches. */
-  async function drain(def: WithdrawnDefinition, requireFinal: boolean) {
+  async function drain(
+    def: WithdrawnDefinition,
+    requireFinal: boolean,
+    onBatch?: (valuesRemoved: number) => void,
+  ) {
     const lease = `purge-def:${def.guid}`;
     if (!(await db.write((run) => acquireLease(run, lease, instanceId, DEF_LEASE_SECONDS)))) {
       return { removed: 0, batches: 0, complete: false };
@@ -81,6 +104,7 @@ export function createPurger(options: PurgeOptions): Purger {
         batches += 1;
         removed += step.removed;
         options.onProgress?.({ valuesRemoved: step.removed, definitionsRemoved: 0 });
+        onBatch?.(step.removed);
         if (batches % 20 === 0) {
           logger.info({ definition: def.guid, batches, removed }, 'purge in progress');
         }
@@ -125,19 +149,41 @@ export function createPurger(options: PurgeOptions): Purger {
       while (background) await background;
     },
 
-    async runDailyJob(scope = {}) {
+    async runDailyJob(scope = {}, onProgress) {
       const tenant = scope.tenant ?? null;
       const jobLease = tenant === null ? JOB_LEASE : `${JOB_LEASE}:${tenant}`;
       const report: PurgeReport = { removed: [], values_removed: 0, batches: 0, pending: 0 };
       if (!(await db.write((run) => acquireLease(run, jobLease, instanceId, 3600)))) {
         return { ...report, skipped: 'another_instance_is_running' };
       }
+      const progress: PurgeProgress = {
+        definitions_total: 0,
+        definitions_done: 0,
+        definitions_removed: 0,
+        values_removed: 0,
+        batches: 0,
+      };
+      const tell = () => {
+        if (!onProgress) return;
+        try {
+          onProgress({ ...progress });
+        } catch (err) {
+          logger.warn({ err }, 'purge progress listener failed');
+        }
+      };
       try {
         const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds, tenant));
         logger.info({ withdrawn: pending.length, scoped: tenant !== null }, 'daily purge started');
+        progress.definitions_total = pending.length;
+        tell();
+        const onBatch = (valuesRemoved: number) => {
+          progress.values_removed += valuesRemoved;
+          progress.batches += 1;
+          tell();
+        };
         for (const def of pending) {
           if (stopped) break;
-          const result = await drain(def, true);
+          const result = await drain(def, true, onBatch);
           report.values_removed += result.removed;
           report.batches += result.batches;
           const [fresh] = (
@@ -145,6 +191,8 @@ export function createPurger(options: PurgeOptions): Purger {
           ).filter((d) => d.guid === def.guid);
           if (!(fresh?.passCompleted && fresh.passIsFinal)) {
             report.pending += 1;
+            progress.definitions_done += 1;
+            tell();
             continue;
           }
           const gone = await db.write((run) => removeDefinition(run, def.guid));
@@ -156,7 +204,10 @@ export function createPurger(options: PurgeOptions): Purger {
               name: def.name,
               values_removed: Number(gone.values_removed ?? 0),
             });
+            progress.definitions_removed += 1;
           }
+          progress.definitions_done += 1;
+          tell();
         }
         logger.info({ removed: report.removed.length, pending: report.pending }, 'daily purge finished');
         if (tenant === null)

@@ -1,6 +1,7 @@
 // Operator operations: allowed to administrators of the default tenant and to cross-tenant accounts.
 import type { RequestContext } from '../context.js';
 import { refuse } from '../errors.js';
+import type { PurgeProgress } from '../jobs/purge.js';
 import { LEVELS } from '../logging.js';
 
 export function assertOperator(ctx: RequestContext) {
@@ -11,13 +12,24 @@ export function assertOperator(ctx: RequestContext) {
   }
 }
 
-/** Runs the daily purge now, over every tenant or only `tenant`. */
-export async function runPurgeNow(ctx: RequestContext, tenant?: unknown) {
+/**
+ * Runs the daily purge now, over every tenant or only `tenant`. Refusals (not an operator, a bad tenant, another
+ * run holding the lease) come before `onProgress` is first called; after that only a failure of the job itself
+ * (storage, unexpected errors) can.
+ */
+export async function runPurgeNow(
+  ctx: RequestContext,
+  tenant?: unknown,
+  onProgress?: (p: PurgeProgress) => void,
+) {
   assertOperator(ctx);
   if (tenant !== undefined && tenant !== null && (typeof tenant !== 'string' || tenant === '')) {
     throw refuse.badRequest('invalid_field', '"tenant" must be a tenant id.');
   }
-  const report = await ctx.services.purger.runDailyJob(typeof tenant === 'string' ? { tenant } : {});
+  const report = await ctx.services.purger.runDailyJob(
+    typeof tenant === 'string' ? { tenant } : {},
+    onProgress,
+  );
   if (report.skipped)
     throw refuse.conflict('purge_already_running', 'Another instance is running the purge now.');
   return report;

@@ -2,20 +2,21 @@
 import type { FastifyInstance } from 'fastify';
 import { createEntityWithValues, getEntity, lookupIdentifiers } from '../resolvers/entities.js';
 import { succeed } from './envelope.js';
-import { bodyObject } from './input.js';
+import { route } from './route.js';
+import { ROUTES } from './schemas.js';
 
 export function entityRoutes(app: FastifyInstance) {
-  app.post('/entities', async (req, reply) => {
-    const entity = await createEntityWithValues(req.ctx, bodyObject(req.body));
+  route(app, ROUTES.createEntity, async (req, reply, { body }) => {
+    const entity = await createEntityWithValues(req.ctx, body);
     return succeed(reply, 201, { entity });
   });
 
-  app.get<{ Params: { guid: string } }>('/entities/:guid', async (req, reply) => {
-    return succeed(reply, 200, { entity: await getEntity(req.ctx, req.params.guid) });
+  route(app, ROUTES.getEntity, async (req, reply, { params }) => {
+    return succeed(reply, 200, { entity: await getEntity(req.ctx, params.guid) });
   });
 
-  app.post('/entities/lookup', async (req, reply) => {
-    const entries = await lookupIdentifiers(req.ctx, bodyObject(req.body).identifiers);
+  route(app, ROUTES.lookup, async (req, reply, { body }) => {
+    const entries = await lookupIdentifiers(req.ctx, body.identifiers);
     return succeed(reply, 200, { entries });
   });
 }

@@ -23,7 +23,19 @@ const REFUSAL = Symbol('refusal');
 export const refusalOf = (reply: FastifyReply): string | undefined =>
   (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL];
 
-export function fail(reply: FastifyReply, error: AppError) {
+/**
+ * Sends a refusal. On /graphql (`graphql: true`) the envelope also carries the GraphQL `errors` a GraphQL client
+ * reads (GraphiQL shows them), with the reason in `extensions.reason` as for refusals inside an operation.
+ */
+export function fail(reply: FastifyReply, error: AppError, options: { graphql?: boolean } = {}) {
   (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL] = error.reason;
-  return reply.code(error.status).type('application/json; charset=utf-8').send(failBody(error));
+  const body = options.graphql
+    ? {
+        ...failBody(error),
+        errors: [
+          { message: error.message, extensions: { reason: error.reason, code: error.reason.toUpperCase() } },
+        ],
+      }
+    : failBody(error);
+  return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }

@@ -3,12 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { writeDashboardRow } from '../resolvers/dashboards.js';
 import { toEntityTypeRow } from '../resolvers/entity-types.js';
 import { succeed } from './envelope.js';
-import { bodyObject, stringField } from './input.js';
+import { route } from './route.js';
+import { ROUTES } from './schemas.js';
 
 export function platformRoutes(app: FastifyInstance) {
-  app.post('/platform/dashboards', async (req, reply) => {
-    const name = stringField(bodyObject(req.body), 'name') ?? '';
-    const result = await writeDashboardRow(req.ctx, name);
+  route(app, ROUTES.writeDashboard, async (req, reply, { body }) => {
+    const result = await writeDashboardRow(req.ctx, body.name);
     return succeed(reply, result.created ? 201 : 200, {
       entity: result.entity,
       created: result.created,

@@ -1,0 +1,220 @@
+// The OpenAPI 3.1 document, generated once from the REST contract (rest/schemas.ts): the same zod schemas that
+// validate requests describe them here, and the answers' schemas are the envelopes the routes send.
+import { z } from 'zod';
+import { BODY_LIMIT_BYTES } from './body.js';
+import type { Reason } from './errors.js';
+import {
+  BODY_REFUSALS,
+  COMMON_REFUSALS,
+  components,
+  ROUTES,
+  type RouteDoc,
+  success,
+} from './rest/schemas.js';
+
+type Json = Record<string, unknown>;
+
+/** HTTP status of each refusal reason, as the service answers it. */
+export const REFUSAL_STATUS: Partial<Record<Reason, number>> = {
+  unauthenticated: 401,
+  not_authorized: 403,
+  not_found: 404,
+  unknown_entity_type: 404,
+  referent_not_found: 404,
+  attribute_def_not_found: 404,
+  request_timeout: 408,
+  attribute_def_already_exists: 409,
+  attribute_def_withdrawn: 409,
+  type_instances_managed: 409,
+  type_not_user_defined: 409,
+  type_name_taken: 409,
+  type_referenced: 409,
+  managed_type_blocked: 409,
+  type_not_creatable: 409,
+  concurrent_change: 409,
+  purge_already_running: 409,
+  request_too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  storage_unavailable: 503,
+  storage_busy: 503,
+};
+export const statusOf = (reason: Reason) => REFUSAL_STATUS[reason] ?? 400;
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Unauthenticated',
+  403: 'Not authorized',
+  404: 'Not found',
+  408: 'Body too slow',
+  409: 'Conflict',
+  413: 'Body too large',
+  414: 'URI too long',
+  415: 'Unsupported media type',
+  500: 'Unexpected error',
+  503: 'Storage unavailable or busy',
+};
+
+const pascal = (id: string) => id[0]?.toUpperCase() + id.slice(1);
+
+/** `/a/:b` → `/a/{b}`. */
+export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+function refusalsOf(doc: RouteDoc): Reason[] {
+  const all = new Set<Reason>(doc.refusals);
+  if (doc.auth !== 'none') for (const r of COMMON_REFUSALS) all.add(r);
+  if (doc.body) for (const r of BODY_REFUSALS) all.add(r);
+  return [...all];
+}
+
+/** Builds the document (pure: the same contract always gives the same document). */
+export function buildOpenApiDocument(version: string): Json {
+  // Every schema the document names goes through one registry, so shared rows are `$ref`s, not copies.
+  const registry = z.registry<{ id: string; description?: string }>();
+  for (const [schema, meta] of components) registry.add(schema, meta);
+  const ids = new Map<z.ZodType, string>();
+  const name = (schema: z.ZodType, id: string) => {
+    const component = components.get(schema);
+    if (component) return component.id;
+    if (!ids.has(schema)) {
+      ids.set(schema, id);
+      registry.add(schema, { id });
+    }
+    return ids.get(schema) as string;
+  };
+  const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+  const paths: Record<string, Json> = {};
+  for (const doc of Object.values(ROUTES) as RouteDoc[]) {
+    const op: Json = {
+      operationId: doc.operationId,
+      tags: [doc.tag],
+      summary: doc.summary,
+      ...(doc.description ? { description: doc.description } : {}),
+      security:
+        doc.auth === 'none'
+          ? []
+          : doc.auth === 'metrics'
+            ? [{ bearer: [] }, { metricsToken: [] }]
+            : [{ bearer: [] }],
+    };
+    const parameters: Json[] = [];
+    for (const [where, schema] of [
+      ['path', doc.params],
+      ['query', doc.query],
+    ] as const) {
+      if (!schema) continue;
+      const jsonSchema = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as {
+        properties?: Record<string, Json>;
+        required?: string[];
+      };
+      for (const [param, property] of Object.entries(jsonSchema.properties ?? {})) {
+        const { description, ...schemaOnly } = property;
+        parameters.push({
+          name: param,
+          in: where,
+          required: where === 'path' || (jsonSchema.required ?? []).includes(param),
+          ...(description ? { description } : {}),
+          schema: schemaOnly,
+        });
+      }
+    }
+    if (parameters.length > 0) op.parameters = parameters;
+    if (doc.body) {
+      op.requestBody = {
+        required: doc.bodyOptional !== true,
+        description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (refused before parsing).`,
+        content: { 'application/json': { schema: ref(name(doc.body, `${pascal(doc.operationId)}Request`)) } },
+      };
+    }
+    const responses: Record<string, Json> = {};
+    for (const [status, answer] of Object.entries(doc.answers)) {
+      const content = answer.raw
+        ? {
+            [answer.raw.contentType]: {
+              schema: ref(name(answer.raw.schema, `${pascal(doc.operationId)}Body${status}`)),
+            },
+          }
+        : {
+            'application/json': {
+              schema: ref(
+                name(success(answer.data ?? z.object({})), `${pascal(doc.operationId)}Response${status}`),
+              ),
+            },
+          };
+      if (answer.alternative) {
+        const { contentType, schema } = answer.alternative;
+        Object.assign(content, {
+          [contentType]: { schema: ref(name(schema, `${pascal(doc.operationId)}Stream${status}`)) },
+        });
+      }
+      responses[status] = { description: answer.description, content };
+    }
+    const byStatus = new Map<number, Reason[]>();
+    for (const reason of refusalsOf(doc)) {
+      const status = statusOf(reason);
+      byStatus.set(status, [...(byStatus.get(status) ?? []), reason]);
+    }
+    const refusal = ref(doc.refusalSchema ? name(doc.refusalSchema, '') : 'Refusal');
+    for (const [status, reasons] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+      responses[String(status)] = {
+        description: `${STATUS_TEXT[status] ?? 'Refused'}: ${reasons.map((r) => `\`${r}\``).join(', ')}.`,
+        content: { 'application/json': { schema: refusal } },
+      };
+    }
+    responses.default = {
+      description: 'Any other refusal, in the envelope (see the reasons table in the README).',
+      content: { 'application/json': { schema: refusal } },
+    };
+    op.responses = responses;
+    const path = openApiPath(doc.path);
+    paths[path] = { ...(paths[path] ?? {}), [doc.method.toLowerCase()]: op };
+  }
+
+  const converted = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: 'output',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, Json> };
+  const schemas: Record<string, Json> = {};
+  for (const [id, { $schema: _s, $id: _i, ...schema }] of Object.entries(converted.schemas))
+    schemas[id] = schema;
+
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'Entity Metamodel API',
+      version,
+      description:
+        'Entity types and attribute definitions of a data catalog. Every response is the envelope `{STATUS, MESSAGE, DATA}`; a refusal has `STATUS: "FAIL"` and `DATA.reason`. All data is per tenant (the token’s `tenant` claim). GraphQL is at `/graphql`.',
+    },
+    servers: [{ url: '/' }],
+    tags: [
+      { name: 'Entity types' },
+      { name: 'Attributes' },
+      { name: 'Entities', description: 'The curation points this service serves.' },
+      { name: 'Platform', description: 'Called by the platform’s own features (role `platform`).' },
+      { name: 'Operations', description: 'Health, metrics and operator endpoints.' },
+      { name: 'GraphQL', description: 'The GraphQL API; GraphiQL in a browser.' },
+    ],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'Claims: `sub`, `tenant` (required), `roles` (`admin`, `platform`), `cross_tenant`.',
+        },
+        metricsToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The METRICS_TOKEN of the deployment (GET /metrics only).',
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,86 @@
+// Registers a REST route from its entry in the contract (schemas.ts): the path comes from the document, and the
+// params, query and body are checked against its schemas before the handler runs, each failure refused with the
+// reason its field names (invalid_field unless the contract says otherwise).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { type AppError, refuse } from '../errors.js';
+import { type RouteDoc, refusals } from './schemas.js';
+
+type Part<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface Input<R extends RouteDoc> {
+  params: Part<R['params']>;
+  query: Part<R['query']>;
+  body: Part<R['body']>;
+}
+
+export interface RouteOptions {
+  /**
+   * The shared rules for a body, run first when the body fails its schema, so a request breaking both is refused
+   * with the rule's own reason (the order the spec's reasons are checked in lives in resolvers/ once).
+   */
+  rulesFirst?: (body: Record<string, unknown>) => void;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function refusalFor(schema: z.ZodType, value: unknown, issues: z.core.$ZodIssue[], part: string): AppError {
+  const unknownKeys = issues.find((i) => i.code === 'unrecognized_keys');
+  if (unknownKeys) return refuse.badRequest('unknown_field', `Unknown field "${unknownKeys.keys[0]}".`);
+  const issue = issues[0] as z.core.$ZodIssue;
+  const field = issue.path[0];
+  if (field === undefined || !isObject(value)) {
+    return part === 'body'
+      ? refuse.badRequest('invalid_body', 'The request body must be a JSON object.')
+      : refuse.badRequest('invalid_field', `The ${part} is malformed.`);
+  }
+  const shape = (schema as z.ZodObject).shape as Record<PropertyKey, z.ZodType> | undefined;
+  const meta = shape?.[field] ? refusals.get(shape[field]) : undefined;
+  const given = value[field as string];
+  if ((given === undefined || given === null) && meta?.missing) {
+    return refuse.badRequest(
+      meta.missing,
+      meta.missing === 'empty_value' ? `"${String(field)}" is empty.` : `"${String(field)}" is required.`,
+    );
+  }
+  const where = part === 'query' ? 'Query parameter' : part === 'params' ? 'Path parameter' : 'Field';
+  const detail = Array.isArray(given) && part === 'query' ? 'must be given once' : issue.message;
+  return refuse.badRequest(meta?.reason ?? 'invalid_field', `${where} "${String(field)}": ${detail}.`);
+}
+
+function check(schema: z.ZodType | undefined, value: unknown, part: string, options: RouteOptions) {
+  if (schema === undefined) return undefined;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  if (part === 'body' && options.rulesFirst && isObject(value)) options.rulesFirst(value);
+  throw refusalFor(schema, value, result.error.issues, part);
+}
+
+/** The checked params, query and body of a request, in that order (a bad path is reported before a bad body). */
+export function inputOf<R extends RouteDoc>(
+  doc: R,
+  req: FastifyRequest,
+  options: RouteOptions = {},
+): Input<R> {
+  const body = req.body === undefined && doc.bodyOptional ? {} : req.body;
+  return {
+    params: check(doc.params, req.params, 'params', options),
+    query: check(doc.query, req.query, 'query', options),
+    body: check(doc.body, body, 'body', options),
+  } as Input<R>;
+}
+
+/** Registers `doc` on `app`; the handler gets the request's checked input. */
+export function route<R extends RouteDoc>(
+  app: FastifyInstance,
+  doc: R,
+  handler: (req: FastifyRequest, reply: FastifyReply, input: Input<R>) => Promise<unknown>,
+  options: RouteOptions = {},
+) {
+  app.route({
+    method: doc.method,
+    url: doc.path,
+    handler: (req, reply) => handler(req, reply, inputOf(doc, req, options)),
+  });
+}

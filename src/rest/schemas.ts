@@ -1,0 +1,801 @@
+// The REST contract as data: each route's path, parameters, body and answers as zod schemas. The router validates
+// requests with these schemas (rest/route.ts) and the OpenAPI document is generated from them (openapi.ts), so the
+// document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with GraphQL.
+import { z } from 'zod';
+import { REASONS, type Reason } from '../errors.js';
+import { MAX_ATTRIBUTE_DEFS } from '../resolvers/attributes.js';
+import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
+import { CARDINALITIES, MAX_ALLOWED_VALUES, VALUE_TYPES } from '../resolvers/values.js';
+
+/** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
+export const components = new Map<z.ZodType, { id: string; description: string }>();
+
+/** The refusal a field's schema failure maps to: `reason` when the value is wrong, `missing` when absent/null. */
+export const refusals = z.registry<{ reason?: Reason; missing?: Reason }>();
+
+const named = <T extends z.ZodType>(id: string, description: string, schema: T): T => {
+  components.set(schema, { id, description });
+  return schema;
+};
+
+/** A field refused with `reason` when malformed (and with `missing` when absent or null, if given). */
+const refusing = <T extends z.ZodType>(schema: T, meta: { reason?: Reason; missing?: Reason }): T => {
+  refusals.add(schema, meta);
+  return schema;
+};
+
+const guid = (what: string) => z.string().describe(what);
+
+// ——— Rows ———
+
+export const EntityTypeRow = named(
+  'EntityTypeRow',
+  'An entity type. Fields that do not apply to a row are left out (never sent as false or null).',
+  z.object({
+    guid: guid(
+      'Identifier, derived from (tenant, normalised name): a type recreated under its name gets it back.',
+    ),
+    name: z.string().describe('Type name as first spelled.'),
+    origin: z
+      .enum(['system', 'user_defined', 'connector'])
+      .describe(
+        '`user_defined` for types you create, `system` for shipped ones, `connector` for reported ones.',
+      ),
+    catalog_level: z
+      .literal(true)
+      .optional()
+      .describe(
+        'Its entities are rows in the Entity Catalog table (built-in levels, managed and user types).',
+      ),
+    vocabulary: z
+      .literal(true)
+      .optional()
+      .describe(
+        'Its entities are values picked in an attribute cell (domain, env, tag, classification, group).',
+      ),
+    label: z.string().optional().describe('Display name (built-in levels, managed types).'),
+    icon: z.string().optional().describe('Key the client maps to an icon (built-in levels, managed types).'),
+    parent_type: guid('Guid of the level one step above (database, schema, table, column).').optional(),
+    creatable: z
+      .literal(false)
+      .optional()
+      .describe('Managed types: creating an instance through the curation API is refused.'),
+    name_locked_hint: z
+      .string()
+      .optional()
+      .describe('Managed types: text to show where an instance name cannot be edited.'),
+  }),
+);
+
+export const AttributeRow = named(
+  'AttributeDefinition',
+  'An attribute definition as listed: every field is present on every row.',
+  z.object({
+    guid: guid('Identifier of the definition.'),
+    name: z.string().describe('Attribute name, unique within the owning type (letter case ignored).'),
+    owner_type: guid('Owning type; null for the five platform attributes.').nullable(),
+    value_type: z.enum(VALUE_TYPES).describe('Kind of value instances carry.'),
+    cardinality: z.enum(CARDINALITIES).describe('`single`: one value; `multi`: a list.'),
+    allowed_values: z
+      .array(z.unknown())
+      .nullable()
+      .describe('Enumerated values (scalar types only); null when none.'),
+    allowed_ref_type: guid('Type an entity_ref attribute points at; null otherwise.').nullable(),
+    required: z.boolean().describe('Whether instances must carry a value.'),
+    default_value: z
+      .unknown()
+      .describe('Applied when an instance is created without a value; null when none.'),
+    filterable: z.boolean().describe('Whether the attribute can be filtered on (entity_ref only).'),
+    origin: z.enum(['system', 'user_defined']).describe('`system` for the platform attributes.'),
+  }),
+);
+
+const AttributeState = z
+  .enum(['live', 'withdrawn'])
+  .describe('`withdrawn`: its stored values are being removed; the daily job then removes the definition.');
+
+export const Entity = named(
+  'Entity',
+  'An entity (instance of a type) with the values of its type’s live attributes, keyed by attribute name.',
+  z.object({
+    guid: guid('Identifier of the entity (random UUID).'),
+    name: z.string().describe('Entity name.'),
+    type_guid: guid('Its entity type.'),
+    values: z
+      .record(z.string(), z.unknown())
+      .describe('Attribute name → value; attributes without value are absent.'),
+  }),
+);
+
+const EntitySummary = z.object({ guid: z.string(), name: z.string(), type_guid: z.string() });
+
+export const PurgeReport = named(
+  'PurgeReport',
+  'What a run of the daily purge job removed.',
+  z.object({
+    removed: z
+      .array(
+        z.object({ guid: z.string(), type_guid: z.string(), name: z.string(), values_removed: z.number() }),
+      )
+      .describe('Withdrawn definitions removed, with the values removed for each.'),
+    values_removed: z.number().describe('Stored values removed in this run.'),
+    batches: z.number().describe('Removal batches run.'),
+    pending: z.number().describe('Withdrawn definitions still waiting (their grace period has not passed).'),
+  }),
+);
+
+const GraphQLResult = named(
+  'GraphQLResult',
+  'A GraphQL response (not the REST envelope).',
+  z.looseObject({
+    data: z.record(z.string(), z.unknown()).nullish(),
+    errors: z
+      .array(
+        z.looseObject({
+          message: z.string(),
+          path: z.array(z.union([z.string(), z.number()])).optional(),
+          extensions: z
+            .looseObject({ reason: z.enum(REASONS).optional().describe('The refusal reason, as in REST.') })
+            .optional(),
+        }),
+      )
+      .optional(),
+  }),
+);
+
+const GraphQLRefusal = named(
+  'GraphQLRefusal',
+  'A request to /graphql refused before it ran (no token, a body over the limit): the envelope, with the same refusal as GraphQL `errors`; or a GraphQL response refusing the document.',
+  z.looseObject({
+    STATUS: z.literal('FAIL').optional(),
+    MESSAGE: z.string().optional(),
+    DATA: z.object({ reason: z.enum(REASONS) }).optional(),
+    errors: z.array(
+      z.looseObject({
+        message: z.string(),
+        extensions: z.looseObject({ reason: z.enum(REASONS).optional() }).optional(),
+      }),
+    ),
+  }),
+);
+
+// ——— Envelopes ———
+
+export const Refusal = named(
+  'Refusal',
+  'A refused request: STATUS FAIL and a machine-readable reason. Clients branch on DATA.reason, never MESSAGE.',
+  z.object({
+    STATUS: z.literal('FAIL'),
+    MESSAGE: z.string().describe('Human-readable text; do not branch on it.'),
+    DATA: z.object({
+      reason: z.enum(REASONS).describe('Why the request was refused (see the reasons table).'),
+    }),
+  }),
+);
+
+/** The success envelope around a route's DATA. */
+export const success = <T extends z.ZodType>(data: T) =>
+  z.object({
+    STATUS: z.literal('SUCCESS'),
+    MESSAGE: z.literal('').describe('Empty on success.'),
+    DATA: data,
+  });
+
+// ——— Inputs ———
+
+const guidParams = z.object({ guid: guid('Entity type guid.') });
+const dryRun = refusing(
+  z
+    .enum(['true', 'false', '1', '0', ''])
+    .optional()
+    .describe('`true` (or `1`, or empty) validates and reports without writing.'),
+  { reason: 'invalid_field' },
+);
+const typeName = refusing(z.string().describe('Type name (trimmed; letter case ignored when compared).'), {
+  reason: 'invalid_field',
+  missing: 'empty_value',
+});
+
+export const DeclareBody = named(
+  'DeclareAttribute',
+  'An attribute declaration. Every malformed combination is refused with its own reason; unknown fields are refused.',
+  z.strictObject({
+    name: refusing(z.string().describe('Attribute name, unique within the type.'), {
+      reason: 'invalid_field',
+      missing: 'empty_value',
+    }),
+    value_type: refusing(z.enum(VALUE_TYPES).describe('Kind of value.'), {
+      reason: 'unknown_value_type',
+      missing: 'unknown_value_type',
+    }),
+    cardinality: refusing(z.enum(CARDINALITIES).describe('One value or a list.'), {
+      reason: 'invalid_cardinality',
+      missing: 'invalid_cardinality',
+    }),
+    allowed_values: refusing(
+      z
+        .array(z.unknown())
+        .max(MAX_ALLOWED_VALUES)
+        .nullish()
+        .describe(`Enumerated values, distinct, at most ${MAX_ALLOWED_VALUES}; scalar types only.`),
+      { reason: 'invalid_field' },
+    ),
+    allowed_ref_type: guid(
+      'Type the reference points at; required for entity_ref, refused otherwise.',
+    ).nullish(),
+    required: z.boolean().nullish().describe('Whether instances must carry a value (default false).'),
+    default_value: z
+      .unknown()
+      .optional()
+      .describe('Applied when an instance is created without a value; an entity guid for references.'),
+    filterable: z
+      .boolean()
+      .nullish()
+      .describe('entity_ref only (default false); refused when sent on others.'),
+  }),
+);
+
+// ——— Routes ———
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+export interface Answer {
+  description: string;
+  /** DATA of the success envelope; absent for answers that are not the JSON envelope. */
+  data?: z.ZodType;
+  /** A whole body that is not the envelope (metrics text, the OpenAPI document). */
+  raw?: { contentType: string; schema: z.ZodType };
+  /** The same answer in another media type the client may ask for with Accept. */
+  alternative?: { contentType: string; schema: z.ZodType };
+}
+
+export interface RouteDoc {
+  method: Method;
+  /** Fastify path pattern (`:param`); the document shows it as `{param}`. */
+  path: string;
+  operationId: string;
+  tag: 'Entity types' | 'Attributes' | 'Entities' | 'Platform' | 'Operations' | 'GraphQL';
+  summary: string;
+  description?: string;
+  /** `bearer`: a user token; `operator`: an operator's token; `metrics`: operator or METRICS_TOKEN; `none`. */
+  auth: 'bearer' | 'operator' | 'metrics' | 'none';
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** An absent body counts as `{}` (operator calls with nothing to say). */
+  bodyOptional?: true;
+  /** Success answers by HTTP status. */
+  answers: Record<number, Answer>;
+  /** Reasons this route refuses with, beyond those every route may give (see COMMON_REFUSALS). */
+  refusals: Reason[];
+  /** The body of a refusal, when it is not the plain envelope (`Refusal`). */
+  refusalSchema?: z.ZodType;
+}
+
+const route = <const R extends RouteDoc>(r: R) => r;
+
+export const ROUTES = {
+  createEntityType: route({
+    method: 'POST',
+    path: '/entities/types',
+    operationId: 'createEntityType',
+    tag: 'Entity types',
+    summary: 'Create an entity type (create-or-get)',
+    description:
+      'Names are compared trimmed and ignoring letter case; a name that resolves returns that type with `created: false` and writes nothing. Unknown fields are ignored.',
+    auth: 'bearer',
+    body: z.looseObject({ name: typeName }),
+    answers: {
+      201: {
+        description: 'Created.',
+        data: z.object({ entity_type: EntityTypeRow, created: z.literal(true) }),
+      },
+      200: {
+        description: 'The name already resolved to a type; nothing was written.',
+        data: z.object({ entity_type: EntityTypeRow, created: z.literal(false) }),
+      },
+    },
+    refusals: ['empty_value', 'name_too_long', 'invalid_field', 'type_instances_managed'],
+  }),
+  listEntityTypes: route({
+    method: 'GET',
+    path: '/entities/types',
+    operationId: 'listEntityTypes',
+    tag: 'Entity types',
+    summary: 'List entity types',
+    description: 'System and user-defined types together, in normalised-name order, keyset-paged.',
+    auth: 'bearer',
+    query: z.looseObject({
+      cursor: refusing(z.string().optional().describe('Opaque `next_cursor` from a previous page.'), {
+        reason: 'invalid_cursor',
+      }),
+      page_size: refusing(
+        z
+          .string()
+          .regex(/^[0-9]{1,9}$/)
+          .optional()
+          .describe(
+            `Rows per page, 1 to ${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT}); decimal digits only.`,
+          ),
+        { reason: 'invalid_page_size' },
+      ),
+    }),
+    answers: {
+      200: {
+        description: 'A page of types.',
+        data: z.object({
+          entity_types: z.array(EntityTypeRow),
+          next_cursor: z.string().nullable().describe('Cursor of the next page; null on the last page.'),
+        }),
+      },
+    },
+    refusals: ['invalid_cursor', 'invalid_page_size'],
+  }),
+  getEntityType: route({
+    method: 'GET',
+    path: '/entities/types/:guid',
+    operationId: 'getEntityType',
+    tag: 'Entity types',
+    summary: 'Read one entity type',
+    auth: 'bearer',
+    params: guidParams,
+    answers: { 200: { description: 'The type.', data: z.object({ entity_type: EntityTypeRow }) } },
+    refusals: ['unknown_entity_type'],
+  }),
+  renameEntityType: route({
+    method: 'PATCH',
+    path: '/entities/types/:guid',
+    operationId: 'renameEntityType',
+    tag: 'Entity types',
+    summary: 'Rename a user-defined type',
+    description: 'The guid stays. System, managed and connector types are refused.',
+    auth: 'bearer',
+    params: guidParams,
+    body: z.looseObject({ name: typeName }),
+    answers: { 200: { description: 'Renamed.', data: z.object({ entity_type: EntityTypeRow }) } },
+    refusals: [
+      'unknown_entity_type',
+      'empty_value',
+      'name_too_long',
+      'invalid_field',
+      'type_not_user_defined',
+      'type_name_taken',
+      'type_instances_managed',
+    ],
+  }),
+  deleteEntityType: route({
+    method: 'DELETE',
+    path: '/entities/types/:guid',
+    operationId: 'deleteEntityType',
+    tag: 'Entity types',
+    summary: 'Delete a user-defined type',
+    description:
+      'Withdraws its live definitions; its entities remain. Recreating the name gives the same guid back.',
+    auth: 'bearer',
+    params: guidParams,
+    answers: {
+      200: {
+        description: 'Deleted.',
+        data: z.object({ guid: z.string(), deleted: z.literal(true) }),
+      },
+    },
+    refusals: ['unknown_entity_type', 'type_not_user_defined', 'type_referenced'],
+  }),
+  declareAttribute: route({
+    method: 'POST',
+    path: '/entities/types/:guid/attributes',
+    operationId: 'declareAttribute',
+    tag: 'Attributes',
+    summary: 'Declare an attribute definition on a type',
+    description: `At most ${MAX_ATTRIBUTE_DEFS} live definitions per type. With \`dry_run\` nothing is written.`,
+    auth: 'bearer',
+    params: guidParams,
+    query: z.looseObject({ dry_run: dryRun }),
+    body: DeclareBody,
+    answers: {
+      201: {
+        description: 'Declared.',
+        data: z.object({
+          attribute: AttributeRow,
+          usage: z
+            .object({ declared: z.number(), limit: z.literal(MAX_ATTRIBUTE_DEFS) })
+            .describe('Live definitions on the type after this one, and the limit.'),
+        }),
+      },
+      200: {
+        description: 'Dry run: the declaration is valid; nothing was written.',
+        data: z.object({
+          dry_run: z.literal(true),
+          attribute: AttributeRow,
+          usage: z.object({ declared: z.number(), limit: z.literal(MAX_ATTRIBUTE_DEFS) }),
+        }),
+      },
+    },
+    refusals: [
+      'unknown_entity_type',
+      'base_type_not_owner',
+      'attribute_def_already_exists',
+      'attribute_def_withdrawn',
+      'too_many_attribute_defs',
+      'too_many_allowed_values',
+      'unknown_value_type',
+      'invalid_cardinality',
+      'allowed_values_not_supported',
+      'allowed_ref_type_not_supported',
+      'allowed_ref_type_required',
+      'filterable_not_supported',
+      'referent_not_found',
+      'ref_type_mismatch',
+      'empty_value',
+      'name_too_long',
+      'invalid_field',
+      'unknown_field',
+      'invalid_allowed_value',
+      'duplicate_allowed_value',
+      'invalid_default_value',
+      'default_value_not_allowed',
+    ],
+  }),
+  listAttributes: route({
+    method: 'GET',
+    path: '/entities/types/:guid/attributes',
+    operationId: 'listAttributes',
+    tag: 'Attributes',
+    summary: 'List the attributes applying to a type',
+    description:
+      'The five platform attributes (owner_type null) first, then the type’s own live definitions by name. Not paged.',
+    auth: 'bearer',
+    params: guidParams,
+    answers: {
+      200: { description: 'The attributes.', data: z.object({ attributes: z.array(AttributeRow) }) },
+    },
+    refusals: ['unknown_entity_type'],
+  }),
+  withdrawAttribute: route({
+    method: 'DELETE',
+    path: '/entities/attributes/:typeGuid/:name',
+    operationId: 'withdrawAttribute',
+    tag: 'Attributes',
+    summary: 'Withdraw a live attribute definition (curation API)',
+    description:
+      'Its stored values start being removed and it leaves the listing; the daily job removes the definition.',
+    auth: 'bearer',
+    params: z.object({ typeGuid: guid('Entity type guid.'), name: z.string().describe('Attribute name.') }),
+    query: z.looseObject({ dry_run: dryRun }),
+    answers: {
+      200: {
+        description: 'Withdrawn; or, with `dry_run`, what withdrawing would affect.',
+        data: z.union([
+          z.object({
+            attribute: AttributeRow.extend({ state: AttributeState }),
+            withdrawn: z.literal(true),
+          }),
+          z.object({
+            dry_run: z.literal(true),
+            attribute: AttributeRow.extend({ state: AttributeState }),
+            impact: z
+              .object({ instances: z.number(), values: z.number() })
+              .describe('Instances carrying a value, and values stored.'),
+          }),
+        ]),
+      },
+    },
+    refusals: [
+      'unknown_entity_type',
+      'attribute_def_not_found',
+      'attribute_def_withdrawn',
+      'base_type_not_owner',
+      'invalid_field',
+    ],
+  }),
+  createEntity: route({
+    method: 'POST',
+    path: '/entities',
+    operationId: 'createEntity',
+    tag: 'Entities',
+    summary: 'Create an entity of a type (curation)',
+    description: 'Values are validated against the type’s live definitions; defaults are applied.',
+    auth: 'bearer',
+    body: z.looseObject({
+      type_guid: refusing(z.string().min(1).describe('Its entity type.'), {
+        reason: 'invalid_field',
+        missing: 'invalid_field',
+      }),
+      name: z.string().nullish().describe('Entity name.'),
+      values: z
+        .record(z.string(), z.unknown())
+        .nullish()
+        .describe('Attribute name → value (letter case ignored); null means no value.'),
+    }),
+    answers: { 201: { description: 'Created.', data: z.object({ entity: Entity }) } },
+    refusals: [
+      'unknown_entity_type',
+      'type_not_creatable',
+      'unknown_attribute',
+      'invalid_value',
+      'value_not_allowed',
+      'required_value_missing',
+      'referent_not_found',
+      'ref_type_mismatch',
+      'concurrent_change',
+      'empty_value',
+      'name_too_long',
+      'invalid_field',
+    ],
+  }),
+  getEntity: route({
+    method: 'GET',
+    path: '/entities/:guid',
+    operationId: 'getEntity',
+    tag: 'Entities',
+    summary: 'Read one entity with its values',
+    auth: 'bearer',
+    params: z.object({ guid: guid('Entity guid.') }),
+    answers: { 200: { description: 'The entity.', data: z.object({ entity: Entity }) } },
+    refusals: ['not_found'],
+  }),
+  lookup: route({
+    method: 'POST',
+    path: '/entities/lookup',
+    operationId: 'lookupIdentifiers',
+    tag: 'Entities',
+    summary: 'Resolve many identifiers in one call',
+    description: 'An unknown identifier (or another tenant’s) resolves to null.',
+    auth: 'bearer',
+    body: z.looseObject({
+      identifiers: refusing(
+        z.array(z.string()).describe(`Entity guids, at most ${MAX_LOOKUP_IDENTIFIERS}.`),
+        { reason: 'invalid_field', missing: 'invalid_field' },
+      ),
+    }),
+    answers: {
+      200: {
+        description: 'One entry per identifier, in order.',
+        data: z.object({
+          entries: z.array(z.object({ identifier: z.string(), entity: EntitySummary.nullable() })),
+        }),
+      },
+    },
+    refusals: ['invalid_field', 'too_many_identifiers'],
+  }),
+  writeDashboard: route({
+    method: 'POST',
+    path: '/platform/dashboards',
+    operationId: 'writeDashboardRow',
+    tag: 'Platform',
+    summary: 'Write a dashboard catalog row (role platform)',
+    description: 'Idempotent per dashboard name. The first one sets up the managed `dashboard` type.',
+    auth: 'bearer',
+    body: z.looseObject({ name: typeName }),
+    answers: Object.fromEntries(
+      [
+        [201, 'A new row.'],
+        [200, 'The row existed.'],
+      ].map(([status, description]) => [
+        status,
+        {
+          description: description as string,
+          data: z.object({
+            entity: EntitySummary.extend({ values: z.record(z.string(), z.unknown()).optional() }),
+            created: z.boolean(),
+            entity_type: EntityTypeRow,
+            type_set_up: z.boolean().describe('Whether this call set up the managed type.'),
+          }),
+        },
+      ]),
+    ) as Record<number, Answer>,
+    refusals: ['not_authorized', 'managed_type_blocked', 'empty_value', 'name_too_long', 'invalid_field'],
+  }),
+  purge: route({
+    method: 'POST',
+    path: '/admin/jobs/purge',
+    operationId: 'runPurge',
+    tag: 'Operations',
+    summary: 'Run the daily purge job now (operators)',
+    auth: 'operator',
+    bodyOptional: true,
+    body: z.looseObject({
+      tenant: refusing(z.string().min(1).nullish().describe('Only this tenant (default: all).'), {
+        reason: 'invalid_field',
+      }),
+    }),
+    answers: {
+      200: {
+        description: 'What the run removed.',
+        data: PurgeReport,
+        alternative: {
+          contentType: 'application/x-ndjson',
+          schema: z
+            .string()
+            .describe(
+              'With `Accept: application/x-ndjson`: one JSON object per line, `{"progress": {definitions_total, definitions_done, definitions_removed, values_removed, batches}}` while the job runs, then the ordinary envelope as the last line (SUCCESS with the report, or FAIL with DATA.reason). Refusals before the job starts are ordinary envelope answers.',
+            ),
+        },
+      },
+    },
+    refusals: ['not_authorized', 'invalid_field', 'purge_already_running'],
+  }),
+  logs: route({
+    method: 'GET',
+    path: '/admin/logs',
+    operationId: 'recentLogs',
+    tag: 'Operations',
+    summary: 'Recent server log entries (operators)',
+    auth: 'operator',
+    query: z.looseObject({
+      level: refusing(z.string().optional().describe('Minimum level: trace … fatal, or a pino number.'), {
+        reason: 'invalid_field',
+      }),
+      since: refusing(z.string().optional().describe('ISO time or epoch milliseconds.'), {
+        reason: 'invalid_field',
+      }),
+      until: refusing(z.string().optional().describe('ISO time or epoch milliseconds.'), {
+        reason: 'invalid_field',
+      }),
+      limit: refusing(z.string().optional().describe('Most entries, 1 to 1000 (default 100).'), {
+        reason: 'invalid_field',
+      }),
+    }),
+    answers: {
+      200: {
+        description: 'Matching entries, oldest first.',
+        data: z.object({
+          total: z.number().describe('Entries matching before the limit.'),
+          entries: z.array(z.record(z.string(), z.unknown())).describe('pino log entries.'),
+        }),
+      },
+    },
+    refusals: ['not_authorized', 'invalid_field'],
+  }),
+  engineCache: route({
+    method: 'GET',
+    path: '/admin/engine-cache',
+    operationId: 'engineCacheDiagnostic',
+    tag: 'Operations',
+    summary: 'Engine cache diagnostic (operators)',
+    auth: 'operator',
+    answers: {
+      200: {
+        description: 'What is cached, hits, misses and size.',
+        data: z.object({
+          entries: z.number(),
+          maxEntries: z.number(),
+          hits: z.number(),
+          misses: z.number(),
+          evictions: z.number(),
+          invalidations: z.number(),
+          cached: z
+            .array(z.object({ type_guid: z.string(), version: z.string(), attributes: z.number() }))
+            .describe('The most recent entries: type, its definitions version, and the definitions held.'),
+        }),
+      },
+    },
+    refusals: ['not_authorized'],
+  }),
+  metrics: route({
+    method: 'GET',
+    path: '/metrics',
+    operationId: 'metrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics (operators, or METRICS_TOKEN)',
+    auth: 'metrics',
+    answers: {
+      200: { description: 'Prometheus text format.', raw: { contentType: 'text/plain', schema: z.string() } },
+    },
+    refusals: ['not_authorized'],
+  }),
+  healthz: route({
+    method: 'GET',
+    path: '/healthz',
+    operationId: 'liveness',
+    tag: 'Operations',
+    summary: 'Liveness (no token)',
+    auth: 'none',
+    answers: { 200: { description: 'The process serves.', data: z.object({ status: z.literal('ok') }) } },
+    refusals: [],
+  }),
+  readyz: route({
+    method: 'GET',
+    path: '/readyz',
+    operationId: 'readiness',
+    tag: 'Operations',
+    summary: 'Readiness (no token): 503 while Neo4j is unreachable',
+    auth: 'none',
+    answers: { 200: { description: 'Neo4j answers.', data: z.object({ status: z.literal('ready') }) } },
+    refusals: ['storage_unavailable'],
+  }),
+  openapi: route({
+    method: 'GET',
+    path: '/openapi.json',
+    operationId: 'openapi',
+    tag: 'Operations',
+    summary: 'This document (no token); an interactive reference is at /docs',
+    auth: 'none',
+    answers: {
+      200: {
+        description: 'OpenAPI 3.1 document.',
+        raw: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) },
+      },
+    },
+    refusals: [],
+  }),
+  graphqlGet: route({
+    method: 'GET',
+    path: '/graphql',
+    operationId: 'graphqlGet',
+    tag: 'GraphQL',
+    summary: 'GraphQL over GET (queries only); GraphiQL when a browser asks for HTML',
+    description:
+      'With `Accept: text/html` (a browser) this is GraphiQL, served without a token; paste your token into its headers editor as `{"Authorization": "Bearer …"}`. Tokens are never read from URLs.',
+    auth: 'bearer',
+    query: z.looseObject({
+      query: z.string().optional().describe('The GraphQL document.'),
+      variables: z.string().optional().describe('JSON text of the variables.'),
+      operationName: z.string().optional().describe('Operation to run when the document has several.'),
+    }),
+    answers: {
+      200: {
+        description: 'A GraphQL response.',
+        raw: { contentType: 'application/json', schema: GraphQLResult },
+      },
+    },
+    refusals: [],
+    refusalSchema: GraphQLRefusal,
+  }),
+  graphqlPost: route({
+    method: 'POST',
+    path: '/graphql',
+    operationId: 'graphqlPost',
+    tag: 'GraphQL',
+    summary: 'GraphQL',
+    description:
+      'Refusals are GraphQL errors with the REST reason in `extensions.reason`. Depth, aliases, tokens and cost are bounded.',
+    auth: 'bearer',
+    body: z.looseObject({
+      query: z.string().describe('The GraphQL document.'),
+      variables: z.record(z.string(), z.unknown()).nullish(),
+      operationName: z.string().nullish(),
+    }),
+    answers: {
+      200: {
+        description: 'A GraphQL response.',
+        raw: { contentType: 'application/json', schema: GraphQLResult },
+      },
+    },
+    refusals: [],
+    refusalSchema: GraphQLRefusal,
+  }),
+  graphqlOptions: route({
+    method: 'OPTIONS',
+    path: '/graphql',
+    operationId: 'graphqlOptions',
+    tag: 'GraphQL',
+    summary: 'CORS preflight of the GraphQL endpoint',
+    auth: 'bearer',
+    answers: {
+      204: {
+        description: 'Allowed methods and headers.',
+        raw: { contentType: 'text/plain', schema: z.string() },
+      },
+    },
+    refusals: [],
+    refusalSchema: GraphQLRefusal,
+  }),
+} satisfies Record<string, RouteDoc>;
+
+/** Reasons any authenticated route may refuse with, whatever it does. */
+export const COMMON_REFUSALS: Reason[] = [
+  'unauthenticated',
+  'storage_unavailable',
+  'storage_busy',
+  'internal_error',
+];
+/** Reasons any route with a body may refuse with before a handler runs (body.ts). */
+export const BODY_REFUSALS: Reason[] = [
+  'request_too_large',
+  'request_timeout',
+  'invalid_json',
+  'invalid_body',
+  'unsupported_media_type',
+];

@@ -1,0 +1,298 @@
+// The OpenAPI document: a valid 3.1 document, served without a token at /openapi.json with a reference at /docs,
+// listing exactly the routes the router serves, and matching what each route really answers.
+import { validate } from '@readme/openapi-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApi } from '../../src/app.js';
+import { openApiPath } from '../../src/openapi.js';
+import { assertConforms, operationFor } from '../conformance.js';
+import {
+  createType,
+  createWorld,
+  newTenant,
+  operatorToken,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+type Doc = { paths: Record<string, Record<string, { operationId: string }>> };
+
+describe('the document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const doc = structuredClone(openApi());
+    expect(doc.openapi).toBe('3.1.0');
+    const result = await validate(doc as never);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+  });
+
+  it('lists every route the router serves, and nothing it does not (the reference pages aside)', () => {
+    const served = new Set(
+      world.app.registeredRoutes
+        .filter((r) => r.method !== 'HEAD' && !r.url.startsWith('/docs'))
+        .map((r) => `${r.method} ${openApiPath(r.url)}`),
+    );
+    const documented = new Set(
+      Object.entries((openApi() as Doc).paths).flatMap(([path, ops]) =>
+        Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+      ),
+    );
+    expect([...served].sort()).toEqual([...documented].sort());
+    // The CONTRACT.md paths are all there.
+    for (const route of [
+      'PATCH /entities/types/{guid}',
+      'DELETE /entities/types/{guid}',
+      'POST /entities',
+      'GET /entities/{guid}',
+      'DELETE /entities/attributes/{typeGuid}/{name}',
+      'POST /entities/lookup',
+      'POST /platform/dashboards',
+      'GET /admin/logs',
+      'GET /admin/engine-cache',
+      'POST /admin/jobs/purge',
+      'GET /healthz',
+      'GET /readyz',
+      'POST /graphql',
+    ]) {
+      expect(documented).toContain(route);
+    }
+  });
+
+  it('describes each refusal with its status and the envelope; a body with an undocumented field fails the check', () => {
+    const op = operationFor('POST', '/entities/types/abc/attributes');
+    expect(op?.path).toBe('/entities/types/{guid}/attributes');
+    expect(Object.keys(op?.op.responses ?? {})).toEqual(
+      expect.arrayContaining(['201', '200', '400', '401', '404', '409', '413', 'default']),
+    );
+    const ok = {
+      STATUS: 'SUCCESS',
+      MESSAGE: '',
+      DATA: { entity_type: { guid: 'g', name: 'n', origin: 'system' } },
+    };
+    expect(() => assertConforms('GET', '/entities/types/g', 200, 'application/json', ok)).not.toThrow();
+    const extra = { ...ok, DATA: { entity_type: { ...ok.DATA.entity_type, secret: 1 } } };
+    expect(() => assertConforms('GET', '/entities/types/g', 200, 'application/json', extra)).toThrow(
+      /secret/,
+    );
+    const wrongReason = { STATUS: 'FAIL', MESSAGE: '', DATA: { reason: 'made_up' } };
+    expect(() => assertConforms('GET', '/entities/types/g', 404, 'application/json', wrongReason)).toThrow();
+    expect(() => assertConforms('GET', '/nowhere/at/all', 200, 'application/json', ok)).toThrow(
+      /no such operation/,
+    );
+  });
+});
+
+describe('served', () => {
+  it('GET /openapi.json needs no token and is the document', async () => {
+    const res = await world.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual(JSON.parse(JSON.stringify(openApi())));
+  });
+
+  it('GET /docs is the interactive reference, without a token, loading only its own assets', async () => {
+    const page = await world.app.inject({ method: 'GET', url: '/docs/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    expect(page.body).toContain('swagger-ui');
+    expect(page.body).not.toMatch(/https?:\/\/(?!swagger\.io)/);
+    const json = await world.app.inject({ method: 'GET', url: '/docs/json' });
+    expect(json.json()).toEqual(JSON.parse(JSON.stringify(openApi())));
+    const initializer = await world.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    expect(initializer.statusCode).toBe(200);
+  });
+});
+
+describe('requests are checked against the same schemas', () => {
+  it('refuses each malformed part with the reason its field names', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const type = await createType(api, 'Asset');
+    const cases: [string, Promise<{ status: number; body: { DATA: Record<string, unknown> } }>, string][] = [
+      ['body not an object', api.post('/entities/types', [1]), 'invalid_body'],
+      ['name missing', api.post('/entities/types', {}), 'empty_value'],
+      ['name null', api.post('/entities/types', { name: null }), 'empty_value'],
+      ['name not a string', api.post('/entities/types', { name: 7 }), 'invalid_field'],
+      ['page_size not digits', api.get('/entities/types?page_size=1e2'), 'invalid_page_size'],
+      ['page_size repeated', api.get('/entities/types?page_size=1&page_size=2'), 'invalid_page_size'],
+      ['cursor repeated', api.get('/entities/types?cursor=a&cursor=b'), 'invalid_cursor'],
+      ['dry_run neither', api.delete(`/entities/attributes/${type}/x?dry_run=maybe`), 'invalid_field'],
+      [
+        'unknown declaration field',
+        api.post(`/entities/types/${type}/attributes`, {
+          name: 'a',
+          value_type: 'string',
+          cardinality: 'single',
+          x: 1,
+        }),
+        'unknown_field',
+      ],
+      [
+        'value_type not one of six',
+        api.post(`/entities/types/${type}/attributes`, { name: 'a', value_type: 5, cardinality: 'single' }),
+        'unknown_value_type',
+      ],
+      [
+        // the spec's rule outranks the shape: allowed_values on a reference, even when it is not an array
+        'allowed_values on entity_ref',
+        api.post(`/entities/types/${type}/attributes`, {
+          name: 'a',
+          value_type: 'entity_ref',
+          cardinality: 'single',
+          allowed_ref_type: type,
+          allowed_values: 'x',
+        }),
+        'allowed_values_not_supported',
+      ],
+      ['type_guid missing', api.post('/entities', { name: 'e' }), 'invalid_field'],
+      ['values an array', api.post('/entities', { type_guid: type, name: 'e', values: [] }), 'invalid_field'],
+      ['identifiers not strings', api.post('/entities/lookup', { identifiers: [1] }), 'invalid_field'],
+    ];
+    for (const [what, call, reason] of cases) {
+      const res = await call;
+      expect({ what, status: res.status, reason: res.body.DATA.reason }).toEqual({
+        what,
+        status: 400,
+        reason,
+      });
+    }
+  });
+});
+
+describe('every operation answers as documented', () => {
+  it('each documented success answer is what the route sends (restClient checks every call against the document)', async () => {
+    const tenant = newTenant();
+    const api = restClient(world.app, await tokenFor(tenant));
+    const platform = restClient(world.app, await tokenFor(tenant, { roles: ['platform'] }));
+    const operator = restClient(world.app, await operatorToken());
+    const seen = new Set<string>();
+    const call = async (
+      res: Promise<{ status: number; body: { DATA: any } }>,
+      method: string,
+      url: string,
+      status: number,
+    ) => {
+      const reply = await res;
+      expect({ url, status: reply.status }).toEqual({ url, status });
+      seen.add(`${operationFor(method, url)?.op.operationId} ${status}`);
+      return reply.body.DATA;
+    };
+
+    const created = await call(
+      api.post('/entities/types', { name: 'Report' }),
+      'POST',
+      '/entities/types',
+      201,
+    );
+    const guid = created.entity_type.guid as string;
+    await call(api.post('/entities/types', { name: ' report ' }), 'POST', '/entities/types', 200);
+    await call(api.get('/entities/types?page_size=2'), 'GET', '/entities/types', 200);
+    await call(api.get(`/entities/types/${guid}`), 'GET', `/entities/types/${guid}`, 200);
+    await call(
+      api.patch(`/entities/types/${guid}`, { name: 'Reports' }),
+      'PATCH',
+      `/entities/types/${guid}`,
+      200,
+    );
+    const attrs = `/entities/types/${guid}/attributes`;
+    const declaration = {
+      name: 'tier',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: ['a', 'b'],
+    };
+    await call(api.post(`${attrs}?dry_run=true`, declaration), 'POST', attrs, 200);
+    await call(api.post(attrs, declaration), 'POST', attrs, 201);
+    await call(api.get(attrs), 'GET', attrs, 200);
+    const entity = await call(
+      api.post('/entities', { type_guid: guid, name: 'q1', values: { tier: 'a' } }),
+      'POST',
+      '/entities',
+      201,
+    );
+    await call(api.get(`/entities/${entity.entity.guid}`), 'GET', `/entities/${entity.entity.guid}`, 200);
+    await call(
+      api.post('/entities/lookup', { identifiers: [entity.entity.guid, 'nope'] }),
+      'POST',
+      '/entities/lookup',
+      200,
+    );
+    const withdraw = `/entities/attributes/${guid}/tier`;
+    await call(api.delete(`${withdraw}?dry_run=1`), 'DELETE', withdraw, 200);
+    await call(api.delete(withdraw), 'DELETE', withdraw, 200);
+    await call(api.delete(`/entities/types/${guid}`), 'DELETE', `/entities/types/${guid}`, 200);
+    await call(platform.post('/platform/dashboards', { name: 'Sales' }), 'POST', '/platform/dashboards', 201);
+    await call(platform.post('/platform/dashboards', { name: 'sales' }), 'POST', '/platform/dashboards', 200);
+    await call(operator.post('/admin/jobs/purge', { tenant }), 'POST', '/admin/jobs/purge', 200);
+    await call(operator.get('/admin/logs?limit=5'), 'GET', '/admin/logs', 200);
+    await call(operator.get('/admin/engine-cache'), 'GET', '/admin/engine-cache', 200);
+    await call(api.get('/healthz'), 'GET', '/healthz', 200);
+    await call(api.get('/readyz'), 'GET', '/readyz', 200);
+
+    // Refusals answer with the documented Refusal envelope too.
+    await call(api.get('/entities/types/nope/attributes'), 'GET', '/entities/types/nope/attributes', 404);
+    await call(api.post('/platform/dashboards', { name: 'x' }), 'POST', '/platform/dashboards', 403);
+    await call(restClient(world.app, undefined).get('/entities/types'), 'GET', '/entities/types', 401);
+
+    const documented = Object.values((openApi() as Doc).paths)
+      .flatMap((ops) => Object.values(ops) as { operationId: string; responses: Record<string, unknown> }[])
+      .filter(
+        (op) => !op.operationId.startsWith('graphql') && !['metrics', 'openapi'].includes(op.operationId),
+      )
+      .flatMap((op) =>
+        Object.keys(op.responses)
+          .filter((s) => /^2/.test(s))
+          .map((s) => `${op.operationId} ${s}`),
+      );
+    expect(documented.filter((answer) => !seen.has(answer))).toEqual([]);
+  });
+
+  it('/graphql refused before it runs: the envelope plus GraphQL errors, as documented', async () => {
+    const res = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(res.statusCode).toBe(401);
+    const body = res.json();
+    expect(body).toMatchObject({
+      STATUS: 'FAIL',
+      DATA: { reason: 'unauthenticated' },
+      errors: [{ extensions: { reason: 'unauthenticated', code: 'UNAUTHENTICATED' } }],
+    });
+    expect(() => assertConforms('POST', '/graphql', 401, 'application/json', body)).not.toThrow();
+    // A REST route's refusal stays the plain envelope.
+    const rest = await world.app.inject({ method: 'GET', url: '/entities/types' });
+    expect(Object.keys(rest.json()).sort()).toEqual(['DATA', 'MESSAGE', 'STATUS']);
+  });
+
+  it('the purge documents its streamed progress as a second media type of its 200', () => {
+    const op = operationFor('POST', '/admin/jobs/purge')?.op;
+    expect(Object.keys(op?.responses['200']?.content ?? {}).sort()).toEqual([
+      'application/json',
+      'application/x-ndjson',
+    ]);
+  });
+
+  it('non-envelope answers carry their documented content type', async () => {
+    const res = await world.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${await operatorToken()}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(() =>
+      assertConforms('GET', '/metrics', res.statusCode, String(res.headers['content-type']), res.body),
+    ).not.toThrow();
+    expect(() => assertConforms('GET', '/metrics', 200, 'application/xml', res.body)).toThrow(
+      /not documented/,
+    );
+  });
+});

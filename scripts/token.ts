@@ -1,30 +1,15 @@
 // Prints a dev bearer token: npm run token -- --tenant T [--role admin] [--role platform] [--cross-tenant] [--sub S]
+// The same implementation as `metamodel token` (src/cli/token.ts).
 import { parseArgs } from 'node:util';
-import { loadOrCreateDevSecret } from '../src/auth/dev-secret.js';
-import { mintToken } from '../src/auth/tokens.js';
+import { UsageError } from '../src/cli/client.js';
+import { mintDevToken, TOKEN_ARGUMENTS, TOKEN_OPTIONS } from '../src/cli/token.js';
 
-const { values } = parseArgs({
-  options: {
-    tenant: { type: 'string' },
-    role: { type: 'string', multiple: true },
-    'cross-tenant': { type: 'boolean' },
-    sub: { type: 'string' },
-    expires: { type: 'string' },
-  },
-});
-
-if (!values.tenant) {
-  console.error(
-    'usage: npm run token -- --tenant T [--role admin] [--role platform] [--cross-tenant] [--sub S] [--expires 12h]',
-  );
+try {
+  const { values } = parseArgs({ options: TOKEN_OPTIONS });
+  console.log(await mintDevToken(values));
+} catch (err) {
+  const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  if (!usage) throw err;
+  console.error(`error: ${(err as Error).message}\nusage: npm run token -- ${TOKEN_ARGUMENTS}`);
   process.exit(2);
 }
-const secret = process.env.AUTH_JWT_SECRET?.trim() || loadOrCreateDevSecret();
-const token = await mintToken(secret, {
-  tenant: values.tenant,
-  roles: values.role ?? [],
-  crossTenant: values['cross-tenant'] === true,
-  ...(values.sub ? { sub: values.sub } : {}),
-  ...(values.expires ? { expiresIn: values.expires } : {}),
-});
-console.log(token);

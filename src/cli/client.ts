@@ -1,0 +1,205 @@
+// The CLI's REST client: global fetch, every answer an envelope {STATUS, MESSAGE, DATA}. The token is kept in a
+// private field and only ever written into the Authorization header.
+
+export interface Envelope<D = Record<string, unknown>> {
+  STATUS: 'SUCCESS' | 'FAIL';
+  MESSAGE: string;
+  DATA: D;
+}
+
+export type Data = Record<string, unknown>;
+
+/** The service refused (STATUS FAIL): exit 1. */
+export class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly envelope: Envelope,
+  ) {
+    super(envelope.MESSAGE);
+    this.name = 'Refusal';
+  }
+
+  get reason(): string {
+    const reason = this.envelope.DATA?.reason;
+    return typeof reason === 'string' ? reason : 'unknown';
+  }
+}
+
+/** No usable answer: the service could not be reached, or answered something that is not an envelope. Exit 3. */
+export class TransportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+/** Wrong use of the command line: exit 2 with a usage line. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export const NDJSON = 'application/x-ndjson';
+
+export function isEnvelope(value: unknown): value is Envelope {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    (v.STATUS === 'SUCCESS' || v.STATUS === 'FAIL') &&
+    typeof v.MESSAGE === 'string' &&
+    typeof v.DATA === 'object' &&
+    v.DATA !== null &&
+    !Array.isArray(v.DATA)
+  );
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+}
+
+export class Client {
+  readonly #token: string | undefined;
+  readonly #base: URL;
+
+  /** `baseUrl`: http(s) address of the service, possibly with a path prefix. */
+  constructor(baseUrl: string, token: string | undefined) {
+    let base: URL;
+    try {
+      base = new URL(baseUrl);
+    } catch {
+      throw new UsageError(`--url must be an http(s) address, not "${baseUrl}".`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new UsageError(`--url must be an http(s) address, not "${baseUrl}".`);
+    }
+    if (base.username || base.password) throw new UsageError('--url must not carry credentials.');
+    this.#base = base;
+    this.#token = token === undefined || token.trim() === '' ? undefined : token.trim();
+  }
+
+  get baseUrl(): string {
+    return this.#base.href;
+  }
+
+  get hasToken(): boolean {
+    return this.#token !== undefined;
+  }
+
+  /** `path` starts with `/`; its segments must already be percent-encoded. */
+  url(path: string, query: Record<string, string | undefined> = {}): string {
+    const prefix = this.#base.pathname.replace(/\/+$/, '');
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value);
+    const search = params.size > 0 ? `?${params}` : '';
+    return `${this.#base.origin}${prefix}${path}${search}`;
+  }
+
+  async #fetch(method: string, path: string, options: RequestOptions, accept: string): Promise<Response> {
+    const url = this.url(path, options.query);
+    const headers: Record<string, string> = { accept };
+    if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    try {
+      return await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      throw new TransportError(
+        `cannot reach the service at ${this.#base.origin} (${why}); is it running? Set --url or METAMODEL_URL.`,
+      );
+    }
+  }
+
+  /** Reads one envelope; returns its DATA on SUCCESS, throws a Refusal on FAIL. */
+  async #envelope<D>(res: Response, method: string, path: string): Promise<D> {
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      throw new TransportError(`the answer to ${method} ${path} was cut off (${(err as Error).message}).`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (!isEnvelope(parsed)) {
+      const type = res.headers.get('content-type') ?? 'no content type';
+      throw new TransportError(
+        `unexpected answer to ${method} ${path}: HTTP ${res.status} (${type}), not an envelope. Is --url the metamodel service?`,
+      );
+    }
+    if (parsed.STATUS === 'FAIL') throw new Refusal(res.status, parsed);
+    return parsed.DATA as D;
+  }
+
+  /** One request; returns DATA of a SUCCESS envelope. */
+  async request<D = Data>(method: string, path: string, options: RequestOptions = {}): Promise<D> {
+    const res = await this.#fetch(method, path, options, 'application/json');
+    return this.#envelope<D>(res, method, path);
+  }
+
+  /**
+   * A request answered with newline-delimited JSON: every line that is not an envelope goes to `onLine`; the last
+   * line is the envelope, whose DATA is returned (or a Refusal thrown). An ordinary JSON answer (a refusal before
+   * the stream began, or a service that does not stream) is read as one envelope.
+   */
+  async streamed<D = Data>(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    onLine: (line: Data) => void,
+  ): Promise<D> {
+    const res = await this.#fetch(method, path, options, `${NDJSON}, application/json;q=0.5`);
+    const type = (res.headers.get('content-type') ?? '').toLowerCase();
+    if (!type.startsWith(NDJSON) || !res.body) return this.#envelope<D>(res, method, path);
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let pending = '';
+    let final: Envelope | undefined;
+    const take = (line: string) => {
+      if (line.trim() === '') return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        throw new TransportError(`unexpected line in the answer to ${method} ${path}: not JSON.`);
+      }
+      if (isEnvelope(parsed)) final = parsed;
+      else if (typeof parsed === 'object' && parsed !== null) onLine(parsed as Data);
+    };
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        pending += decoder.decode(value, { stream: true });
+        for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
+          take(pending.slice(0, at));
+          pending = pending.slice(at + 1);
+        }
+      }
+    } catch (err) {
+      if (err instanceof TransportError) throw err;
+      throw new TransportError(
+        `the answer to ${method} ${path} was cut off before its end (${(err as Error).message}).`,
+      );
+    }
+    take(pending + decoder.decode());
+    if (!final) {
+      throw new TransportError(`the answer to ${method} ${path} ended without its final envelope.`);
+    }
+    if (final.STATUS === 'FAIL') throw new Refusal(res.status, final);
+    return final.DATA as D;
+  }
+}

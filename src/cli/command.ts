@@ -1,0 +1,59 @@
+// The shape of a CLI command, and small helpers the commands share.
+import { type Client, UsageError } from './client.js';
+import type { Io } from './output.js';
+import type { TypeResolver } from './types.js';
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  short?: string;
+  /** Placeholder of the value in help, e.g. N or JSON. */
+  value?: string;
+  help: string;
+}
+
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+export interface Ctx {
+  io: Io;
+  json: boolean;
+  /** The REST client for --url and --token (made on first use, so `token` needs neither). */
+  client(): Client;
+  types(): TypeResolver;
+}
+
+export interface Command {
+  /** Words naming the command, e.g. ['attributes', 'declare']. */
+  path: string[];
+  /** Positional arguments, in order; all required. */
+  args: string[];
+  /** Options beyond the global ones. */
+  options: Record<string, OptionSpec>;
+  /** Whether it talks to the service (then --url and --token apply). */
+  service: boolean;
+  /** Usage synopsis after the command words. */
+  synopsis: string;
+  summary: string;
+  description: string;
+  examples: string[];
+  run(ctx: Ctx, args: string[], values: Values): Promise<void>;
+}
+
+export const stringOption = (values: Values, name: string): string | undefined => {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** Parses a JSON option value; unreadable JSON is a usage error. */
+export function jsonOption(values: Values, name: string, hint: string): unknown {
+  const raw = stringOption(values, name);
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new UsageError(`--${name} must be JSON (${hint}), not ${raw}.`);
+  }
+}
+
+/** A name for messages: quoted, as the service spelt it. */
+export const quoted = (name: string) => JSON.stringify(name);

@@ -1,0 +1,628 @@
+// The `metamodel` command-line tool, run as a child process (bin/metamodel.mjs) against the app on a real port.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import {
+  createType,
+  createWorld,
+  newTenant,
+  operatorToken,
+  restClient,
+  TEST_SECRET,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BIN = path.join(ROOT, 'bin/metamodel.mjs');
+
+let world: TestWorld;
+let url: string;
+beforeAll(async () => {
+  world = await createWorld({ PURGE_BATCH_SIZE: '2' });
+  await world.app.listen({ port: 0, host: '127.0.0.1' });
+  url = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/metamodel.mjs ...args` (asynchronously: the service answers from this process). */
+function run(
+  args: string[],
+  options: { token?: string; env?: Record<string, string>; cwd?: string; nodeArgs?: boolean } = {},
+): Promise<Run> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !key.startsWith('METAMODEL_') && key !== 'AUTH_JWT_SECRET') env[key] = value;
+  }
+  Object.assign(env, { METAMODEL_URL: url, ...(options.token ? { METAMODEL_TOKEN: options.token } : {}) });
+  Object.assign(env, options.env);
+  return new Promise((resolve, reject) => {
+    // nodeArgs: `args` are node's own (another script), not the CLI's
+    const child = spawn(process.execPath, options.nodeArgs ? args : [BIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Runs and parses stdout as JSON (after checking the exit code). */
+async function runJson(args: string[], token: string, code = 0) {
+  const res = await run([...args, '--json'], { token });
+  expect(res.code, `${args.join(' ')}\n${res.stdout}\n${res.stderr}`).toBe(code);
+  return JSON.parse(res.stdout);
+}
+
+async function setup() {
+  const tenant = newTenant('cli');
+  const token = await tokenFor(tenant);
+  return { tenant, token, api: restClient(world.app, token) };
+}
+
+async function closedPort() {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('help and usage errors', () => {
+  it('--help lists every command and how TYPE is resolved; a command has its own --help', async () => {
+    const help = await run(['--help']);
+    expect([help.code, help.stderr]).toEqual([0, '']);
+    for (const command of [
+      'types list',
+      'types create NAME',
+      'attributes list TYPE',
+      'attributes declare TYPE NAME',
+      'withdraw TYPE NAME',
+      'purge',
+      'token --tenant T',
+    ]) {
+      expect(help.stdout).toContain(command);
+    }
+    expect(help.stdout).toContain('TYPE is a type guid or a type name');
+    const declare = await run(['attributes', 'declare', '--help']);
+    expect(declare.code).toBe(0);
+    expect(declare.stdout).toMatch(/^usage: metamodel attributes declare TYPE NAME --value-type T/);
+    for (const option of [
+      '--cardinality',
+      '--allowed-values',
+      '--ref-type',
+      '--default',
+      '--dry-run',
+      '--json',
+    ]) {
+      expect(declare.stdout).toContain(option);
+    }
+    const viaHelp = await run(['help', 'attributes', 'declare']);
+    expect(viaHelp).toEqual(declare);
+  });
+
+  it('unknown commands and options and missing arguments exit 2 with a usage line, before any request', async () => {
+    // any request would fail to connect (exit 3), so exit 2 also shows that nothing was sent
+    const env = { METAMODEL_URL: `http://127.0.0.1:${await closedPort()}`, AUTH_JWT_SECRET: TEST_SECRET };
+    const cases: [string[], RegExp][] = [
+      [['frobnicate'], /^error: unknown command "frobnicate"\.\nusage: metamodel <command>/],
+      [['types'], /^error: "types" needs a command\.\nusage: metamodel types <list\|create>/],
+      [['types', 'drop', 'x'], /^error: unknown command "types drop"\.\nusage: metamodel types/],
+      [['types', 'list', '--bogus'], /^error: Unknown option '--bogus'.*\nusage: metamodel types list/],
+      [['types', 'list', '--tenant', 'x'], /^error: --tenant does not apply to "types list"\.\nusage:/],
+      [['types', 'create'], /^error: missing NAME\.\nusage: metamodel types create NAME/],
+      [['types', 'create', 'Data', 'Product'], /^error: unexpected argument "Product"/],
+      [['withdraw', 'Report'], /^error: missing NAME\.\nusage: metamodel withdraw TYPE NAME/],
+      [
+        ['attributes', 'declare', 'Report', 'tier', '--cardinality', 'single'],
+        /^error: --value-type is required\.\nusage: metamodel attributes declare/,
+      ],
+      [
+        [
+          'attributes',
+          'declare',
+          'Report',
+          'tier',
+          '--value-type',
+          'string',
+          '--cardinality',
+          'single',
+          '--default',
+          'silver',
+        ],
+        /^error: --default must be JSON/,
+      ],
+      [
+        [
+          'attributes',
+          'declare',
+          'Report',
+          'tier',
+          '--value-type',
+          'string',
+          '--cardinality',
+          'single',
+          '--allowed-values',
+          '{"a":1}',
+        ],
+        /^error: --allowed-values must be a JSON array\./,
+      ],
+      [['types', 'list', '--url', 'ftp://example.com'], /^error: --url must be an http\(s\) address/],
+      [['token'], /^error: --tenant is required\.\nusage: metamodel token --tenant T/],
+      [['token', '--tenant', 't', '--url', url], /^error: --url does not apply to "token"/],
+      [['token', '--tenant', 't', '--expires', 'soon'], /^error: --expires must be a lifetime/],
+    ];
+    for (const [args, stderr] of cases) {
+      const res = await run(args, { env, token: 'x' });
+      expect([args, res.code, res.stdout], res.stderr).toEqual([args, 2, '']);
+      expect(res.stderr, args.join(' ')).toMatch(stderr);
+      expect(res.stderr).toMatch(/\nusage: metamodel .*\n$/);
+    }
+    const bare = await run([], { env });
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/^usage: metamodel <command>/);
+  });
+
+  it('a service that cannot be reached exits 3', async () => {
+    const res = await run(['types', 'list'], {
+      env: { METAMODEL_URL: `http://127.0.0.1:${await closedPort()}` },
+    });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(
+      /^error: cannot reach the service at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+    );
+  });
+});
+
+describe('types', () => {
+  it('create says whether it created the type or found it (names compared trimmed, ignoring case)', async () => {
+    const { token } = await setup();
+    const created = await runJson(['types', 'create', 'Report'], token);
+    expect(created).toEqual({
+      entity_type: { guid: expect.any(String), name: 'Report', origin: 'user_defined', catalog_level: true },
+      created: true,
+    });
+    const again = await run(['types', 'create', '  REPORT '], { token });
+    expect([again.code, again.stderr]).toEqual([0, '']);
+    expect(again.stdout).toBe(
+      `Type "Report" already existed (${created.entity_type.guid}); nothing was changed.\n`,
+    );
+    const other = await run(['types', 'create', 'Data Product'], { token });
+    expect(other.stdout).toMatch(/^Created type "Data Product" \([0-9a-f-]{36}\)\.\n$/);
+  });
+
+  it('list shows one page (and says more follow) or, with --all, every page', async () => {
+    const { token, api } = await setup();
+    const report = await createType(api, 'Report');
+    const page = await runJson(['types', 'list', '--page-size', '3'], token);
+    expect(page.entity_types).toHaveLength(3);
+    expect(page.next_cursor).toEqual(expect.any(String));
+
+    const table = await run(['types', 'list', '--page-size', '3'], { token });
+    expect(table.code).toBe(0);
+    for (const row of page.entity_types) {
+      expect(table.stdout).toMatch(new RegExp(`│ ${row.name} +│ ${row.origin} +│.*│ ${row.guid} │`));
+    }
+    expect(table.stdout).toMatch(/│ name +│ origin +│ kind +│ guid +│/);
+    expect(table.stderr).toBe(`More types follow: use --all, or --cursor ${page.next_cursor}\n`);
+
+    const all = await runJson(['types', 'list', '--all'], token);
+    expect(all.next_cursor).toBeNull();
+    const names = all.entity_types.map((t: any) => t.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(expect.arrayContaining(['Report', 'datasource', 'table', 'tag', 'entity']));
+    // following next_cursor page by page gives the same rows, in the same order
+    const small = await runJson(['types', 'list', '--all', '--page-size', '3'], token);
+    expect(small).toEqual(all);
+    const rest = (await api.get('/entities/types?page_size=500')).body.DATA.entity_types;
+    expect(all.entity_types).toEqual(rest);
+
+    const allTable = await run(['types', 'list', '--all'], { token });
+    expect(allTable.stdout).toMatch(new RegExp(`│ Report +│ user_defined +│ catalog level +│ ${report} │`));
+    expect(allTable.stdout).toMatch(new RegExp(`\\n${names.length} types\\n$`));
+  });
+
+  it('a refused page size exits 1 with the reason', async () => {
+    const { token } = await setup();
+    const res = await run(['types', 'list', '--page-size', '0'], { token });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^error: invalid_page_size: .+\n$/);
+  });
+});
+
+describe('attributes', () => {
+  it('TYPE may be a guid or a name (trimmed, any case); an unknown name is refused and nothing is created', async () => {
+    const { token, api } = await setup();
+    const report = await createType(api, 'Report');
+    const declared = await runJson(
+      [
+        'attributes',
+        'declare',
+        '  rEPORT ',
+        'tier',
+        '--value-type',
+        'string',
+        '--cardinality',
+        'single',
+        '--allowed-values',
+        '["gold","silver"]',
+        '--default',
+        '"silver"',
+      ],
+      token,
+    );
+    expect(declared).toEqual({
+      attribute: {
+        guid: expect.any(String),
+        name: 'tier',
+        owner_type: report,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: ['gold', 'silver'],
+        allowed_ref_type: null,
+        required: false,
+        default_value: 'silver',
+        filterable: false,
+        origin: 'user_defined',
+      },
+      usage: { declared: 1, limit: 200 },
+    });
+    const byName = await runJson(['attributes', 'list', 'report'], token);
+    const byGuid = await runJson(['attributes', 'list', report], token);
+    expect(byName).toEqual(byGuid);
+    expect(byGuid).toEqual((await api.get(`/entities/types/${report}/attributes`)).body.DATA);
+    expect(byGuid.attributes.map((a: any) => a.name)).toEqual([
+      'domain',
+      'env',
+      'tags',
+      'classification',
+      'groups',
+      'tier',
+    ]);
+
+    const unknown = await run(['attributes', 'list', 'Reports'], { token });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(
+      /^error: unknown_entity_type: No entity type with the guid or name "Reports"/,
+    );
+    const unknownJson = await runJson(['attributes', 'list', 'Reports'], token, 1);
+    expect(unknownJson).toEqual({ reason: 'unknown_entity_type' });
+    const unknownGuid = await runJson(
+      ['attributes', 'list', '00000000-0000-4000-8000-000000000000'],
+      token,
+      1,
+    );
+    expect(unknownGuid).toEqual({ reason: 'unknown_entity_type' });
+    const types = (await api.get('/entities/types?page_size=500')).body.DATA.entity_types;
+    expect(types.map((t: any) => t.name)).not.toContain('Reports');
+  });
+
+  it('list prints a table with the constraints, referenced types by name', async () => {
+    const { token, api } = await setup();
+    const report = await createType(api, 'Report');
+    await api.post(`/entities/types/${report}/attributes`, {
+      name: 'tier',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: ['gold', 'silver'],
+      default_value: 'silver',
+      required: true,
+    });
+    const res = await run(['attributes', 'list', report], { token });
+    expect([res.code, res.stderr]).toEqual([0, '']);
+    expect(res.stdout.split('\n')[0]).toBe(`Attributes of type "Report" (${report}): 6`);
+    expect(res.stdout).toMatch(/│ tags +│ entity_ref +│ multi +│ → tag +│ filterable +│ +│ system +│/);
+    expect(res.stdout).toMatch(
+      /│ tier +│ string +│ single +│ one of: gold, silver +│ required +│ silver +│ user_defined +│/,
+    );
+  });
+
+  it('declaring a live name again is refused: exit 1, the reason on stderr, DATA on stdout with --json', async () => {
+    const { token, api } = await setup();
+    const report = await createType(api, 'Report');
+    const args = [
+      'attributes',
+      'declare',
+      'Report',
+      'tier',
+      '--value-type',
+      'string',
+      '--cardinality',
+      'single',
+    ];
+    const first = await run(args, { token });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^Declared "tier" on type "Report" \(1 of 200 declared on the type\)\.\n/);
+    expect(first.stdout).toMatch(/│ value type +│ string +│/);
+
+    const again = await run(args, { token });
+    const rest = await api.post(`/entities/types/${report}/attributes`, {
+      name: 'tier',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    expect([again.code, again.stdout]).toEqual([1, '']);
+    expect(again.stderr).toBe(`error: attribute_def_already_exists: ${rest.body.MESSAGE}\n`);
+    const json = await run([...args, '--json'], { token });
+    expect([json.code, JSON.parse(json.stdout)]).toEqual([1, { reason: 'attribute_def_already_exists' }]);
+    expect(json.stderr).toBe(again.stderr);
+  });
+
+  it('--ref-type takes a name too; --dry-run writes nothing', async () => {
+    const { token, api } = await setup();
+    const report = await createType(api, 'Report');
+    const person = await createType(api, 'Person');
+    const args = ['attributes', 'declare', report, 'owner', '--value-type', 'entity_ref'];
+    const dry = await runJson(
+      [
+        ...args,
+        '--cardinality',
+        'single',
+        '--ref-type',
+        ' PERSON',
+        '--filterable',
+        '--required',
+        '--dry-run',
+      ],
+      token,
+    );
+    expect(dry).toMatchObject({
+      dry_run: true,
+      attribute: { name: 'owner', allowed_ref_type: person, filterable: true, required: true },
+      usage: { declared: 0, limit: 200 },
+    });
+    const listed = (await api.get(`/entities/types/${report}/attributes`)).body.DATA.attributes;
+    expect(listed.map((a: any) => a.name)).not.toContain('owner');
+
+    const real = await run([...args, '--cardinality', 'multi', '--ref-type', 'person'], { token });
+    expect(real.code, real.stderr).toBe(0);
+    expect(real.stdout).toMatch(new RegExp(`│ allowed ref type +│ Person \\(${person}\\) +│`));
+    const refused = await run([...args, '--cardinality', 'single', '--ref-type', 'nobody'], { token });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^error: unknown_entity_type: .*"nobody"/);
+  });
+});
+
+describe('withdraw', () => {
+  it('percent-encodes the name; --dry-run reports the impact; a second withdrawal is refused', async () => {
+    const { token, api } = await setup();
+    const report = await createType(api, 'Report');
+    const name = 'a/b c%?#';
+    await api.post(`/entities/types/${report}/attributes`, {
+      name,
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    for (let i = 0; i < 3; i++) {
+      await api.post('/entities', { type_guid: report, name: `r${i}`, values: { [name]: i } });
+    }
+    const dry = await runJson(['withdraw', 'report', name, '--dry-run'], token);
+    expect(dry).toMatchObject({
+      dry_run: true,
+      attribute: { name, state: 'live' },
+      impact: { instances: 3, values: 3 },
+    });
+    const dryText = await run(['withdraw', 'report', name, '--dry-run'], { token });
+    expect(dryText.stdout).toBe(
+      `Dry run: withdrawing "${name}" from type "Report" would remove 3 stored values on 3 instances; nothing was written.\n`,
+    );
+    const done = await run(['withdraw', report, name], { token });
+    expect([done.code, done.stderr]).toEqual([0, '']);
+    expect(done.stdout).toMatch(/^Withdrew "a\/b c%\?#" from type "Report"\./);
+    const listed = (await api.get(`/entities/types/${report}/attributes`)).body.DATA.attributes;
+    expect(listed.map((a: any) => a.name)).not.toContain(name);
+    const again = await run(['withdraw', report, name], { token });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: attribute_def_withdrawn: /);
+    const missing = await runJson(['withdraw', report, 'nope'], token, 1);
+    expect(missing).toEqual({ reason: 'attribute_def_not_found' });
+  });
+});
+
+describe('authentication', () => {
+  it('a missing or bad token is refused with exit 1, and the token is never printed', async () => {
+    const none = await run(['types', 'list']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(
+      /^error: unauthenticated: .+\nhint: give a token with METAMODEL_TOKEN or --token/,
+    );
+    const secret = 'not.a-real.token-SECRET-1234567890';
+    for (const res of [
+      await run(['types', 'list'], { token: secret }),
+      await run(['types', 'list', '--token', secret, '--json']),
+    ]) {
+      expect(res.code).toBe(1);
+      expect(res.stderr).toMatch(/^error: unauthenticated: /);
+      expect(res.stdout + res.stderr).not.toContain('SECRET');
+    }
+    // --token wins over METAMODEL_TOKEN
+    const { token } = await setup();
+    const ok = await run(['types', 'create', 'Report', '--token', token], { token: secret });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout + ok.stderr).not.toContain(token);
+  });
+});
+
+describe('token', () => {
+  it('mints a token signed with AUTH_JWT_SECRET carrying the claims asked for; the service accepts it', async () => {
+    const tenant = newTenant('minted');
+    const res = await run(
+      [
+        'token',
+        '--tenant',
+        tenant,
+        '--role',
+        'admin',
+        '--role',
+        'platform',
+        '--cross-tenant',
+        '--sub',
+        'me',
+        '--expires',
+        '1h',
+      ],
+      { env: { AUTH_JWT_SECRET: TEST_SECRET } },
+    );
+    expect([res.code, res.stderr]).toEqual([0, '']);
+    expect(res.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    const token = res.stdout.trim();
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(TEST_SECRET));
+    expect(protectedHeader.alg).toBe('HS256');
+    expect(payload).toMatchObject({ tenant, roles: ['admin', 'platform'], cross_tenant: true, sub: 'me' });
+    expect(payload.exp! - payload.iat!).toBe(3600);
+
+    const plain = await run(['token', '--tenant', tenant, '--json'], {
+      env: { AUTH_JWT_SECRET: TEST_SECRET },
+    });
+    expect(plain.code).toBe(0);
+    const claims = (await jwtVerify(JSON.parse(plain.stdout).token, new TextEncoder().encode(TEST_SECRET)))
+      .payload;
+    expect(claims).toMatchObject({ tenant, roles: [], sub: `dev-${tenant}` });
+    expect(claims.cross_tenant).toBeUndefined();
+    expect(claims.exp! - claims.iat!).toBe(12 * 3600);
+
+    const created = await run(['types', 'create', 'Minted'], { token });
+    expect(created.code, created.stderr).toBe(0);
+  });
+
+  it('without AUTH_JWT_SECRET it signs with .data/dev-secret of the current directory, as npm run token does', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'metamodel-cli-'));
+    try {
+      const cli = await run(['token', '--tenant', 'acme', '--role', 'admin'], { cwd: dir });
+      expect([cli.code, cli.stderr]).toEqual([0, '']);
+      const secret = new TextEncoder().encode(
+        readFileSync(path.join(dir, '.data/dev-secret'), 'utf8').trim(),
+      );
+      const fromCli = (await jwtVerify(cli.stdout.trim(), secret)).payload;
+
+      // scripts/token.ts, run the way `npm run token` does (through tsx), uses the same secret and claims
+      const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+      const script = path.join(ROOT, 'scripts/token.ts');
+      const npmRun = await run(['--import', tsx, script, '--tenant', 'acme', '--role', 'admin'], {
+        cwd: dir,
+        nodeArgs: true,
+      });
+      expect([npmRun.code, npmRun.stderr]).toEqual([0, '']);
+      const fromScript = (await jwtVerify(npmRun.stdout.trim(), secret)).payload;
+      const { iat: _a, exp: _b, ...cliClaims } = fromCli;
+      const { iat: _c, exp: _d, ...scriptClaims } = fromScript;
+      expect(scriptClaims).toEqual(cliClaims);
+      expect(cliClaims).toEqual({ tenant: 'acme', roles: ['admin'], sub: 'dev-acme' });
+
+      const usage = await run(['--import', tsx, script, '--role', 'admin'], { cwd: dir, nodeArgs: true });
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toBe(
+        'error: --tenant is required.\nusage: npm run token -- --tenant T [--role admin] [--role platform] [--cross-tenant] [--sub S] [--expires 12h]\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('purge', () => {
+  /** A tenant whose Metric type has 4 entities with a `unit` value (4 values), withdrawn through the CLI. */
+  async function withdrawnWithValues() {
+    const { tenant, token, api } = await setup();
+    const type = await createType(api, 'Metric');
+    await api.post(`/entities/types/${type}/attributes`, {
+      name: 'unit',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    for (let i = 0; i < 4; i++)
+      await api.post('/entities', { type_guid: type, name: `m${i}`, values: { unit: 'ms' } });
+    const withdrawn = await run(['withdraw', 'metric', 'unit'], { token });
+    expect(withdrawn.code, withdrawn.stderr).toBe(0);
+    // the background removal the withdrawal started holds the definition's lease until it is done
+    await world.app.services.purger.idle();
+    return { tenant, type, token };
+  }
+
+  it('runs the purge job and prints its report (--json: the DATA); no bar when stderr is not a terminal', async () => {
+    const { tenant, type } = await withdrawnWithValues();
+    const res = await run(['purge', '--tenant', tenant, '--json'], { token: await operatorToken() });
+    expect([res.code, res.stderr]).toEqual([0, '']);
+    const report = JSON.parse(res.stdout);
+    expect(report).toEqual({
+      removed: [{ guid: expect.any(String), type_guid: type, name: 'unit', values_removed: 4 }],
+      values_removed: expect.any(Number),
+      batches: expect.any(Number),
+      pending: 0,
+    });
+    const left = await world.driver.executeQuery(
+      'MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $type}) RETURN count(a) AS n',
+      { tenant, type },
+    );
+    expect(left.records[0]!.get('n')).toBe(0);
+  });
+
+  it('prints the report as a table', async () => {
+    const { tenant, type } = await withdrawnWithValues();
+    const res = await run(['purge', '--tenant', tenant], { token: await operatorToken() });
+    expect([res.code, res.stderr]).toEqual([0, '']);
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `^Purge finished for tenant ${tenant}: 1 withdrawn definitions removed, \\d+ stored values removed`,
+      ),
+    );
+    expect(res.stdout).toMatch(new RegExp(`│ unit +│ ${type} +│ 4 +│ [0-9a-f-]{36} │`));
+  });
+
+  it('draws a progress bar with the total on a terminal stderr', async () => {
+    const { tenant } = await withdrawnWithValues();
+    const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
+    let drawn = '';
+    stderr.on('data', (d) => {
+      drawn += d;
+    });
+    let out = '';
+    const code = await main(['purge', '--tenant', tenant], {
+      out: (text) => {
+        out += text;
+      },
+      err: (text) => stderr.write(text),
+      stderr,
+      env: { METAMODEL_URL: url, METAMODEL_TOKEN: await operatorToken() },
+    });
+    expect(code).toBe(0);
+    expect(drawn).toContain('purge |');
+    expect(drawn).toContain('0/1 withdrawn definitions');
+    expect(drawn).toContain('1/1 withdrawn definitions');
+    expect(out).toMatch(/^Purge finished for tenant .*: 1 withdrawn definitions removed/);
+  });
+
+  it('is for operators: anyone else is refused with exit 1', async () => {
+    const { tenant, token } = await setup();
+    const res = await run(['purge', '--tenant', tenant, '--json'], { token });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^error: not_authorized: .+\n$/);
+    expect(JSON.parse(res.stdout)).toEqual({ reason: 'not_authorized' });
+  });
+});

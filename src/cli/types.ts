@@ -1,21 +1,13 @@
 // Entity types from the command line: listing, create-or-get, and TYPE arguments given as a guid or a name.
+import type { z } from 'zod';
 import { nameKey } from '../resolvers/names.js';
+import type { EntityTypeRow } from '../rest/schemas.js';
 import { type Client, Refusal, UsageError } from './client.js';
 import { type Command, quoted, stringOption } from './command.js';
 import { json, table } from './output.js';
 
-export interface TypeRow {
-  guid: string;
-  name: string;
-  origin: string;
-  catalog_level?: boolean;
-  vocabulary?: boolean;
-  label?: string;
-  icon?: string;
-  parent_type?: string;
-  creatable?: boolean;
-  name_locked_hint?: string;
-}
+/** An entity type row as the REST API sends it (its schema in the REST contract). */
+export type TypeRow = z.output<typeof EntityTypeRow>;
 
 export interface TypePage {
   entity_types: TypeRow[];

@@ -69,8 +69,8 @@ export interface CreateEntityInput {
   values?: unknown;
 }
 
-export async function createEntityWithValues(ctx: RequestContext, input: CreateEntityInput) {
-  const tenant = ctx.viewer.tenant;
+/** The rules of an entity write that need no database, in the order their reasons win. */
+export function checkEntityInput(input: CreateEntityInput) {
   if (typeof input.type_guid !== 'string' || input.type_guid === '') {
     throw refuse.badRequest('invalid_field', '"type_guid" must be an entity type guid.');
   }
@@ -83,6 +83,12 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
   if (typeof values !== 'object' || values === null || Array.isArray(values)) {
     throw refuse.badRequest('invalid_field', '"values" must be an object of attribute name to value.');
   }
+  return { typeGuid, name, values: values as Record<string, unknown> };
+}
+
+export async function createEntityWithValues(ctx: RequestContext, input: CreateEntityInput) {
+  const tenant = ctx.viewer.tenant;
+  const { typeGuid, name, values } = checkEntityInput(input);
 
   for (let attempt = 0; attempt < 3; attempt++) {
     const created = await ctx.db.write(

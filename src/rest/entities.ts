@@ -1,15 +1,25 @@
 // REST routes for the curation points: create an entity, read it, look up many identifiers.
 import type { FastifyInstance } from 'fastify';
-import { createEntityWithValues, getEntity, lookupIdentifiers } from '../resolvers/entities.js';
+import {
+  checkEntityInput,
+  createEntityWithValues,
+  getEntity,
+  lookupIdentifiers,
+} from '../resolvers/entities.js';
 import { succeed } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
 export function entityRoutes(app: FastifyInstance) {
-  route(app, ROUTES.createEntity, async (req, reply, { body }) => {
-    const entity = await createEntityWithValues(req.ctx, body);
-    return succeed(reply, 201, { entity });
-  });
+  route(
+    app,
+    ROUTES.createEntity,
+    async (req, reply, { body }) => {
+      const entity = await createEntityWithValues(req.ctx, body);
+      return succeed(reply, 201, { entity });
+    },
+    { rulesFirst: checkEntityInput },
+  );
 
   route(app, ROUTES.getEntity, async (req, reply, { params }) => {
     return succeed(reply, 200, { entity: await getEntity(req.ctx, params.guid) });

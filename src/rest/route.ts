@@ -4,6 +4,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { type AppError, refuse } from '../errors.js';
+import { assertOperator } from '../resolvers/admin.js';
+import { assertPlatform } from '../resolvers/dashboards.js';
 import { type RouteDoc, refusals } from './schemas.js';
 
 type Part<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -81,6 +83,11 @@ export function route<R extends RouteDoc>(
   app.route({
     method: doc.method,
     url: doc.path,
-    handler: (req, reply) => handler(req, reply, inputOf(doc, req, options)),
+    handler: (req, reply) => {
+      // Who may call comes before what they sent: without the right, any body is 403 (the resolvers check again).
+      if (doc.auth === 'operator') assertOperator(req.ctx);
+      else if (doc.auth === 'platform') assertPlatform(req.ctx);
+      return handler(req, reply, inputOf(doc, req, options));
+    },
   });
 }

@@ -258,8 +258,12 @@ export interface RouteDoc {
   tag: 'Entity types' | 'Attributes' | 'Entities' | 'Platform' | 'Operations' | 'GraphQL';
   summary: string;
   description?: string;
-  /** `bearer`: a user token; `operator`: an operator's token; `metrics`: operator or METRICS_TOKEN; `none`. */
-  auth: 'bearer' | 'operator' | 'metrics' | 'none';
+  /**
+   * `bearer`: a user token; `platform`: a token with role platform; `operator`: an operator's token (both checked
+   * before the input, so a caller without the right gets 403 whatever it sends); `metrics`: operator or
+   * METRICS_TOKEN; `none`.
+   */
+  auth: 'bearer' | 'platform' | 'operator' | 'metrics' | 'none';
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
@@ -566,7 +570,7 @@ export const ROUTES = {
     tag: 'Platform',
     summary: 'Write a dashboard catalog row (role platform)',
     description: 'Idempotent per dashboard name. The first one sets up the managed `dashboard` type.',
-    auth: 'bearer',
+    auth: 'platform',
     body: z.looseObject({ name: typeName }),
     answers: Object.fromEntries(
       [

@@ -158,9 +158,13 @@ export function buildOpenApiDocument(version: string): Json {
     }
     const refusal = ref(doc.refusalSchema ? name(doc.refusalSchema, '') : 'Refusal');
     for (const [status, reasons] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+      // The reasons of this status, exactly: a test answer with another reason fails the conformance check.
+      const schema = {
+        allOf: [refusal, { properties: { DATA: { properties: { reason: { enum: reasons } } } } }],
+      };
       responses[String(status)] = {
         description: `${STATUS_TEXT[status] ?? 'Refused'}: ${reasons.map((r) => `\`${r}\``).join(', ')}.`,
-        content: { 'application/json': { schema: refusal } },
+        content: { 'application/json': { schema } },
       };
     }
     responses.default = {

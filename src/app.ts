@@ -268,7 +268,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     const route = req.routeOptions.url;
-    if (route === undefined || PUBLIC_ROUTES.has(route) || route.startsWith(DOCS_PREFIX)) return;
+    if (route === undefined || PUBLIC_ROUTES.has(route)) return;
+    if (route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`)) return;
     if (route === '/graphql' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
       return;
     if (route === '/metrics' && services.config.METRICS_TOKEN !== undefined) {

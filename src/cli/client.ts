@@ -80,7 +80,14 @@ export class Client {
     }
     if (base.username || base.password) throw new UsageError('--url must not carry credentials.');
     this.#base = base;
-    this.#token = token === undefined || token.trim() === '' ? undefined : token.trim();
+    const trimmed = token === undefined || token.trim() === '' ? undefined : token.trim();
+    // A token is printable ASCII (a JWT is base64url and dots); anything else would make fetch quote it in an error.
+    if (trimmed !== undefined && !/^[\x21-\x7e]+$/.test(trimmed)) {
+      throw new UsageError(
+        'the token (--token or METAMODEL_TOKEN) has characters a bearer token cannot have.',
+      );
+    }
+    this.#token = trimmed;
   }
 
   get baseUrl(): string {
@@ -112,8 +119,8 @@ export class Client {
     try {
       return await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}) });
     } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (err as Error).message;
+      // Only the network error's code: fetch's messages may quote the request's headers.
+      const why = (err as { cause?: { code?: string } }).cause?.code ?? 'no connection';
       throw new TransportError(
         `cannot reach the service at ${this.#base.origin} (${why}); is it running? Set --url or METAMODEL_URL.`,
       );

@@ -1,15 +1,13 @@
 // `metamodel purge`: runs the purge job now, streaming its progress (NDJSON) into a bar on a terminal.
 import cliProgress from 'cli-progress';
+import type { z } from 'zod';
+import type { PurgeReport as PurgeReportSchema } from '../rest/schemas.js';
 import type { Data } from './client.js';
 import type { Command } from './command.js';
 import { json, table } from './output.js';
 
-export interface PurgeReport {
-  removed: { guid: string; type_guid: string; name: string; values_removed: number }[];
-  values_removed: number;
-  batches: number;
-  pending: number;
-}
+/** The purge report as the REST API sends it (its schema in the REST contract). */
+export type PurgeReport = z.output<typeof PurgeReportSchema>;
 
 const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
@@ -53,7 +51,12 @@ export const purge: Command = {
     try {
       report = await ctx
         .client()
-        .streamed<PurgeReport>('POST', '/admin/jobs/purge', { body: tenant ? { tenant } : {} }, onLine);
+        .streamed<PurgeReport>(
+          'POST',
+          '/admin/jobs/purge',
+          { body: tenant === undefined ? {} : { tenant } },
+          onLine,
+        );
     } finally {
       bar?.stop();
     }

@@ -461,6 +461,14 @@ describe('authentication', () => {
       expect(res.stderr).toMatch(/^error: unauthenticated: /);
       expect(res.stdout + res.stderr).not.toContain('SECRET');
     }
+    // A token no header can carry is refused before any request, without being repeated (fetch would quote it).
+    const broken = await run(['types', 'list'], { token: 'eyJ.SECRET-PART\nsig' });
+    expect(broken.code).toBe(2);
+    expect(broken.stdout + broken.stderr).not.toContain('SECRET');
+    // An empty --tenant is sent as it is (and refused), never read as "every tenant".
+    const emptyTenant = await run(['purge', '--tenant', '', '--json'], { token: await operatorToken() });
+    expect(emptyTenant.code).toBe(1);
+    expect(JSON.parse(emptyTenant.stdout)).toEqual({ reason: 'invalid_field' });
     // --token wins over METAMODEL_TOKEN
     const { token } = await setup();
     const ok = await run(['types', 'create', 'Report', '--token', token], { token: secret });

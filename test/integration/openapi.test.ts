@@ -81,6 +81,13 @@ describe('the document', () => {
     expect(() => assertConforms('GET', '/entities/types/g', 200, 'application/json', extra)).toThrow(
       /secret/,
     );
+    // A real reason, but not one this route documents for 404: the document lists each status's reasons exactly.
+    const otherReason = { STATUS: 'FAIL', MESSAGE: '', DATA: { reason: 'referent_not_found' } };
+    expect(() => assertConforms('GET', '/entities/types/g', 404, 'application/json', otherReason)).toThrow();
+    const documented = { STATUS: 'FAIL', MESSAGE: '', DATA: { reason: 'unknown_entity_type' } };
+    expect(() =>
+      assertConforms('GET', '/entities/types/g', 404, 'application/json', documented),
+    ).not.toThrow();
     const wrongReason = { STATUS: 'FAIL', MESSAGE: '', DATA: { reason: 'made_up' } };
     expect(() => assertConforms('GET', '/entities/types/g', 404, 'application/json', wrongReason)).toThrow();
     expect(() => assertConforms('GET', '/nowhere/at/all', 200, 'application/json', ok)).toThrow(
@@ -153,6 +160,12 @@ describe('requests are checked against the same schemas', () => {
       ['type_guid missing', api.post('/entities', { name: 'e' }), 'invalid_field'],
       ['values an array', api.post('/entities', { type_guid: type, name: 'e', values: [] }), 'invalid_field'],
       ['identifiers not strings', api.post('/entities/lookup', { identifiers: [1] }), 'invalid_field'],
+      // two faults: the shared rule's reason wins over the shape's, as before the schemas checked bodies
+      [
+        'empty name and values an array',
+        api.post('/entities', { type_guid: type, name: ' ', values: [] }),
+        'empty_value',
+      ],
     ];
     for (const [what, call, reason] of cases) {
       const res = await call;
@@ -160,6 +173,22 @@ describe('requests are checked against the same schemas', () => {
         what,
         status: 400,
         reason,
+      });
+    }
+  });
+
+  it('who may call is checked before what they sent: without the role any body is 403', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    for (const res of [
+      await api.post('/platform/dashboards', {}),
+      await api.post('/platform/dashboards', { name: 7 }),
+      await api.post('/admin/jobs/purge', { tenant: 5 }),
+      await api.post('/admin/jobs/purge', { tenant: '' }),
+      await api.get('/admin/logs?limit=x&limit=y'),
+    ]) {
+      expect({ status: res.status, reason: res.body.DATA.reason }).toEqual({
+        status: 403,
+        reason: 'not_authorized',
       });
     }
   });

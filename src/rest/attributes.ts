@@ -12,15 +12,12 @@ import { succeed } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
-/** `?dry_run=true` (or `1`, or empty) validates and reports without writing. */
-const isDryRun = (value: string | undefined) => value === 'true' || value === '1' || value === '';
-
 export function attributeRoutes(app: FastifyInstance) {
   route(
     app,
     ROUTES.declareAttribute,
     async (req, reply, { params, query, body }) => {
-      const dryRun = isDryRun(query.dry_run);
+      const dryRun = query.dry_run;
       const result = await declareAttribute(req.ctx, params.guid, body, { dryRun });
       const data = {
         attribute: toAttributeRow(result.attribute),
@@ -37,7 +34,7 @@ export function attributeRoutes(app: FastifyInstance) {
   });
 
   route(app, ROUTES.withdrawAttribute, async (req, reply, { params, query }) => {
-    const dryRun = isDryRun(query.dry_run);
+    const dryRun = query.dry_run;
     const result = await withdrawAttribute(req.ctx, params.typeGuid, params.name, { dryRun });
     const attribute = { ...toAttributeRow(result.attribute), state: result.attribute.state };
     return dryRun

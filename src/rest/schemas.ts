@@ -189,7 +189,9 @@ const dryRun = refusing(
   z
     .enum(['true', 'false', '1', '0', ''])
     .optional()
-    .describe('`true` (or `1`, or empty) validates and reports without writing.'),
+    .describe('`true` (or `1`, or empty) validates and reports without writing.')
+    // What the handler gets: whether this is a dry run (the document shows the accepted spellings).
+    .transform((v) => v === 'true' || v === '1' || v === ''),
   { reason: 'invalid_field' },
 );
 const typeName = refusing(z.string().describe('Type name (trimmed; letter case ignored when compared).'), {
@@ -278,6 +280,14 @@ export interface RouteDoc {
 }
 
 const route = <const R extends RouteDoc>(r: R) => r;
+
+/** What /graphql answers when the operation ran (refusals inside it included). */
+const GRAPHQL_ANSWERS: Record<number, Answer> = {
+  200: {
+    description: 'A GraphQL response.',
+    raw: { contentType: 'application/json', schema: GraphQLResult },
+  },
+};
 
 export const ROUTES = {
   createEntityType: route({
@@ -738,12 +748,7 @@ export const ROUTES = {
       variables: z.string().optional().describe('JSON text of the variables.'),
       operationName: z.string().optional().describe('Operation to run when the document has several.'),
     }),
-    answers: {
-      200: {
-        description: 'A GraphQL response.',
-        raw: { contentType: 'application/json', schema: GraphQLResult },
-      },
-    },
+    answers: GRAPHQL_ANSWERS,
     refusals: [],
     refusalSchema: GraphQLRefusal,
   }),
@@ -761,12 +766,7 @@ export const ROUTES = {
       variables: z.record(z.string(), z.unknown()).nullish(),
       operationName: z.string().nullish(),
     }),
-    answers: {
-      200: {
-        description: 'A GraphQL response.',
-        raw: { contentType: 'application/json', schema: GraphQLResult },
-      },
-    },
+    answers: GRAPHQL_ANSWERS,
     refusals: [],
     refusalSchema: GraphQLRefusal,
   }),

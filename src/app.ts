@@ -22,6 +22,7 @@ import { createTokenVerifier } from './auth/tokens.js';
 import {
   BODY_LIMIT_BYTES,
   bodyLeftUnread,
+  LARGE_BODY_SLOTS,
   lingerAfterRefusal,
   parseJsonBody,
   readBody,
@@ -31,6 +32,8 @@ import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
 import { AppError, isAppError, refuse } from './errors.js';
+import { answerClientError } from './http/client-errors.js';
+import { type RouteMethods, routeMethods } from './http/methods.js';
 import { createPurger } from './jobs/purge.js';
 import { createLogger, LogRing } from './logging.js';
 import { createMetrics } from './metrics.js';
@@ -90,10 +93,9 @@ function sameSecret(presented: string | undefined, expected: string) {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** GraphQL operations executed at once per process (see the /graphql route). */
-export const GRAPHQL_CONCURRENCY = 4;
-
 const PUBLIC_ROUTES = new Set(['/healthz', '/readyz', '/openapi.json']);
+/** Longest path segment the router matches (names may be 256 characters, more once percent-encoded). */
+const MAX_PARAM_LENGTH = 4096;
 /** The interactive API reference (swagger-ui): static pages, public like the document they show. */
 export const DOCS_PREFIX = '/docs';
 
@@ -201,7 +203,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new AccessLog(),
     return503OnClosing: true,
     // Names may be 256 characters (more once percent-encoded); refuse only absurd path segments.
-    routerOptions: { maxParamLength: 4096 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Time limits Node enforces before a route runs: headers (answered 408 by answerClientError), and the whole
+    // request as a backstop behind the body deadlines (body.ts answers those first, in the envelope).
+    http: {
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeout: config.HTTP_HEADERS_TIMEOUT_MS + config.HTTP_BODY_TIMEOUT_MS + 5_000,
+      connectionsCheckingInterval: 1_000,
+    },
+    requestTimeout: config.HTTP_HEADERS_TIMEOUT_MS + config.HTTP_BODY_TIMEOUT_MS + 5_000,
+    clientErrorHandler: answerClientError,
     // Refusals the router makes before any handler (bad percent-encoding, over-long segment) get the envelope too.
     frameworkErrors: (error, _req, reply) => {
       const status = error.statusCode === 414 ? 414 : 400;
@@ -216,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  app.server.maxConnections = config.HTTP_MAX_CONNECTIONS;
   app.decorate('services', services);
   // Every route as registered, so a test can hold the OpenAPI document against what the router really serves.
   const registeredRoutes: RegisteredRoute[] = [];
@@ -225,10 +237,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
-  // Every body is read under the size limit with bounded memory, then parsed as JSON (see body.ts).
+  // Every body is read under the size and shape limits with bounded memory and time, then parsed as JSON (see
+  // body.ts); large bodies take turns in slots shared fairly between tenants.
+  const largeBodySlots = new Slots(LARGE_BODY_SLOTS);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) =>
-    parseJsonBody(await readBody(req.raw, payload)),
+    parseJsonBody(
+      await readBody(req.raw, payload, {
+        slots: largeBodySlots,
+        key: req.ctx?.viewer.tenant ?? '',
+        timeoutMs: config.HTTP_BODY_TIMEOUT_MS,
+        idleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
+      }),
+    ),
   );
 
   // While closing, answers end their connection, so a drained keep-alive socket does not hold the close open.
@@ -265,10 +286,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestScope.run({ requestId: req.id }, done);
   });
 
+  // A path no route serves is answered here, before its body is read: 405 with Allow when the path is served with
+  // other methods, 404 otherwise.
+  let methods: RouteMethods | undefined;
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     const route = req.routeOptions.url;
-    if (route === undefined || PUBLIC_ROUTES.has(route)) return;
+    if (route === undefined) {
+      methods ??= routeMethods(registeredRoutes, MAX_PARAM_LENGTH);
+      const path = req.url.split('?')[0] as string;
+      const allowed = methods.allowed(path);
+      if (allowed.length > 0) {
+        reply.header('allow', allowed.join(', '));
+        throw new AppError('method_not_allowed', 405, `${req.method} is not served at this path.`);
+      }
+      throw refuse.notFound('not_found', `No route ${req.method} ${path}.`);
+    }
+    if (PUBLIC_ROUTES.has(route)) return;
     if (route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`)) return;
     if (route === '/graphql' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
       return;
@@ -329,7 +363,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await services.purger.stop();
   });
 
-  const graphqlSlots = new Slots(GRAPHQL_CONCURRENCY);
+  const graphqlSlots = new Slots(config.GRAPHQL_CONCURRENCY);
   const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -352,7 +386,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     handler: async (req, reply) => {
       // A few operations at a time: a nested catalog query holds megabytes of rows and result while it runs, and
       // on 2 cores running 64 at once only multiplies memory, not throughput. The rest wait their turn.
-      const release = await graphqlSlots.acquire();
+      let release: () => void;
+      try {
+        release = await graphqlSlots.acquire(
+          req.ctx?.viewer.tenant ?? '',
+          AbortSignal.timeout(config.GRAPHQL_QUEUE_TIMEOUT_MS),
+        );
+      } catch {
+        reply.header('retry-after', '1');
+        throw new AppError('server_busy', 503, 'Too many GraphQL operations are waiting; try again shortly.');
+      }
       let response: Response;
       try {
         response = await yoga.handleNodeRequestAndResponse(req, reply, { req });

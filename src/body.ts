@@ -1,35 +1,61 @@
-// Request bodies: read as bytes under the 8 MB limit, then parsed as JSON once (prototype keys stripped).
+// Request bodies: read as bytes under the 8 MB limit, their JSON shape checked as they arrive, then parsed once
+// (prototype keys stripped).
 //
 // Memory is bounded whatever clients send. A body that declares a length over the limit is refused before a byte
 // of it is kept. A body without a declared length (chunked) is counted as it arrives and refused the moment it
-// passes the limit; what it sent so far is dropped. The rest of a refused body is read and discarded (a lingering
-// close, as web servers do: closing a socket with unread data makes the kernel send a reset, which can destroy
-// the 413 before the client reads it), for at most LINGER_MS after the answer; then the connection is closed.
+// passes the limit; what it sent so far is dropped. Its JSON shape (nesting depth, number of values) is followed
+// chunk by chunk (json-scan.ts) and refused at the first byte past a limit, so a hostile shape is never parsed.
+// The rest of a refused body is read and discarded (a lingering close, as web servers do: closing a socket with
+// unread data makes the kernel send a reset, which can destroy the 413 before the client reads it), for at most
+// LINGER_MS after the answer; then the connection is closed.
 // Bodies above LARGE_BODY_BYTES are read a few at a time: a large body waits for a slot with its socket paused,
 // which pushes back on the client through TCP instead of piling up in memory. The worst case is then
-// (connections × LARGE_BODY_BYTES) + (slots × limit), not connections × limit. A large body that takes longer
-// than LARGE_BODY_TIMEOUT_MS to arrive gives up its slot with a 408, so slow senders cannot hold the slots.
+// (connections × LARGE_BODY_BYTES) + (slots × limit), not connections × limit. The slots are shared fairly
+// between tenants (slots.ts): one tenant holds at most half of them.
+// Time is bounded too: a body must arrive within a total deadline, and never pause longer than the idle deadline
+// (waiting for a slot does not count as idle); a slow sender is answered 408 and gives up what it held.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
 import { AppError, refuse } from './errors.js';
+import { JsonShapeScanner, MAX_BODY_DEPTH, MAX_BODY_VALUES, type ShapeViolation } from './json-scan.js';
 import { Slots } from './slots.js';
 
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
-/** Bodies above this size take a slot (a typical declaration is a few KB; a full enumeration of long values can pass it). */
-export const LARGE_BODY_BYTES = 256 * 1024;
+/** Bodies above this size take a slot (a typical declaration or entity write is a few KB). */
+export const LARGE_BODY_BYTES = 64 * 1024;
 export const LARGE_BODY_SLOTS = 4;
-export const LARGE_BODY_TIMEOUT_MS = 30_000;
+/** Default deadlines for a body: all of it, and the longest pause between two of its chunks. */
+export const BODY_TIMEOUT_MS = 30_000;
+export const BODY_IDLE_TIMEOUT_MS = 10_000;
 /** How long the rest of a refused body is read and discarded after the answer before the connection is closed. */
 export const LINGER_MS = 5_000;
 
 export const tooLarge = () => new AppError('request_too_large', 413, 'The request body exceeds 8 MB.');
+export const tooSlow = () =>
+  new AppError('request_timeout', 408, 'The request body took too long to arrive.');
+
+const shapeRefusal = (violation: ShapeViolation) =>
+  violation === 'depth'
+    ? new AppError(
+        'json_too_deep',
+        400,
+        `The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`,
+      )
+    : new AppError(
+        'json_too_large',
+        400,
+        `The body holds more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON values.`,
+      );
 
 export interface BodyReaderOptions {
   limit?: number;
   largeBytes?: number;
   slots?: Slots;
-  largeTimeoutMs?: number;
+  /** Who sends the body (a tenant): large-body slots are shared fairly between keys. */
+  key?: string;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
 }
 
 /** Marks a request whose body was not read to its end: its answer must close the connection. */
@@ -38,12 +64,13 @@ type Marked = IncomingMessage & { [UNREAD_BODY]?: boolean };
 
 export const bodyLeftUnread = (raw: IncomingMessage) => (raw as Marked)[UNREAD_BODY] === true;
 
-/** Reads a body (stream) to a Buffer under the limit, with the large-body slots; rejects with an AppError. */
+/** Reads a body (stream) to a Buffer under the limits, with the large-body slots; rejects with an AppError. */
 export function readBody(raw: IncomingMessage, payload: Readable, options: BodyReaderOptions = {}) {
   const limit = options.limit ?? BODY_LIMIT_BYTES;
   const largeBytes = options.largeBytes ?? LARGE_BODY_BYTES;
   const slots = options.slots ?? defaultSlots;
-  const largeTimeoutMs = options.largeTimeoutMs ?? LARGE_BODY_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? BODY_TIMEOUT_MS;
+  const idleTimeoutMs = options.idleTimeoutMs ?? BODY_IDLE_TIMEOUT_MS;
 
   return new Promise<Buffer>((resolve, reject) => {
     const declaredHeader = raw.headers['content-length'];
@@ -54,24 +81,35 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       return;
     }
 
+    const scanner = new JsonShapeScanner();
     let chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
     let release: (() => void) | null = null;
     let waitingForSlot = false;
-    let timer: NodeJS.Timeout | null = null;
+    const giveUpWaiting = new AbortController();
+    const deadline = setTimeout(() => settle(tooSlow()), timeoutMs);
+    deadline.unref();
+    let idle: NodeJS.Timeout | null = null;
+    const armIdle = () => {
+      if (idle) clearTimeout(idle);
+      idle = setTimeout(() => settle(tooSlow()), idleTimeoutMs);
+      idle.unref();
+    };
 
     const cleanup = () => {
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);
       payload.removeListener('error', onError);
       payload.removeListener('close', onClose);
-      if (timer) clearTimeout(timer);
+      clearTimeout(deadline);
+      if (idle) clearTimeout(idle);
+      giveUpWaiting.abort();
       release?.();
       release = null;
       chunks = [];
     };
-    const settle = (error: AppError | null, body?: Buffer) => {
+    function settle(error: AppError | null, body?: Buffer) {
       if (settled) return;
       settled = true;
       if (error) {
@@ -82,28 +120,33 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (error) payload.resume();
       if (error) reject(error);
       else resolve(body as Buffer);
-    };
+    }
 
     function onData(chunk: Buffer | string) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += buffer.length;
       if (size > limit) return settle(tooLarge());
+      const violation = scanner.push(buffer);
+      if (violation) return settle(shapeRefusal(violation));
       chunks.push(buffer);
       if (size > largeBytes && release === null && !waitingForSlot) {
         waitingForSlot = true;
         payload.pause();
-        void slots.acquire().then((granted) => {
-          waitingForSlot = false;
-          if (settled) return granted();
-          release = granted;
-          timer = setTimeout(
-            () => settle(new AppError('request_timeout', 408, 'The request body took too long to arrive.')),
-            largeTimeoutMs,
-          );
-          timer.unref();
-          payload.resume();
-        });
+        // Waiting for a slot is not the sender's pause: the idle deadline starts again once it is granted.
+        if (idle) clearTimeout(idle);
+        slots.acquire(options.key ?? '', giveUpWaiting.signal).then(
+          (granted) => {
+            waitingForSlot = false;
+            if (settled) return granted();
+            release = granted;
+            armIdle();
+            payload.resume();
+          },
+          () => {}, // gave up: the body was settled while it waited
+        );
+        return;
       }
+      if (!waitingForSlot) armIdle();
     }
     function onEnd() {
       if (declared !== null && size !== declared) {
@@ -118,6 +161,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (!settled) settle(refuse.badRequest('invalid_body', 'The connection closed before the body ended.'));
     }
 
+    armIdle();
     payload.on('data', onData);
     payload.on('end', onEnd);
     payload.on('error', onError);

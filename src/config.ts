@@ -31,6 +31,29 @@ const schema = z.object({
   PURGE_CRON: z.string().min(1).default('0 3 * * *'),
   PURGE_GRACE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(120),
   PURGE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(5_000),
+  /** Most open client connections; further ones are closed at once (a last line against connection floods). */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(1024),
+  /** Time a client has to send the request line and headers. */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** Time a client has to send a whole body, and the longest pause between two of its chunks. */
+  HTTP_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  HTTP_BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** GraphQL operations executed at once per process (shared fairly between tenants), and the longest wait for one. */
+  GRAPHQL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  GRAPHQL_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  /** Origins (scheme://host[:port], comma-separated) whose browsers may call the API cross-origin; none by default. */
+  CORS_ORIGINS: optionalString.pipe(
+    z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((o) => o.trim())
+          .filter((o) => o !== ''),
+      )
+      .pipe(z.array(z.url({ protocol: /^https?$/ }).regex(/^[^/]+\/\/[^/]+$/, 'an origin, without a path')))
+      .optional(),
+  ),
   /** Lets a scraper read GET /metrics with `Authorization: Bearer <METRICS_TOKEN>` (operators' tokens work too). */
   METRICS_TOKEN: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
 });

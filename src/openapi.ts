@@ -33,12 +33,15 @@ export const REFUSAL_STATUS: Partial<Record<Reason, number>> = {
   type_not_creatable: 409,
   concurrent_change: 409,
   purge_already_running: 409,
+  method_not_allowed: 405,
   request_too_large: 413,
   uri_too_long: 414,
+  headers_too_large: 431,
   unsupported_media_type: 415,
   internal_error: 500,
   storage_unavailable: 503,
   storage_busy: 503,
+  server_busy: 503,
 };
 export const statusOf = (reason: Reason) => REFUSAL_STATUS[reason] ?? 400;
 
@@ -47,11 +50,13 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'Unauthenticated',
   403: 'Not authorized',
   404: 'Not found',
+  405: 'Method not allowed',
   408: 'Body too slow',
   409: 'Conflict',
   413: 'Body too large',
   414: 'URI too long',
   415: 'Unsupported media type',
+  431: 'Headers too large',
   500: 'Unexpected error',
   503: 'Storage unavailable or busy',
 };

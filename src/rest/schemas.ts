@@ -799,6 +799,8 @@ export const COMMON_REFUSALS: Reason[] = [
 export const BODY_REFUSALS: Reason[] = [
   'request_too_large',
   'request_timeout',
+  'json_too_deep',
+  'json_too_large',
   'invalid_json',
   'invalid_body',
   'unsupported_media_type',

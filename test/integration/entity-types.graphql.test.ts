@@ -11,7 +11,6 @@ import {
   MetamodelGraphQLError,
   RenameEntityTypeDocument,
 } from '../../client/src/index.js';
-import { GRAPHQL_CONCURRENCY } from '../../src/app.js';
 import { schema } from '../../src/schema/index.js';
 import {
   createWorld,
@@ -80,9 +79,10 @@ describe('createEntityType', () => {
 });
 
 describe('concurrency', () => {
-  it(`more operations than run at once (${GRAPHQL_CONCURRENCY}) all complete, each with its own answer`, async () => {
+  it('more operations than run at once (GRAPHQL_CONCURRENCY) all complete, each with its own answer', async () => {
     const client = await newClient();
-    const names = Array.from({ length: GRAPHQL_CONCURRENCY * 3 }, (_, i) => `Concurrent ${i}`);
+    const concurrency = world.app.services.config.GRAPHQL_CONCURRENCY;
+    const names = Array.from({ length: concurrency * 3 }, (_, i) => `Concurrent ${i}`);
     const answers = await Promise.all(
       names.map((name) => client.request(CreateEntityTypeDocument, { name })),
     );

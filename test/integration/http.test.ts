@@ -72,18 +72,42 @@ function rawRequest(opts: {
 }
 
 describe('Envelope', () => {
-  it('unknown paths answer 404 with the envelope and reason not_found', async () => {
+  it('unknown paths answer 404 with the envelope and reason not_found, without reading the body', async () => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     for (const res of [
       await api.get('/nope'),
       await api.post('/data-lineage/sync/my_ds'),
-      await api.delete('/entities/types'),
+      await api.post('/nope', '{not json'),
     ]) {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({
         STATUS: 'FAIL',
         MESSAGE: expect.any(String),
         DATA: { reason: 'not_found' },
+      });
+    }
+  });
+
+  it('a known path asked with a method it is not served with answers 405 with Allow, before the body is read', async () => {
+    const token = await tokenFor(newTenant());
+    for (const [method, url, allow] of [
+      ['DELETE', '/entities/types', 'GET, HEAD, POST'],
+      ['PUT', '/entities/types/abc', 'DELETE, GET, HEAD, PATCH'],
+      ['TRACE', '/healthz', 'GET, HEAD'],
+      ['QUERY', '/entities/lookup', 'GET, HEAD, POST'], // also GET /entities/{guid}
+      ['OPTIONS', '/entities/types/abc/attributes', 'GET, HEAD, POST'],
+    ] as const) {
+      const res = await world.app.inject({
+        method: method as 'GET',
+        url,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: '{not json',
+      });
+      expect([method, url, res.statusCode, res.headers.allow]).toEqual([method, url, 405, allow]);
+      expect(res.json()).toEqual({
+        STATUS: 'FAIL',
+        MESSAGE: `${method} is not served at this path.`,
+        DATA: { reason: 'method_not_allowed' },
       });
     }
   });

@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { bodyLeftUnread, lingerAfterRefusal, parseJsonBody, readBody } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
+import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
 import { Slots } from '../../src/slots.js';
 
 /** A request stand-in: a stream with headers; `complete` turns true at its end, as on IncomingMessage. */
@@ -29,7 +30,7 @@ const tick = () => new Promise((r) => setTimeout(r, 10));
 
 describe('Slots', () => {
   it('grants up to its size, queues the rest in order, and a double release frees one slot only', async () => {
-    const slots = new Slots(2);
+    const slots = new Slots(2, 2);
     const a = await slots.acquire();
     const b = await slots.acquire();
     const order: string[] = [];
@@ -53,6 +54,63 @@ describe('Slots', () => {
     expect(order).toEqual(['c', 'd']);
     (await c)();
     (await d)();
+    expect(slots.inUse).toBe(0);
+  });
+
+  it('one key holds at most its share (half by default), so another key is served while it waits', async () => {
+    const slots = new Slots(4);
+    expect(slots.maxPerKey).toBe(2);
+    const hog = await Promise.all([slots.acquire('a'), slots.acquire('a')]);
+    let third = false;
+    const hogMore = slots.acquire('a').then((r) => {
+      third = true;
+      return r;
+    });
+    await tick();
+    expect(third).toBe(false);
+    expect(slots.inUse).toBe(2);
+    // Two slots are free, but not for "a": another tenant takes one at once.
+    const other = await slots.acquire('b');
+    expect(slots.heldBy('b')).toBe(1);
+    hog[0]();
+    expect(await hogMore).toBeTypeOf('function');
+    expect(third).toBe(true);
+    other();
+    hog[1]();
+    (await hogMore)();
+    expect(slots.inUse).toBe(0);
+  });
+
+  it('freed slots go to waiting keys in turn, not in arrival order', async () => {
+    const slots = new Slots(1, 1);
+    const first = await slots.acquire('a');
+    const order: string[] = [];
+    const waits = ['a', 'a', 'a', 'b'].map((key, i) =>
+      slots.acquire(key).then((release) => {
+        order.push(`${key}${i}`);
+        release();
+      }),
+    );
+    first();
+    await Promise.all(waits);
+    // b arrived last but is served second: the keys take turns.
+    expect(order).toEqual(['a0', 'b3', 'a1', 'a2']);
+  });
+
+  it('a waiter whose signal aborts leaves the queue and is refused; the others are still served', async () => {
+    const slots = new Slots(1);
+    const holder = await slots.acquire('a');
+    const giveUp = new AbortController();
+    const gaveUp = slots.acquire('b', giveUp.signal).then(
+      () => 'granted',
+      (e: Error) => e.name,
+    );
+    const stays = slots.acquire('c');
+    giveUp.abort();
+    expect(await gaveUp).toBe('SlotWaitAborted');
+    expect(slots.queued).toBe(1);
+    holder();
+    (await stays)();
     expect(slots.inUse).toBe(0);
   });
 });
@@ -110,13 +168,62 @@ describe('readBody', () => {
     expect(slots.inUse).toBe(0);
   });
 
-  it('a large body that does not finish in time is refused with 408 and gives its slot back', async () => {
+  it('a body that does not finish within its deadline is refused with 408 and gives its slot back', async () => {
     const slots = new Slots(1);
     const req = fakeRequest();
-    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots, largeTimeoutMs: 30 });
+    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots, timeoutMs: 30 });
     req.write('12345');
     expect(await reasonOf(read)).toBe('408 request_timeout');
     expect(slots.inUse).toBe(0);
+    expect(bodyLeftUnread(asRaw(req))).toBe(true);
+  });
+
+  it('a small body that keeps trickling in is refused at its total deadline', async () => {
+    const req = fakeRequest();
+    const read = readBody(asRaw(req), req, { timeoutMs: 60, idleTimeoutMs: 1_000 });
+    const drip = setInterval(() => req.write(' '), 5);
+    const reason = await reasonOf(read);
+    clearInterval(drip);
+    expect(reason).toBe('408 request_timeout');
+  });
+
+  it('a body that pauses longer than the idle deadline is refused; a pause while waiting for a slot is not idle', async () => {
+    const paused = fakeRequest();
+    const read = readBody(asRaw(paused), paused, { idleTimeoutMs: 30 });
+    paused.write('{');
+    expect(await reasonOf(read)).toBe('408 request_timeout');
+
+    const slots = new Slots(1);
+    const holder = await slots.acquire();
+    const waiting = fakeRequest();
+    const large = readBody(asRaw(waiting), waiting, { largeBytes: 4, slots, idleTimeoutMs: 30 });
+    waiting.write('"12345');
+    await new Promise((r) => setTimeout(r, 80));
+    holder();
+    await tick();
+    waiting.end('"');
+    expect((await large).toString()).toBe('"12345"');
+  });
+
+  it('refuses a body nested too deep, or holding too many values, at the first byte past the limit', async () => {
+    const deep = fakeRequest();
+    const tooDeep = readBody(asRaw(deep), deep);
+    deep.write(`{"a":${'['.repeat(MAX_BODY_DEPTH)}`);
+    expect(await reasonOf(tooDeep)).toBe('400 json_too_deep');
+    expect(bodyLeftUnread(asRaw(deep))).toBe(true);
+
+    const wide = fakeRequest();
+    const tooWide = reasonOf(readBody(asRaw(wide), wide));
+    const many = Buffer.from(`{"identifiers":[${'{},'.repeat(3 * MAX_BODY_VALUES)}{}]}`);
+    // Sent in 64 KB pieces: refused at the piece holding value 250,001, long before the body ends.
+    let sent = 0;
+    while (sent < many.length && wide.listenerCount('data') > 0) {
+      wide.write(many.subarray(sent, sent + 65_536));
+      sent += 65_536;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await tooWide).toBe('400 json_too_large');
+    expect(sent).toBeLessThan(many.length / 2);
   });
 
   it('a body whose connection closes early is refused, and a slot it waited for is not kept', async () => {

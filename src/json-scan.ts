@@ -1,0 +1,83 @@
+// The shape of a JSON body checked as its bytes arrive, before it is parsed: nesting depth and the number of values.
+//
+// JSON.parse of a hostile 8 MB body (`[{},{},…]`, 2.8 million objects; or one object with a million keys) takes
+// hundreds of megabytes and blocks the event loop, and every later check pays per element. This scanner follows
+// only strings (so brackets inside them do not count), brackets and commas, chunk by chunk, and stops the body at
+// the first byte past a limit: what such a body holds is never built. It does not validate JSON (JSON.parse does
+// that afterwards, on bodies that passed); on malformed input it only ever counts, never throws.
+
+/** Deepest nesting of arrays and objects in a body: a client value's 32 levels plus the body's own structure. */
+export const MAX_BODY_DEPTH = 40;
+/** Most JSON values in one body (array elements and object members, counted as opening brackets and commas). */
+export const MAX_BODY_VALUES = 250_000;
+
+export type ShapeViolation = 'depth' | 'values';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_ARRAY = 0x5d;
+const CLOSE_OBJECT = 0x7d;
+const COMMA = 0x2c;
+
+export class JsonShapeScanner {
+  private depth = 0;
+  private values = 0;
+  private inString = false;
+  private escaped = false;
+
+  constructor(
+    readonly maxDepth = MAX_BODY_DEPTH,
+    readonly maxValues = MAX_BODY_VALUES,
+  ) {}
+
+  /** Scans the next chunk; returns the first limit it passes, or null. */
+  push(chunk: Uint8Array): ShapeViolation | null {
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      if (this.inString) {
+        if (this.escaped) {
+          this.escaped = false;
+          i += 1;
+          continue;
+        }
+        // Jump to the next quote or backslash: long strings cost one native search, not a loop turn per byte.
+        const quote = chunk.indexOf(QUOTE, i);
+        const backslash = chunk.indexOf(BACKSLASH, i);
+        if (quote === -1 && backslash === -1) return null;
+        if (backslash !== -1 && (quote === -1 || backslash < quote)) {
+          this.escaped = true;
+          i = backslash + 1;
+        } else {
+          this.inString = false;
+          i = quote + 1;
+        }
+        continue;
+      }
+      switch (chunk[i]) {
+        case QUOTE:
+          this.inString = true;
+          break;
+        case OPEN_ARRAY:
+        case OPEN_OBJECT:
+          this.depth += 1;
+          this.values += 1;
+          if (this.depth > this.maxDepth) return 'depth';
+          if (this.values > this.maxValues) return 'values';
+          break;
+        case CLOSE_ARRAY:
+        case CLOSE_OBJECT:
+          if (this.depth > 0) this.depth -= 1;
+          break;
+        case COMMA:
+          this.values += 1;
+          if (this.values > this.maxValues) return 'values';
+          break;
+      }
+      i += 1;
+    }
+    return null;
+  }
+}

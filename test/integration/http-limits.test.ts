@@ -1,0 +1,240 @@
+// What a client can hold of the server, bounded: requests Node refuses before a route (malformed, headers too large
+// or too slow, unknown methods) answered in the envelope; body deadlines (total and idle); the connection cap; JSON
+// shape limits checked while the body arrives; large-body slots no tenant can hold all of. Over real sockets.
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LARGE_BODY_BYTES, LARGE_BODY_SLOTS } from '../../src/body.js';
+import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
+import { createWorld, newTenant, type TestWorld, tokenFor } from '../helpers.js';
+
+let world: TestWorld;
+let port: number;
+const LIMITS = {
+  HTTP_HEADERS_TIMEOUT_MS: '1000',
+  HTTP_BODY_TIMEOUT_MS: '2500',
+  HTTP_BODY_IDLE_TIMEOUT_MS: '800',
+  HTTP_MAX_CONNECTIONS: '12',
+};
+beforeAll(async () => {
+  world = await createWorld(LIMITS);
+  await world.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (world.app.server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+  /** Milliseconds from the first byte sent to the answer. */
+  ms: number;
+}
+
+/** Opens a socket; resolves once connected. */
+function open(): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.on('error', reject);
+  });
+}
+
+/** Reads one HTTP answer (the server closes or sends Content-Length) from a socket. */
+function answerOf(socket: Socket, started = performance.now()): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const tryParse = () => {
+      const head = text.indexOf('\r\n\r\n');
+      if (head < 0) return false;
+      const lines = text.slice(0, head).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines.slice(1)) {
+        const at = line.indexOf(':');
+        headers[line.slice(0, at).toLowerCase()] = line.slice(at + 1).trim();
+      }
+      const length = Number(headers['content-length'] ?? Number.NaN);
+      const body = text.slice(head + 4);
+      if (Number.isNaN(length) || Buffer.byteLength(body) < length) return false;
+      resolve({
+        status: Number(lines[0]?.split(' ')[1]),
+        headers,
+        body: JSON.parse(body.slice(0, length)),
+        ms: performance.now() - started,
+      });
+      return true;
+    };
+    socket.on('data', (d) => {
+      text += d.toString('utf8');
+      tryParse();
+    });
+    socket.on('end', () => {
+      if (!tryParse()) reject(new Error(`connection ended without an answer: ${JSON.stringify(text)}`));
+    });
+    socket.on('error', () => {});
+  });
+}
+
+async function send(raw: string | Buffer): Promise<RawAnswer> {
+  const socket = await open();
+  const answer = answerOf(socket);
+  socket.write(raw);
+  try {
+    return await answer;
+  } finally {
+    socket.destroy();
+  }
+}
+
+const head = (token: string, method: string, path: string, extra = '') =>
+  `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${extra}`;
+
+describe('Requests Node refuses before a route: answered in the envelope', () => {
+  it('headers over the size limit: 431 headers_too_large', async () => {
+    const res = await send(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect([res.status, res.body.STATUS, res.body.DATA.reason]).toEqual([431, 'FAIL', 'headers_too_large']);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  it('a malformed request line: 400 invalid_request', async () => {
+    const res = await send('GET /\u0001 HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect([res.status, res.body.DATA.reason]).toEqual([400, 'invalid_request']);
+  });
+
+  it('a method HTTP does not know: 405 method_not_allowed', async () => {
+    const res = await send('FROB /entities/types HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect([res.status, res.body.DATA.reason]).toEqual([405, 'method_not_allowed']);
+  });
+
+  it('headers that do not finish within HTTP_HEADERS_TIMEOUT_MS: 408 request_timeout', async () => {
+    const socket = await open();
+    const started = performance.now();
+    const answer = answerOf(socket, started);
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const res = await answer;
+    socket.destroy();
+    expect([res.status, res.body.DATA.reason]).toEqual([408, 'request_timeout']);
+    // Node checks header deadlines every second.
+    expect(res.ms).toBeGreaterThanOrEqual(900);
+    expect(res.ms).toBeLessThan(3_500);
+  });
+});
+
+describe('Body deadlines', () => {
+  it('a body that trickles in (one byte every 300 ms) is refused at the total deadline, not held forever', async () => {
+    const token = await tokenFor(newTenant());
+    const socket = await open();
+    const started = performance.now();
+    const answer = answerOf(socket, started);
+    socket.write(`${head(token, 'POST', '/entities/types', 'Content-Length: 1000\r\n')}\r\n{"name":"`);
+    const drip = setInterval(() => socket.writable && socket.write('a'), 300);
+    const res = await answer;
+    clearInterval(drip);
+    socket.destroy();
+    expect([res.status, res.body.DATA.reason]).toEqual([408, 'request_timeout']);
+    expect(res.ms).toBeGreaterThanOrEqual(2_400);
+    expect(res.ms).toBeLessThan(4_000);
+  });
+
+  it('a body that stops arriving is refused at the idle deadline', async () => {
+    const token = await tokenFor(newTenant());
+    const socket = await open();
+    const answer = answerOf(socket);
+    socket.write(`${head(token, 'POST', '/entities/types', 'Content-Length: 100\r\n')}\r\n{"name":`);
+    const res = await answer;
+    socket.destroy();
+    expect([res.status, res.body.DATA.reason]).toEqual([408, 'request_timeout']);
+    expect(res.ms).toBeGreaterThanOrEqual(700);
+    expect(res.ms).toBeLessThan(2_000);
+  });
+});
+
+describe('JSON shape, checked while the body arrives', () => {
+  it(`nested deeper than ${MAX_BODY_DEPTH}: 400 json_too_deep; at the limit it is read and judged on its content`, async () => {
+    const token = await tokenFor(newTenant());
+    const body = (depth: number) => `{"name":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    const over = await send(
+      `${head(token, 'POST', '/entities/types', `Content-Length: ${body(MAX_BODY_DEPTH + 1).length}\r\n`)}\r\n${body(MAX_BODY_DEPTH + 1)}`,
+    );
+    expect([over.status, over.body.DATA.reason]).toEqual([400, 'json_too_deep']);
+    const at = await send(
+      `${head(token, 'POST', '/entities/types', `Content-Length: ${body(MAX_BODY_DEPTH).length}\r\n`)}\r\n${body(MAX_BODY_DEPTH)}`,
+    );
+    expect([at.status, at.body.DATA.reason]).toEqual([400, 'invalid_field']);
+  });
+
+  it(`more than ${MAX_BODY_VALUES.toLocaleString('en-US')} values (an 8 MB array of {}): 400 json_too_large, answered before the body ends`, async () => {
+    const token = await tokenFor(newTenant());
+    const body = Buffer.from(`{"identifiers":[${'{},'.repeat(2_700_000)}{}]}`);
+    const socket = await open();
+    const started = performance.now();
+    const answer = answerOf(socket, started);
+    socket.write(`${head(token, 'POST', '/entities/lookup', `Content-Length: ${body.length}\r\n`)}\r\n`);
+    let sent = 0;
+    let answered = false;
+    void answer.then(() => {
+      answered = true;
+    });
+    while (sent < body.length && !answered && socket.writable) {
+      const ok = socket.write(body.subarray(sent, sent + 65_536));
+      sent += 65_536;
+      if (!ok) await new Promise((r) => socket.once('drain', r));
+    }
+    const res = await answer;
+    socket.destroy();
+    expect([res.status, res.body.DATA.reason]).toEqual([400, 'json_too_large']);
+    expect(res.ms).toBeLessThan(1_000);
+  });
+});
+
+describe('Connection cap (HTTP_MAX_CONNECTIONS)', () => {
+  it('connections over the cap are closed at once; the server serves again when some close', async () => {
+    // Earlier tests' connections may still be closing on the server side: start from none.
+    const connections = () =>
+      new Promise<number>((resolve) => world.app.server.getConnections((_e, n) => resolve(n)));
+    for (let i = 0; i < 100 && (await connections()) > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+    expect(await connections()).toBe(0);
+    const held = await Promise.all(Array.from({ length: Number(LIMITS.HTTP_MAX_CONNECTIONS) }, open));
+    await new Promise((r) => setTimeout(r, 100));
+    const extra = await open();
+    const closed = await new Promise<boolean>((resolve) => {
+      extra.on('close', () => resolve(true));
+      setTimeout(() => resolve(false), 1_000);
+      extra.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    expect(closed).toBe(true);
+    for (const s of held) s.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    const res = await send('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('Large-body slots are shared fairly between tenants', () => {
+  it('a tenant holding slots with slow bodies cannot hold all of them: another tenant is read at once', async () => {
+    const hogToken = await tokenFor(newTenant('hog'));
+    const size = LARGE_BODY_BYTES * 2;
+    const prefix = '{"name":"';
+    // More slow large bodies than there are slots, each past the large-body size and then stalled.
+    const hogs = await Promise.all(Array.from({ length: LARGE_BODY_SLOTS + 1 }, open));
+    for (const socket of hogs) {
+      answerOf(socket).catch(() => {});
+      socket.write(
+        `${head(hogToken, 'POST', '/entities/types', `Content-Length: ${size}\r\n`)}\r\n${prefix}`,
+      );
+      socket.write('x'.repeat(LARGE_BODY_BYTES + 10));
+    }
+    await new Promise((r) => setTimeout(r, 200));
+
+    const otherToken = await tokenFor(newTenant('other'));
+    const name = 'y'.repeat(LARGE_BODY_BYTES + 10);
+    const body = JSON.stringify({ name });
+    const res = await send(
+      `${head(otherToken, 'POST', '/entities/types', `Content-Length: ${body.length}\r\n`)}\r\n${body}`,
+    );
+    // Judged on its content (a name that long is refused), promptly: it did not wait behind the hog.
+    expect([res.status, res.body.DATA.reason]).toEqual([400, 'name_too_long']);
+    expect(res.ms).toBeLessThan(500);
+    for (const socket of hogs) socket.destroy();
+  });
+});

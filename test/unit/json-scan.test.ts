@@ -1,0 +1,68 @@
+// The body shape scanner: depth and value counts agree with the parsed JSON, whatever the chunking, and strings
+// (brackets, commas, escaped quotes inside them) never count.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { JsonShapeScanner } from '../../src/json-scan.js';
+
+/** Depth and value count of a parsed value, as the scanner counts them (containers and commas). */
+function shapeOf(value: unknown, depth = 0): { depth: number; values: number } {
+  if (Array.isArray(value) || (typeof value === 'object' && value !== null)) {
+    const children = Object.values(value as object);
+    let deepest = depth + 1;
+    let values = 1 + Math.max(0, children.length - 1);
+    for (const child of children) {
+      const c = shapeOf(child, depth + 1);
+      deepest = Math.max(deepest, c.depth);
+      values += c.values;
+    }
+    return { depth: deepest, values };
+  }
+  return { depth, values: 0 };
+}
+
+/** Scans `text` in pieces of `size` bytes with the given limits. */
+function scan(text: string, size: number, maxDepth: number, maxValues: number) {
+  const bytes = Buffer.from(text);
+  const scanner = new JsonShapeScanner(maxDepth, maxValues);
+  for (let i = 0; i < bytes.length; i += size) {
+    const violation = scanner.push(bytes.subarray(i, i + size));
+    if (violation) return violation;
+  }
+  return null;
+}
+
+const nastyStrings = fc.oneof(
+  fc.string(),
+  fc.constantFrom('[[[', '}}', ',,,', '\\', '"', '\\"[', '\\\\', '{"a":[', 'ü€😀'),
+);
+const json = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    nastyStrings,
+    fc.integer(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(nastyStrings, tie('value'), { maxKeys: 4 }),
+  ),
+})).value;
+
+describe('JsonShapeScanner', () => {
+  it('passes exactly the JSON within its limits, whatever the chunk size', () => {
+    fc.assert(
+      fc.property(json, fc.integer({ min: 1, max: 17 }), (value, size) => {
+        const text = JSON.stringify(value);
+        const { depth, values } = shapeOf(value);
+        expect(scan(text, size, depth, values)).toBeNull();
+        if (depth > 0) expect(scan(text, size, depth - 1, values + 10)).toBe('depth');
+        if (values > 0) expect(scan(text, size, depth + 10, values - 1)).toBe('values');
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('stops at the first byte past a limit', () => {
+    const scanner = new JsonShapeScanner(2, 100);
+    expect(scanner.push(Buffer.from('[['))).toBeNull();
+    expect(scanner.push(Buffer.from('['))).toBe('depth');
+  });
+});

@@ -182,6 +182,8 @@ interface AttributeRow {
 }
 
 function attributeRow(tenant: string, owner: string, spec: AttributeSpec): AttributeRow {
+  const allowed = spec.allowed_values === null ? null : JSON.stringify(spec.allowed_values);
+  const dflt = spec.default_value === null ? null : JSON.stringify(spec.default_value);
   return {
     tenant,
     typeGuid: owner,
@@ -192,10 +194,11 @@ function attributeRow(tenant: string, owner: string, spec: AttributeSpec): Attri
       name_key: nameKey(spec.name),
       value_type: spec.value_type,
       cardinality: spec.cardinality,
-      allowed_values_json: spec.allowed_values === null ? null : JSON.stringify(spec.allowed_values),
+      allowed_values_json: allowed,
       required: false,
-      default_value_json: spec.default_value === null ? null : JSON.stringify(spec.default_value),
+      default_value_json: dflt,
       filterable: spec.filterable,
+      json_bytes: (allowed?.length ?? 0) + (dflt?.length ?? 0),
     },
   };
 }

@@ -50,7 +50,8 @@ import { fail, failBody, refusalOf } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
 import { route } from './rest/route.js';
 import { ROUTES } from './rest/schemas.js';
-import { armorPlugin } from './schema/armor.js';
+import { armorPlugin, knownOperationTypesPlugin } from './schema/armor.js';
+import { operationGuardPlugin } from './schema/guard.js';
 import { schema } from './schema/index.js';
 import { Slots } from './slots.js';
 
@@ -367,7 +368,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
     schema,
     graphqlEndpoint: '/graphql',
-    plugins: [armorPlugin(), useGraphQlJit()],
+    plugins: [
+      armorPlugin(),
+      knownOperationTypesPlugin(),
+      operationGuardPlugin(),
+      useGraphQlJit({}, { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') }),
+    ],
     landingPage: false,
     // GraphiQL from the installed package, not a CDN: the page works offline and loads nothing from elsewhere.
     renderGraphiQL,

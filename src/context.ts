@@ -2,12 +2,18 @@
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { findAttributesOfTypes, findPlatformAttributes, type StoredAttribute } from './db/attributes.js';
+import {
+  findAttributeJson,
+  findAttributesOfTypes,
+  findPlatformAttributes,
+  type StoredAttribute,
+} from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
 import type { Metrics } from './metrics.js';
+import type { OperationBudget } from './operation-budget.js';
 import type { CursorCodec } from './resolvers/cursor.js';
 import type { EngineCache } from './resolvers/engine-cache.js';
 import type { TenantDirectory } from './resolvers/tenants.js';
@@ -32,11 +38,20 @@ export interface Services {
   metrics: Metrics;
 }
 
+/** Definitions a GraphQL list loads per type: every live one, and the first withdrawn ones (by name). */
+export const LOADED_PER_TYPE = { live: 200, withdrawn: 500 } as const;
+
 export interface Loaders {
   entityTypeByGuid: DataLoader<string, StoredType | null>;
-  /** Live definitions declared on a type (platform attributes excluded). */
+  /** Live definitions declared on a type (platform attributes excluded), as light rows (no JSON texts). */
   ownAttributesByType: DataLoader<string, StoredAttribute[]>;
+  /** Withdrawn definitions of a type, light rows, the first LOADED_PER_TYPE.withdrawn by name. */
   withdrawnAttributesByType: DataLoader<string, StoredAttribute[]>;
+  /** The enumeration and default JSON texts of a definition (light rows leave them out), by its guid. */
+  attributeJson: DataLoader<
+    string,
+    { allowed_values_json: string | null; default_value_json: string | null } | null
+  >;
   /** The tenant's five platform attributes (one query per request, on first use). */
   platformAttributes: () => Promise<StoredAttribute[]>;
   /**
@@ -61,11 +76,23 @@ export interface RequestContext {
   db: Executor;
   stats: QueryStats;
   loaders: Loaders;
+  /** The GraphQL operation being executed for this request: its budget (none for REST). */
+  operation: { budget: OperationBudget | null };
+}
+
+/** Charges the running GraphQL operation for what a resolver is about to materialise (no-op outside GraphQL). */
+export function charge(ctx: RequestContext, objects: number, bytes = 0) {
+  ctx.operation.budget?.charge(objects, bytes);
 }
 
 export function createContext(services: Services, viewer: Viewer, requestId: string): RequestContext {
   const stats: QueryStats = { queries: 0 };
-  const db = services.db.withStats(stats);
+  const operation: RequestContext['operation'] = { budget: null };
+  // A GraphQL query's reads get the time its budget has left.
+  const db = services.db.withStats(stats, {
+    remainingMs: () => operation.budget?.remainingMs(),
+    expire: () => (operation.budget as OperationBudget).expire(),
+  });
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;
   const typesSeen = new Map<string, StoredType>();
@@ -75,6 +102,7 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
     services,
     db,
     stats,
+    operation,
     loaders: {
       entityTypeByGuid: new DataLoader(async (guids) => {
         const found = await db.readOne((run) => findTypesByGuids(run, tenant, guids));
@@ -82,12 +110,20 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
         return guids.map((g) => typesSeen.get(g) ?? null);
       }),
       ownAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.readOne((run) => findAttributesOfTypes(run, tenant, guids, 'live'));
+        const found = await db.readOne((run) =>
+          findAttributesOfTypes(run, tenant, guids, 'live', LOADED_PER_TYPE.live),
+        );
         return guids.map((g) => found.get(g) ?? []);
       }),
       withdrawnAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.readOne((run) => findAttributesOfTypes(run, tenant, guids, 'withdrawn'));
+        const found = await db.readOne((run) =>
+          findAttributesOfTypes(run, tenant, guids, 'withdrawn', LOADED_PER_TYPE.withdrawn),
+        );
         return guids.map((g) => found.get(g) ?? []);
+      }),
+      attributeJson: new DataLoader(async (guids) => {
+        const found = await db.readOne((run) => findAttributeJson(run, tenant, guids));
+        return guids.map((g) => found.get(g) ?? null);
       }),
       platformAttributes: () => {
         platform ??= db

@@ -62,6 +62,23 @@ export function createMetrics(options: { engineCache: EngineCache; defaultMetric
     },
   });
   new Gauge({
+    name: 'metamodel_engine_cache_bytes',
+    help: 'Approximate memory the engine cache holds (bounded by its byte budget).',
+    registers: [registry],
+    collect() {
+      this.set(cache.stats().bytes);
+    },
+  });
+  new Counter({
+    name: 'metamodel_engine_cache_evictions_total',
+    help: 'Engine cache entries evicted to stay within its entry and byte budgets.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(cache.stats().evictions);
+    },
+  });
+  new Gauge({
     name: 'metamodel_engine_cache_entries',
     help: 'Types whose definitions the engine cache holds.',
     registers: [registry],

@@ -1,4 +1,5 @@
 // Cypher for attribute definitions: declare under a per-type lock, list, withdraw, and the data they own.
+import neo4j from 'neo4j-driver';
 import { toStoredType, typeProjection } from './entity-types.js';
 import { objectFromList, type Run } from './executor.js';
 
@@ -21,6 +22,9 @@ export interface StoredAttribute {
   withdrawn_at: string | null;
   values_removed: number | null;
   purge_completed_at: string | null;
+  /** Length of the JSON texts; a light row (LIGHT_ATTR_PROJECTION) has these but not the texts. */
+  allowed_values_size: number;
+  default_value_size: number;
 }
 
 /**
@@ -49,11 +53,33 @@ const ATTR_FIELDS = [
   'withdrawn_at',
   'purge_completed_at',
   'allowed_ref_type',
+  'allowed_values_size',
+  'default_value_size',
 ] as const satisfies readonly (keyof StoredAttribute)[];
 
 const TEMPORAL = new Set<string>(['created_at', 'withdrawn_at', 'purge_completed_at']);
+const SIZES: Record<string, string> = {
+  allowed_values_size: 'size(coalesce(a.allowed_values_json, ""))',
+  default_value_size: 'size(coalesce(a.default_value_json, ""))',
+};
+/** Fields a light row leaves out: enumerations and defaults, up to megabytes per type, loaded only when asked for. */
+const HEAVY = new Set<string>(['allowed_values_json', 'default_value_json']);
 
-export const ATTR_PROJECTION = `[${ATTR_FIELDS.map((f) => (TEMPORAL.has(f) ? `toString(a.${f})` : `a.${f}`)).join(', ')}]`;
+const projection = (light: boolean) =>
+  `[${ATTR_FIELDS.map((f) => {
+    if (light && HEAVY.has(f)) return 'null';
+    if (TEMPORAL.has(f)) return `toString(a.${f})`;
+    return SIZES[f] ?? `a.${f}`;
+  }).join(', ')}]`;
+
+export const ATTR_PROJECTION = projection(false);
+/** The same row without the JSON texts (their sizes are there): what GraphQL lists load. */
+export const LIGHT_ATTR_PROJECTION = projection(true);
+
+/** Whether a row carries its enumeration and default (a light row carries only their sizes). */
+export const hasJsonTexts = (a: StoredAttribute) =>
+  (a.allowed_values_size === 0 || a.allowed_values_json !== null) &&
+  (a.default_value_size === 0 || a.default_value_json !== null);
 
 /** A definition from its ATTR_PROJECTION list. */
 export const toStoredAttribute = (values: unknown) => objectFromList<StoredAttribute>(ATTR_FIELDS, values);
@@ -83,6 +109,8 @@ export interface DeclareFacts {
   typeNameKey: string | null;
   existingState: 'live' | 'withdrawn' | null;
   liveCount: number;
+  /** JSON text (enumerations and defaults) the type's live definitions hold. */
+  liveJsonBytes: number;
   refTypeFound: boolean;
   referents: { guid: string; type_guid: string | null }[];
 }
@@ -97,7 +125,8 @@ export async function readDeclareFacts(
      OPTIONAL MATCH (x:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid, name_key: $nameKey})
      CALL {
        MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
-       RETURN count(a) AS live
+       RETURN count(a) AS live,
+              sum(coalesce(a.json_bytes, ${SIZES.allowed_values_size} + ${SIZES.default_value_size})) AS jsonBytes
      }
      OPTIONAL MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
      CALL {
@@ -105,7 +134,7 @@ export async function readDeclareFacts(
        OPTIONAL MATCH (e:Entity {guid: g}) WHERE e.tenant = $tenant
        RETURN collect({guid: g, type_guid: e.type_guid}) AS referents
      }
-     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live,
+     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live, jsonBytes,
             r IS NOT NULL AS refTypeFound, referents`,
     { ...p, refType: p.refType ?? '' },
   );
@@ -115,6 +144,7 @@ export async function readDeclareFacts(
     typeNameKey: (row.typeNameKey as string | null) ?? null,
     existingState: (row.existingState as 'live' | 'withdrawn' | null) ?? null,
     liveCount: Number(row.live ?? 0),
+    liveJsonBytes: Number(row.jsonBytes ?? 0),
     refTypeFound: row.refTypeFound === true,
     referents: row.referents as DeclareFacts['referents'],
   };
@@ -130,6 +160,8 @@ export interface NewAttribute {
   required: boolean;
   default_value_json: string | null;
   filterable: boolean;
+  /** Length of both JSON texts, summed against the type's budget without reading them. */
+  json_bytes: number;
 }
 
 export async function createAttribute(
@@ -156,22 +188,46 @@ export async function createAttribute(
   return toStoredAttribute(rows[0]!.attr);
 }
 
-/** Definitions in one state declared on each of the given types (platform attributes excluded), by name. */
+/**
+ * Definitions in one state declared on each of the given types (platform attributes excluded), by name, as light
+ * rows (no enumeration or default text), at most `limit` per type.
+ */
 export async function findAttributesOfTypes(
   run: Run,
   tenant: string,
   typeGuids: readonly string[],
   state: 'live' | 'withdrawn',
+  limit: number,
 ) {
   const rows = await run(
     `UNWIND $typeGuids AS g
-     OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-     WHERE a.state = $state AND a.origin = 'user_defined'
-     WITH g, a ORDER BY a.name_key
-     RETURN g AS typeGuid, [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS attrs`,
-    { tenant, typeGuids, state },
+     CALL {
+       WITH g
+       MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+       WHERE a.state = $state AND a.origin = 'user_defined'
+       WITH a ORDER BY a.name_key LIMIT $limit
+       RETURN collect(${LIGHT_ATTR_PROJECTION}) AS attrs
+     }
+     RETURN g AS typeGuid, attrs`,
+    { tenant, typeGuids, state, limit: neo4j.int(limit) },
   );
   return new Map(rows.map((r) => [r.typeGuid as string, toStoredAttributes(r.attrs)]));
+}
+
+/** The enumeration and default JSON texts of definitions of the tenant, by guid. */
+export async function findAttributeJson(run: Run, tenant: string, guids: readonly string[]) {
+  const rows = await run(
+    `UNWIND $guids AS g
+     MATCH (a:AttributeDefinition {guid: g}) WHERE a.tenant = $tenant
+     RETURN a.guid AS guid, a.allowed_values_json AS allowed, a.default_value_json AS dflt`,
+    { tenant, guids },
+  );
+  return new Map(
+    rows.map((r) => [
+      r.guid as string,
+      { allowed_values_json: r.allowed as string | null, default_value_json: r.dflt as string | null },
+    ]),
+  );
 }
 
 /** A type's own live definitions and the platform's, in one statement; null when the type does not resolve. */

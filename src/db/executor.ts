@@ -30,6 +30,17 @@ export interface QueryStats {
   queries: number;
 }
 
+/** A time limit reads of one request must keep (a GraphQL query's budget). */
+export interface Deadline {
+  /** Milliseconds left, or undefined when there is no limit (now). */
+  remainingMs(): number | undefined;
+  /** The error a read stopped by the limit fails with. */
+  expire(): Error;
+}
+
+const isTimeout = (e: unknown) =>
+  e instanceof Neo4jError && e.code.startsWith('Neo.ClientError.Transaction.TransactionTimedOut');
+
 export interface TxOptions {
   /** Server-side transaction timeout. */
   timeoutMs?: number;
@@ -44,8 +55,11 @@ export interface Executor {
    * errors (safe: it only reads). A read sending several statements uses `read`.
    */
   readOne<T>(work: (run: Run) => Promise<T>, options?: TxOptions): Promise<T>;
-  /** An executor sharing the driver whose statements are counted in `stats`. */
-  withStats(stats: QueryStats): Executor;
+  /**
+   * An executor sharing the driver whose statements are counted in `stats`; with `deadline`, reads get the time it
+   * has left as their transaction timeout, and a read stopped by that timeout fails with `deadline.expire()`.
+   */
+  withStats(stats: QueryStats, deadline?: Deadline): Executor;
   readonly stats: QueryStats;
 }
 
@@ -67,6 +81,8 @@ export function mapDriverError(error: unknown): unknown {
       return new ConstraintViolation(error.message);
     }
     if (isUnavailable(error)) return refuse.storageUnavailable();
+    // A statement stopped by its transaction timeout: the database could not serve it in time.
+    if (isTimeout(error)) return refuse.storageBusy();
     // All pooled connections stayed busy past the acquisition timeout, or a transient error (deadlock, lock
     // timeout) outlasted the managed transaction's retries.
     if (
@@ -88,7 +104,16 @@ export function createExecutor(
   driver: Driver,
   database: string | undefined,
   stats: QueryStats = { queries: 0 },
+  deadline?: Deadline,
 ) {
+  /** Options of a read: the caller's, else the time the deadline leaves. */
+  const readOptions = (options: TxOptions | undefined): TxOptions | undefined => {
+    if (options || !deadline) return options;
+    const left = deadline.remainingMs();
+    return left === undefined ? undefined : { timeoutMs: left };
+  };
+  const readFailure = (e: unknown) =>
+    deadline && isTimeout(e) && deadline.remainingMs() !== undefined ? deadline.expire() : mapDriverError(e);
   /** A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. */
   const counted =
     (send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>): Run =>
@@ -110,9 +135,9 @@ export function createExecutor(
     async read(work, options) {
       const s = session('READ');
       try {
-        return await s.executeRead((tx) => work(runner(tx)), txConfig(options));
+        return await s.executeRead((tx) => work(runner(tx)), txConfig(readOptions(options)));
       } catch (e) {
-        throw mapDriverError(e);
+        throw readFailure(e);
       } finally {
         await s.close();
       }
@@ -126,7 +151,7 @@ export function createExecutor(
             counted((cypher, params) => {
               sent += 1;
               if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
-              return s.run(cypher, params, txConfig(options));
+              return s.run(cypher, params, txConfig(readOptions(options)));
             }),
           );
         } catch (e) {
@@ -134,7 +159,7 @@ export function createExecutor(
             await new Promise((r) => setTimeout(r, 20 * attempt));
             continue;
           }
-          throw mapDriverError(e);
+          throw readFailure(e);
         } finally {
           await s.close();
         }
@@ -150,8 +175,8 @@ export function createExecutor(
         await s.close();
       }
     },
-    withStats(next) {
-      return createExecutor(driver, database, next);
+    withStats(next, nextDeadline) {
+      return createExecutor(driver, database, next, nextDeadline);
     },
   };
   return executor;

@@ -17,6 +17,7 @@ import { refuse } from '../errors.js';
 import { cleanName, nameKey } from './names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_TYPE_NAME } from './system-types.js';
 import {
+  assertValueDepth,
   type Cardinality,
   checkAllowedValues,
   checkValue,
@@ -24,10 +25,19 @@ import {
   isCardinality,
   isValueType,
   MAX_DEFAULT_VALUE_LENGTH,
+  MAX_VALUE_DEPTH,
   type ValueType,
 } from './values.js';
 
 export const MAX_ATTRIBUTE_DEFS = 200;
+/**
+ * Most JSON text (enumerations and defaults) a type's live definitions may hold together. Every curation write
+ * against the type reads them, and the attribute listing returns them: this bounds both, as the 200 limit bounds
+ * their number.
+ */
+export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
+/** Most attributes listed for a type: its own live definitions and the platform's. */
+export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
 /** Names a JSON body parser drops or a JavaScript object cannot hold as a plain key. */
 const RESERVED_ATTRIBUTE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 export const ROOT_KEY = nameKey(ROOT_TYPE_NAME);
@@ -126,6 +136,9 @@ interface CheckedDeclaration {
   defaultValue: unknown;
   /** Entity guids a reference default names, still to be resolved. */
   referents: string[];
+  /** The enumeration and default as stored (JSON text), null when none. */
+  allowedValuesJson: string | null;
+  defaultValueJson: string | null;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null;
@@ -203,6 +216,12 @@ export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
   let referents: string[] = [];
   const defaultValue = present(input.default_value) ? input.default_value : null;
   if (defaultValue !== null) {
+    // A list default (multi) is one level more than each of its entries.
+    assertValueDepth(
+      defaultValue,
+      'default_value',
+      cardinality === 'multi' ? MAX_VALUE_DEPTH + 1 : MAX_VALUE_DEPTH,
+    );
     if (JSON.stringify(defaultValue).length > MAX_DEFAULT_VALUE_LENGTH) {
       throw refuse.badRequest(
         'invalid_default_value',
@@ -229,6 +248,8 @@ export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
     filterable: filterable ?? false,
     defaultValue,
     referents,
+    allowedValuesJson: allowedValues === null ? null : JSON.stringify(allowedValues),
+    defaultValueJson: defaultValue === null ? null : JSON.stringify(defaultValue),
   };
 }
 
@@ -285,6 +306,13 @@ export async function declareAttribute(
         `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`,
       );
     }
+    const jsonBytes = (d.allowedValuesJson?.length ?? 0) + (d.defaultValueJson?.length ?? 0);
+    if (facts.liveJsonBytes + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
+      throw refuse.badRequest(
+        'attribute_defs_too_large',
+        `The type's definitions would hold ${(facts.liveJsonBytes + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
+      );
+    }
     if (d.allowedRefType !== null && !facts.refTypeFound) {
       throw refuse.notFound('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
     }
@@ -305,10 +333,11 @@ export async function declareAttribute(
       name_key: d.key,
       value_type: d.valueType,
       cardinality: d.cardinality,
-      allowed_values_json: d.allowedValues === null ? null : JSON.stringify(d.allowedValues),
+      allowed_values_json: d.allowedValuesJson,
       required: d.required,
-      default_value_json: d.defaultValue === null ? null : JSON.stringify(d.defaultValue),
+      default_value_json: d.defaultValueJson,
       filterable: d.filterable,
+      json_bytes: jsonBytes,
     };
     if (dryRun) {
       const wouldBe: StoredAttribute = {
@@ -321,6 +350,8 @@ export async function declareAttribute(
         withdrawn_at: null,
         values_removed: null,
         purge_completed_at: null,
+        allowed_values_size: attr.allowed_values_json?.length ?? 0,
+        default_value_size: attr.default_value_json?.length ?? 0,
       };
       return { attribute: wouldBe, dryRun, declared: facts.liveCount };
     }

@@ -1,6 +1,8 @@
 // Engine cache: the definitions of a type, read on every curation write, kept per (tenant, type) and tagged with
 // the type's definitions version. Declare and withdraw change that version in the database, so an entry is used
 // only while the version read in the writing transaction matches: correct with several instances on one database.
+// Memory is bounded by entries and by bytes (the definitions' names and JSON texts), least recently used first out;
+// an entry larger than a quarter of the byte budget is not kept at all.
 import type { StoredAttribute } from '../db/attributes.js';
 
 export interface TypeDefinitions {
@@ -14,20 +16,43 @@ export interface TypeDefinitions {
 export interface EngineCacheStats {
   entries: number;
   maxEntries: number;
+  bytes: number;
+  maxBytes: number;
   hits: number;
   misses: number;
   evictions: number;
   invalidations: number;
 }
 
+/** Approximate memory an entry holds: its strings (two bytes a character) and a fixed cost per definition. */
+export function definitionsBytes(d: TypeDefinitions): number {
+  let bytes = 200;
+  for (const a of d.attributes) {
+    bytes +=
+      400 +
+      2 *
+        (a.name.length +
+          a.name_key.length +
+          (a.allowed_values_json?.length ?? 0) +
+          (a.default_value_json?.length ?? 0));
+  }
+  return bytes;
+}
+
+export const ENGINE_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
 export class EngineCache {
-  private readonly entries = new Map<string, TypeDefinitions>();
+  private readonly entries = new Map<string, { definitions: TypeDefinitions; bytes: number }>();
+  private bytes = 0;
   private hits = 0;
   private misses = 0;
   private evictions = 0;
   private invalidations = 0;
 
-  constructor(readonly maxEntries = 10_000) {}
+  constructor(
+    readonly maxEntries = 10_000,
+    readonly maxBytes = ENGINE_CACHE_MAX_BYTES,
+  ) {}
 
   private static key(tenant: string, typeGuid: string) {
     return `${tenant}\u0000${typeGuid}`;
@@ -37,11 +62,11 @@ export class EngineCache {
   get(tenant: string, typeGuid: string, version: string): TypeDefinitions | undefined {
     const key = EngineCache.key(tenant, typeGuid);
     const entry = this.entries.get(key);
-    if (entry && entry.version === version) {
+    if (entry && entry.definitions.version === version) {
       this.entries.delete(key); // refresh recency
       this.entries.set(key, entry);
       this.hits += 1;
-      return entry;
+      return entry.definitions;
     }
     this.misses += 1;
     return undefined;
@@ -49,23 +74,35 @@ export class EngineCache {
 
   set(tenant: string, typeGuid: string, definitions: TypeDefinitions) {
     const key = EngineCache.key(tenant, typeGuid);
-    this.entries.delete(key);
-    this.entries.set(key, definitions);
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
+    this.remove(key);
+    const bytes = definitionsBytes(definitions);
+    if (bytes > this.maxBytes / 4) return;
+    this.entries.set(key, { definitions, bytes });
+    this.bytes += bytes;
+    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
+      this.remove(this.entries.keys().next().value as string);
       this.evictions += 1;
     }
   }
 
+  private remove(key: string): boolean {
+    const entry = this.entries.get(key);
+    if (!entry) return false;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+    return true;
+  }
+
   invalidate(tenant: string, typeGuid: string) {
-    if (this.entries.delete(EngineCache.key(tenant, typeGuid))) this.invalidations += 1;
+    if (this.remove(EngineCache.key(tenant, typeGuid))) this.invalidations += 1;
   }
 
   stats(): EngineCacheStats {
     return {
       entries: this.entries.size,
       maxEntries: this.maxEntries,
+      bytes: this.bytes,
+      maxBytes: this.maxBytes,
       hits: this.hits,
       misses: this.misses,
       evictions: this.evictions,
@@ -75,10 +112,11 @@ export class EngineCache {
 
   /** What is cached, without tenant ids in clear (for the admin diagnostic). */
   describe(limit = 100) {
-    return [...this.entries.entries()].slice(-limit).map(([key, d]) => ({
+    return [...this.entries.entries()].slice(-limit).map(([key, e]) => ({
       type_guid: key.split('\u0000')[1],
-      version: d.version,
-      attributes: d.attributes.length,
+      version: e.definitions.version,
+      attributes: e.definitions.attributes.length,
+      bytes: e.bytes,
     }));
   }
 }

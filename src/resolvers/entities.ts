@@ -219,15 +219,16 @@ export async function getEntity(ctx: RequestContext, guid: string) {
 
 /** Resolves entity guids of the caller's tenant in one round trip; unknown ones resolve to null. */
 export async function lookupIdentifiers(ctx: RequestContext, identifiers: unknown) {
-  if (!Array.isArray(identifiers) || !identifiers.every((i) => typeof i === 'string')) {
-    throw refuse.badRequest('invalid_field', '"identifiers" must be an array of strings.');
-  }
+  const notStrings = () => refuse.badRequest('invalid_field', '"identifiers" must be an array of strings.');
+  if (!Array.isArray(identifiers)) throw notStrings();
+  // The count first: a long list is refused without looking at its elements.
   if (identifiers.length > MAX_LOOKUP_IDENTIFIERS) {
     throw refuse.badRequest(
       'too_many_identifiers',
-      `At most ${MAX_LOOKUP_IDENTIFIERS} identifiers per call.`,
+      `"identifiers" has more than ${MAX_LOOKUP_IDENTIFIERS} entries.`,
     );
   }
+  if (!identifiers.every((i) => typeof i === 'string')) throw notStrings();
   const found = await ctx.db.readOne((run) =>
     lookupEntities(run, ctx.viewer.tenant, identifiers as string[]),
   );

@@ -35,13 +35,50 @@ export function isDateValue(v: unknown): v is string {
   return true;
 }
 
-function isJsonValue(v: unknown, depth = 0): boolean {
-  if (depth > 32) return false;
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
-  if (typeof v === 'number') return Number.isFinite(v);
-  if (Array.isArray(v)) return v.every((x) => isJsonValue(x, depth + 1));
-  if (typeof v === 'object') return Object.values(v as object).every((x) => isJsonValue(x, depth + 1));
-  return false;
+/** Deepest nesting of arrays and objects in a client value (allowed values, defaults, entity values). */
+export const MAX_VALUE_DEPTH = 32;
+
+const isContainer = (v: unknown): v is object => v !== null && typeof v === 'object';
+
+/** Nesting depth of a value (a scalar is 0, `[]` is 1), walked without recursion; stops counting past `limit`. */
+export function jsonDepth(value: unknown, limit = MAX_VALUE_DEPTH): number {
+  let deepest = 0;
+  const stack: [object, number][] = isContainer(value) ? [[value, 1]] : [];
+  while (stack.length > 0) {
+    const [container, depth] = stack.pop() as [object, number];
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(container) ? container : Object.values(container)) {
+      if (isContainer(child)) stack.push([child, depth + 1]);
+    }
+  }
+  return deepest;
+}
+
+/** Refuses a value nested deeper than MAX_VALUE_DEPTH, before anything walks it recursively. */
+export function assertValueDepth(value: unknown, what: string, limit = MAX_VALUE_DEPTH) {
+  if (jsonDepth(value, limit) > limit) {
+    throw refuse.badRequest(
+      'json_too_deep',
+      `${what} nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep.`,
+    );
+  }
+}
+
+/** Whether a value is JSON (finite numbers; no undefined, functions...), walked without recursion. */
+function isJsonValue(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return false;
+      continue;
+    }
+    if (typeof v !== 'object') return false;
+    for (const child of Array.isArray(v) ? v : Object.values(v as object)) stack.push(child);
+  }
+  return true;
 }
 
 /** Whether one (non-list) value fits a scalar value type. */
@@ -83,6 +120,8 @@ export function checkAllowedValues(valueType: ScalarType, raw: unknown): unknown
     );
   }
   if (raw.length === 0) return null;
+  // The list itself is one level: its entries may nest as deep as any value.
+  assertValueDepth(raw, 'allowed_values', MAX_VALUE_DEPTH + 1);
   const seen = new Set<string>();
   for (const [i, entry] of raw.entries()) {
     if (!fitsScalar(valueType, entry)) {
@@ -128,6 +167,11 @@ export const ENTITY_VALUE_REASONS: ValueReasons = {
  * list of entries. For references the entries are the referenced entity guids, still to be resolved.
  */
 export function checkValue(def: ValueShape, value: unknown, reasons: ValueReasons, what: string): unknown[] {
+  assertValueDepth(
+    value,
+    `${what} of "${def.name}"`,
+    def.cardinality === 'multi' ? MAX_VALUE_DEPTH + 1 : MAX_VALUE_DEPTH,
+  );
   const entries = def.cardinality === 'multi' ? value : [value];
   if (!Array.isArray(entries)) {
     throw refuse.badRequest(reasons.invalid, `${what} of "${def.name}" must be a list (cardinality multi).`);

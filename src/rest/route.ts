@@ -46,13 +46,27 @@ function refusalFor(schema: z.ZodType, value: unknown, issues: z.core.$ZodIssue[
       meta.missing === 'empty_value' ? `"${String(field)}" is empty.` : `"${String(field)}" is required.`,
     );
   }
+  if (issue.code === 'too_big' && issue.origin === 'array' && meta?.tooMany) {
+    return refuse.badRequest(meta.tooMany, `"${String(field)}" has more than ${issue.maximum} entries.`);
+  }
   const where = part === 'query' ? 'Query parameter' : part === 'params' ? 'Path parameter' : 'Field';
   const detail = Array.isArray(given) && part === 'query' ? 'must be given once' : issue.message;
   return refuse.badRequest(meta?.reason ?? 'invalid_field', `${where} "${String(field)}": ${detail}.`);
 }
 
+/** The first key of `value` a strict object schema does not know (found without building any issue list). */
+function firstUnknownKey(schema: z.ZodType, value: unknown): string | undefined {
+  const def = (schema as z.ZodObject).def;
+  if (def?.type !== 'object' || def.catchall?._zod.def.type !== 'never' || !isObject(value)) return undefined;
+  for (const key in value) if (!Object.hasOwn(def.shape, key)) return key;
+  return undefined;
+}
+
 function check(schema: z.ZodType | undefined, value: unknown, part: string, options: RouteOptions) {
   if (schema === undefined) return undefined;
+  // A body with a million unknown keys is refused at the first one, not after zod lists them all.
+  const unknownKey = firstUnknownKey(schema, value);
+  if (unknownKey !== undefined) throw refuse.badRequest('unknown_field', `Unknown field "${unknownKey}".`);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   if (part === 'body' && options.rulesFirst && isObject(value)) options.rulesFirst(value);

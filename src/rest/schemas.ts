@@ -11,8 +11,16 @@ import { CARDINALITIES, MAX_ALLOWED_VALUES, VALUE_TYPES } from '../resolvers/val
 /** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
 export const components = new Map<z.ZodType, { id: string; description: string }>();
 
-/** The refusal a field's schema failure maps to: `reason` when the value is wrong, `missing` when absent/null. */
-export const refusals = z.registry<{ reason?: Reason; missing?: Reason }>();
+/**
+ * The refusal a field's schema failure maps to: `reason` when the value is wrong, `missing` when absent/null,
+ * `tooMany` when a list is longer than its maximum (checked before its elements, so a long list costs nothing).
+ */
+export interface FieldRefusals {
+  reason?: Reason;
+  missing?: Reason;
+  tooMany?: Reason;
+}
+export const refusals = z.registry<FieldRefusals>();
 
 const named = <T extends z.ZodType>(id: string, description: string, schema: T): T => {
   components.set(schema, { id, description });
@@ -20,7 +28,7 @@ const named = <T extends z.ZodType>(id: string, description: string, schema: T):
 };
 
 /** A field refused with `reason` when malformed (and with `missing` when absent or null, if given). */
-const refusing = <T extends z.ZodType>(schema: T, meta: { reason?: Reason; missing?: Reason }): T => {
+const refusing = <T extends z.ZodType>(schema: T, meta: FieldRefusals): T => {
   refusals.add(schema, meta);
   return schema;
 };
@@ -432,6 +440,7 @@ export const ROUTES = {
       'attribute_def_already_exists',
       'attribute_def_withdrawn',
       'too_many_attribute_defs',
+      'attribute_defs_too_large',
       'too_many_allowed_values',
       'unknown_value_type',
       'invalid_cardinality',
@@ -559,8 +568,11 @@ export const ROUTES = {
     auth: 'bearer',
     body: z.looseObject({
       identifiers: refusing(
-        z.array(z.string()).describe(`Entity guids, at most ${MAX_LOOKUP_IDENTIFIERS}.`),
-        { reason: 'invalid_field', missing: 'invalid_field' },
+        z
+          .array(z.string())
+          .max(MAX_LOOKUP_IDENTIFIERS)
+          .describe(`Entity guids, at most ${MAX_LOOKUP_IDENTIFIERS}.`),
+        { reason: 'invalid_field', missing: 'invalid_field', tooMany: 'too_many_identifiers' },
       ),
     }),
     answers: {
@@ -675,12 +687,21 @@ export const ROUTES = {
         data: z.object({
           entries: z.number(),
           maxEntries: z.number(),
+          bytes: z.number().describe('Approximate memory the cached definitions hold.'),
+          maxBytes: z.number().describe('The byte budget (least recently used entries leave first).'),
           hits: z.number(),
           misses: z.number(),
           evictions: z.number(),
           invalidations: z.number(),
           cached: z
-            .array(z.object({ type_guid: z.string(), version: z.string(), attributes: z.number() }))
+            .array(
+              z.object({
+                type_guid: z.string(),
+                version: z.string(),
+                attributes: z.number(),
+                bytes: z.number(),
+              }),
+            )
             .describe('The most recent entries: type, its definitions version, and the definitions held.'),
         }),
       },

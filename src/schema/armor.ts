@@ -1,16 +1,10 @@
-// GraphQL cost bounds (graphql-armor): depth, aliases, tokens, directives and static cost, each rejection tagged
-// with a reason like every other refusal. Introspection is not counted, so tools keep working.
+// GraphQL operation bounds enforced before execution: graphql-armor's depth, aliases, tokens and directives, and a
+// rule refusing operation types the schema has none of (a subscription); each rejection tagged with its reason.
+// Introspection is not counted, so tools keep working. The cost and the execution budget are in guard.ts.
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import type { GraphQLError } from 'graphql';
-
-export const GRAPHQL_LIMITS = {
-  maxDepth: 10,
-  maxAliases: 15,
-  maxTokens: 2_000,
-  maxDirectives: 20,
-  // Static cost: objects 2, scalars 1, x1.5 per level, x a literal `first` (page sizes are capped at 500 anyway).
-  maxCost: 100_000,
-} as const;
+import { GraphQLError, type ValidationRule } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { GRAPHQL_LIMITS } from './limits.js';
 
 const tag = (reason: string) => (_ctx: unknown, error: GraphQLError) => {
   Object.assign(error.extensions as Record<string, unknown>, { reason, code: reason.toUpperCase() });
@@ -22,7 +16,29 @@ export function armorPlugin() {
     maxAliases: { n: GRAPHQL_LIMITS.maxAliases, onReject: [tag('too_many_aliases')] },
     maxTokens: { n: GRAPHQL_LIMITS.maxTokens, onReject: [tag('too_many_tokens')] },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives, onReject: [tag('too_many_directives')] },
-    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, onReject: [tag('query_too_costly')] },
+    // The static cost is computed once variables are known (guard.ts); armor's counts literals only.
+    costLimit: { enabled: false },
     blockFieldSuggestion: { enabled: true },
   });
+}
+
+/** Refuses an operation whose type (subscription) the schema does not have, as a validation error. */
+const KnownOperationTypes: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (context.getSchema().getRootType(node.operation)) return;
+    context.reportError(
+      new GraphQLError(`This API has no ${node.operation} operations.`, {
+        nodes: [node],
+        extensions: { reason: 'operation_not_supported', code: 'OPERATION_NOT_SUPPORTED' },
+      }),
+    );
+  },
+});
+
+export function knownOperationTypesPlugin(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(KnownOperationTypes);
+    },
+  };
 }

@@ -1,8 +1,9 @@
 // GraphQL object family for attribute definitions: AttributeDefinition, EntityType.attributes and usage,
 // withdrawn definitions with their purge state, and the declare/withdraw mutations (same resolvers as REST).
 
-import { typeByGuid } from '../context.js';
+import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
+import { refuse } from '../errors.js';
 import {
   attributesOf,
   attributeUsageOf,
@@ -10,12 +11,12 @@ import {
   declareAttribute,
   MAX_ATTRIBUTE_DEFS,
   ownerTypeOf,
-  toAttributeRow,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
 import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
 import { builder } from './builder.js';
-import { EntityType } from './entity-type.js';
+import { chargedType, EntityType } from './entity-type.js';
+import { WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX } from './limits.js';
 import './scalars.js';
 
 const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implement({
@@ -29,6 +30,23 @@ const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implem
 });
 
 export const AttributeDefinition = builder.objectRef<StoredAttribute>('AttributeDefinition');
+
+/**
+ * One of a definition's JSON texts: on the row, or, for a light row (GraphQL lists leave the texts out), loaded
+ * after the operation is charged for its size, so a query cannot pull megabytes of enumerations it did not pay for.
+ */
+async function jsonText(
+  ctx: RequestContext,
+  a: StoredAttribute,
+  field: 'allowed_values_json' | 'default_value_json',
+): Promise<unknown> {
+  const onRow = a[field];
+  const size = field === 'allowed_values_json' ? a.allowed_values_size : a.default_value_size;
+  if (onRow === null && !size) return null;
+  charge(ctx, 0, size ?? onRow?.length ?? 0);
+  const text = onRow ?? (await ctx.loaders.attributeJson.load(a.guid))?.[field] ?? null;
+  return text === null ? null : JSON.parse(text);
+}
 
 AttributeDefinition.implement({
   description:
@@ -46,7 +64,7 @@ AttributeDefinition.implement({
         'Owning type; null for the five platform attributes (domain, env, tags, classification, groups), which the framework owns.',
       resolve: (a, _args, ctx) => {
         const owner = ownerTypeOf(a);
-        return owner ? typeByGuid(ctx, owner) : null;
+        return owner ? chargedType(ctx, typeByGuid(ctx, owner)) : null;
       },
     }),
     valueType: t.exposeString('value_type', {
@@ -60,14 +78,14 @@ AttributeDefinition.implement({
       type: ['JSON'],
       nullable: true,
       description: 'Enumerated values (scalar types only, at most 1,000); null when none.',
-      resolve: (a) => toAttributeRow(a).allowed_values,
+      resolve: (a, _args, ctx) => jsonText(ctx, a, 'allowed_values_json') as Promise<unknown[] | null>,
     }),
     allowedValuesUsage: t.field({
       type: Usage,
       nullable: true,
       description: 'Entries of allowedValues against the 1,000 limit; null when there is no enumeration.',
-      resolve: (a) => {
-        const values = toAttributeRow(a).allowed_values;
+      resolve: async (a, _args, ctx) => {
+        const values = (await jsonText(ctx, a, 'allowed_values_json')) as unknown[] | null;
         return values ? { used: values.length, limit: MAX_ALLOWED_VALUES } : null;
       },
     }),
@@ -75,7 +93,8 @@ AttributeDefinition.implement({
       type: EntityType,
       nullable: true,
       description: 'The type an entity_ref attribute points at; null on other value types.',
-      resolve: (a, _args, ctx) => (a.allowed_ref_type ? typeByGuid(ctx, a.allowed_ref_type) : null),
+      resolve: (a, _args, ctx) =>
+        a.allowed_ref_type ? chargedType(ctx, typeByGuid(ctx, a.allowed_ref_type)) : null,
     }),
     required: t.boolean({
       description: 'Whether instances must carry a value (false unless declared true).',
@@ -86,7 +105,7 @@ AttributeDefinition.implement({
       nullable: true,
       description:
         'Applied when an instance is created without a value; an entity guid (or list of guids) for references; null when none.',
-      resolve: (a) => toAttributeRow(a).default_value,
+      resolve: (a, _args, ctx) => jsonText(ctx, a, 'default_value_json'),
     }),
     filterable: t.boolean({
       description:
@@ -150,7 +169,11 @@ builder.objectField(EntityType, 'attributes', (t) =>
     type: [AttributeDefinition],
     description:
       'Every attribute applying to the type: the five platform attributes (fixed order), then its own live definitions in name order. Withdrawn definitions are absent. Unpaged: at most 205 entries.',
-    resolve: (type, _args, ctx) => attributesOf(ctx, type),
+    resolve: async (type, _args, ctx) => {
+      const attributes = await attributesOf(ctx, type);
+      charge(ctx, attributes.length);
+      return attributes;
+    },
   }),
 );
 
@@ -167,8 +190,25 @@ builder.objectField(EntityType, 'withdrawnAttributes', (t) =>
   t.field({
     type: [WithdrawnAttribute],
     description:
-      'Withdrawn definitions whose data is still being removed; their names cannot be declared again (attribute_def_withdrawn) until the daily job removes them.',
-    resolve: (type, _args, ctx) => ctx.loaders.withdrawnAttributesByType.load(type.guid),
+      'Withdrawn definitions whose data is still being removed, in name order; their names cannot be declared again (attribute_def_withdrawn) until the daily job removes them.',
+    args: {
+      first: t.arg.int({
+        required: false,
+        description: `How many to list, in name order: 1 to ${WITHDRAWN_LISTED_MAX}, default ${WITHDRAWN_LISTED_DEFAULT} (invalid_page_size outside).`,
+      }),
+    },
+    resolve: async (type, args, ctx) => {
+      const first = args.first ?? WITHDRAWN_LISTED_DEFAULT;
+      if (!Number.isInteger(first) || first < 1 || first > WITHDRAWN_LISTED_MAX) {
+        throw refuse.badRequest(
+          'invalid_page_size',
+          `first must be an integer from 1 to ${WITHDRAWN_LISTED_MAX}.`,
+        );
+      }
+      const withdrawn = (await ctx.loaders.withdrawnAttributesByType.load(type.guid)).slice(0, first);
+      charge(ctx, withdrawn.length);
+      return withdrawn;
+    },
   }),
 );
 
@@ -226,7 +266,10 @@ const DeclareAttributePayload = builder
       attribute: t.field({
         type: AttributeDefinition,
         description: 'The definition declared (on a dry run: as it would be declared).',
-        resolve: (p) => p.attribute,
+        resolve: (p, _args, ctx) => {
+          charge(ctx, 1);
+          return p.attribute;
+        },
       }),
       dryRun: t.exposeBoolean('dryRun', { description: 'True: validated only, nothing written.' }),
       usage: t.field({

@@ -1,6 +1,6 @@
 // GraphQL object family for entity types: EntityType, the type connection, and create/rename/delete mutations.
 
-import { typeByGuid } from '../context.js';
+import { charge, type RequestContext, typeByGuid } from '../context.js';
 import type { StoredType } from '../db/entity-types.js';
 import {
   createOrGetEntityType,
@@ -26,6 +26,16 @@ export const EntityTypeOrigin = builder.enumType('EntityTypeOrigin', {
 });
 
 export const EntityType = builder.objectRef<StoredType>('EntityType');
+
+/** A type an operation is about to put in its answer: charged as one object when it resolves. */
+export function chargedType(
+  ctx: RequestContext,
+  type: StoredType | null | Promise<StoredType | null>,
+): StoredType | null | Promise<StoredType | null> {
+  if (type instanceof Promise) return type.then((t) => chargedType(ctx, t) as StoredType | null);
+  if (type) charge(ctx, 1);
+  return type;
+}
 
 EntityType.implement({
   description:
@@ -71,7 +81,8 @@ EntityType.implement({
       nullable: true,
       description:
         'The catalog level one step above (database → datasource, schema → database, table → schema, column → table); null on datasource and every other type.',
-      resolve: (type, _args, ctx) => (type.parent_type ? typeByGuid(ctx, type.parent_type) : null),
+      resolve: (type, _args, ctx) =>
+        type.parent_type ? chargedType(ctx, typeByGuid(ctx, type.parent_type)) : null,
     }),
     creatable: t.boolean({
       nullable: true,
@@ -93,7 +104,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A type of your tenant by guid; null when none has it (also for a guid of another tenant).',
     args: { guid: t.arg.id({ required: true, description: 'Guid of the type.' }) },
-    resolve: (_root, args, ctx) => ctx.loaders.entityTypeByGuid.load(String(args.guid)),
+    resolve: (_root, args, ctx) => chargedType(ctx, ctx.loaders.entityTypeByGuid.load(String(args.guid))),
   }),
   entityTypeByName: t.field({
     type: EntityType,
@@ -106,7 +117,7 @@ builder.queryFields((t) => ({
         description: 'Type name, compared trimmed, NFC-composed and case-folded.',
       }),
     },
-    resolve: (_root, args, ctx) => findEntityTypeByName(ctx, args.name),
+    resolve: (_root, args, ctx) => chargedType(ctx, findEntityTypeByName(ctx, args.name)),
   }),
   entityTypes: t.connection(
     {
@@ -119,6 +130,8 @@ builder.queryFields((t) => ({
           pageSize: args.first ?? undefined,
           backward: args.last != null || args.before != null,
         });
+        // Each row is an edge and its node.
+        charge(ctx, 2 * page.rows.length);
         return {
           // Cursors stay lazy: signed only for edges whose cursor is selected.
           edges: page.rows.map((row) => ({

@@ -268,6 +268,7 @@ describe('engine cache', () => {
           allowed_values_json: null,
           required: true,
           default_value_json: null,
+          json_bytes: 0,
           filterable: false,
         },
         null,

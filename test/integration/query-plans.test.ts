@@ -3,6 +3,7 @@ import neo4j from 'neo4j-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   countAttributeData,
+  findAttributeJson,
   findAttributesApplyingTo,
   findAttributesOfTypes,
   findPlatformAttributes,
@@ -55,6 +56,14 @@ const scansDefinitions = (ops: { op: string; details: string }[]) =>
   );
 
 describe('query plans', () => {
+  it('enumerations and defaults loaded for GraphQL are found by the definition guid index', async () => {
+    const plans = (await explain((run) => findAttributeJson(run, 'plan-tenant', ['a', 'b']))).flat();
+    expect(plans.some((o) => /IndexSeek/.test(o.op) && o.details.includes('AttributeDefinition(guid)'))).toBe(
+      true,
+    );
+    expect(scansDefinitions(plans)).toBe(false);
+  });
+
   it("a type's definitions are found through the (tenant, owner_guid) index, never by scanning all definitions", async () => {
     const t = 'plan-tenant';
     const cases: [string, (run: Run) => Promise<unknown>][] = [
@@ -64,8 +73,8 @@ describe('query plans', () => {
           readDeclareFacts(run, { tenant: t, typeGuid: 'g', nameKey: 'k', refType: null, referents: [] }),
       ],
       ['findAttributesApplyingTo', (run) => findAttributesApplyingTo(run, t, 'g', 'entity')],
-      ['findAttributesOfTypes live', (run) => findAttributesOfTypes(run, t, ['g', 'h'], 'live')],
-      ['findAttributesOfTypes withdrawn', (run) => findAttributesOfTypes(run, t, ['g'], 'withdrawn')],
+      ['findAttributesOfTypes live', (run) => findAttributesOfTypes(run, t, ['g', 'h'], 'live', 205)],
+      ['findAttributesOfTypes withdrawn', (run) => findAttributesOfTypes(run, t, ['g'], 'withdrawn', 500)],
       ['findPlatformAttributes', (run) => findPlatformAttributes(run, t, 'entity')],
       ['withdrawAllOfType', (run) => withdrawAllOfType(run, t, 'g')],
     ];

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger, LogRing } from '../../src/logging.js';
-import { GRAPHQL_LIMITS } from '../../src/schema/armor.js';
+import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
 import {
   createWorld,
   newTenant,

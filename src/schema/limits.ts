@@ -1,0 +1,114 @@
+// What one GraphQL operation may cost, in two steps. Before it runs: a static cost computed once its variables are
+// known, every list counted at its true bound (a type's attributes ≤ 205, allowed values ≤ 1,000, a page by its
+// `first` whether literal, variable or default), so nesting that multiplies lists is refused before any work.
+// While it runs: a budget of objects materialised, bytes of large values loaded (charged before they are read) and
+// wall-clock time (queries), then the answer's size measured before it is serialised. Each bound is refused with
+// its own reason, and the whole answer is replaced by that refusal: no partial multi-megabyte answer is sent.
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import { AppError } from '../errors.js';
+import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
+import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
+
+export const GRAPHQL_LIMITS = {
+  maxDepth: 10,
+  maxAliases: 15,
+  maxTokens: 2_000,
+  maxDirectives: 20,
+  /** Static cost: each field 1, plus its selection; a list field multiplies that by its bound. */
+  maxCost: 1_000_000,
+  /** Objects (types, definitions, edges...) one operation may put in its answer. */
+  maxObjects: 100_000,
+  /** Bytes of the answer, measured before it is serialised; and of enumerations and defaults loaded for it. */
+  maxAnswerBytes: 50 * 1024 * 1024,
+  /** Wall-clock time a query may take once it starts executing (mutations are not cut short once they write). */
+  queryTimeMs: 2_000,
+} as const;
+
+/** Withdrawn definitions listed per type: `first` defaults to this, and may be at most WITHDRAWN_LISTED_MAX. */
+export const WITHDRAWN_LISTED_DEFAULT = 100;
+export const WITHDRAWN_LISTED_MAX = 500;
+
+const clampPage = (first: unknown, fallback: number, max: number) =>
+  typeof first === 'number' && Number.isInteger(first) ? Math.min(Math.max(first, 1), max) : fallback;
+
+/**
+ * The most entries each list field can return, by `Type.field`. An out-of-range `first` counts as the nearest
+ * valid one: the resolver refuses it with its own reason (invalid_page_size) rather than the cost.
+ */
+const LIST_BOUNDS: Record<string, (args: Record<string, unknown>) => number> = {
+  'Query.entityTypes': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
+  'EntityType.attributes': () => MAX_LISTED_ATTRIBUTES,
+  'EntityType.withdrawnAttributes': (args) =>
+    clampPage(args.first, WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX),
+  'AttributeDefinition.allowedValues': () => MAX_ALLOWED_VALUES,
+  // A default is one value, or a list of up to 1,000 for a multi-valued attribute.
+  'AttributeDefinition.defaultValue': () => MAX_MULTI_VALUES,
+};
+
+/** The static cost of an operation with its variables (throws a GraphQLError when the variables are invalid). */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+): number {
+  return getComplexity({
+    schema,
+    query: document,
+    variables: variables ?? {},
+    ...(operationName ? { operationName } : {}),
+    estimators: [
+      ({ type, field, args, childComplexity }) => {
+        const bound = LIST_BOUNDS[`${type.name}.${field.name}`];
+        return bound ? bound(args) * (1 + childComplexity) : undefined;
+      },
+      simpleEstimator({ defaultComplexity: 1 }),
+    ],
+  });
+}
+
+export const refusal = {
+  tooCostly: (cost: number) =>
+    new AppError(
+      'query_too_costly',
+      400,
+      `The operation costs ${cost.toLocaleString('en-US')}; at most ${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')} is allowed (every list counts at its largest possible size). Ask for fewer fields, lists or rows.`,
+    ),
+  tooLarge: (what: string) =>
+    new AppError('result_too_large', 400, `The answer would hold ${what}; ask for fewer fields or rows.`),
+  tooSlow: () =>
+    new AppError(
+      'query_timeout',
+      400,
+      `The query ran longer than ${GRAPHQL_LIMITS.queryTimeMs} ms; ask for fewer fields or rows.`,
+    ),
+};
+
+/**
+ * Bytes of the JSON text an answer serialises to, estimated without serialising it (keys and values of every
+ * object, walked without recursion); stops counting once past `limit`. Short strings count one byte per UTF-16
+ * unit, long ones their exact UTF-8 length.
+ */
+export function answerBytes(value: unknown, limit: number): number {
+  let bytes = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') bytes += (v.length > 64 ? Buffer.byteLength(v) : v.length) + 2;
+    else if (v === null || v === undefined || typeof v !== 'object') bytes += 5;
+    else if (Array.isArray(v)) {
+      bytes += 1 + v.length;
+      for (const item of v) stack.push(item);
+    } else {
+      bytes += 1;
+      for (const key in v) {
+        bytes += key.length + 4;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+    if (bytes > limit) return bytes;
+  }
+  return bytes;
+}

@@ -4,9 +4,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import cors from '@fastify/cors';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -34,6 +32,7 @@ import { createExecutor } from './db/executor.js';
 import { AppError, isAppError, refuse } from './errors.js';
 import { answerClientError } from './http/client-errors.js';
 import { type RouteMethods, routeMethods } from './http/methods.js';
+import { ASSETS_PREFIX, DOCS_PATHS, registerPages, sendGraphiQL, wantsGraphiQL } from './http/pages.js';
 import { createPurger } from './jobs/purge.js';
 import { createLogger, LogRing } from './logging.js';
 import { createMetrics } from './metrics.js';
@@ -48,7 +47,7 @@ import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { fail, failBody, refusalOf } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
-import { route } from './rest/route.js';
+import { inputOf, route } from './rest/route.js';
 import { ROUTES } from './rest/schemas.js';
 import { armorPlugin, knownOperationTypesPlugin } from './schema/armor.js';
 import { operationGuardPlugin } from './schema/guard.js';
@@ -94,11 +93,16 @@ function sameSecret(presented: string | undefined, expected: string) {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-const PUBLIC_ROUTES = new Set(['/healthz', '/readyz', '/openapi.json']);
+/** Routes served without a token: they carry no tenant data. */
+const PUBLIC_ROUTES = new Set<string>([
+  '/healthz',
+  '/readyz',
+  '/openapi.json',
+  ...DOCS_PATHS,
+  `${ASSETS_PREFIX}/:name`,
+]);
 /** Longest path segment the router matches (names may be 256 characters, more once percent-encoded). */
 const MAX_PARAM_LENGTH = 4096;
-/** The interactive API reference (swagger-ui): static pages, public like the document they show. */
-export const DOCS_PREFIX = '/docs';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 let openApiDocument: Record<string, unknown> | undefined;
@@ -111,6 +115,19 @@ export const openApi = () => {
 export interface RegisteredRoute {
   method: string;
   url: string;
+}
+
+/** Whether an Accept header admits a JSON answer (absent, or listing a JSON type or a wildcard with q > 0). */
+export function acceptsGraphQLAnswer(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    if (q !== undefined && !(Number(q.slice(2)) > 0)) return false;
+    return ['*/*', 'application/*', 'application/json', 'application/graphql-response+json'].includes(
+      type ?? '',
+    );
+  });
 }
 
 /** Maps framework errors (body parsing, limits) to refusals; anything else is unexpected. */
@@ -229,6 +246,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.server.maxConnections = config.HTTP_MAX_CONNECTIONS;
+  // Browsers may call the API from the configured origins only (none by default: then preflights get 405).
+  if (config.CORS_ORIGINS && config.CORS_ORIGINS.length > 0) {
+    await app.register(cors, {
+      origin: config.CORS_ORIGINS,
+      methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+      allowedHeaders: ['authorization', 'content-type'],
+      exposedHeaders: ['x-request-id', 'x-db-queries'],
+      maxAge: 600,
+    });
+  }
   app.decorate('services', services);
   // Every route as registered, so a test can hold the OpenAPI document against what the router really serves.
   const registeredRoutes: RegisteredRoute[] = [];
@@ -260,6 +287,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onSend', async (req, reply) => {
+    // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
     // Database queries this request sent: the benchmark's round-trips-per-request figure.
     if (req.ctx) reply.header('x-db-queries', String(req.ctx.stats.queries));
     if (closing) reply.header('connection', 'close');
@@ -304,9 +334,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw refuse.notFound('not_found', `No route ${req.method} ${path}.`);
     }
     if (PUBLIC_ROUTES.has(route)) return;
-    if (route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`)) return;
-    if (route === '/graphql' && req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
-      return;
+    if (route === '/graphql' && wantsGraphiQL(req)) return;
     if (route === '/metrics' && services.config.METRICS_TOKEN !== undefined) {
       // A scrape credential of its own, so Prometheus needs no user token (compared in constant time).
       if (sameSecret(req.headers.authorization, `Bearer ${services.config.METRICS_TOKEN}`)) return;
@@ -348,12 +376,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   route(app, ROUTES.openapi, async () => openApi());
-  await app.register(fastifySwagger, { mode: 'static', specification: { document: openApi() as never } });
-  await app.register(fastifySwaggerUi, {
-    routePrefix: DOCS_PREFIX,
-    // The token goes into the Authorize dialog; it is not kept in the browser's storage.
-    uiConfig: { persistAuthorization: false, tryItOutEnabled: true, displayOperationId: true },
-  });
+  await registerPages(app);
 
   entityTypeRoutes(app);
   attributeRoutes(app);
@@ -375,21 +398,34 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       useGraphQlJit({}, { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') }),
     ],
     landingPage: false,
-    // GraphiQL from the installed package, not a CDN: the page works offline and loads nothing from elsewhere.
-    renderGraphiQL,
-    graphiql: { title: 'Entity Metamodel API', headers: JSON.stringify({ Authorization: 'Bearer <token>' }) },
+    // GraphiQL is served by the /graphql route (http/pages.ts); CORS is the app's (configured origins only).
+    graphiql: false,
+    cors: false,
+    multipart: false,
     logging: false,
     context: ({ req }) => {
       if (!req.ctx) throw refuse.unauthenticated();
       return req.ctx;
     },
-    maskedErrors: { maskError: maskGraphQLError(logger) },
+    // isDev off: Yoga's own refusals must not carry originalError (internals) whatever NODE_ENV says.
+    maskedErrors: { maskError: maskGraphQLError(logger), isDev: false },
   });
 
   app.route({
     url: '/graphql',
-    method: ['GET', 'POST', 'OPTIONS'],
+    method: ['GET', 'POST'],
     handler: async (req, reply) => {
+      if (wantsGraphiQL(req)) return sendGraphiQL(req, reply);
+      // The request's shape is checked here, with the REST contract's schemas and reasons, so that Yoga only ever
+      // sees a well-formed GraphQL request.
+      inputOf(req.method === 'GET' ? ROUTES.graphqlGet : ROUTES.graphqlPost, req);
+      if (!acceptsGraphQLAnswer(req.headers.accept)) {
+        throw new AppError(
+          'not_acceptable',
+          406,
+          'The answer is JSON (application/json or application/graphql-response+json).',
+        );
+      }
       // A few operations at a time: a nested catalog query holds megabytes of rows and result while it runs, and
       // on 2 cores running 64 at once only multiplies memory, not throughput. The rest wait their turn.
       let release: () => void;

@@ -35,6 +35,7 @@ export const REASONS = [
   'name_too_long',
   'not_found',
   'method_not_allowed',
+  'not_acceptable',
   'type_not_user_defined',
   'type_name_taken',
   'type_referenced',

@@ -19,10 +19,25 @@ const REDACT_PATHS = [
   '*.CURSOR_SECRET',
 ];
 
-// A JWT (three base64url segments, the first a JSON header) or a bearer credential.
-const TOKEN_SHAPE = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|Bearer\s+[A-Za-z0-9._~+/=-]+/g;
+// A bearer credential, or a compact JWS/JWE (JWT): base64url segments joined by dots (three, or five for JWE),
+// the first of which decodes to a JSON object (the protected header), however it is spelt ({"alg"…, { "alg"…,
+// with a newline…). The header decides, so dotted names (file.name.ts) are left alone.
+const BEARER = /Bearer\s+[A-Za-z0-9._~+/=-]+/g;
+// Starts only where a run of base64url characters starts, so a long run costs one pass, not one per position.
+const COMPACT = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){2,4}/g;
 
-export const scrubTokens = (line: string) => line.replace(TOKEN_SHAPE, '[redacted]');
+const isJoseHeader = (segment: string) => {
+  try {
+    return /^\s*\{/.test(Buffer.from(segment, 'base64url').toString('utf8'));
+  } catch {
+    return false;
+  }
+};
+
+export const scrubTokens = (line: string) =>
+  line
+    .replace(BEARER, '[redacted]')
+    .replace(COMPACT, (match) => (isJoseHeader(match.slice(0, match.indexOf('.'))) ? '[redacted]' : match));
 
 export interface LogEntry {
   time: number;

@@ -8,6 +8,7 @@ import { createExecutor } from './db/executor.js';
 import { type LocalNeo4j, startLocalNeo4j } from './db/local-neo4j.js';
 import { migrate } from './db/migrations.js';
 import { schedulePurge } from './jobs/purge.js';
+import { createLogger, LogRing } from './logging.js';
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -21,6 +22,10 @@ async function main() {
     throw e;
   }
 
+  // Every line the running service writes goes through pino (JSON, scrubbed); only a configuration it cannot
+  // start with is printed plainly, before the logger exists.
+  const logRing = new LogRing();
+  const logger = createLogger({ level: config.LOG_LEVEL, ring: logRing });
   let jwtSecret = config.AUTH_JWT_SECRET;
   if (config.NODE_ENV === 'production' && !config.AUTH_JWT_SECRET && !config.CURSOR_SECRET) {
     // Cursors must verify on every instance and after restarts, so their key cannot be made up per process.
@@ -35,21 +40,22 @@ async function main() {
       process.exit(1);
     }
     jwtSecret = loadOrCreateDevSecret();
-    console.log('AUTH_JWT_SECRET is not set: using the development secret in .data/dev-secret.');
-    console.log('Mint a token with: npm run token -- --tenant acme [--role admin] [--role platform]');
+    logger.info(
+      'AUTH_JWT_SECRET is not set: using the development secret in .data/dev-secret. Mint a token with: npm run token -- --tenant acme [--role admin] [--role platform]',
+    );
   }
 
   let local: LocalNeo4j | undefined;
   let uri = config.NEO4J_URI;
   if (!uri) {
-    console.log(`Starting the local Neo4j (data in ${config.NEO4J_DATA_DIR}) ...`);
+    logger.info(`Starting the local Neo4j (data in ${config.NEO4J_DATA_DIR}) ...`);
     local = await startLocalNeo4j({ dataDir: config.NEO4J_DATA_DIR, port: config.NEO4J_LOCAL_PORT });
     uri = local.uri;
   }
 
   const driver = createDriver({ uri, user: config.NEO4J_USER, password: config.NEO4J_PASSWORD });
   await migrate(createExecutor(driver, config.NEO4J_DATABASE));
-  const app = await buildApp({ config, driver, jwtSecret });
+  const app = await buildApp({ config, driver, jwtSecret, logger, logRing });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Finish any purge a previous run left half done, then keep the daily schedule.
   app.services.purger.kick();

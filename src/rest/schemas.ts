@@ -289,6 +289,16 @@ export interface RouteDoc {
 
 const route = <const R extends RouteDoc>(r: R) => r;
 
+/** Text that parses as a JSON object (GET /graphql's variables and extensions). */
+const jsonObjectText = z.string().refine((text) => {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}, 'must be the JSON text of an object');
+
 /** What /graphql answers when the operation ran (refusals inside it included). */
 const GRAPHQL_ANSWERS: Record<number, Answer> = {
   200: {
@@ -765,12 +775,24 @@ export const ROUTES = {
       'With `Accept: text/html` (a browser) this is GraphiQL, served without a token; paste your token into its headers editor as `{"Authorization": "Bearer …"}`. Tokens are never read from URLs.',
     auth: 'bearer',
     query: z.looseObject({
-      query: z.string().optional().describe('The GraphQL document.'),
-      variables: z.string().optional().describe('JSON text of the variables.'),
-      operationName: z.string().optional().describe('Operation to run when the document has several.'),
+      query: refusing(z.string().min(1).describe('The GraphQL document.'), {
+        reason: 'invalid_field',
+        missing: 'invalid_field',
+      }),
+      variables: refusing(jsonObjectText.optional().describe('JSON text of the variables (an object).'), {
+        reason: 'invalid_field',
+      }),
+      operationName: refusing(
+        z.string().optional().describe('Operation to run when the document has several.'),
+        { reason: 'invalid_field' },
+      ),
+      extensions: refusing(
+        jsonObjectText.optional().describe('JSON text of the request extensions (an object).'),
+        { reason: 'invalid_field' },
+      ),
     }),
     answers: GRAPHQL_ANSWERS,
-    refusals: [],
+    refusals: ['invalid_field', 'not_acceptable'],
     refusalSchema: GraphQLRefusal,
   }),
   graphqlPost: route({
@@ -782,29 +804,24 @@ export const ROUTES = {
     description:
       'Refusals are GraphQL errors with the REST reason in `extensions.reason`. Depth, aliases, tokens and cost are bounded.',
     auth: 'bearer',
-    body: z.looseObject({
-      query: z.string().describe('The GraphQL document.'),
-      variables: z.record(z.string(), z.unknown()).nullish(),
-      operationName: z.string().nullish(),
+    body: z.strictObject({
+      query: refusing(z.string().min(1).describe('The GraphQL document.'), {
+        reason: 'invalid_field',
+        missing: 'invalid_field',
+      }),
+      variables: refusing(z.record(z.string(), z.unknown()).nullish().describe('The variables.'), {
+        reason: 'invalid_field',
+      }),
+      operationName: refusing(
+        z.string().nullish().describe('Operation to run when the document has several.'),
+        { reason: 'invalid_field' },
+      ),
+      extensions: refusing(z.record(z.string(), z.unknown()).nullish().describe('Request extensions.'), {
+        reason: 'invalid_field',
+      }),
     }),
     answers: GRAPHQL_ANSWERS,
-    refusals: [],
-    refusalSchema: GraphQLRefusal,
-  }),
-  graphqlOptions: route({
-    method: 'OPTIONS',
-    path: '/graphql',
-    operationId: 'graphqlOptions',
-    tag: 'GraphQL',
-    summary: 'CORS preflight of the GraphQL endpoint',
-    auth: 'bearer',
-    answers: {
-      204: {
-        description: 'Allowed methods and headers.',
-        raw: { contentType: 'text/plain', schema: z.string() },
-      },
-    },
-    refusals: [],
+    refusals: ['invalid_field', 'unknown_field', 'not_acceptable'],
     refusalSchema: GraphQLRefusal,
   }),
 } satisfies Record<string, RouteDoc>;

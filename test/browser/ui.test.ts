@@ -44,10 +44,20 @@ describe.runIf(executablePath !== undefined)('browser pages', () => {
     await world?.close();
   });
 
-  /** A page that fails the test on any request to another origin (the pages must work offline). */
+  /**
+   * A page that fails the test on any request to another origin (the pages must work offline) and on anything
+   * their Content-Security-Policy blocks (the policy must let the pages work).
+   */
   async function newPage(): Promise<Page> {
     const page = await browser.newPage();
     const foreign: string[] = [];
+    const blocked: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) {
+        blocked.push(message.text());
+      }
+    });
+    page.on('close', () => expect(blocked).toEqual([]));
     await page.route('**/*', (r) => {
       const url = r.request().url();
       if (url.startsWith(base) || url.startsWith('data:') || url.startsWith('blob:')) return r.continue();

@@ -27,8 +27,33 @@ describe('LogRing', () => {
 });
 
 describe('scrubTokens', () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64url');
+
   it('removes JWT-shaped strings and bearer credentials from a line', () => {
     const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
     expect(scrubTokens(`{"a":"${jwt}","b":"Bearer abc.def"}`)).toBe('{"a":"[redacted]","b":"[redacted]"}');
+  });
+
+  it('recognises any compact JWS or JWE, whatever its header looks like', () => {
+    for (const header of ['{ "alg": "HS256" }', '\n{"typ":"JWT","alg":"RS256"}', '{"kid":"k1","alg":"ES256"}']) {
+      const jws = `${b64(header)}.${b64('{"sub":"x"}')}.${b64('signature')}`;
+      expect(scrubTokens(`token=${jws};`)).toBe('token=[redacted];');
+      const unsecured = `${b64(header)}.${b64('{"sub":"x"}')}.`;
+      expect(scrubTokens(`"${unsecured}"`)).toBe('"[redacted]"');
+      const jwe = [header, 'key', 'iv', 'ciphertext', 'tag'].map(b64).join('.');
+      expect(scrubTokens(jwe)).toBe('[redacted]');
+    }
+  });
+
+  it('scrubs a long line in linear time (no backtracking blow-up on long base64 runs)', () => {
+    const long = `${'A'.repeat(200_000)} ${'b.'.repeat(50_000)}`;
+    const started = performance.now();
+    expect(scrubTokens(long)).toBe(long);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('leaves dotted names that are not tokens alone', () => {
+    const text = 'at /work/main/node_modules/fastify/lib/route.js and entity-types.graphql.test.ts';
+    expect(scrubTokens(text)).toBe(text);
   });
 });

@@ -394,7 +394,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     plugins: [
       armorPlugin(),
       knownOperationTypesPlugin(),
-      operationGuardPlugin(),
+      operationGuardPlugin({ queryTimeMs: config.GRAPHQL_QUERY_TIMEOUT_MS }),
       useGraphQlJit({}, { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') }),
     ],
     landingPage: false,

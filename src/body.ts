@@ -177,7 +177,11 @@ const defaultSlots = new Slots(LARGE_BODY_SLOTS);
  */
 export function lingerAfterRefusal(raw: IncomingMessage, lingerMs = LINGER_MS) {
   if (!bodyLeftUnread(raw) || raw.complete) return;
-  const timer = setTimeout(() => raw.socket?.destroy(), lingerMs);
+  // An injected request (tests, light-my-request) has a stand-in socket with nothing to close.
+  const timer = setTimeout(() => {
+    const socket = raw.socket as { destroy?: unknown } | null;
+    if (typeof socket?.destroy === 'function') raw.socket.destroy();
+  }, lingerMs);
   timer.unref();
   raw.once('end', () => clearTimeout(timer));
   raw.once('close', () => clearTimeout(timer));

@@ -41,6 +41,8 @@ const schema = z.object({
   /** GraphQL operations executed at once per process (shared fairly between tenants), and the longest wait for one. */
   GRAPHQL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   GRAPHQL_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  /** Wall-clock time a GraphQL query may run once it executes (its database reads get what is left). */
+  GRAPHQL_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2_000),
   /** Origins (scheme://host[:port], comma-separated) whose browsers may call the API cross-origin; none by default. */
   CORS_ORIGINS: optionalString.pipe(
     z

@@ -157,3 +157,21 @@ export async function typeGuidByName(api: ReturnType<typeof restClient>, name: s
   const res = await api.post('/entities/types', { name });
   return res.body.DATA.entity_type.guid;
 }
+
+/**
+ * Everything stored for a tenant, in a comparable form: nodes with their identifying state, and relationships. A
+ * refused request must leave it exactly as it was.
+ */
+export async function fingerprint(driver: Driver, tenant: string) {
+  const res = await driver.executeQuery(
+    `MATCH (n) WHERE n.tenant = $tenant
+     OPTIONAL MATCH (n)-[r]->(m)
+     WITH n, collect(type(r) + '>' + coalesce(m.guid, m.id, '')) AS out
+     RETURN collect(labels(n)[0] + '|' + coalesce(n.guid, '') + '|' + coalesce(n.name, '') + '|' +
+                    coalesce(n.state, '') + '|' + coalesce(n.definitions_version, '') + '|' + size(keys(n)) + '|' +
+                    reduce(s = '', x IN out | s + x + ',')) AS nodes`,
+    { tenant },
+  );
+  const nodes = res.records[0]?.get('nodes') as string[] | undefined;
+  return [...(nodes ?? [])].sort();
+}

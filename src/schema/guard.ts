@@ -14,7 +14,8 @@ export const refusalError = (error: AppError) =>
     extensions: { reason: error.reason, code: error.reason.toUpperCase() },
   });
 
-export function operationGuardPlugin(): Plugin<RequestContext> {
+/** `queryTimeMs`: wall-clock time a query may run (mutations are not cut short once they may have written). */
+export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<RequestContext> {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       let cost: number;
@@ -34,7 +35,11 @@ export function operationGuardPlugin(): Plugin<RequestContext> {
         return undefined;
       }
       const operation = getOperationAST(args.document, args.operationName);
-      const budget = new OperationBudget(operation?.operation === 'query', GRAPHQL_LIMITS, refusal);
+      const budget = new OperationBudget(
+        operation?.operation === 'query',
+        { ...GRAPHQL_LIMITS, queryTimeMs: options.queryTimeMs },
+        refusal,
+      );
       (args.contextValue as RequestContext).operation.budget = budget;
       return {
         onExecuteDone({ result, setResult }) {

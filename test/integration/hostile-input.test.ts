@@ -3,7 +3,15 @@
 // envelope with a reason when refused, and a refused request leaves the tenant's stored state exactly as it was.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createType, createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import {
+  createType,
+  createWorld,
+  fingerprint,
+  newTenant,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
 
 let world: TestWorld;
 beforeAll(async () => {
@@ -45,20 +53,6 @@ async function target(): Promise<Target> {
   return { tenant, token, type, refType, entity };
 }
 
-/** Everything stored for a tenant, in a comparable form: nodes with their identifying state, and relationships. */
-async function fingerprint(tenant: string) {
-  const res = await world.driver.executeQuery(
-    `MATCH (n) WHERE n.tenant = $tenant
-     OPTIONAL MATCH (n)-[r]->(m)
-     WITH n, collect(type(r) + '>' + coalesce(m.guid, m.id, '')) AS out
-     RETURN collect(labels(n)[0] + '|' + coalesce(n.guid, '') + '|' + coalesce(n.name, '') + '|' +
-                    coalesce(n.state, '') + '|' + coalesce(n.definitions_version, '') + '|' + size(keys(n)) + '|' +
-                    reduce(s = '', x IN out | s + x + ',')) AS nodes`,
-    { tenant },
-  );
-  return (res.records[0]!.get('nodes') as string[]).sort();
-}
-
 interface Sent {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: string;
@@ -91,10 +85,11 @@ async function sendAndCheckState(t: Target, req: Sent) {
   // A successful withdrawal earlier in the run starts a background purge that updates its definition: let it
   // settle so that only this request can change what is stored.
   await world.app.services.purger.idle();
-  const before = await fingerprint(t.tenant);
+  const before = await fingerprint(world.driver, t.tenant);
   const res = await send(t, req);
   await world.app.services.purger.idle();
-  if (res.status >= 400) expect(await fingerprint(t.tenant), `${req.method} ${req.url}`).toEqual(before);
+  if (res.status >= 400)
+    expect(await fingerprint(world.driver, t.tenant), `${req.method} ${req.url}`).toEqual(before);
   return res;
 }
 
@@ -331,7 +326,7 @@ describe('hostile tokens', () => {
         header,
         fc.constantFrom('/entities/types', '/graphql', '/admin/logs'),
         async (authorization, url) => {
-          const before = await fingerprint(t.tenant);
+          const before = await fingerprint(world.driver, t.tenant);
           const res = await world.app.inject({
             method: url === '/graphql' ? 'POST' : 'GET',
             url,
@@ -343,7 +338,7 @@ describe('hostile tokens', () => {
           });
           expect(res.statusCode).toBe(401);
           expect(res.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'unauthenticated' } });
-          expect(await fingerprint(t.tenant)).toEqual(before);
+          expect(await fingerprint(world.driver, t.tenant)).toEqual(before);
         },
       ),
       { numRuns: RUNS },
@@ -382,7 +377,7 @@ describe('hostile GraphQL', () => {
     );
     await fc.assert(
       fc.asyncProperty(operation, variables, async (query, vars) => {
-        const before = await fingerprint(t.tenant);
+        const before = await fingerprint(world.driver, t.tenant);
         const res = await world.app.inject({
           method: 'POST',
           url: '/graphql',
@@ -394,7 +389,7 @@ describe('hostile GraphQL', () => {
         if (body.errors) {
           for (const error of body.errors) expect(error.extensions?.reason).not.toBe('internal_error');
           if (!body.data || Object.values(body.data).every((v) => v === null)) {
-            expect(await fingerprint(t.tenant)).toEqual(before);
+            expect(await fingerprint(world.driver, t.tenant)).toEqual(before);
           }
         }
       }),

@@ -35,7 +35,11 @@ describe('scrubTokens', () => {
   });
 
   it('recognises any compact JWS or JWE, whatever its header looks like', () => {
-    for (const header of ['{ "alg": "HS256" }', '\n{"typ":"JWT","alg":"RS256"}', '{"kid":"k1","alg":"ES256"}']) {
+    for (const header of [
+      '{ "alg": "HS256" }',
+      '\n{"typ":"JWT","alg":"RS256"}',
+      '{"kid":"k1","alg":"ES256"}',
+    ]) {
       const jws = `${b64(header)}.${b64('{"sub":"x"}')}.${b64('signature')}`;
       expect(scrubTokens(`token=${jws};`)).toBe('token=[redacted];');
       const unsecured = `${b64(header)}.${b64('{"sub":"x"}')}.`;

@@ -1,0 +1,561 @@
+// Every bound a request is held to, at, under and over its limit (fast-check properties), through REST and
+// GraphQL: the refusal carries its own reason, and a refused request writes nothing.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
+import { MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/resolvers/attributes.js';
+import { MAX_LOOKUP_IDENTIFIERS } from '../../src/resolvers/entities.js';
+import { MAX_VALUE_DEPTH } from '../../src/resolvers/values.js';
+import { GRAPHQL_LIMITS, WITHDRAWN_LISTED_MAX } from '../../src/schema/limits.js';
+import {
+  createType,
+  createWorld,
+  fingerprint,
+  newTenant,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+/** A value nested `depth` levels deep (a scalar is 0). */
+const nested = (depth: number): unknown => {
+  let v: unknown = 'x';
+  for (let i = 0; i < depth; i += 1) v = i % 2 === 0 ? [v] : { k: v };
+  return v;
+};
+
+/** A fresh tenant, already set up (its system types written), so later fingerprints compare like with like. */
+async function tenantWith() {
+  const tenant = newTenant('limits');
+  const token = await tokenFor(tenant);
+  const api = restClient(world.app, token);
+  expect((await api.get('/entities/types?page_size=1')).status).toBe(200);
+  return { tenant, token, api };
+}
+
+/** POSTs to /graphql; answers the status and the parsed body (envelope refusals carry `errors` too). */
+async function graphql(token: string, query: string, variables?: Record<string, unknown>, raw?: string) {
+  const res = await world.app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    payload: raw ?? JSON.stringify({ query, variables }),
+  });
+  return { status: res.statusCode, body: res.json(), bytes: res.rawPayload.length };
+}
+const reasonOf = (body: { errors?: { extensions?: { reason?: string } }[] }) =>
+  body.errors?.[0]?.extensions?.reason;
+
+describe(`JSON nesting of a body: at most ${MAX_BODY_DEPTH} levels (json_too_deep, checked while it arrives)`, () => {
+  it('REST and GraphQL: at and under the limit the body is judged on its content; over it, json_too_deep', async () => {
+    const { tenant, token } = await tenantWith();
+    const before = await fingerprint(world.driver, tenant);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: MAX_BODY_DEPTH - 3, max: MAX_BODY_DEPTH + 3 }), async (depth) => {
+        // {"name": <depth - 1 levels>}: the body itself is the first level.
+        const rest = await world.app.inject({
+          method: 'POST',
+          url: '/entities/types',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ name: nested(depth - 1) }),
+        });
+        expect([depth, rest.statusCode, rest.json().DATA.reason]).toEqual([
+          depth,
+          400,
+          depth > MAX_BODY_DEPTH ? 'json_too_deep' : 'invalid_field',
+        ]);
+        // {"query": …, "variables": {"v": <depth - 2 levels>}}: read and run (the variable is no String), or not.
+        const gql = await graphql(token, 'query($v: String!) { entityTypeByName(name: $v) { name } }', {
+          v: nested(depth - 2),
+        });
+        if (depth > MAX_BODY_DEPTH) expect([gql.status, reasonOf(gql.body)]).toEqual([400, 'json_too_deep']);
+        else expect([gql.status, gql.body.errors[0].message]).toEqual([200, expect.stringContaining('$v')]);
+      }),
+      { numRuns: 14 },
+    );
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+  });
+});
+
+describe(`JSON values in a body: at most ${MAX_BODY_VALUES.toLocaleString('en-US')} (json_too_large, checked while it arrives)`, () => {
+  it('REST and GraphQL: at the limit the body is judged on its content; one over, json_too_large', async () => {
+    const { tenant, token } = await tenantWith();
+    const before = await fingerprint(world.driver, tenant);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -2, max: 2 }), async (offset) => {
+        // {"identifiers":[n strings]} holds 2 + (n - 1) values: the object, the list, one per comma.
+        const n = MAX_BODY_VALUES - 1 + offset;
+        const rest = await world.app.inject({
+          method: 'POST',
+          url: '/entities/lookup',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: `{"identifiers":[${'"x",'.repeat(n - 1)}"x"]}`,
+        });
+        expect([offset, rest.statusCode, rest.json().DATA.reason]).toEqual([
+          offset,
+          400,
+          offset > 0 ? 'json_too_large' : 'too_many_identifiers',
+        ]);
+        // {"query":…,"variables":{"v":[m numbers]}} holds 3 + (m - 1) + 1 values (the query's comma included).
+        const m = n - 2;
+        const gql = await graphql(
+          token,
+          '',
+          undefined,
+          `{"query":"query($v: String!) { entityTypeByName(name: $v) { name } }","variables":{"v":[${'1,'.repeat(m - 1)}1]}}`,
+        );
+        if (offset > 0) expect([gql.status, reasonOf(gql.body)]).toEqual([400, 'json_too_large']);
+        else expect([gql.status, gql.body.errors[0].message]).toEqual([200, expect.stringContaining('$v')]);
+      }),
+      { numRuns: 5 },
+    );
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+  });
+});
+
+describe(`Client values nest at most ${MAX_VALUE_DEPTH} levels (json_too_deep)`, () => {
+  it('a json default_value, through REST and GraphQL: declared at and under the limit; over it refused, nothing written', async () => {
+    const { tenant, token, api } = await tenantWith();
+    const type = await createType(api, 'Deep Defaults');
+    let declared = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: MAX_VALUE_DEPTH - 2, max: MAX_VALUE_DEPTH + 3 }),
+        fc.boolean(),
+        async (depth, viaGraphQL) => {
+          declared += 1;
+          const name = `d${declared}`;
+          const before = await fingerprint(world.driver, tenant);
+          let reason: string | undefined;
+          if (viaGraphQL) {
+            const res = await graphql(
+              token,
+              'mutation($t: ID!, $i: DeclareAttributeInput!) { declareAttribute(typeGuid: $t, input: $i) { attribute { name } } }',
+              { t: type, i: { name, valueType: 'json', cardinality: 'single', defaultValue: nested(depth) } },
+            );
+            reason = reasonOf(res.body);
+          } else {
+            const res = await api.post(`/entities/types/${type}/attributes`, {
+              name,
+              value_type: 'json',
+              cardinality: 'single',
+              default_value: nested(depth),
+            });
+            reason = res.status === 201 ? undefined : res.body.DATA.reason;
+          }
+          if (depth > MAX_VALUE_DEPTH) {
+            expect([depth, reason]).toEqual([depth, 'json_too_deep']);
+            expect(await fingerprint(world.driver, tenant)).toEqual(before);
+          } else {
+            expect([depth, reason]).toEqual([depth, undefined]);
+          }
+        },
+      ),
+      { numRuns: 16 },
+    );
+  });
+
+  it('an entity value and an enumerated value: at the limit accepted, over it json_too_deep, nothing written', async () => {
+    const { tenant, api } = await tenantWith();
+    const type = await createType(api, 'Deep Values');
+    expect(
+      (
+        await api.post(`/entities/types/${type}/attributes`, {
+          name: 'doc',
+          value_type: 'json',
+          cardinality: 'multi',
+        })
+      ).status,
+    ).toBe(201);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: MAX_VALUE_DEPTH - 2, max: MAX_VALUE_DEPTH + 2 }), async (depth) => {
+        const before = await fingerprint(world.driver, tenant);
+        const entity = await api.post('/entities', {
+          type_guid: type,
+          name: `e${depth}`,
+          values: { doc: [nested(depth)] },
+        });
+        const enumeration = await api.post(`/entities/types/${type}/attributes?dry_run=true`, {
+          name: `enum${depth}`,
+          value_type: 'json',
+          cardinality: 'single',
+          allowed_values: [nested(depth)],
+        });
+        if (depth > MAX_VALUE_DEPTH) {
+          expect([entity.status, entity.body.DATA.reason]).toEqual([400, 'json_too_deep']);
+          expect([enumeration.status, enumeration.body.DATA.reason]).toEqual([400, 'json_too_deep']);
+          expect(await fingerprint(world.driver, tenant)).toEqual(before);
+        } else {
+          expect([entity.status, enumeration.status]).toEqual([201, 200]);
+        }
+      }),
+      { numRuns: 8 },
+    );
+  });
+});
+
+describe(`Lookup: at most ${MAX_LOOKUP_IDENTIFIERS} identifiers (too_many_identifiers, counted before they are read)`, () => {
+  it('at and under the limit resolved; over it refused', async () => {
+    const { token } = await tenantWith();
+    const api = restClient(world.app, token);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: MAX_LOOKUP_IDENTIFIERS - 2, max: MAX_LOOKUP_IDENTIFIERS + 2 }),
+        async (n) => {
+          const res = await api.post('/entities/lookup', {
+            identifiers: Array.from({ length: n }, (_, i) => `g${i}`),
+          });
+          if (n > MAX_LOOKUP_IDENTIFIERS)
+            expect([res.status, res.body.DATA.reason]).toEqual([400, 'too_many_identifiers']);
+          else expect([res.status, res.body.DATA.entries.length]).toEqual([200, n]);
+        },
+      ),
+      { numRuns: 6 },
+    );
+  });
+});
+
+describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} characters of enumerations and defaults (attribute_defs_too_large)`, () => {
+  /** A declaration whose default (a string) is `length` characters of JSON text. */
+  const withDefault = (name: string, length: number) => ({
+    name,
+    value_type: 'string',
+    cardinality: 'single',
+    default_value: 'x'.repeat(length - 2),
+  });
+
+  it('filled to the limit, a declaration at it is accepted and one character over is refused, nothing written', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -1, max: 2 }), async (offset) => {
+        const { tenant, api } = await tenantWith();
+        const type = await createType(api, 'Budget');
+        // Three full enumerations (1,000 entries of 1,024 characters), then defaults of 64 KB.
+        const enumeration = Array.from(
+          { length: 1000 },
+          (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1020)}`,
+        );
+        let used = 0;
+        for (let i = 0; i < 3; i += 1) {
+          const res = await api.post(`/entities/types/${type}/attributes`, {
+            name: `enum${i}`,
+            value_type: 'string',
+            cardinality: 'single',
+            allowed_values: enumeration,
+          });
+          expect(res.status).toBe(201);
+          used += JSON.stringify(enumeration).length;
+        }
+        let i = 0;
+        while (MAX_TYPE_DEFINITIONS_JSON_BYTES - used > 65_536 * 2) {
+          expect(
+            (await api.post(`/entities/types/${type}/attributes`, withDefault(`fill${i}`, 65_536))).status,
+          ).toBe(201);
+          used += 65_536;
+          i += 1;
+        }
+        // What is left goes in two declarations: the first leaves exactly 65,000 characters.
+        const rest = MAX_TYPE_DEFINITIONS_JSON_BYTES - used - 65_000;
+        expect(
+          (await api.post(`/entities/types/${type}/attributes`, withDefault('fill-last', rest))).status,
+        ).toBe(201);
+        const before = await fingerprint(world.driver, tenant);
+        const last = await api.post(
+          `/entities/types/${type}/attributes`,
+          withDefault('edge', 65_000 + offset),
+        );
+        if (offset > 0) {
+          expect([last.status, last.body.DATA.reason]).toEqual([400, 'attribute_defs_too_large']);
+          expect(await fingerprint(world.driver, tenant)).toEqual(before);
+        } else {
+          expect(last.status).toBe(201);
+        }
+        // A definition holding no enumeration or default costs nothing against the budget.
+        expect(
+          (
+            await api.post(`/entities/types/${type}/attributes`, {
+              name: 'plain',
+              value_type: 'number',
+              cardinality: 'single',
+            })
+          ).status,
+        ).toBe(201);
+      }),
+      { numRuns: 3 },
+    );
+  });
+});
+
+describe(`GraphQL cost: every list at its true bound, literal, variable or default first alike (at most ${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')})`, () => {
+  it('a page size given literally, as a variable or by default gets the same verdict; over the limit refused before running', async () => {
+    const { token } = await tenantWith();
+    const seen = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 500 }),
+        fc.integer({ min: 1, max: 15 }),
+        fc.boolean(),
+        async (first, aliases, nestedRefs) => {
+          const selection = nestedRefs
+            ? 'attributes { name allowedRefType { name attributes { name } } }'
+            : 'attributes { name ownerType { name } }';
+          const fields = (firstArg: string) =>
+            Array.from(
+              { length: aliases },
+              (_, i) => `a${i}: entityTypes${firstArg} { edges { node { name ${selection} } } }`,
+            ).join(' ');
+          const literal = await graphql(token, `{ ${fields(`(first: ${first})`)} }`);
+          const variable = await graphql(token, `query($n: Int) { ${fields('(first: $n)')} }`, { n: first });
+          const verdict = (r: typeof literal) => reasonOf(r.body) ?? 'executed';
+          expect(verdict(variable)).toBe(verdict(literal));
+          seen.add(verdict(literal));
+          if (verdict(literal) === 'query_too_costly') {
+            const cost = Number(
+              /costs ([\d,]+);/.exec(literal.body.errors[0].message)?.[1]?.replaceAll(',', ''),
+            );
+            expect(cost).toBeGreaterThan(GRAPHQL_LIMITS.maxCost);
+            expect(literal.body.data).toBeUndefined();
+          } else {
+            expect(verdict(literal)).toBe('executed');
+          }
+          if (first === 100) {
+            const byDefault = await graphql(token, `{ ${fields('')} }`);
+            expect(verdict(byDefault)).toBe(verdict(literal));
+          }
+        },
+      ),
+      {
+        numRuns: 40,
+        examples: [
+          [100, 1, false],
+          [100, 15, true],
+          [1, 1, true],
+          [500, 1, false],
+        ],
+      },
+    );
+    expect([...seen].sort()).toEqual(['executed', 'query_too_costly']);
+  });
+
+  it('a mutation whose answer would cost too much is refused before it runs: nothing written', async () => {
+    const { tenant, token, api } = await tenantWith();
+    const type = await createType(api, 'Costly Answers');
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 3 }), async (levels) => {
+        run += 1;
+        let answer = 'name';
+        for (let i = 0; i < levels; i += 1) answer = `name attributes { allowedRefType { ${answer} } }`;
+        const before = await fingerprint(world.driver, tenant);
+        const res = await graphql(
+          token,
+          `mutation($t: ID!) { createEntityType(name: "Made ${run}") { entityType { ${answer} } } declareAttribute(typeGuid: $t, input: { name: "m${run}", valueType: "string", cardinality: "single" }) { attribute { name } } }`,
+          { t: type },
+        );
+        if (levels >= 3) {
+          expect(reasonOf(res.body)).toBe('query_too_costly');
+          expect(await fingerprint(world.driver, tenant)).toEqual(before);
+        } else {
+          expect(res.body.errors).toBeUndefined();
+        }
+      }),
+      { numRuns: 8 },
+    );
+  });
+
+  it(`withdrawnAttributes(first): 1 to ${WITHDRAWN_LISTED_MAX}; outside, invalid_page_size`, async () => {
+    const { token, api } = await tenantWith();
+    const type = await createType(api, 'Withdrawn List');
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -1, max: WITHDRAWN_LISTED_MAX + 2 }), async (first) => {
+        const res = await graphql(
+          token,
+          `query($t: ID!, $f: Int) { entityType(guid: $t) { withdrawnAttributes(first: $f) { state } } }`,
+          {
+            t: type,
+            f: first,
+          },
+        );
+        if (first < 1 || first > WITHDRAWN_LISTED_MAX) expect(reasonOf(res.body)).toBe('invalid_page_size');
+        else expect(res.body.data.entityType.withdrawnAttributes).toEqual([]);
+      }),
+      { numRuns: 12, examples: [[0], [1], [WITHDRAWN_LISTED_MAX], [WITHDRAWN_LISTED_MAX + 1]] },
+    );
+  });
+});
+
+describe(`GraphQL execution budget: at most ${GRAPHQL_LIMITS.maxObjects.toLocaleString('en-US')} objects per answer (result_too_large), and a time budget (query_timeout)`, () => {
+  it('aliases of a self-referencing type answered while their objects fit; past the bound the whole answer is the refusal', async () => {
+    const { token, api } = await tenantWith();
+    const type = await createType(api, 'Self');
+    for (let i = 0; i < 200; i += 1) {
+      const res = await api.post(`/entities/types/${type}/attributes`, {
+        name: `ref${String(i).padStart(3, '0')}`,
+        value_type: 'entity_ref',
+        cardinality: 'single',
+        allowed_ref_type: type,
+      });
+      expect(res.status).toBe(201);
+    }
+    // Per alias: the type, its 205 attributes and their 205 referenced types, the 200 self-references' 205
+    // attributes each, and the 5 platform ones' 5 each.
+    const perAlias = 1 + 205 + 205 + 200 * 205 + 5 * 5;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 4 }), async (aliases) => {
+        const query = `{ ${Array.from(
+          { length: aliases },
+          (_, i) =>
+            `a${i}: entityType(guid: "${type}") { attributes { name allowedRefType { attributes { name } } } }`,
+        ).join(' ')} }`;
+        const res = await graphql(token, query);
+        if (aliases * perAlias > GRAPHQL_LIMITS.maxObjects) {
+          expect(reasonOf(res.body)).toBe('result_too_large');
+          expect(res.body.data).toBeNull();
+        } else {
+          expect(res.body.errors).toBeUndefined();
+          expect(res.body.data.a0.attributes).toHaveLength(205);
+        }
+      }),
+      { numRuns: 6, examples: [[2], [3]] },
+    );
+  });
+
+  it('a query past GRAPHQL_QUERY_TIMEOUT_MS is refused with query_timeout, its answer replaced by the refusal', async () => {
+    const slow = await createWorld({ GRAPHQL_QUERY_TIMEOUT_MS: '1' });
+    try {
+      const token = await tokenFor(newTenant());
+      const res = await slow.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          query:
+            '{ entityTypes(first: 50) { edges { node { name attributes { name allowedRefType { name } } } } } }',
+        }),
+      });
+      const body = res.json();
+      expect(reasonOf(body)).toBe('query_timeout');
+      expect(body.data).toBeNull();
+      // A mutation is not cut short by the clock once it may have written.
+      const made = await slow.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: 'mutation { createEntityType(name: "Timed") { created } }' }),
+      });
+      expect(made.json()).toEqual({ data: { createEntityType: { created: true } } });
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('The worst types at the limits: no query answers more than 50 MB or works past its time budget', () => {
+  const MB = 1024 * 1024;
+  /** 256 code points of 4 bytes each: the longest name, in bytes. */
+  const longName = (i: number) => `${String(i).padStart(3, '0')}${'😀'.repeat(253)}`;
+
+  it('self-referencing definitions with the longest names, and enumerations filling the type budget, under every attack shape', async () => {
+    const { token, api } = await tenantWith();
+    const self = await createType(api, '😀'.repeat(256));
+    for (let i = 0; i < 200; i += 1) {
+      const res = await api.post(`/entities/types/${self}/attributes`, {
+        name: longName(i),
+        value_type: 'entity_ref',
+        cardinality: 'single',
+        allowed_ref_type: self,
+      });
+      expect(res.status).toBe(201);
+    }
+    const heavy = await createType(api, 'Heavy');
+    const enumeration = Array.from(
+      { length: 1000 },
+      (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1020)}`,
+    );
+    for (let i = 0; i < 3; i += 1) {
+      const res = await api.post(`/entities/types/${heavy}/attributes`, {
+        name: `enum${i}`,
+        value_type: 'string',
+        cardinality: 'multi',
+        allowed_values: enumeration,
+        default_value: enumeration.slice(0, 60),
+      });
+      expect(res.status).toBe(201);
+    }
+
+    const nest = (levels: number, leaf: string) => {
+      let q = leaf;
+      for (let i = 0; i < levels; i += 1)
+        q = `attributes { name ownerType { name } allowedRefType { name ${q} } }`;
+      return q;
+    };
+    const aliased = (n: number, field: (i: number) => string) =>
+      `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field(i)}`).join(' ')} }`;
+    const attacks: [string, string, Record<string, unknown>?][] = [];
+    for (const levels of [1, 2, 3, 4]) {
+      for (const aliases of [1, 5, 15]) {
+        attacks.push([
+          `self nesting ${levels} x ${aliases} aliases`,
+          aliased(aliases, () => `entityType(guid: "${self}") { name ${nest(levels, 'name')} }`),
+        ]);
+      }
+    }
+    for (const n of [500, 100, 7]) {
+      attacks.push([
+        `15 pages of first $n = ${n} through attributes`,
+        `query($n: Int) ${aliased(15, () => 'entityTypes(first: $n) { edges { node { name attributes { allowedRefType { attributes { name } } } } } }')}`,
+        { n },
+      ]);
+    }
+    for (const aliases of [1, 4, 15]) {
+      attacks.push([
+        `enumerations and defaults x ${aliases} aliases`,
+        aliased(
+          aliases,
+          () =>
+            `entityType(guid: "${heavy}") { attributes { allowedValues defaultValue allowedValuesUsage { used } } }`,
+        ),
+      ]);
+    }
+    attacks.push([
+      'every type with every attribute, enumeration and default',
+      '{ entityTypes(first: 500) { edges { node { name attributes { name allowedValues defaultValue ownerType { name } allowedRefType { name } } } } } }',
+    ]);
+
+    const outcomes: string[] = [];
+    for (const [name, query, variables] of attacks) {
+      const started = performance.now();
+      const res = await graphql(token, query, variables);
+      const ms = performance.now() - started;
+      const reason = reasonOf(res.body);
+      outcomes.push(`${name}: ${reason ?? 'answered'}`);
+      // The service's own budget is 2 s of execution; the margin allows for a slow, shared CI machine.
+      expect(ms, name).toBeLessThan(4_000);
+      expect(res.bytes, name).toBeLessThan(50 * MB);
+      if (reason !== undefined) {
+        expect(['query_too_costly', 'result_too_large', 'query_timeout'], name).toContain(reason);
+      } else {
+        expect(res.body.errors, name).toBeUndefined();
+      }
+    }
+    // The shapes are not all refused up front: some run, and are held by the execution budget or fit in it.
+    expect(outcomes.filter((o) => o.endsWith('answered')).length).toBeGreaterThan(3);
+    expect(outcomes.filter((o) => o.endsWith('query_too_costly')).length).toBeGreaterThan(3);
+
+    // The REST listing of the heaviest type is bounded by the type budget.
+    const listing = await world.app.inject({
+      method: 'GET',
+      url: `/entities/types/${heavy}/attributes`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(listing.statusCode).toBe(200);
+    expect(listing.rawPayload.length).toBeLessThan(MAX_TYPE_DEFINITIONS_JSON_BYTES + 64 * 1024);
+  });
+});

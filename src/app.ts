@@ -3,6 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import cors from '@fastify/cors';
 import Fastify, {
@@ -440,6 +441,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }
       let response: Response;
       try {
+        // A slot freed by an operation that did no I/O (a refusal, a cached answer) is handed on in a microtask:
+        // without this turn of the event loop, a queue of such operations would run back to back and hold off
+        // every other request (a health probe included) until the whole queue had run.
+        await setImmediatePromise();
         response = await yoga.handleNodeRequestAndResponse(req, reply, { req });
       } finally {
         release();

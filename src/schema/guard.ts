@@ -4,7 +4,7 @@
 import { getOperationAST } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
-import type { AppError } from '../errors.js';
+import { AppError } from '../errors.js';
 import { OperationBudget } from '../operation-budget.js';
 import { answerBytes, GRAPHQL_LIMITS, operationCost, refusal } from './limits.js';
 
@@ -26,7 +26,11 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
           args.variableValues ?? undefined,
           args.operationName ?? undefined,
         );
-      } catch {
+      } catch (error) {
+        if (error instanceof AppError) {
+          setResultAndStopExecution({ errors: [refusalError(error)] });
+          return undefined;
+        }
         // Variables that do not fit their types: execution refuses them with the usual GraphQL error, at no cost.
         return undefined;
       }

@@ -18,6 +18,8 @@ export const GRAPHQL_LIMITS = {
   maxDirectives: 20,
   /** Static cost: each field 1, plus its selection; a list field multiplies that by its bound. */
   maxCost: 1_000_000,
+  /** Selections the cost visits, fragments expanded where they are spread: past it, query_too_costly too. */
+  maxSelections: 5_000,
   /** Objects (types, definitions, edges...) one operation may put in its answer. */
   maxObjects: 100_000,
   /** Bytes of the answer, measured before it is serialised; and of enumerations and defaults loaded for it. */
@@ -45,8 +47,28 @@ const LIST_BOUNDS: Record<string, (args: Record<string, unknown>) => number> = {
   'AttributeDefinition.defaultValue': () => MAX_MULTI_VALUES,
 };
 
-/** The static cost of an operation with its variables (throws a GraphQLError when the variables are invalid). */
+const SELECTIONS_EXCEEDED = 'Query exceeds the maximum allowed number of nodes.';
+
+/**
+ * The static cost of an operation with its variables. Throws the query_too_costly refusal when its selections,
+ * fragments expanded, are more than the cost may visit (a few fragments spread many times multiply); throws a
+ * GraphQLError when the variables are invalid.
+ */
 export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName: string | undefined,
+): number {
+  try {
+    return complexity(schema, document, variables, operationName);
+  } catch (error) {
+    if (error instanceof Error && error.message === SELECTIONS_EXCEEDED) throw refusal.tooManySelections();
+    throw error;
+  }
+}
+
+function complexity(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Record<string, unknown> | undefined,
@@ -57,6 +79,7 @@ export function operationCost(
     query: document,
     variables: variables ?? {},
     ...(operationName ? { operationName } : {}),
+    maxQueryNodes: GRAPHQL_LIMITS.maxSelections,
     estimators: [
       ({ type, field, args, childComplexity }) => {
         const bound = LIST_BOUNDS[`${type.name}.${field.name}`];
@@ -73,6 +96,12 @@ export const refusal = {
       'query_too_costly',
       400,
       `The operation costs ${cost.toLocaleString('en-US')}; at most ${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')} is allowed (every list counts at its largest possible size). Ask for fewer fields, lists or rows.`,
+    ),
+  tooManySelections: () =>
+    new AppError(
+      'query_too_costly',
+      400,
+      `The operation selects more than ${GRAPHQL_LIMITS.maxSelections.toLocaleString('en-US')} fields once its fragments are expanded where they are spread. Ask for fewer fields, or spread fragments fewer times.`,
     ),
   tooLarge: (what: string) =>
     new AppError('result_too_large', 400, `The answer would hold ${what}; ask for fewer fields or rows.`),

@@ -391,6 +391,80 @@ describe(`GraphQL cost: every list at its true bound, literal, variable or defau
   });
 });
 
+describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleString('en-US')} once fragments are expanded (query_too_costly)`, () => {
+  /** F1 spreads F2 `spreads` times and F2 spreads F3 as often: spreads² expansions of F3 from two short fragments. */
+  const spreadDocument = (root: string, spreads: number) => {
+    const times = (body: string) =>
+      Array.from({ length: spreads }, () => `... on EntityType { ${body} }`).join(' ');
+    return `${root}
+      fragment F1 on EntityType { name ${times('...F2')} }
+      fragment F2 on EntityType { name ${times('...F3')} }
+      fragment F3 on EntityType { name guid }`;
+  };
+
+  it('a few fragments spread many times are counted as expanded: under the bound answered, over it refused, nothing written', async () => {
+    const { tenant, token, api } = await tenantWith();
+    const type = await createType(api, 'Spread Target');
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 60 }), async (spreads) => {
+        const res = await graphql(
+          token,
+          spreadDocument('query($t: ID!) { entityType(guid: $t) { ...F1 } }', spreads),
+          {
+            t: type,
+          },
+        );
+        // Three selections per expansion of F3 (the spread and its two fields): well under the bound at 20 spreads
+        // (~1,200), well over it at 45 (~6,100).
+        if (spreads <= 20) expect(res.body.data.entityType.name).toBe('Spread Target');
+        if (spreads >= 45) {
+          expect(reasonOf(res.body)).toBe('query_too_costly');
+          expect(res.body.errors[0].message).toContain('fragments are expanded');
+          expect(res.body.data ?? null).toBeNull();
+        }
+      }),
+      { numRuns: 10, examples: [[1], [20], [45], [60]] },
+    );
+    const before = await fingerprint(world.driver, tenant);
+    // The same multiplication one level shallower (a mutation's answer starts a level deeper).
+    const spreads = (name: string) => Array.from({ length: 60 }, () => `...${name}`).join(' ');
+    const mutation = `mutation { createEntityType(name: "Spread Made") { entityType { ${spreads('F2')} } } }
+      fragment F2 on EntityType { name ${spreads('F3')} }
+      fragment F3 on EntityType { name guid }`;
+    const res = await graphql(token, mutation);
+    expect(reasonOf(res.body)).toBe('query_too_costly');
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+  });
+
+  it('operations that do no I/O (refusals) each run in their own turn of the event loop: a queue of them never holds off other requests', async () => {
+    const { token } = await tenantWith();
+    const slots = world.app.services.config.GRAPHQL_CONCURRENCY;
+    const costly =
+      'query($n: Int) { a: entityTypes(first: $n) { edges { node { attributes { allowedRefType { attributes { name } } } } } } }';
+    let turn = 0;
+    let spinning = true;
+    const spin = () => {
+      turn += 1;
+      if (spinning) setImmediate(spin);
+    };
+    spin();
+    const finishedAt: number[] = [];
+    await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const res = await graphql(token, costly, { n: 500 });
+        expect(reasonOf(res.body)).toBe('query_too_costly');
+        finishedAt.push(turn);
+      }),
+    );
+    spinning = false;
+    const perTurn = new Map<number, number>();
+    for (const t of finishedAt) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+    // Without a turn between operations, the queue behind the first few slots drains in one turn.
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(slots);
+    expect(perTurn.size).toBeGreaterThanOrEqual(40 / slots);
+  });
+});
+
 describe(`GraphQL execution budget: at most ${GRAPHQL_LIMITS.maxObjects.toLocaleString('en-US')} objects per answer (result_too_large), and a time budget (query_timeout)`, () => {
   it('aliases of a self-referencing type answered while their objects fit; past the bound the whole answer is the refusal', async () => {
     const { token, api } = await tenantWith();

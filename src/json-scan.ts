@@ -43,16 +43,19 @@ export class JsonShapeScanner {
           i += 1;
           continue;
         }
-        // Jump to the next quote or backslash: long strings cost one native search, not a loop turn per byte.
-        const quote = chunk.indexOf(QUOTE, i);
-        const backslash = chunk.indexOf(BACKSLASH, i);
-        if (quote === -1 && backslash === -1) return null;
-        if (backslash !== -1 && (quote === -1 || backslash < quote)) {
-          this.escaped = true;
-          i = backslash + 1;
-        } else {
-          this.inString = false;
-          i = quote + 1;
+        // To the end of the string: a plain loop, so the scan stays linear however many short strings a chunk has
+        // (a native search for the next backslash would look through the whole rest of the chunk each time).
+        while (i < n) {
+          const c = chunk[i];
+          i += 1;
+          if (c === QUOTE) {
+            this.inString = false;
+            break;
+          }
+          if (c === BACKSLASH) {
+            this.escaped = true;
+            break;
+          }
         }
         continue;
       }

@@ -1,6 +1,6 @@
 // Turns the bench's measurements into the printed table, bench/results/latest.md and latest.svg, with the
 // ratios to the baselines and the issue's targets checked.
-import type { StormResult } from './storm.js';
+import type { HealthStats, StormResult } from './storm.js';
 
 /** service: the metamodel service; a: neo4j-driver alone; b: Fastify constant JSON; c: @neo4j/graphql. */
 export type Target = 'service' | 'a' | 'b' | 'c';
@@ -43,6 +43,33 @@ export interface Measurement {
   statuses?: Record<string, number>;
 }
 
+/** One phase of the hostile-request storm: what the clients got, the service's RSS and /healthz meanwhile. */
+export interface StormPhase extends StormResult {
+  /** Service RSS (MB) just before the phase, its peak during it (sampled every 100 ms), and the after window. */
+  rssBeforeMb: number;
+  rssMaxMb: number;
+  /** Peak over the 10 s after the last answer, and the RSS at their end. */
+  rssAfterMaxMb: number;
+  rssAfterMb: number;
+  /** When the RSS was first under TARGETS.stormSettleRssMb after the last answer (null: not within the 10 s). */
+  rssUnderTargetAfterMs: number | null;
+  /** /healthz while the phase's requests ran, and over the 10 s after. */
+  health: HealthStats;
+  healthAfter: HealthStats;
+}
+
+/** What the storm set up in its tenant before its phases. */
+export interface StormSetup {
+  tenant: string;
+  /** The user type declarations (many-keys, deep, slow) are sent to. */
+  targetGuid: string;
+  /** The type whose attributes all refer to itself (the GraphQL phases). */
+  loopGuid: string;
+  loopAttributes: number;
+  loopSelfReferences: number;
+  seconds: number;
+}
+
 export interface Report {
   date: string;
   machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; neo4j: string };
@@ -54,7 +81,10 @@ export interface Report {
     levels: number[];
     targetLevel: number;
     logLevel: string;
+    /** --storm-only: no catalog, baselines or scenarios; only the storm. */
+    stormOnly?: boolean;
   };
+  /** null with --storm-only. */
   catalog: {
     tenants: number;
     bigTenantTypes: number;
@@ -64,7 +94,7 @@ export interface Report {
     entities: number;
     relationships: number;
     loadSeconds: number;
-  };
+  } | null;
   scenarios: { id: string; label: string; baselineA: boolean; graphql: boolean }[];
   measurements: Measurement[];
   graphqlRoundTrips: {
@@ -78,7 +108,7 @@ export interface Report {
     reason?: string;
   }[];
   /** Walking the big tenant's listing 500 rows a page up to the deep row, one request at a time. */
-  pageWalk: { pages: number; seconds: number; firstTenMedianMs: number; lastTenMedianMs: number };
+  pageWalk: { pages: number; seconds: number; firstTenMedianMs: number; lastTenMedianMs: number } | null;
   neo4jGraphql:
     | { ok: true; shape: { types: number; attributes: number } | null }
     | { ok: false; problem: string };
@@ -87,7 +117,8 @@ export interface Report {
     afterRssMb: number | null;
     phases: Record<string, number>;
     series: [number, number][];
-    storms: (StormResult & { rssMaxMb: number; rssBeforeMb: number })[];
+    storms: StormPhase[];
+    stormSetup: StormSetup;
   };
   serviceExitCode: number | null;
   profile: {
@@ -102,7 +133,7 @@ export interface Report {
   totalSeconds: number;
 }
 
-// ---- targets of issue 5 ----
+// ---- targets of issues 5 and 11 ----
 
 export const TARGETS = {
   readRatioToDriver: 0.6,
@@ -111,6 +142,12 @@ export const TARGETS = {
   graphqlRatioToNeo4jGraphql: 1.5,
   graphqlMaxRoundTrips: 4,
   maxRssMb: 300,
+  /** Issue 11: the service's RSS during any storm phase, and within stormSettleMs after it. */
+  stormPeakRssMb: 400,
+  stormSettleRssMb: 300,
+  stormSettleMs: 10_000,
+  /** Issue 11: every /healthz answer during the storm, in ms. */
+  healthMaxMs: 100,
 } as const;
 
 const READS = ['page-start', 'page-deep', 'attributes'];
@@ -172,7 +209,7 @@ export function checkTargets(r: Report): TargetCheck[] {
   }
   const start = find(r, 'page-start', 'service', level);
   const deep = find(r, 'page-deep', 'service', level);
-  if (start && deep) {
+  if (start && deep && r.catalog) {
     const ratio = deep.rps / start.rps;
     checks.push({
       name: `type page at row ${r.catalog.deepRow.toLocaleString('en')} costs the same as at row 0 within ${TARGETS.deepPageTolerance * 100}%`,
@@ -217,6 +254,80 @@ export function checkTargets(r: Report): TargetCheck[] {
     detail:
       `max ${f(r.memory.maxRssMb, 0)} MB; storm: ` +
       r.memory.storms.map((s) => `${s.kind} ${f(s.rssBeforeMb, 0)} -> ${f(s.rssMaxMb, 0)} MB`).join(', '),
+  });
+  checks.push(...stormChecks(r.memory.storms));
+  return checks;
+}
+
+/** Whether an answer ("status reason") is a refusal with a reason: a 4xx, or for GraphQL an error's reason. */
+export function isRefusal(key: string, graphql: boolean): boolean {
+  const m = /^(\d{3}) (\S+)$/.exec(key);
+  if (!m) return false;
+  const [status, reason] = [Number(m[1]), m[2]!];
+  if (['data', 'not_json', 'graphql_error'].includes(reason)) return false;
+  return (status >= 400 && status < 500) || (graphql && status === 200);
+}
+
+const answersText = (statuses: Record<string, number>, times = 'x') =>
+  Object.entries(statuses)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${n}${times} ${k}`)
+    .join(', ');
+
+function stormChecks(storms: StormPhase[]): TargetCheck[] {
+  if (storms.length === 0) return [];
+  const checks: TargetCheck[] = [];
+  const graphql = (s: StormPhase) => s.kind.startsWith('graphql');
+  const wrong = storms.flatMap((s) =>
+    Object.entries(s.statuses)
+      .filter(([k]) => !isRefusal(k, graphql(s)))
+      .map(([k, n]) => `${s.kind}: ${n}x ${k}`),
+  );
+  const unexpected = storms.flatMap((s) =>
+    Object.entries(s.statuses)
+      .filter(([k]) => k !== s.expected && isRefusal(k, graphql(s)))
+      .map(([k, n]) => `${s.kind}: ${n}x ${k} (expected ${s.expected})`),
+  );
+  const total = storms.reduce((a, s) => a + s.requests, 0);
+  checks.push({
+    name: 'every storm answer is a 4xx with a reason (GraphQL: a refusal reason in errors[0].extensions)',
+    met: wrong.length === 0,
+    detail:
+      wrong.length === 0
+        ? `${total} of ${total} refused with a reason${unexpected.length > 0 ? `; not the expected one: ${unexpected.join('; ')}` : ', each the expected one'}`
+        : `not refused: ${wrong.join('; ')}${unexpected.length > 0 ? `; other reasons: ${unexpected.join('; ')}` : ''}`,
+  });
+  const peak = (s: StormPhase) => Math.max(s.rssMaxMb, s.rssAfterMaxMb);
+  const settled = (s: StormPhase) =>
+    s.rssUnderTargetAfterMs !== null && s.rssUnderTargetAfterMs <= TARGETS.stormSettleMs;
+  checks.push({
+    name: `RSS peak < ${TARGETS.stormPeakRssMb} MB in every storm phase, back under ${TARGETS.stormSettleRssMb} MB within ${TARGETS.stormSettleMs / 1000} s`,
+    met: storms.every((s) => peak(s) < TARGETS.stormPeakRssMb && settled(s)),
+    detail: storms
+      .map(
+        (s) =>
+          `${s.kind} ${f(peak(s), 0)} MB, ${
+            s.rssUnderTargetAfterMs === null
+              ? `still ${f(s.rssAfterMb, 0)} MB after ${TARGETS.stormSettleMs / 1000} s`
+              : `under ${TARGETS.stormSettleRssMb} MB after ${f(s.rssUnderTargetAfterMs / 1000, 1)} s`
+          }`,
+      )
+      .join('; '),
+  });
+  const windows = storms.flatMap((s) => [s.health, s.healthAfter]);
+  const worst = storms.reduce((a, s) => (s.health.max > a.health.max ? s : a), storms[0]!);
+  const probes = windows.reduce((a, h) => a + h.probes, 0);
+  const failures = windows.reduce((a, h) => a + h.failures, 0);
+  const over = windows.reduce((a, h) => a + h.over100ms, 0);
+  const late = windows.reduce((a, h) => a + h.late, 0);
+  const maxAll = Math.max(...windows.map((h) => (Number.isFinite(h.max) ? h.max : 0)));
+  checks.push({
+    name: `/healthz answered within ${TARGETS.healthMaxMs} ms throughout the storm`,
+    met: probes > 0 && failures === 0 && maxAll <= TARGETS.healthMaxMs,
+    detail:
+      `${probes} probes (phases and the ${TARGETS.stormSettleMs / 1000} s after each), max ${f(maxAll, 1)} ms ` +
+      `(worst phase ${worst.kind}: p99 ${f(worst.health.p99, 1)}, max ${f(worst.health.max, 1)} ms); ` +
+      `${over} over ${TARGETS.healthMaxMs} ms, ${late} due while one was unanswered, ${failures} failed`,
   });
   return checks;
 }
@@ -315,31 +426,74 @@ const CPU_HEADER = [
 ];
 const CPU_ALIGN = [false, false, true, true, true, true, true, true, true];
 
+// ---- the storm: one row per phase ----
+
+const STORM_HEADER = [
+  'shape',
+  'requests',
+  'at once',
+  'answers',
+  'answered in p50 / max',
+  'RSS before',
+  'RSS max',
+  'RSS 10 s after',
+  '/healthz p99 ms',
+  '/healthz max ms',
+  'time',
+];
+const STORM_ALIGN = [false, true, true, false, true, true, true, true, true, true, true];
+
+function stormRows(r: Report, markdown: boolean): string[][] {
+  const ms = (n: number) => (n >= 1_000 ? `${f(n / 1000, 1)} s` : `${f(n, 0)} ms`);
+  return r.memory.storms.map((s) => [
+    markdown ? `\`${s.kind}\`: ${s.label}` : s.kind,
+    String(s.requests),
+    String(s.concurrency),
+    answersText(s.statuses, markdown ? '×' : 'x'),
+    `${ms(s.answerMs.p50)} / ${ms(s.answerMs.max)}`,
+    `${f(s.rssBeforeMb, 0)} MB`,
+    `${f(s.rssMaxMb, 0)} MB`,
+    `${f(s.rssAfterMb, 0)} MB`,
+    f(s.health.p99, 1),
+    `${f(s.health.max, 1)}${s.health.failures > 0 ? ` (${s.health.failures} failed)` : ''}`,
+    `${f(s.ms / 1000, 1)} s`,
+  ]);
+}
+
 export function renderTable(r: Report): string {
-  const parts = [
-    `== service (${r.settings.seconds} s per run, GraphQL ${r.settings.graphqlRequests.perConnection} requests per connection, LOG_LEVEL=${r.settings.logLevel}; x(a)/x(b)/x(c) = req/s over the baseline's at the same connections) ==`,
-    textTable(SERVICE_HEADER, serviceRows(r), SERVICE_ALIGN),
-    '',
-    '== baselines ==',
-    textTable(BASELINE_HEADER, baselineRows(r), BASELINE_ALIGN),
-    '',
-    `== CPU per request (server under test, Neo4j, bench process) on ${r.machine.cpus} cores ==`,
-    textTable(CPU_HEADER, cpuRows(r), CPU_ALIGN),
-    '',
+  const parts: string[] = [];
+  if (!r.settings.stormOnly) {
+    parts.push(
+      `== service (${r.settings.seconds} s per run, GraphQL ${r.settings.graphqlRequests.perConnection} requests per connection, LOG_LEVEL=${r.settings.logLevel}; x(a)/x(b)/x(c) = req/s over the baseline's at the same connections) ==`,
+      textTable(SERVICE_HEADER, serviceRows(r), SERVICE_ALIGN),
+      '',
+      '== baselines ==',
+      textTable(BASELINE_HEADER, baselineRows(r), BASELINE_ALIGN),
+      '',
+      `== CPU per request (server under test, Neo4j, bench process) on ${r.machine.cpus} cores ==`,
+      textTable(CPU_HEADER, cpuRows(r), CPU_ALIGN),
+      '',
+    );
+  }
+  parts.push(
     '== targets ==',
     ...checkTargets(r).map((t) => `${yesNo(t.met).padEnd(3)}  ${t.name}: ${t.detail}`),
-    '',
-    `page walk: ${r.pageWalk.pages} pages of 500 in ${f(r.pageWalk.seconds)} s, one at a time; median page ` +
-      `${f(r.pageWalk.firstTenMedianMs)} ms near row 0, ${f(r.pageWalk.lastTenMedianMs)} ms near row ${r.catalog.deepRow.toLocaleString('en')}`,
+  );
+  if (r.pageWalk && r.catalog) {
+    parts.push(
+      '',
+      `page walk: ${r.pageWalk.pages} pages of 500 in ${f(r.pageWalk.seconds)} s, one at a time; median page ` +
+        `${f(r.pageWalk.firstTenMedianMs)} ms near row 0, ${f(r.pageWalk.lastTenMedianMs)} ms near row ${r.catalog.deepRow.toLocaleString('en')}`,
+    );
+  }
+  parts.push(
     '',
     `memory: service RSS max ${f(r.memory.maxRssMb, 0)} MB, after the storm ${f(r.memory.afterRssMb, 0)} MB`,
-    ...r.memory.storms.map(
-      (s) =>
-        `  storm ${s.kind}: ${s.requests} x 9 MB (${s.concurrency} at once): ${Object.entries(s.statuses)
-          .map(([k, n]) => `${n}x ${k}`)
-          .join(', ')}; RSS ${f(s.rssBeforeMb, 0)} -> ${f(s.rssMaxMb, 0)} MB`,
-    ),
-  ];
+    '',
+    '== storm (one phase per shape; RSS sampled every 100 ms; /healthz every 50 ms over one keep-alive connection) ==',
+    textTable(STORM_HEADER, stormRows(r, false), STORM_ALIGN),
+    ...r.memory.storms.map((s) => `  ${s.kind}: ${s.label}`),
+  );
   if (r.profile) {
     parts.push(
       '',
@@ -365,7 +519,43 @@ function mdTable(header: string[], rows: string[][], rightAlign: boolean[]): str
   ].join('\n');
 }
 
+/** latest.md of a --storm-only run (storm.md): the storm's targets and table. */
+function renderStormMarkdown(r: Report): string {
+  const lines: string[] = [];
+  lines.push('# Benchmark results: the storm alone (`--storm-only`)', '');
+  lines.push(
+    `${r.date} · ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGb} GB · Node ${r.machine.node} · Neo4j: ${r.machine.neo4j}`,
+    '',
+    'The service runs in its own process (`node dist/server.js`, as `npm start` runs it, NODE_ENV=production, ' +
+      `LOG_LEVEL=${r.settings.logLevel}) on an empty database: no catalog is loaded and no scenario runs; the storm ` +
+      `creates what it needs in a tenant of its own (${f(r.memory.stormSetup.seconds, 1)} s). Everything, the ` +
+      `storm's clients included, shares the same ${r.machine.cpus} cores.`,
+    '',
+  );
+  lines.push('## Targets', '');
+  lines.push(
+    mdTable(
+      ['target', 'met', 'measured'],
+      checkTargets(r).map((t) => [t.name, yesNo(t.met), t.detail]),
+      [false, false, false],
+    ),
+    '',
+  );
+  lines.push('## Storm', '');
+  lines.push(...stormSection(r));
+  const phases = Object.entries(r.memory.phases).map(([p, mb]) => `${p} ${f(mb, 0)}`);
+  lines.push(`Max RSS by phase (MB): ${phases.join(', ')}.`, '');
+  lines.push(
+    `Run time ${f(r.totalSeconds, 0)} s: ${Object.entries(r.phases)
+      .map(([p, sec]) => `${p} ${f(sec, 0)} s`)
+      .join(', ')}.`,
+    '',
+  );
+  return lines.join('\n');
+}
+
 export function renderMarkdown(r: Report): string {
+  if (r.settings.stormOnly || !r.catalog || !r.pageWalk) return renderStormMarkdown(r);
   const labels = new Map(r.scenarios.map((s) => [s.id, s.label]));
   const lines: string[] = [];
   lines.push('# Benchmark results', '');
@@ -473,25 +663,7 @@ export function renderMarkdown(r: Report): string {
       `${f(r.memory.afterRssMb, 0)} MB after the storm.`,
     '',
   );
-  lines.push(
-    mdTable(
-      ['storm', 'requests', 'at once', 'answers', 'sent', 'RSS before', 'RSS max', 'time'],
-      r.memory.storms.map((s) => [
-        s.kind === 'declared' ? 'Content-Length 9 MB, 64 KB sent' : 'chunked, streamed until answered',
-        String(s.requests),
-        String(s.concurrency),
-        Object.entries(s.statuses)
-          .map(([k, n]) => `${n}× ${k}`)
-          .join(', '),
-        `${f(s.bytesSent / 1024 ** 2, 0)} MB`,
-        `${f(s.rssBeforeMb, 0)} MB`,
-        `${f(s.rssMaxMb, 0)} MB`,
-        `${f(s.ms / 1000, 1)} s`,
-      ]),
-      [false, true, true, false, true, true, true, true],
-    ),
-    '',
-  );
+  lines.push(...stormSection(r));
   const phases = Object.entries(r.memory.phases).map(([p, mb]) => `${p} ${f(mb, 0)}`);
   lines.push(`Max RSS by phase (MB): ${phases.join(', ')}.`, '');
   if (r.profile) {
@@ -530,6 +702,25 @@ export function renderMarkdown(r: Report): string {
   );
   lines.push('![req/s at the target connection count](latest.svg)', '');
   return lines.join('\n');
+}
+
+/** The storm's table and what it measures (Markdown lines). */
+function stormSection(r: Report): string[] {
+  const setup = r.memory.stormSetup;
+  return [
+    'The storm (issue #11): each shape is a phase of its own; every request is a fresh connection, and its answer ' +
+      "is counted by status and reason (the envelope's `DATA.reason`, or a GraphQL answer's " +
+      '`errors[0].extensions.reason`; "reset" when the connection ended without an answer). "answered in" is the ' +
+      'time from the start of a request to its answer. RSS before is sampled just before the phase, RSS max every ' +
+      '100 ms while it runs, and RSS 10 s after ten seconds after its last answer. /healthz is probed every 50 ms ' +
+      'from a process of its own over one keep-alive connection (a probe due while the last one is unanswered is ' +
+      'not sent, so a stall shows as one long answer); p99 and max are over the probes sent during the phase. ' +
+      `The storm's requests are for a tenant of their own (\`${setup.tenant}\`), whose type \`${setup.loopGuid}\` ` +
+      `has ${setup.loopSelfReferences} attributes referring to itself (${setup.loopAttributes} with the platform ones).`,
+    '',
+    mdTable(['shape', ...STORM_HEADER.slice(1)], stormRows(r, true), STORM_ALIGN),
+    '',
+  ];
 }
 
 // ---- SVG: req/s per scenario at the target level, log scale, with the baselines ----

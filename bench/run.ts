@@ -5,8 +5,13 @@
 //   (c) the same GraphQL question served by @neo4j/graphql on the same data.
 // Prints a table and writes bench/results/latest.{md,svg,json}. Traffic goes to 127.0.0.1 only; every phase is
 // bounded in time; child processes and the throwaway Neo4j are removed on every exit path.
+// Last comes the hostile-request storm (issue #11, bench/storm.ts): over-limit, many-valued, deep and slow bodies and
+// costly GraphQL documents, phase by phase, with the service's RSS sampled and /healthz probed throughout.
 //   npm run bench -- [--quick] [--seconds 5] [--warmup 1] [--connections 1,16,64] [--log-level info]
-//                    [--only page-start,graphql] [--big-types 100000] [--cpu-prof]
+//                    [--only page-start,graphql] [--big-types 100000] [--cpu-prof] [--storm-only]
+//   --storm-only   the storm alone, in a couple of minutes: Neo4j and the service start as usual, but no catalog is
+//                  loaded (the storm creates the two types it needs in a tenant of its own), no baseline starts and
+//                  no scenario runs; writes bench/results/storm.{md,json} and leaves latest.* as they are.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, copyFileSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -47,9 +52,24 @@ import {
   renderMarkdown,
   renderSvg,
   renderTable,
+  type StormPhase,
+  type StormSetup,
+  TARGETS,
   type Target,
 } from './report.js';
-import { bodyStorm, type StormResult } from './storm.js';
+import {
+  deepBody,
+  epochNow,
+  graphqlFragmentsBody,
+  graphqlNestedBody,
+  graphqlPagesBody,
+  manyKeysBody,
+  runStorm,
+  type StormShape,
+  slowBody,
+  startHealthProbe,
+  tinyObjectsBody,
+} from './storm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -67,6 +87,7 @@ const { values: argv } = parseArgs({
     only: { type: 'string' },
     'big-types': { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    'storm-only': { type: 'boolean', default: false },
   },
 });
 
@@ -104,6 +125,13 @@ const GRAPHQL_PER_CONNECTION = QUICK ? 2 : 4;
 const GRAPHQL_MIN = QUICK ? 16 : 20;
 const GRAPHQL_MAX_SECONDS = QUICK ? 40 : 90;
 const CPU_PROF = argv['cpu-prof'] === true;
+/** Only the hostile-request storm: no catalog, no baselines, no scenarios (a couple of minutes). */
+const STORM_ONLY = argv['storm-only'] === true;
+/** The tenant the storm's requests are for (its own types only: the storm needs no catalog). */
+const STORM_TENANT = `bench-storm-${Math.random().toString(36).slice(2, 10)}`;
+const STORM_BUDGET_MS = 900_000;
+/** Targets of issue #11, checked in the report: the service's RSS during and after each storm phase. */
+const STORM_AFTER_MS = 10_000;
 /** The connection count the targets are stated at (the middle level when 16 is not run). */
 const TARGET_LEVEL = LEVELS.includes(16) ? 16 : LEVELS[Math.floor(LEVELS.length / 2)]!;
 
@@ -584,6 +612,220 @@ function summariseProfile(file: string) {
   };
 }
 
+/** How many attributes of the storm's self-referencing type refer to it (each nesting level multiplies by this). */
+const LOOP_ATTRIBUTES = 45;
+
+/**
+ * The hostile-request storm (issue #11): in the storm tenant, a user type to declare on and a type whose attributes
+ * all refer to itself; then each shape of bench/storm.ts as a phase of its own, with the service's RSS sampled every
+ * 100 ms (before, peak, and over the STORM_AFTER_MS after) and GET /healthz probed every 50 ms from a process of
+ * its own over one keep-alive connection.
+ */
+async function hostileStorm(port: number, api: Api, sampler: RssSampler) {
+  const started = performance.now();
+  const must = async (what: string, status: number[], method: string, urlPath: string, body?: unknown) => {
+    const res = await api.call(method, urlPath, body);
+    if (!status.includes(res.status))
+      throw new Error(
+        `storm setup: ${what} answered ${res.status} ${JSON.stringify(res.json).slice(0, 400)}`,
+      );
+    return res.json;
+  };
+  const typeGuidOf = (json: Record<string, unknown>) =>
+    (json.DATA as { entity_type: { guid: string } }).entity_type.guid;
+  const targetGuid = typeGuidOf(
+    await must('creating the target type', [201, 200], 'POST', '/entities/types', { name: 'Storm target' }),
+  );
+  const loopGuid = typeGuidOf(
+    await must('creating the looping type', [201, 200], 'POST', '/entities/types', { name: 'Storm loop' }),
+  );
+  for (let i = 0; i < LOOP_ATTRIBUTES; i++) {
+    await must(`declaring ref${i}`, [201], 'POST', `/entities/types/${loopGuid}/attributes`, {
+      name: `ref${i}`,
+      value_type: 'entity_ref',
+      cardinality: 'single',
+      allowed_ref_type: loopGuid,
+    });
+  }
+  // The looping type answers an ordinary question (so a refusal below is the storm's shape, nothing else).
+  const plain = await must('a plain GraphQL question', [200], 'POST', '/graphql', {
+    query: `{ entityType(guid: "${loopGuid}") { attributes { name allowedRefType { guid } } } }`,
+  });
+  const plainAttributes =
+    (
+      plain.data as
+        | { entityType?: { attributes?: { allowedRefType: { guid: string } | null }[] } }
+        | undefined
+    )?.entityType?.attributes ?? [];
+  const loopRefs = plainAttributes.filter((a) => a.allowedRefType?.guid === loopGuid).length;
+  if (loopRefs !== LOOP_ATTRIBUTES)
+    throw new Error(
+      `storm setup: the looping type has ${loopRefs} self-references, not ${LOOP_ATTRIBUTES}: ` +
+        JSON.stringify(plain).slice(0, 600),
+    );
+  const setup: StormSetup = {
+    tenant: STORM_TENANT,
+    targetGuid,
+    loopGuid,
+    loopAttributes: plainAttributes.length,
+    loopSelfReferences: loopRefs,
+    seconds: (performance.now() - started) / 1000,
+  };
+  log(
+    `\nStorm tenant ${STORM_TENANT}: type ${targetGuid} to declare on; type ${loopGuid} with ${loopRefs} ` +
+      `attributes referring to itself (${plainAttributes.length} with the platform ones).`,
+  );
+
+  // Every body built once, shared by all the requests that send it.
+  const declarePath = `/entities/types/${targetGuid}/attributes`;
+  const tiny = tinyObjectsBody();
+  const many = manyKeysBody();
+  const deep = deepBody(5_000);
+  const mb = (b: number) => `${(b / 1024 ** 2).toFixed(1)} MB`;
+  const shapes: StormShape[] = [
+    {
+      kind: 'declared',
+      label: 'Content-Length 9 MB, 64 KB sent',
+      expected: '413 request_too_large',
+      requests: 640,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: {
+        path: '/entities/types',
+        body: { mode: 'declared', declaredBytes: 9 * 1024 ** 2, sendBytes: 64 * 1024 },
+      },
+    },
+    {
+      kind: 'streamed',
+      label: 'chunked, streamed until answered (9 MB at most)',
+      expected: '413 request_too_large',
+      requests: 64,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: { path: '/entities/types', body: { mode: 'streamed', limitBytes: 9 * 1024 ** 2 } },
+    },
+    {
+      kind: 'tiny-objects',
+      label: `/entities/lookup, ${tiny.values.toLocaleString('en')} {} in ${mb(tiny.data.length)}`,
+      expected: '400 json_too_large',
+      requests: 128,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: { path: '/entities/lookup', body: { mode: 'whole', data: tiny.data } },
+    },
+    {
+      kind: 'many-keys',
+      label: `declaration with ${many.keys.toLocaleString('en')} unknown keys, ${mb(many.data.length)}`,
+      expected: '400 json_too_large',
+      requests: 128,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: { path: declarePath, body: { mode: 'whole', data: many.data } },
+    },
+    {
+      kind: 'deep',
+      label: `declaration, default_value nested 5,000 deep (${(deep.length / 1024).toFixed(1)} KB)`,
+      expected: '400 json_too_deep',
+      requests: 640,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: { path: declarePath, body: { mode: 'whole', data: deep } },
+    },
+    {
+      kind: 'slow',
+      label: 'declaration, Content-Length 1,000, 1 byte every 5 s',
+      expected: '408 request_timeout',
+      requests: 64,
+      concurrency: 64,
+      timeoutMs: 120_000,
+      request: { path: declarePath, body: { mode: 'trickle', data: slowBody(1_000), everyMs: 5_000 } },
+    },
+    {
+      kind: 'graphql-nested',
+      label: `GraphQL: 5 aliases x entityType, attributes nested 4 deep (${LOOP_ATTRIBUTES} self-references)`,
+      expected: '200 query_too_costly',
+      requests: 640,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: { path: '/graphql', body: { mode: 'whole', data: graphqlNestedBody(loopGuid, 5, 4) } },
+    },
+    {
+      kind: 'graphql-pages',
+      label: 'GraphQL: 15 aliases x entityTypes(first: $n = 500), attributes of referenced types',
+      expected: '200 query_too_costly',
+      requests: 640,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: { path: '/graphql', body: { mode: 'whole', data: graphqlPagesBody(15, 500) } },
+    },
+    {
+      kind: 'graphql-fragments',
+      label: 'GraphQL: two fragments, each spread 60 times in the other (3,600 expansions from 1 KB)',
+      expected: '200 query_too_costly',
+      requests: 640,
+      concurrency: 64,
+      timeoutMs: 60_000,
+      request: { path: '/graphql', body: { mode: 'whole', data: graphqlFragmentsBody(loopGuid, 60) } },
+    },
+  ];
+
+  const probe = await startHealthProbe(ROOT, port, 50);
+  const phases: StormPhase[] = [];
+  try {
+    log(
+      `Storm: ${shapes.length} phases, each followed by ${STORM_AFTER_MS / 1000} s of watching the service's RSS; ` +
+        '/healthz probed every 50 ms ...',
+    );
+    sampler.every(100);
+    await sleep(500); // the probe's keep-alive connection is open before the first phase
+    for (const shape of shapes) {
+      sampler.phase = `storm-${shape.kind}`;
+      const rssBeforeMb = sampler.sample() ?? 0;
+      const from = epochNow();
+      const r = await runStorm(port, api.authorization, shape);
+      const to = epochNow();
+      sampler.sample();
+      const rssMaxMb = sampler.phaseMax.get(sampler.phase) ?? 0;
+      // The STORM_AFTER_MS after the last answer: when the RSS is first back under the target, and where it is then.
+      sampler.phase = `storm-${shape.kind} after`;
+      const ended = performance.now();
+      let underMs: number | null = null;
+      for (;;) {
+        const now = sampler.sample();
+        const at = performance.now() - ended;
+        if (underMs === null && now !== null && now < TARGETS.stormSettleRssMb) underMs = at;
+        if (at >= STORM_AFTER_MS) break;
+        await sleep(100);
+      }
+      const rssAfterMb = sampler.sample() ?? 0;
+      const phase: StormPhase = {
+        ...r,
+        rssBeforeMb,
+        rssMaxMb,
+        rssAfterMaxMb: sampler.phaseMax.get(sampler.phase) ?? 0,
+        rssAfterMb,
+        rssUnderTargetAfterMs: underMs,
+        health: probe.stats(from, to),
+        healthAfter: probe.stats(to, epochNow()),
+      };
+      phases.push(phase);
+      const answers = Object.entries(r.statuses)
+        .map(([k, n]) => `${n}x ${k}`)
+        .join(', ');
+      log(
+        `  ${shape.kind.padEnd(14)} ${r.requests} requests (${r.concurrency} at once): ${answers} in ` +
+          `${fmt(r.ms / 1000)} s (answer p50 ${fmt(r.answerMs.p50, 0)} ms, max ${fmt(r.answerMs.max, 0)} ms); RSS ` +
+          `${fmt(rssBeforeMb, 0)} -> max ${fmt(rssMaxMb, 0)} -> ${fmt(rssAfterMb, 0)} MB ${STORM_AFTER_MS / 1000} s ` +
+          `after; /healthz p99 ${fmt(phase.health.p99, 1)} max ${fmt(phase.health.max, 1)} ms` +
+          `${phase.health.failures > 0 ? `, ${phase.health.failures} failed` : ''}`,
+      );
+    }
+  } finally {
+    await probe.stop();
+  }
+  return { api, setup, phases };
+}
+
 async function main(): Promise<number> {
   const started = performance.now();
   let local: LocalNeo4j | undefined;
@@ -630,8 +872,6 @@ async function main(): Promise<number> {
     log(`Service: ${svc.base} (pid ${svc.child.pid}, LOG_LEVEL=${LOG_LEVEL}, NODE_ENV=production)`);
     mark('service start');
 
-    // ---- catalog ----
-    sampler.phase = 'load';
     const tokens = new Map<string, string>();
     const tokenOf = async (tenant: string) => {
       let t = tokens.get(tenant);
@@ -641,496 +881,504 @@ async function main(): Promise<number> {
       }
       return t;
     };
-    log(
-      `Loading the catalog: ${DEFAULT_CATALOG.tenants} tenants, one with ${BIG_TYPES.toLocaleString('en')} types ...`,
-    );
-    const catalog: LoadedCatalog = await withTimeout(
-      'loading the catalog',
-      loadCatalog(
-        driver,
-        async (tenant) => {
-          const res = await apiFor(svc.base, await tokenOf(tenant)).call(
-            'GET',
-            '/entities/types?page_size=1',
-          );
-          if (res.status !== 200) throw new Error(`GET /entities/types for ${tenant}: ${res.status}`);
+
+    /** The catalog, the baselines and every measured scenario (all skipped with --storm-only). */
+    const measureScenarios = async (sampler: RssSampler, driver: Driver, uri: string) => {
+      // ---- catalog ----
+      sampler.phase = 'load';
+      log(
+        `Loading the catalog: ${DEFAULT_CATALOG.tenants} tenants, one with ${BIG_TYPES.toLocaleString('en')} types ...`,
+      );
+      const catalog: LoadedCatalog = await withTimeout(
+        'loading the catalog',
+        loadCatalog(
+          driver,
+          async (tenant) => {
+            const res = await apiFor(svc.base, await tokenOf(tenant)).call(
+              'GET',
+              '/entities/types?page_size=1',
+            );
+            if (res.status !== 200) throw new Error(`GET /entities/types for ${tenant}: ${res.status}`);
+          },
+          { ...DEFAULT_CATALOG, bigTypes: BIG_TYPES, database: DATABASE, log },
+        ),
+        900_000,
+      );
+      log(
+        `Catalog loaded in ${fmt(catalog.seconds)} s: ${catalog.counts.types} types, ${catalog.counts.attributes} ` +
+          `attribute definitions, ${catalog.counts.entities} entities, ${catalog.counts.relationships} relationships ` +
+          '(besides the system types the service created).',
+      );
+      const big = catalog.bigTenant;
+      const api = apiFor(svc.base, await tokenOf(big));
+      const graphApi = apiFor(svc.base, await tokenOf(catalog.graphTenant));
+      const headersOf = (a: Api) => ({ authorization: a.authorization, 'content-type': 'application/json' });
+
+      mark('catalog load');
+
+      // Baselines (b) and (c) start in their own processes meanwhile.
+      const constantStarting = startAnnouncingChild(
+        'bench/baselines/constant-server.ts',
+        { PORT: '0' },
+        ROOT,
+      );
+      const neoGraphqlStarting = startAnnouncingChild(
+        'bench/baselines/neo4j-graphql-server.ts',
+        {
+          PORT: '0',
+          NEO4J_URI: uri,
+          NEO4J_USER: env.NEO4J_USER ?? '',
+          NEO4J_PASSWORD: env.NEO4J_PASSWORD ?? '',
+          NEO4J_DATABASE: DATABASE ?? '',
         },
-        { ...DEFAULT_CATALOG, bigTypes: BIG_TYPES, database: DATABASE, log },
-      ),
-      900_000,
-    );
-    log(
-      `Catalog loaded in ${fmt(catalog.seconds)} s: ${catalog.counts.types} types, ${catalog.counts.attributes} ` +
-        `attribute definitions, ${catalog.counts.entities} entities, ${catalog.counts.relationships} relationships ` +
-        '(besides the system types the service created).',
-    );
-    const big = catalog.bigTenant;
-    const api = apiFor(svc.base, await tokenOf(big));
-    const graphApi = apiFor(svc.base, await tokenOf(catalog.graphTenant));
-    const headersOf = (a: Api) => ({ authorization: a.authorization, 'content-type': 'application/json' });
+        ROOT,
+      ).then(
+        (started) => ({ started, problem: undefined }),
+        (e: unknown) => ({ started: undefined, problem: e instanceof Error ? e.message : String(e) }),
+      );
+      constantStarting.catch(() => {});
 
-    mark('catalog load');
+      // ---- the cursor at row DEEP_ROW: a real next_cursor, by paging there once ----
+      sampler.phase = 'prepare';
+      let cursor: string | null = null;
+      let rows = 0;
+      let lastName = '';
+      const pagingStarted = performance.now();
+      const pagePath = (c: string | null) =>
+        `/entities/types?page_size=500${c ? `&cursor=${encodeURIComponent(c)}` : ''}`;
+      const pageCursors: (string | null)[] = [];
+      while (rows < DEEP_ROW) {
+        pageCursors.push(cursor);
+        const res = await api.call('GET', pagePath(cursor));
+        const data = res.json.DATA as { entity_types: { name: string }[]; next_cursor: string | null };
+        if (res.status !== 200 || !data.next_cursor)
+          throw new Error(`paging stopped at row ${rows}: ${res.status}`);
+        rows += data.entity_types.length;
+        lastName = data.entity_types[data.entity_types.length - 1]!.name;
+        cursor = data.next_cursor;
+      }
+      const deepCursor = cursor!;
+      const deepKey = nameKey(lastName);
+      const walkSeconds = (performance.now() - pagingStarted) / 1000;
+      log(
+        `Cursor at row ${rows.toLocaleString('en')} obtained by paging (500 a page) in ${fmt(walkSeconds)} s.`,
+      );
 
-    // Baselines (b) and (c) start in their own processes meanwhile.
-    const constantStarting = startAnnouncingChild('bench/baselines/constant-server.ts', { PORT: '0' }, ROOT);
-    const neoGraphqlStarting = startAnnouncingChild(
-      'bench/baselines/neo4j-graphql-server.ts',
-      {
-        PORT: '0',
-        NEO4J_URI: uri,
-        NEO4J_USER: env.NEO4J_USER ?? '',
-        NEO4J_PASSWORD: env.NEO4J_PASSWORD ?? '',
-        NEO4J_DATABASE: DATABASE ?? '',
-      },
-      ROOT,
-    ).then(
-      (started) => ({ started, problem: undefined }),
-      (e: unknown) => ({ started: undefined, problem: e instanceof Error ? e.message : String(e) }),
-    );
-    constantStarting.catch(() => {});
-
-    // ---- the cursor at row DEEP_ROW: a real next_cursor, by paging there once ----
-    sampler.phase = 'prepare';
-    let cursor: string | null = null;
-    let rows = 0;
-    let lastName = '';
-    const pagingStarted = performance.now();
-    const pagePath = (c: string | null) =>
-      `/entities/types?page_size=500${c ? `&cursor=${encodeURIComponent(c)}` : ''}`;
-    const pageCursors: (string | null)[] = [];
-    while (rows < DEEP_ROW) {
-      pageCursors.push(cursor);
-      const res = await api.call('GET', pagePath(cursor));
-      const data = res.json.DATA as { entity_types: { name: string }[]; next_cursor: string | null };
-      if (res.status !== 200 || !data.next_cursor)
-        throw new Error(`paging stopped at row ${rows}: ${res.status}`);
-      rows += data.entity_types.length;
-      lastName = data.entity_types[data.entity_types.length - 1]!.name;
-      cursor = data.next_cursor;
-    }
-    const deepCursor = cursor!;
-    const deepKey = nameKey(lastName);
-    const walkSeconds = (performance.now() - pagingStarted) / 1000;
-    log(
-      `Cursor at row ${rows.toLocaleString('en')} obtained by paging (500 a page) in ${fmt(walkSeconds)} s.`,
-    );
-
-    // ---- GraphQL round trips per page size ----
-    const roundTrips: Report['graphqlRoundTrips'] = [];
-    // Once untimed first: Neo4j plans the statements on their first use.
-    await graphApi.call('POST', '/graphql', { query: serviceCatalogQuery(100) });
-    for (const first of [1, 10, 50, 100, 200]) {
-      const t = performance.now();
-      const res = await graphApi.call('POST', '/graphql', { query: serviceCatalogQuery(first) });
-      const ms = performance.now() - t;
-      const data = res.json.data as
-        | { entityTypes?: { edges: { node: { attributes: unknown[] } }[] } }
-        | undefined;
-      const errors = res.json.errors as { extensions?: { reason?: string } }[] | undefined;
-      const edges = data?.entityTypes?.edges ?? [];
-      roundTrips.push({
-        first,
-        status: res.status,
-        queries: res.headers.get('x-db-queries') === null ? null : Number(res.headers.get('x-db-queries')),
-        types: edges.length,
-        attributes: edges.reduce((n, e) => n + e.node.attributes.length, 0),
-        ms,
-        ...(errors?.[0] ? { reason: errors[0].extensions?.reason ?? 'error' } : {}),
-      });
-    }
-    log(
-      `GraphQL round trips by page size: ${roundTrips
-        .map(
-          (r) =>
-            `first ${r.first}: ${r.reason ? `refused (${r.reason})` : `${r.queries} queries, ${r.attributes} attributes, ${fmt(r.ms, 0)} ms`}`,
-        )
-        .join(', ')}`,
-    );
-
-    // ---- baselines (b) and (c) in their own processes ----
-    const constant = await constantStarting;
-    baselineChildren.push(constant.child);
-
-    // The walk's first and last ten pages again, one at a time, now that nothing else is starting.
-    const timePages = async (cursors: (string | null)[]) => {
-      const ms: number[] = [];
-      for (const c of cursors) {
+      // ---- GraphQL round trips per page size ----
+      const roundTrips: Report['graphqlRoundTrips'] = [];
+      // Once untimed first: Neo4j plans the statements on their first use.
+      await graphApi.call('POST', '/graphql', { query: serviceCatalogQuery(100) });
+      for (const first of [1, 10, 50, 100, 200]) {
         const t = performance.now();
-        const res = await api.call('GET', pagePath(c));
-        if (res.status !== 200) throw new Error(`page walk: ${res.status}`);
-        ms.push(performance.now() - t);
+        const res = await graphApi.call('POST', '/graphql', { query: serviceCatalogQuery(first) });
+        const ms = performance.now() - t;
+        const data = res.json.data as
+          | { entityTypes?: { edges: { node: { attributes: unknown[] } }[] } }
+          | undefined;
+        const errors = res.json.errors as { extensions?: { reason?: string } }[] | undefined;
+        const edges = data?.entityTypes?.edges ?? [];
+        roundTrips.push({
+          first,
+          status: res.status,
+          queries: res.headers.get('x-db-queries') === null ? null : Number(res.headers.get('x-db-queries')),
+          types: edges.length,
+          attributes: edges.reduce((n, e) => n + e.node.attributes.length, 0),
+          ms,
+          ...(errors?.[0] ? { reason: errors[0].extensions?.reason ?? 'error' } : {}),
+        });
       }
-      return ms.sort((x, y) => x - y)[Math.floor(ms.length / 2)] ?? Number.NaN;
-    };
-    const pageWalk = {
-      pages: pageCursors.length,
-      seconds: walkSeconds,
-      firstTenMedianMs: await timePages(pageCursors.slice(0, 10)),
-      lastTenMedianMs: await timePages(pageCursors.slice(-10)),
-    };
-    log(
-      `Pages of 500, one at a time: median ${fmt(pageWalk.firstTenMedianMs)} ms for the first ten, ` +
-        `${fmt(pageWalk.lastTenMedianMs)} ms for the last ten before row ${rows.toLocaleString('en')}.`,
-    );
-    const neoGraphqlStart = await neoGraphqlStarting;
-    let neoGraphql: { child: ChildProcess; port: number } | undefined = neoGraphqlStart.started;
-    let neoGraphqlProblem: string | undefined = neoGraphqlStart.problem;
-    if (neoGraphql) baselineChildren.push(neoGraphql.child);
-    else log(`Baseline (c) skipped: @neo4j/graphql did not start: ${neoGraphqlProblem}`);
-    const neoGraphqlBody = JSON.stringify({
-      query: NEO4J_GRAPHQL_QUERY,
-      variables: { tenant: catalog.graphTenant, limit: 100 },
-    });
-    let neoGraphqlShape: { types: number; attributes: number } | undefined;
-    if (neoGraphql) {
-      const res = await fetch(`http://${HOST}:${neoGraphql.port}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: neoGraphqlBody,
-        signal: AbortSignal.timeout(60_000),
-      });
-      const json = (await res.json()) as {
-        data?: { entityTypes: { attributes: unknown[] }[] };
-        errors?: { message: string }[];
+      log(
+        `GraphQL round trips by page size: ${roundTrips
+          .map(
+            (r) =>
+              `first ${r.first}: ${r.reason ? `refused (${r.reason})` : `${r.queries} queries, ${r.attributes} attributes, ${fmt(r.ms, 0)} ms`}`,
+          )
+          .join(', ')}`,
+      );
+
+      // ---- baselines (b) and (c) in their own processes ----
+      const constant = await constantStarting;
+      baselineChildren.push(constant.child);
+
+      // The walk's first and last ten pages again, one at a time, now that nothing else is starting.
+      const timePages = async (cursors: (string | null)[]) => {
+        const ms: number[] = [];
+        for (const c of cursors) {
+          const t = performance.now();
+          const res = await api.call('GET', pagePath(c));
+          if (res.status !== 200) throw new Error(`page walk: ${res.status}`);
+          ms.push(performance.now() - t);
+        }
+        return ms.sort((x, y) => x - y)[Math.floor(ms.length / 2)] ?? Number.NaN;
       };
-      if (res.status !== 200 || json.errors || !json.data) {
-        neoGraphqlProblem = `@neo4j/graphql answered ${res.status}: ${JSON.stringify(json.errors ?? json).slice(0, 500)}`;
-        log(`Baseline (c) skipped: ${neoGraphqlProblem}`);
-        await stopChild(neoGraphql.child);
-        neoGraphql = undefined;
-      } else {
-        neoGraphqlShape = {
-          types: json.data.entityTypes.length,
-          attributes: json.data.entityTypes.reduce((n, t) => n + t.attributes.length, 0),
-        };
-      }
-    }
-
-    // ---- scenarios ----
-    let counter = 0;
-    const tag = catalog.runId;
-    const existingBodies = catalog.existingNames.map((name) => JSON.stringify({ name }));
-    const entityBodies = Array.from({ length: 1_000 }, (_, i) =>
-      JSON.stringify({
-        type_guid: catalog.wideGuids[1],
-        name: `bench-entity-${i}`,
-        values: catalog.entityValues(i),
-      }),
-    );
-    const graphqlBody = JSON.stringify({ query: serviceCatalogQuery(100) });
-    const listGuid = catalog.wideGuids[0]!;
-    const rootKey = nameKey('entity');
-    const scenarios: Scenario[] = [
-      {
-        id: 'create-existing',
-        label: 'create-or-get, existing name',
-        ok: [200],
-        request: (i) => ({
-          method: 'POST',
-          path: '/entities/types',
-          body: existingBodies[i % existingBodies.length]!,
-        }),
-        direct: (i) => {
-          const key = nameKey(catalog.existingNames[i % catalog.existingNames.length]!);
-          return exec.readOne((run) => findTypeByName(run, big, key, typeGuid(big, key)));
-        },
-      },
-      {
-        id: 'create-new',
-        label: 'create-or-get, new name',
-        ok: [201],
-        request: (i) => ({ method: 'POST', path: '/entities/types', body: `{"name":"New ${tag} ${i}"}` }),
-      },
-      {
-        id: 'page-start',
-        label: 'type page at row 0 (100 rows)',
-        ok: [200],
-        request: () => ({ method: 'GET', path: '/entities/types?page_size=100' }),
-        direct: () => exec.readOne((run) => listTypes(run, big, '', 101)),
-      },
-      {
-        id: 'page-deep',
-        label: `type page at row ${DEEP_ROW.toLocaleString('en')} (100 rows)`,
-        ok: [200],
-        request: () => ({
-          method: 'GET',
-          path: `/entities/types?page_size=100&cursor=${encodeURIComponent(deepCursor)}`,
-        }),
-        direct: () => exec.readOne((run) => listTypes(run, big, deepKey, 101)),
-      },
-      {
-        id: 'attributes',
-        label: 'attribute listing, 200-attribute type',
-        ok: [200],
-        request: () => ({ method: 'GET', path: `/entities/types/${listGuid}/attributes` }),
-        direct: () => exec.readOne((run) => findAttributesApplyingTo(run, big, listGuid, rootKey)),
-      },
-      {
-        id: 'declare',
-        label: 'declare an attribute',
-        ok: [201],
-        request: (i) => ({
-          method: 'POST',
-          path: `/entities/types/${catalog.declareGuids[i % catalog.declareGuids.length]}/attributes`,
-          body: `{"name":"d_${tag}_${i}","value_type":"string","cardinality":"single"}`,
-        }),
-      },
-      {
-        id: 'entity-write',
-        label: 'entity write with 12 values (+ default)',
-        ok: [201],
-        request: (i) => ({ method: 'POST', path: '/entities', body: entityBodies[i % entityBodies.length]! }),
-      },
-      {
-        id: 'graphql',
-        label: 'GraphQL: 100 types, attributes, owner and referenced types',
-        ok: [200],
-        graphql: true,
-        api: graphApi,
-        request: () => ({ method: 'POST', path: '/graphql', body: graphqlBody }),
-      },
-    ];
-    const only = argv.only ? new Set(argv.only.split(',')) : null;
-    const active = scenarios.filter((s) => !only || only.has(s.id));
-    if (active.length === 0)
-      throw new Error(`--only matches no scenario (${scenarios.map((s) => s.id).join(', ')})`);
-
-    // Priming: every scenario answers as expected before anything is measured (and its plans are cached).
-    sampler.phase = 'prepare';
-    for (const s of active) {
-      for (let k = 0; k < (s.graphql ? 2 : 5); k++) {
-        const r = s.request(counter++);
-        const res = await (s.api ?? api).call(r.method, r.path, r.body);
-        if (!s.ok.includes(res.status) || (s.graphql && res.json.errors)) {
-          throw new Error(
-            `${s.id}: ${r.method} ${r.path} answered ${res.status} ${JSON.stringify(res.json).slice(0, 400)}`,
-          );
-        }
-      }
-      if (s.direct) for (let k = 0; k < 5; k++) await s.direct(k);
-    }
-    mark('prepare');
-
-    const runsPlanned =
-      LEVELS.length *
-      (1 +
-        active.length +
-        active.filter((s) => s.direct).length +
-        (neoGraphql && active.some((s) => s.graphql) ? 1 : 0));
-    log(
-      `\nMeasuring: ${runsPlanned} runs of ${SECONDS} s, each after ${WARMUP} s of warm-up (GraphQL: ` +
-        `${GRAPHQL_PER_CONNECTION} requests per connection, at least ${GRAPHQL_MIN}, no warm-up), at ` +
-        `${LEVELS.join(', ')} connections ...`,
-    );
-    const measurements: Measurement[] = [];
-    const record = (m: Measurement) => {
-      measurements.push(m);
-      const who = m.target === 'service' ? 'service' : `baseline (${m.target})`;
+      const pageWalk = {
+        pages: pageCursors.length,
+        seconds: walkSeconds,
+        firstTenMedianMs: await timePages(pageCursors.slice(0, 10)),
+        lastTenMedianMs: await timePages(pageCursors.slice(-10)),
+      };
       log(
-        `  ${m.scenario.padEnd(16)} ${who.padEnd(13)} c=${String(m.connections).padEnd(3)} ` +
-          `${fmt(m.rps, 0).padStart(7)} req/s  p50 ${fmt(m.p50, 2).padStart(7)} ms  p99 ${fmt(m.p99, 2).padStart(7)} ms` +
-          `${m.queriesPerRequest === null ? '' : `  q/req ${fmt(m.queriesPerRequest, 2)}`}` +
-          `${m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors}` : ''}` +
-          `  rss ${m.rssMaxMb === null || m.rssMaxMb === undefined ? '-' : fmt(m.rssMaxMb, 0)} MB`,
+        `Pages of 500, one at a time: median ${fmt(pageWalk.firstTenMedianMs)} ms for the first ten, ` +
+          `${fmt(pageWalk.lastTenMedianMs)} ms for the last ten before row ${rows.toLocaleString('en')}.`,
       );
-    };
-    const neo4jPid = local?.process.pid;
-
-    /** One job: a scenario against one target, warmed up once, measured in one or more interleaved parts. */
-    interface Job {
-      scenario: string;
-      target: Target;
-      graphql: boolean;
-      warmed: boolean;
-      parts: Part[];
-      /** Runs the job for `length`, returning what it measured; `warmup` first when not warmed yet. */
-      run(length: RunLength): Promise<Omit<Part, 'cpu' | 'load' | 'rssMaxMb'>>;
-      warmup(): Promise<unknown>;
-      pids: (number | undefined)[];
-      serverPid: number | undefined;
-    }
-    const httpJob = (
-      scenario: string,
-      target: Target,
-      base: string,
-      reqHeaders: Record<string, string>,
-      build: () => HttpRequest,
-      graphql: boolean,
-      serverPid: number | undefined,
-      connections: number,
-    ): Job => ({
-      scenario,
-      target,
-      graphql,
-      warmed: false,
-      parts: [],
-      serverPid,
-      pids: [serverPid, neo4jPid],
-      run: (length) => cannon(base, reqHeaders, connections, length, build, graphql),
-      // GraphQL is warm from priming; a timed warm-up would leave many slow requests in flight.
-      warmup: () =>
-        graphql || WARMUP === 0
-          ? Promise.resolve()
-          : cannon(base, reqHeaders, connections, { seconds: WARMUP }, build, graphql),
-    });
-    const directJob = (s: Scenario, op: (i: number) => Promise<unknown>, connections: number): Job => ({
-      scenario: s.id,
-      target: 'a',
-      graphql: false,
-      warmed: false,
-      parts: [],
-      serverPid: undefined,
-      pids: [neo4jPid],
-      run: async (length) => {
-        const r = await driverLoops(op, connections, 'seconds' in length ? length.seconds : SECONDS);
-        return { ...r, non2xx: 0, queries: r.ok, counted: r.ok, graphqlErrors: 0, statuses: {} };
-      },
-      warmup: () => (WARMUP === 0 ? Promise.resolve() : driverLoops(op, connections, WARMUP)),
-    });
-
-    /** Runs one part of a job: warm-up the first time, then measured, then waits until the processes are idle. */
-    const runPart = async (job: Job, connections: number, length: RunLength) => {
-      if (!job.warmed) {
-        await job.warmup();
-        await settle(job.pids);
-        job.warmed = true;
-      }
-      sampler!.phase = `${job.scenario}@${connections}`;
-      const rssBefore = sampler!.sample();
-      const { value, cpu, load } = await withCpu({ server: job.serverPid, neo4j: neo4jPid }, () =>
-        job.run(length),
-      );
-      // Requests still in flight when the run ended are served before the next run begins.
-      const settled = await settle(job.pids);
-      if (settled > 2_000) log(`    (${fmt(settled / 1000)} s until the processes were idle again)`);
-      const rssMaxMb =
-        job.target === 'service'
-          ? Math.max(rssBefore ?? 0, sampler!.phaseMax.get(sampler!.phase) ?? 0)
-          : null;
-      job.parts.push({ ...value, cpu, load, rssMaxMb });
-    };
-
-    /**
-     * Runs jobs interleaved: `rounds` rounds, each giving every job SECONDS / rounds, so that whatever drifts during
-     * the run (garbage collection, other processes) falls on all of them alike. Then records each.
-     */
-    const interleaved = async (jobs: Job[], connections: number, rounds: number) => {
-      for (let k = 0; k < rounds; k++) {
-        for (const job of jobs) await runPart(job, connections, { seconds: SECONDS / rounds });
-      }
-      for (const job of jobs)
-        record(measurement(job.scenario, job.target, connections, mergeParts(job.parts)));
-    };
-    const ROUNDS = 2;
-
-    for (const c of LEVELS) {
-      const constantJob = httpJob(
-        'constant',
-        'b',
-        `http://${HOST}:${constant.port}`,
-        {},
-        () => ({ method: 'GET', path: '/constant' }),
-        false,
-        constant.child.pid,
-        c,
-      );
-      await interleaved([constantJob], c, 1);
-      const serviceJob = (s: Scenario) =>
-        httpJob(
-          s.id,
-          'service',
-          svc.base,
-          headersOf(s.api ?? api),
-          () => s.request(counter++),
-          s.graphql === true,
-          svc.child.pid,
-          c,
-        );
-      // Reads, each interleaved with its baseline (a); the two type pages interleaved with each other as well.
-      const reads = active.filter((s) => s.direct);
-      const groups: Scenario[][] = [];
-      const pages = reads.filter((s) => s.id === 'page-start' || s.id === 'page-deep');
-      for (const s of reads) {
-        if (pages.includes(s)) {
-          if (s === pages[0]) groups.push(pages);
+      const neoGraphqlStart = await neoGraphqlStarting;
+      let neoGraphql: { child: ChildProcess; port: number } | undefined = neoGraphqlStart.started;
+      let neoGraphqlProblem: string | undefined = neoGraphqlStart.problem;
+      if (neoGraphql) baselineChildren.push(neoGraphql.child);
+      else log(`Baseline (c) skipped: @neo4j/graphql did not start: ${neoGraphqlProblem}`);
+      const neoGraphqlBody = JSON.stringify({
+        query: NEO4J_GRAPHQL_QUERY,
+        variables: { tenant: catalog.graphTenant, limit: 100 },
+      });
+      let neoGraphqlShape: { types: number; attributes: number } | undefined;
+      if (neoGraphql) {
+        const res = await fetch(`http://${HOST}:${neoGraphql.port}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: neoGraphqlBody,
+          signal: AbortSignal.timeout(60_000),
+        });
+        const json = (await res.json()) as {
+          data?: { entityTypes: { attributes: unknown[] }[] };
+          errors?: { message: string }[];
+        };
+        if (res.status !== 200 || json.errors || !json.data) {
+          neoGraphqlProblem = `@neo4j/graphql answered ${res.status}: ${JSON.stringify(json.errors ?? json).slice(0, 500)}`;
+          log(`Baseline (c) skipped: ${neoGraphqlProblem}`);
+          await stopChild(neoGraphql.child);
+          neoGraphql = undefined;
         } else {
-          groups.push([s]);
+          neoGraphqlShape = {
+            types: json.data.entityTypes.length,
+            attributes: json.data.entityTypes.reduce((n, t) => n + t.attributes.length, 0),
+          };
         }
       }
-      for (const group of groups) {
-        await interleaved(
-          group.flatMap((s) => [serviceJob(s), directJob(s, s.direct!, c)]),
-          c,
-          ROUNDS,
-        );
+
+      // ---- scenarios ----
+      let counter = 0;
+      const tag = catalog.runId;
+      const existingBodies = catalog.existingNames.map((name) => JSON.stringify({ name }));
+      const entityBodies = Array.from({ length: 1_000 }, (_, i) =>
+        JSON.stringify({
+          type_guid: catalog.wideGuids[1],
+          name: `bench-entity-${i}`,
+          values: catalog.entityValues(i),
+        }),
+      );
+      const graphqlBody = JSON.stringify({ query: serviceCatalogQuery(100) });
+      const listGuid = catalog.wideGuids[0]!;
+      const rootKey = nameKey('entity');
+      const scenarios: Scenario[] = [
+        {
+          id: 'create-existing',
+          label: 'create-or-get, existing name',
+          ok: [200],
+          request: (i) => ({
+            method: 'POST',
+            path: '/entities/types',
+            body: existingBodies[i % existingBodies.length]!,
+          }),
+          direct: (i) => {
+            const key = nameKey(catalog.existingNames[i % catalog.existingNames.length]!);
+            return exec.readOne((run) => findTypeByName(run, big, key, typeGuid(big, key)));
+          },
+        },
+        {
+          id: 'create-new',
+          label: 'create-or-get, new name',
+          ok: [201],
+          request: (i) => ({ method: 'POST', path: '/entities/types', body: `{"name":"New ${tag} ${i}"}` }),
+        },
+        {
+          id: 'page-start',
+          label: 'type page at row 0 (100 rows)',
+          ok: [200],
+          request: () => ({ method: 'GET', path: '/entities/types?page_size=100' }),
+          direct: () => exec.readOne((run) => listTypes(run, big, '', 101)),
+        },
+        {
+          id: 'page-deep',
+          label: `type page at row ${DEEP_ROW.toLocaleString('en')} (100 rows)`,
+          ok: [200],
+          request: () => ({
+            method: 'GET',
+            path: `/entities/types?page_size=100&cursor=${encodeURIComponent(deepCursor)}`,
+          }),
+          direct: () => exec.readOne((run) => listTypes(run, big, deepKey, 101)),
+        },
+        {
+          id: 'attributes',
+          label: 'attribute listing, 200-attribute type',
+          ok: [200],
+          request: () => ({ method: 'GET', path: `/entities/types/${listGuid}/attributes` }),
+          direct: () => exec.readOne((run) => findAttributesApplyingTo(run, big, listGuid, rootKey)),
+        },
+        {
+          id: 'declare',
+          label: 'declare an attribute',
+          ok: [201],
+          request: (i) => ({
+            method: 'POST',
+            path: `/entities/types/${catalog.declareGuids[i % catalog.declareGuids.length]}/attributes`,
+            body: `{"name":"d_${tag}_${i}","value_type":"string","cardinality":"single"}`,
+          }),
+        },
+        {
+          id: 'entity-write',
+          label: 'entity write with 12 values (+ default)',
+          ok: [201],
+          request: (i) => ({
+            method: 'POST',
+            path: '/entities',
+            body: entityBodies[i % entityBodies.length]!,
+          }),
+        },
+        {
+          id: 'graphql',
+          label: 'GraphQL: 100 types, attributes, owner and referenced types',
+          ok: [200],
+          graphql: true,
+          api: graphApi,
+          request: () => ({ method: 'POST', path: '/graphql', body: graphqlBody }),
+        },
+      ];
+      const only = argv.only ? new Set(argv.only.split(',')) : null;
+      const active = scenarios.filter((s) => !only || only.has(s.id));
+      if (active.length === 0)
+        throw new Error(`--only matches no scenario (${scenarios.map((s) => s.id).join(', ')})`);
+
+      // Priming: every scenario answers as expected before anything is measured (and its plans are cached).
+      sampler.phase = 'prepare';
+      for (const s of active) {
+        for (let k = 0; k < (s.graphql ? 2 : 5); k++) {
+          const r = s.request(counter++);
+          const res = await (s.api ?? api).call(r.method, r.path, r.body);
+          if (!s.ok.includes(res.status) || (s.graphql && res.json.errors)) {
+            throw new Error(
+              `${s.id}: ${r.method} ${r.path} answered ${res.status} ${JSON.stringify(res.json).slice(0, 400)}`,
+            );
+          }
+        }
+        if (s.direct) for (let k = 0; k < 5; k++) await s.direct(k);
       }
-      // GraphQL: a fixed number of requests per connection, the service and then @neo4j/graphql.
-      for (const s of active.filter((x) => x.graphql)) {
-        const length: RunLength = {
-          amount: Math.max(GRAPHQL_MIN, GRAPHQL_PER_CONNECTION * c),
-          maxSeconds: GRAPHQL_MAX_SECONDS,
-        };
-        const jobs = [serviceJob(s)];
-        if (neoGraphql) {
-          jobs.push(
-            httpJob(
-              s.id,
-              'c',
-              `http://${HOST}:${neoGraphql.port}`,
-              { 'content-type': 'application/json' },
-              () => ({ method: 'POST', path: '/graphql', body: neoGraphqlBody }),
-              true,
-              neoGraphql.child.pid,
-              c,
-            ),
+      mark('prepare');
+
+      const runsPlanned =
+        LEVELS.length *
+        (1 +
+          active.length +
+          active.filter((s) => s.direct).length +
+          (neoGraphql && active.some((s) => s.graphql) ? 1 : 0));
+      log(
+        `\nMeasuring: ${runsPlanned} runs of ${SECONDS} s, each after ${WARMUP} s of warm-up (GraphQL: ` +
+          `${GRAPHQL_PER_CONNECTION} requests per connection, at least ${GRAPHQL_MIN}, no warm-up), at ` +
+          `${LEVELS.join(', ')} connections ...`,
+      );
+      const measurements: Measurement[] = [];
+      const record = (m: Measurement) => {
+        measurements.push(m);
+        const who = m.target === 'service' ? 'service' : `baseline (${m.target})`;
+        log(
+          `  ${m.scenario.padEnd(16)} ${who.padEnd(13)} c=${String(m.connections).padEnd(3)} ` +
+            `${fmt(m.rps, 0).padStart(7)} req/s  p50 ${fmt(m.p50, 2).padStart(7)} ms  p99 ${fmt(m.p99, 2).padStart(7)} ms` +
+            `${m.queriesPerRequest === null ? '' : `  q/req ${fmt(m.queriesPerRequest, 2)}`}` +
+            `${m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors}` : ''}` +
+            `  rss ${m.rssMaxMb === null || m.rssMaxMb === undefined ? '-' : fmt(m.rssMaxMb, 0)} MB`,
+        );
+      };
+      const neo4jPid = local?.process.pid;
+
+      /** One job: a scenario against one target, warmed up once, measured in one or more interleaved parts. */
+      interface Job {
+        scenario: string;
+        target: Target;
+        graphql: boolean;
+        warmed: boolean;
+        parts: Part[];
+        /** Runs the job for `length`, returning what it measured; `warmup` first when not warmed yet. */
+        run(length: RunLength): Promise<Omit<Part, 'cpu' | 'load' | 'rssMaxMb'>>;
+        warmup(): Promise<unknown>;
+        pids: (number | undefined)[];
+        serverPid: number | undefined;
+      }
+      const httpJob = (
+        scenario: string,
+        target: Target,
+        base: string,
+        reqHeaders: Record<string, string>,
+        build: () => HttpRequest,
+        graphql: boolean,
+        serverPid: number | undefined,
+        connections: number,
+      ): Job => ({
+        scenario,
+        target,
+        graphql,
+        warmed: false,
+        parts: [],
+        serverPid,
+        pids: [serverPid, neo4jPid],
+        run: (length) => cannon(base, reqHeaders, connections, length, build, graphql),
+        // GraphQL is warm from priming; a timed warm-up would leave many slow requests in flight.
+        warmup: () =>
+          graphql || WARMUP === 0
+            ? Promise.resolve()
+            : cannon(base, reqHeaders, connections, { seconds: WARMUP }, build, graphql),
+      });
+      const directJob = (s: Scenario, op: (i: number) => Promise<unknown>, connections: number): Job => ({
+        scenario: s.id,
+        target: 'a',
+        graphql: false,
+        warmed: false,
+        parts: [],
+        serverPid: undefined,
+        pids: [neo4jPid],
+        run: async (length) => {
+          const r = await driverLoops(op, connections, 'seconds' in length ? length.seconds : SECONDS);
+          return { ...r, non2xx: 0, queries: r.ok, counted: r.ok, graphqlErrors: 0, statuses: {} };
+        },
+        warmup: () => (WARMUP === 0 ? Promise.resolve() : driverLoops(op, connections, WARMUP)),
+      });
+
+      /** Runs one part of a job: warm-up the first time, then measured, then waits until the processes are idle. */
+      const runPart = async (job: Job, connections: number, length: RunLength) => {
+        if (!job.warmed) {
+          await job.warmup();
+          await settle(job.pids);
+          job.warmed = true;
+        }
+        sampler!.phase = `${job.scenario}@${connections}`;
+        const rssBefore = sampler!.sample();
+        const { value, cpu, load } = await withCpu({ server: job.serverPid, neo4j: neo4jPid }, () =>
+          job.run(length),
+        );
+        // Requests still in flight when the run ended are served before the next run begins.
+        const settled = await settle(job.pids);
+        if (settled > 2_000) log(`    (${fmt(settled / 1000)} s until the processes were idle again)`);
+        const rssMaxMb =
+          job.target === 'service'
+            ? Math.max(rssBefore ?? 0, sampler!.phaseMax.get(sampler!.phase) ?? 0)
+            : null;
+        job.parts.push({ ...value, cpu, load, rssMaxMb });
+      };
+
+      /**
+       * Runs jobs interleaved: `rounds` rounds, each giving every job SECONDS / rounds, so that whatever drifts during
+       * the run (garbage collection, other processes) falls on all of them alike. Then records each.
+       */
+      const interleaved = async (jobs: Job[], connections: number, rounds: number) => {
+        for (let k = 0; k < rounds; k++) {
+          for (const job of jobs) await runPart(job, connections, { seconds: SECONDS / rounds });
+        }
+        for (const job of jobs)
+          record(measurement(job.scenario, job.target, connections, mergeParts(job.parts)));
+      };
+      const ROUNDS = 2;
+
+      for (const c of LEVELS) {
+        const constantJob = httpJob(
+          'constant',
+          'b',
+          `http://${HOST}:${constant.port}`,
+          {},
+          () => ({ method: 'GET', path: '/constant' }),
+          false,
+          constant.child.pid,
+          c,
+        );
+        await interleaved([constantJob], c, 1);
+        const serviceJob = (s: Scenario) =>
+          httpJob(
+            s.id,
+            'service',
+            svc.base,
+            headersOf(s.api ?? api),
+            () => s.request(counter++),
+            s.graphql === true,
+            svc.child.pid,
+            c,
+          );
+        // Reads, each interleaved with its baseline (a); the two type pages interleaved with each other as well.
+        const reads = active.filter((s) => s.direct);
+        const groups: Scenario[][] = [];
+        const pages = reads.filter((s) => s.id === 'page-start' || s.id === 'page-deep');
+        for (const s of reads) {
+          if (pages.includes(s)) {
+            if (s === pages[0]) groups.push(pages);
+          } else {
+            groups.push([s]);
+          }
+        }
+        for (const group of groups) {
+          await interleaved(
+            group.flatMap((s) => [serviceJob(s), directJob(s, s.direct!, c)]),
+            c,
+            ROUNDS,
           );
         }
-        for (const job of jobs) {
-          await runPart(job, c, length);
-          record(measurement(job.scenario, job.target, c, mergeParts(job.parts), { amount: length.amount }));
+        // GraphQL: a fixed number of requests per connection, the service and then @neo4j/graphql.
+        for (const s of active.filter((x) => x.graphql)) {
+          const length: RunLength = {
+            amount: Math.max(GRAPHQL_MIN, GRAPHQL_PER_CONNECTION * c),
+            maxSeconds: GRAPHQL_MAX_SECONDS,
+          };
+          const jobs = [serviceJob(s)];
+          if (neoGraphql) {
+            jobs.push(
+              httpJob(
+                s.id,
+                'c',
+                `http://${HOST}:${neoGraphql.port}`,
+                { 'content-type': 'application/json' },
+                () => ({ method: 'POST', path: '/graphql', body: neoGraphqlBody }),
+                true,
+                neoGraphql.child.pid,
+                c,
+              ),
+            );
+          }
+          for (const job of jobs) {
+            await runPart(job, c, length);
+            record(
+              measurement(job.scenario, job.target, c, mergeParts(job.parts), { amount: length.amount }),
+            );
+          }
+        }
+        // Writes last: they grow the catalog.
+        for (const s of active.filter((x) => !x.direct && !x.graphql)) {
+          await interleaved([serviceJob(s)], c, 1);
         }
       }
-      // Writes last: they grow the catalog.
-      for (const s of active.filter((x) => !x.direct && !x.graphql)) {
-        await interleaved([serviceJob(s)], c, 1);
-      }
-    }
 
-    // ---- the refused-body storm ----
-    mark('runs');
-    log('\nBody storm: requests over the 8 MB limit ...');
-    const storms: (StormResult & { rssMaxMb: number; rssBeforeMb: number })[] = [];
-    sampler.every(100);
-    for (const [kind, requests, concurrency] of [
-      ['declared', 200, 200],
-      ['streamed', 64, 64],
-    ] as const) {
-      sampler.phase = `storm-${kind}`;
-      const rssBeforeMb = sampler.sample() ?? 0;
-      const r = await withTimeout(
-        'the body storm',
-        bodyStorm(svc.port, api.authorization, kind, requests, concurrency),
-        120_000,
-      );
-      await sleep(300);
-      sampler.sample();
-      const rssMaxMb = sampler.phaseMax.get(sampler.phase) ?? 0;
-      storms.push({ ...r, rssMaxMb, rssBeforeMb });
-      log(
-        `  ${kind}: ${requests} requests (${concurrency} at once) of 9 MB: ${Object.entries(r.statuses)
-          .map(([s, n]) => `${n}x ${s}`)
-          .join(
-            ', ',
-          )} in ${fmt(r.ms / 1000)} s; service RSS ${fmt(rssBeforeMb, 0)} -> max ${fmt(rssMaxMb, 0)} MB`,
-      );
-    }
+      mark('runs');
+      return {
+        catalog,
+        roundTrips,
+        pageWalk,
+        neo4jGraphql: neoGraphql
+          ? ({ ok: true, shape: neoGraphqlShape ?? null } as const)
+          : ({ ok: false, problem: neoGraphqlProblem ?? 'not run' } as const),
+        active,
+        measurements,
+      };
+    };
+    const scenarioRun = STORM_ONLY ? null : await measureScenarios(sampler, driver, uri);
+
+    // ---- the hostile-request storm ----
+    const storm = await withTimeout(
+      'the storm',
+      hostileStorm(svc.port, apiFor(svc.base, await tokenOf(STORM_TENANT)), sampler),
+      STORM_BUDGET_MS,
+    );
     sampler.every(500);
     sampler.phase = 'after';
     await sleep(1_000);
     const rssAfter = sampler.sample();
+    mark('storm');
 
     // The service still answers after everything.
-    const after = await api.call('GET', '/entities/types?page_size=1');
+    const after = await storm.api.call('GET', '/entities/types?page_size=1');
     if (after.status !== 200)
       throw new Error(`the service no longer answers after the storm: ${after.status}`);
 
@@ -1148,7 +1396,7 @@ async function main(): Promise<number> {
       }
     }
 
-    mark('storm and stop');
+    mark('stop');
     const report: Report = {
       date: new Date().toISOString(),
       machine: {
@@ -1172,32 +1420,34 @@ async function main(): Promise<number> {
         levels: LEVELS,
         targetLevel: TARGET_LEVEL,
         logLevel: LOG_LEVEL,
+        stormOnly: STORM_ONLY,
       },
-      catalog: {
-        tenants: catalog.tenants.length,
-        bigTenantTypes: BIG_TYPES,
-        deepRow: DEEP_ROW,
-        ...catalog.counts,
-        loadSeconds: catalog.seconds,
-      },
-      scenarios: active.map((s) => ({
+      catalog: scenarioRun
+        ? {
+            tenants: scenarioRun.catalog.tenants.length,
+            bigTenantTypes: BIG_TYPES,
+            deepRow: DEEP_ROW,
+            ...scenarioRun.catalog.counts,
+            loadSeconds: scenarioRun.catalog.seconds,
+          }
+        : null,
+      scenarios: (scenarioRun?.active ?? []).map((s) => ({
         id: s.id,
         label: s.label,
         baselineA: !!s.direct,
         graphql: !!s.graphql,
       })),
-      measurements,
-      graphqlRoundTrips: roundTrips,
-      pageWalk,
-      neo4jGraphql: neoGraphql
-        ? { ok: true, shape: neoGraphqlShape ?? null }
-        : { ok: false, problem: neoGraphqlProblem ?? 'not run' },
+      measurements: scenarioRun?.measurements ?? [],
+      graphqlRoundTrips: scenarioRun?.roundTrips ?? [],
+      pageWalk: scenarioRun?.pageWalk ?? null,
+      neo4jGraphql: scenarioRun?.neo4jGraphql ?? { ok: false, problem: 'not run (--storm-only)' },
       memory: {
         maxRssMb: sampler.max,
         afterRssMb: rssAfter,
         phases: Object.fromEntries(sampler.phaseMax),
         series: sampler.series,
-        storms,
+        storms: storm.phases,
+        stormSetup: storm.setup,
       },
       serviceExitCode: exitCode,
       profile: profile ?? null,
@@ -1205,27 +1455,23 @@ async function main(): Promise<number> {
       totalSeconds: (performance.now() - started) / 1000,
     };
 
+    // A storm-only run writes storm.{md,json}, leaving the full run's latest.{md,svg,json} as they are.
+    const files = STORM_ONLY ? ['storm.json', 'storm.md'] : ['latest.json', 'latest.md', 'latest.svg'];
     await mkdir(RESULTS, { recursive: true });
-    await writeFile(path.join(RESULTS, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-    await writeFile(path.join(RESULTS, 'latest.md'), renderMarkdown(report));
-    await writeFile(path.join(RESULTS, 'latest.svg'), renderSvg(report));
+    await writeFile(path.join(RESULTS, files[0]!), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(path.join(RESULTS, files[1]!), renderMarkdown(report));
+    if (!STORM_ONLY) await writeFile(path.join(RESULTS, files[2]!), renderSvg(report));
     // The results are committed: formatted the way `npm run lint` (Biome) wants them.
     const biome = spawnSync(
       path.join(ROOT, 'node_modules', '.bin', 'biome'),
-      [
-        'check',
-        '--write',
-        'bench/results/latest.json',
-        'bench/results/latest.md',
-        'bench/results/latest.svg',
-      ],
+      ['check', '--write', ...files.map((f) => `bench/results/${f}`)],
       { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
     );
     if (biome.status !== 0)
       log(`(biome check --write of the results failed: ${biome.stderr || biome.error?.message})`);
     console.log(`\n${renderTable(report)}`);
     console.log(
-      `Written: bench/results/latest.md, latest.svg, latest.json (${fmt(report.totalSeconds, 0)} s in all).`,
+      `Written: ${files.map((f) => `bench/results/${f}`).join(', ')} (${fmt(report.totalSeconds, 0)} s in all).`,
     );
     return 0;
   } catch (e) {
@@ -1263,7 +1509,9 @@ process.on('exit', () => {
   if (workDirToRemove) rmSync(workDirToRemove, { recursive: true, force: true });
 });
 const budgetSeconds =
-  900 + LEVELS.length * (14 * (SECONDS + WARMUP + 3) * 1.5 + 2 * (GRAPHQL_MAX_SECONDS + 60));
+  900 +
+  STORM_BUDGET_MS / 1000 +
+  LEVELS.length * (14 * (SECONDS + WARMUP + 3) * 1.5 + 2 * (GRAPHQL_MAX_SECONDS + 60));
 setTimeout(() => {
   console.error(`bench: watchdog expired after ${Math.round(budgetSeconds)} s, exiting`);
   process.exit(2);

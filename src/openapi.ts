@@ -118,12 +118,17 @@ export function buildOpenApiDocument(version: string): Json {
       };
       for (const [param, property] of Object.entries(jsonSchema.properties ?? {})) {
         const { description, ...schemaOnly } = property;
+        // A parameter holding JSON text is described by its content (OpenAPI `content`), the value it carries.
+        const content =
+          schemaOnly.contentMediaType === 'application/json'
+            ? { content: { 'application/json': { schema: schemaOnly.contentSchema } } }
+            : { schema: schemaOnly };
         parameters.push({
           name: param,
           in: where,
           required: where === 'path' || (jsonSchema.required ?? []).includes(param),
           ...(description ? { description } : {}),
-          schema: schemaOnly,
+          ...content,
         });
       }
     }

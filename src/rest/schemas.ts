@@ -6,6 +6,7 @@ import { REASONS, type Reason } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../resolvers/attributes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
+import { MAX_NAME_LENGTH } from '../resolvers/names.js';
 import { CARDINALITIES, MAX_ALLOWED_VALUES, VALUE_TYPES } from '../resolvers/values.js';
 
 /** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
@@ -34,6 +35,25 @@ const refusing = <T extends z.ZodType>(schema: T, meta: FieldRefusals): T => {
 };
 
 const guid = (what: string) => z.string().describe(what);
+
+/**
+ * What a name must look like, for the document only (the service's own checks, with their distinct reasons, are in
+ * resolvers/names.ts): no C0/C1 control characters, at least one character that is not a space (JavaScript's
+ * trim() spaces), at most 256 characters.
+ */
+const NAME_TEXT = '[^\\u0000-\\u001f\\u007f-\\u009f]*';
+const NAME_VISIBLE = '[^\\s\\ufeff\\u0000-\\u001f\\u007f-\\u009f]';
+const NAME_DOC = {
+  minLength: 1,
+  maxLength: MAX_NAME_LENGTH,
+  pattern: `^${NAME_TEXT}${NAME_VISIBLE}${NAME_TEXT}$`,
+};
+/** A name field: absent or null is empty_value, anything but a string invalid_field (the rest in cleanName). */
+const nameField = (description: string) =>
+  refusing(z.string().describe(description).meta(NAME_DOC), {
+    reason: 'invalid_field',
+    missing: 'empty_value',
+  });
 
 // ——— Rows ———
 
@@ -202,19 +222,13 @@ const dryRun = refusing(
     .transform((v) => v === 'true' || v === '1' || v === ''),
   { reason: 'invalid_field' },
 );
-const typeName = refusing(z.string().describe('Type name (trimmed; letter case ignored when compared).'), {
-  reason: 'invalid_field',
-  missing: 'empty_value',
-});
+const typeName = nameField('Type name (trimmed; letter case ignored when compared).');
 
 export const DeclareBody = named(
   'DeclareAttribute',
   'An attribute declaration. Every malformed combination is refused with its own reason; unknown fields are refused.',
   z.strictObject({
-    name: refusing(z.string().describe('Attribute name, unique within the type.'), {
-      reason: 'invalid_field',
-      missing: 'empty_value',
-    }),
+    name: nameField('Attribute name, unique within the type.'),
     value_type: refusing(z.enum(VALUE_TYPES).describe('Kind of value.'), {
       reason: 'unknown_value_type',
       missing: 'unknown_value_type',
@@ -290,14 +304,27 @@ export interface RouteDoc {
 const route = <const R extends RouteDoc>(r: R) => r;
 
 /** Text that parses as a JSON object (GET /graphql's variables and extensions). */
-const jsonObjectText = z.string().refine((text) => {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
-  }
-}, 'must be the JSON text of an object');
+/** 1 to PAGE_SIZE_MAX (500) in at most 9 decimal digits, leading zeros allowed. */
+const PAGE_SIZE_TEXT = /^(0{0,8}[1-9]|0{0,7}[1-9][0-9]|0{0,6}[1-4][0-9]{2}|0{0,6}500)$/;
+if (PAGE_SIZE_MAX !== 500)
+  throw new Error('PAGE_SIZE_TEXT spells out 500: write it for the new PAGE_SIZE_MAX');
+/** Epoch milliseconds, or an RFC 3339 time (UTC or with an offset). */
+const LOG_TIME =
+  /^([0-9]{1,15}|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))$/;
+const LOG_TIME_TEXT = 'Epoch milliseconds, or an RFC 3339 time such as 2026-01-31T12:00:00Z.';
+
+const jsonObjectText = z
+  .string()
+  .refine((text) => {
+    try {
+      const value: unknown = JSON.parse(text);
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    } catch {
+      return false;
+    }
+  }, 'must be the JSON text of an object')
+  // The document shows it as a parameter whose content is a JSON object (OpenAPI `content`, not `schema`).
+  .meta({ contentMediaType: 'application/json', contentSchema: { type: 'object' } });
 
 /** What /graphql answers when the operation ran (refusals inside it included). */
 const GRAPHQL_ANSWERS: Record<number, Answer> = {
@@ -345,10 +372,10 @@ export const ROUTES = {
       page_size: refusing(
         z
           .string()
-          .regex(/^[0-9]{1,9}$/)
+          .regex(PAGE_SIZE_TEXT)
           .optional()
           .describe(
-            `Rows per page, 1 to ${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT}); decimal digits only.`,
+            `Rows per page, 1 to ${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT}); at most 9 decimal digits.`,
           ),
         { reason: 'invalid_page_size' },
       ),
@@ -494,7 +521,10 @@ export const ROUTES = {
     description:
       'Its stored values start being removed and it leaves the listing; the daily job removes the definition.',
     auth: 'bearer',
-    params: z.object({ typeGuid: guid('Entity type guid.'), name: z.string().describe('Attribute name.') }),
+    params: z.object({
+      typeGuid: guid('Entity type guid.'),
+      name: z.string().describe('Attribute name.').meta(NAME_DOC),
+    }),
     query: z.looseObject({ dry_run: dryRun }),
     answers: {
       200: {
@@ -519,6 +549,8 @@ export const ROUTES = {
       'attribute_def_not_found',
       'attribute_def_withdrawn',
       'base_type_not_owner',
+      'empty_value',
+      'name_too_long',
       'invalid_field',
     ],
   }),
@@ -535,7 +567,7 @@ export const ROUTES = {
         reason: 'invalid_field',
         missing: 'invalid_field',
       }),
-      name: z.string().nullish().describe('Entity name.'),
+      name: nameField('Entity name.'),
       values: z
         .record(z.string(), z.unknown())
         .nullish()
@@ -660,18 +692,28 @@ export const ROUTES = {
     summary: 'Recent server log entries (operators)',
     auth: 'operator',
     query: z.looseObject({
-      level: refusing(z.string().optional().describe('Minimum level: trace … fatal, or a pino number.'), {
+      level: refusing(
+        z
+          .string()
+          .regex(/^(trace|debug|info|warn|error|fatal|[0-9]{1,3})$/)
+          .optional()
+          .describe('Minimum level: trace … fatal, or a pino number.'),
+        { reason: 'invalid_field' },
+      ),
+      since: refusing(z.string().regex(LOG_TIME).optional().describe(LOG_TIME_TEXT), {
         reason: 'invalid_field',
       }),
-      since: refusing(z.string().optional().describe('ISO time or epoch milliseconds.'), {
+      until: refusing(z.string().regex(LOG_TIME).optional().describe(LOG_TIME_TEXT), {
         reason: 'invalid_field',
       }),
-      until: refusing(z.string().optional().describe('ISO time or epoch milliseconds.'), {
-        reason: 'invalid_field',
-      }),
-      limit: refusing(z.string().optional().describe('Most entries, 1 to 1000 (default 100).'), {
-        reason: 'invalid_field',
-      }),
+      limit: refusing(
+        z
+          .string()
+          .regex(/^([1-9][0-9]{0,2}|1000)$/)
+          .optional()
+          .describe('Most entries, 1 to 1000 (default 100).'),
+        { reason: 'invalid_field' },
+      ),
     }),
     answers: {
       200: {

@@ -94,7 +94,9 @@ describe('Envelope', () => {
       ['DELETE', '/entities/types', 'GET, HEAD, POST'],
       ['PUT', '/entities/types/abc', 'DELETE, GET, HEAD, PATCH'],
       ['TRACE', '/healthz', 'GET, HEAD'],
-      ['QUERY', '/entities/lookup', 'GET, HEAD, POST'], // also GET /entities/{guid}
+      // GET /entities/{guid} matches too, but the path is the lookup's resource: the most specific pattern's methods.
+      ['QUERY', '/entities/lookup', 'POST'],
+      ['OPTIONS', '/entities/abc', 'GET, HEAD'],
       ['OPTIONS', '/entities/types/abc/attributes', 'GET, HEAD, POST'],
     ] as const) {
       const res = await world.app.inject({

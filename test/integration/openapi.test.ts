@@ -1,6 +1,7 @@
 // The OpenAPI document: a valid 3.1 document, served without a token at /openapi.json with a reference at /docs,
 // listing exactly the routes the router serves, and matching what each route really answers.
 import { validate } from '@readme/openapi-parser';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApi } from '../../src/app.js';
 import { ASSETS_PREFIX, DOCS_PATHS } from '../../src/http/pages.js';
@@ -98,6 +99,90 @@ describe('the document', () => {
     expect(() => assertConforms('GET', '/nowhere/at/all', 200, 'application/json', ok)).toThrow(
       /no such operation/,
     );
+  });
+});
+
+describe('what the document says a request may hold is what the service accepts (outside fuzzers rely on it)', () => {
+  type Param = { name: string; in: string; schema?: { pattern?: string }; content?: Record<string, unknown> };
+  const params = (path: string, method: string) =>
+    (openApi() as { paths: Record<string, Record<string, { parameters?: Param[] }>> }).paths[path]?.[method]
+      ?.parameters ?? [];
+  const patternOf = (path: string, method: string, name: string) =>
+    new RegExp(params(path, method).find((p) => p.name === name)?.schema?.pattern ?? '(?!)');
+
+  it('page_size: the pattern matches exactly the values answered 200 (1 to 500, at most 9 digits)', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const pattern = patternOf('/entities/types', 'get', 'page_size');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.integer({ min: -2, max: 600 }).map(String),
+          fc.tuple(fc.nat(9), fc.integer({ min: 0, max: 600 })).map(([zeros, n]) => '0'.repeat(zeros) + n),
+          fc.string({ maxLength: 4 }),
+        ),
+        async (value) => {
+          const res = await api.get(`/entities/types?page_size=${encodeURIComponent(value)}`);
+          expect([value, res.status === 200]).toEqual([value, pattern.test(value)]);
+        },
+      ),
+      { numRuns: 60, examples: [['0'], ['1'], ['500'], ['501'], ['000000500'], ['0000000500'], ['']] },
+    );
+  });
+
+  it('/admin/logs: level, since, until and limit patterns match exactly what is answered 200', async () => {
+    const admin = restClient(world.app, await operatorToken());
+    for (const [name, accepted, refused] of [
+      ['limit', ['1', '999', '1000'], ['0', '1001', '01', '1e2', ' 5', '']],
+      ['level', ['info', 'fatal', '30', '0'], ['INFO', '', '1000', '-1']],
+      [
+        'since',
+        ['0', '1700000000000', '2026-01-31T12:00:00Z', '2026-02-31T23:59:59.5+14:00'],
+        ['2026-01', 'x', ''],
+      ],
+    ] as const) {
+      const pattern = patternOf('/admin/logs', 'get', name);
+      for (const value of [...accepted, ...refused]) {
+        const res = await admin.get(`/admin/logs?${name}=${encodeURIComponent(value)}`);
+        expect([name, value, res.status]).toEqual([
+          name,
+          value,
+          (accepted as readonly string[]).includes(value) ? 200 : 400,
+        ]);
+        expect([name, value, pattern.test(value)]).toEqual([name, value, res.status === 200]);
+      }
+    }
+  });
+
+  it('names: the pattern refuses what is empty once trimmed or holds control characters, as the service does', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const doc = openApi() as {
+      components: { schemas: Record<string, { properties: Record<string, { pattern: string }> }> };
+    };
+    const pattern = new RegExp(
+      doc.components.schemas.CreateEntityTypeRequest?.properties.name?.pattern ?? '(?!)',
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: 'grapheme', maxLength: 8 }),
+          // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are among the names tried
+          fc.stringMatching(/^[ \t\u00a0\u3000\ufeff\u0001\u0085a-z]{0,6}$/),
+        ),
+        async (name) => {
+          const res = await api.post('/entities/types', { name });
+          expect([name, res.status < 300]).toEqual([name, pattern.test(name)]);
+        },
+      ),
+      { numRuns: 60, examples: [[''], [' '], ['\ufeff'], ['a\u0085b'], ['\u3000x']] },
+    );
+  });
+
+  it('GraphQL over GET: variables and extensions are parameters whose content is a JSON object', () => {
+    const byName = new Map(params('/graphql', 'get').map((p) => [p.name, p]));
+    for (const name of ['variables', 'extensions']) {
+      expect(byName.get(name)?.content).toEqual({ 'application/json': { schema: { type: 'object' } } });
+      expect(byName.get(name)?.schema).toBeUndefined();
+    }
   });
 });
 

@@ -38,15 +38,17 @@ const guid = (what: string) => z.string().describe(what);
 
 /**
  * What a name must look like, for the document only (the service's own checks, with their distinct reasons, are in
- * resolvers/names.ts): no C0/C1 control characters, at least one character that is not a space (JavaScript's
- * trim() spaces), at most 256 characters.
+ * resolvers/names.ts): once the spaces JavaScript's trim() removes are gone, 1 to 256 characters, the first and last
+ * not spaces, and no C0/C1 control characters. Every class is spelled out, so that it means the same to any regex
+ * engine (a fuzzer's included).
  */
-const NAME_TEXT = '[^\\u0000-\\u001f\\u007f-\\u009f]*';
-const NAME_VISIBLE = '[^\\s\\ufeff\\u0000-\\u001f\\u007f-\\u009f]';
+const NAME_SPACE =
+  '\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const NAME_CONTROL = '\\u0000-\\u001f\\u007f-\\u009f';
+const NAME_EDGE = `[^${NAME_CONTROL}${NAME_SPACE}]`;
 const NAME_DOC = {
   minLength: 1,
-  maxLength: MAX_NAME_LENGTH,
-  pattern: `^${NAME_TEXT}${NAME_VISIBLE}${NAME_TEXT}$`,
+  pattern: `^[${NAME_SPACE}]*${NAME_EDGE}(?:[^${NAME_CONTROL}]{0,${MAX_NAME_LENGTH - 2}}${NAME_EDGE})?[${NAME_SPACE}]*$`,
 };
 /** A name field: absent or null is empty_value, anything but a string invalid_field (the rest in cleanName). */
 const nameField = (description: string) =>

@@ -3,7 +3,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import cors from '@fastify/cors';
 import Fastify, {
@@ -225,11 +224,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Time limits Node enforces before a route runs: headers (answered 408 by answerClientError), and the whole
     // request as a backstop behind the body deadlines (body.ts answers those first, in the envelope).
-    http: {
-      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeout: config.HTTP_HEADERS_TIMEOUT_MS + config.HTTP_BODY_TIMEOUT_MS + 5_000,
-      connectionsCheckingInterval: 1_000,
-    },
+    http: { headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
     requestTimeout: config.HTTP_HEADERS_TIMEOUT_MS + config.HTTP_BODY_TIMEOUT_MS + 5_000,
     clientErrorHandler: answerClientError,
     // Refusals the router makes before any handler (bad percent-encoding, over-long segment) get the envelope too.
@@ -441,10 +436,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }
       let response: Response;
       try {
-        // A slot freed by an operation that did no I/O (a refusal, a cached answer) is handed on in a microtask:
-        // without this turn of the event loop, a queue of such operations would run back to back and hold off
-        // every other request (a health probe included) until the whole queue had run.
-        await setImmediatePromise();
         response = await yoga.handleNodeRequestAndResponse(req, reply, { req });
       } finally {
         release();

@@ -14,6 +14,7 @@ import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
 import type { Metrics } from './metrics.js';
 import type { OperationBudget } from './operation-budget.js';
+import { MAX_ATTRIBUTE_DEFS, WITHDRAWN_LISTED_MAX } from './resolvers/attributes.js';
 import type { CursorCodec } from './resolvers/cursor.js';
 import type { EngineCache } from './resolvers/engine-cache.js';
 import type { TenantDirectory } from './resolvers/tenants.js';
@@ -39,7 +40,7 @@ export interface Services {
 }
 
 /** Definitions a GraphQL list loads per type: every live one, and the first withdrawn ones (by name). */
-export const LOADED_PER_TYPE = { live: 200, withdrawn: 500 } as const;
+export const LOADED_PER_TYPE = { live: MAX_ATTRIBUTE_DEFS, withdrawn: WITHDRAWN_LISTED_MAX } as const;
 
 export interface Loaders {
   entityTypeByGuid: DataLoader<string, StoredType | null>;

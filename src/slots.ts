@@ -3,7 +3,9 @@
 //
 // A key holds at most `maxPerKey` slots at a time. Waiters queue per key, and a freed slot goes to the keys in turn
 // (round robin over the keys that wait and are under their share), so a tenant with a hundred queued requests
-// waits behind a tenant with one only once.
+// waits behind a tenant with one only once. A slot reaches its holder in a later turn of the event loop, not a
+// microtask: otherwise a queue of holders that do no I/O (refusals) would run back to back, holding off every
+// other request (a health probe included) until the whole queue had run.
 
 export class SlotWaitAborted extends Error {
   constructor() {
@@ -52,11 +54,12 @@ export class Slots {
    */
   acquire(key = '', signal?: AbortSignal): Promise<() => void> {
     return new Promise((resolve, reject) => {
+      /** Takes the slot now and hands it over in the next turn of the event loop. */
       const grant = () => {
         this.free -= 1;
         this.held.set(key, this.heldBy(key) + 1);
         let released = false;
-        resolve(() => {
+        const release = () => {
           if (released) return;
           released = true;
           this.free += 1;
@@ -64,7 +67,8 @@ export class Slots {
           if (left > 0) this.held.set(key, left);
           else this.held.delete(key);
           this.dispatch();
-        });
+        };
+        setImmediate(() => resolve(release));
       };
       if (this.free > 0 && this.heldBy(key) < this.maxPerKey && !this.waiting.has(key)) {
         grant();

@@ -36,6 +36,9 @@ export const MAX_ATTRIBUTE_DEFS = 200;
  * their number.
  */
 export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
+/** Withdrawn definitions listed per type: `first` defaults to this, and may be at most WITHDRAWN_LISTED_MAX. */
+export const WITHDRAWN_LISTED_DEFAULT = 100;
+export const WITHDRAWN_LISTED_MAX = 500;
 /** Most attributes listed for a type: its own live definitions and the platform's. */
 export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
 /** Names a JSON body parser drops or a JavaScript object cannot hold as a plain key. */

@@ -11,12 +11,13 @@ import {
   declareAttribute,
   MAX_ATTRIBUTE_DEFS,
   ownerTypeOf,
+  WITHDRAWN_LISTED_DEFAULT,
+  WITHDRAWN_LISTED_MAX,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
 import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
 import { builder } from './builder.js';
 import { chargedType, EntityType } from './entity-type.js';
-import { WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX } from './limits.js';
 import './scalars.js';
 
 const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implement({

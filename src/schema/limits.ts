@@ -7,7 +7,11 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { AppError } from '../errors.js';
-import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
+import {
+  MAX_LISTED_ATTRIBUTES,
+  WITHDRAWN_LISTED_DEFAULT,
+  WITHDRAWN_LISTED_MAX,
+} from '../resolvers/attributes.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
 import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
 
@@ -25,10 +29,6 @@ export const GRAPHQL_LIMITS = {
   /** Bytes of the answer, measured before it is serialised; and of enumerations and defaults loaded for it. */
   maxAnswerBytes: 50 * 1024 * 1024,
 } as const;
-
-/** Withdrawn definitions listed per type: `first` defaults to this, and may be at most WITHDRAWN_LISTED_MAX. */
-export const WITHDRAWN_LISTED_DEFAULT = 100;
-export const WITHDRAWN_LISTED_MAX = 500;
 
 const clampPage = (first: unknown, fallback: number, max: number) =>
   typeof first === 'number' && Number.isInteger(first) ? Math.min(Math.max(first, 1), max) : fallback;

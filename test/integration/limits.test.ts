@@ -3,10 +3,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
-import { MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/resolvers/attributes.js';
+import { MAX_TYPE_DEFINITIONS_JSON_BYTES, WITHDRAWN_LISTED_MAX } from '../../src/resolvers/attributes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../src/resolvers/entities.js';
 import { MAX_VALUE_DEPTH } from '../../src/resolvers/values.js';
-import { GRAPHQL_LIMITS, WITHDRAWN_LISTED_MAX } from '../../src/schema/limits.js';
+import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
 import {
   createType,
   createWorld,

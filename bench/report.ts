@@ -520,6 +520,15 @@ function mdTable(header: string[], rows: string[][], rightAlign: boolean[]): str
 }
 
 /** latest.md of a --storm-only run (storm.md): the storm's targets and table. */
+/** Each target, whether it is met, and what was measured (markdown). */
+function targetsTable(r: Report): string {
+  return mdTable(
+    ['target', 'met', 'measured'],
+    checkTargets(r).map((t) => [t.name, yesNo(t.met), t.detail]),
+    [false, false, false],
+  );
+}
+
 function renderStormMarkdown(r: Report): string {
   const lines: string[] = [];
   lines.push('# Benchmark results: the storm alone (`--storm-only`)', '');
@@ -533,14 +542,7 @@ function renderStormMarkdown(r: Report): string {
     '',
   );
   lines.push('## Targets', '');
-  lines.push(
-    mdTable(
-      ['target', 'met', 'measured'],
-      checkTargets(r).map((t) => [t.name, yesNo(t.met), t.detail]),
-      [false, false, false],
-    ),
-    '',
-  );
+  lines.push(targetsTable(r), '');
   lines.push('## Storm', '');
   lines.push(...stormSection(r));
   const phases = Object.entries(r.memory.phases).map(([p, mb]) => `${p} ${f(mb, 0)}`);
@@ -603,14 +605,7 @@ export function renderMarkdown(r: Report): string {
   );
   lines.push(mdTable(BASELINE_HEADER, baselineRows(r), BASELINE_ALIGN), '');
   lines.push('## Targets', '');
-  lines.push(
-    mdTable(
-      ['target', 'met', 'measured'],
-      checkTargets(r).map((t) => [t.name, yesNo(t.met), t.detail]),
-      [false, false, false],
-    ),
-    '',
-  );
+  lines.push(targetsTable(r), '');
   lines.push(
     `Getting the cursor for row ${r.catalog.deepRow.toLocaleString('en')} walked the listing ${r.pageWalk.pages} pages of ` +
       `500, one request at a time, in ${f(r.pageWalk.seconds)} s: median page ${f(r.pageWalk.firstTenMedianMs)} ms near ` +

@@ -9,24 +9,13 @@
 // schemathesis is looked for at $SCHEMATHESIS, then .venv-fuzz/bin/schemathesis (what .ci/run installs from
 // scripts/fuzz-requirements.txt).
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { FastifyInstance } from 'fastify';
-import type { Driver } from 'neo4j-driver';
-import pino from 'pino';
-import { buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { parseConfig } from '../src/config.js';
-import { createDriver } from '../src/db/driver.js';
-import { createExecutor } from '../src/db/executor.js';
-import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
-import { migrate } from '../src/db/migrations.js';
+import { startThrowawayService } from './throwaway-service.js';
 
-const HOST = '127.0.0.1';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const { values: argv } = parseArgs({
   options: {
@@ -77,47 +66,9 @@ function schemathesis(
 
 async function main(): Promise<number> {
   const bin = schemathesisBin();
-  let local: LocalNeo4j | undefined;
-  let dataDir: string | undefined;
-  let driver: Driver | undefined;
-  let app: FastifyInstance | undefined;
-  const errorLog: string[] = [];
+  const service = await startThrowawayService({ label: 'fuzz', heapMb: 768, maxErrors: 50 });
   try {
-    let uri = process.env.NEO4J_URI;
-    if (!uri) {
-      dataDir = await mkdtemp(path.join(os.tmpdir(), 'fuzz-neo4j-'));
-      console.log('fuzz: starting a throwaway Neo4j ...');
-      local = await startLocalNeo4j({ dataDir, port: await freePort(), heapMb: 768 });
-      uri = local.uri;
-    }
-    driver = createDriver({
-      uri,
-      user: process.env.NEO4J_USER ?? 'neo4j',
-      password: process.env.NEO4J_PASSWORD ?? 'neo4j',
-    });
-    await migrate(createExecutor(driver, process.env.NEO4J_DATABASE || undefined));
-    const secret = randomBytes(24).toString('hex');
-    const config = parseConfig({
-      NODE_ENV: 'test',
-      AUTH_JWT_SECRET: secret,
-      NEO4J_URI: uri,
-      NEO4J_DATABASE: process.env.NEO4J_DATABASE ?? '',
-      LOG_LEVEL: 'silent',
-    });
-    // Errors the service logs (what stands behind a 500) are kept and make the run fail.
-    const logger = pino(
-      { level: 'error' },
-      {
-        write(line: string) {
-          if (errorLog.length < 50) errorLog.push(line.slice(0, 2_000));
-        },
-      },
-    );
-    app = await buildApp({ config, driver, logger });
-    const port = await freePort();
-    await app.listen({ port, host: HOST });
-    const base = `http://${HOST}:${port}`;
-
+    const { base, secret, errorLog } = service;
     const tenant = `fuzz-${randomUUID().slice(0, 8)}`;
     const tokens: Record<RunName, string> = {
       'rest-tenant': await mintToken(secret, { tenant }),
@@ -173,10 +124,7 @@ async function main(): Promise<number> {
     console.log(failed.length === 0 ? '\nfuzz: every run passed' : `\nfuzz: FAILED: ${failed.join(', ')}`);
     return failed.length === 0 ? 0 : 1;
   } finally {
-    await app?.close().catch(() => undefined);
-    await driver?.close().catch(() => undefined);
-    await local?.stop().catch(() => undefined);
-    if (dataDir) await rm(dataDir, { recursive: true, force: true }).catch(() => undefined);
+    await service.close();
   }
 }
 

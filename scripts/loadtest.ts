@@ -1,25 +1,15 @@
 // Load test (npm run loadtest): mixed REST traffic from many clients across many tenants (autocannon), then a
 // check of the invariants in Neo4j. Traffic goes to 127.0.0.1 only; every phase is bounded in time.
 //   npm run loadtest -- [--seconds 30] [--connections 50] [--tenants 20] [--seed 195]
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
-import pino from 'pino';
 import { withTimeout } from '../bench/lib.js';
-import { buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { ConfigError, parseConfig } from '../src/config.js';
-import { createDriver } from '../src/db/driver.js';
-import { createExecutor } from '../src/db/executor.js';
-import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
-import { migrate } from '../src/db/migrations.js';
 import { nameKey } from '../src/resolvers/names.js';
+import { neo4jSettings, startThrowawayService, type ThrowawayService } from './throwaway-service.js';
 
 // ---- autocannon (no type declarations ship with it): the part of its API this script uses ----
 
@@ -100,7 +90,6 @@ const CONNECTIONS = intOption('connections', argv.connections, 1, 1000);
 const TENANTS = intOption('tenants', argv.tenants, 1, 1000);
 const SEED = intOption('seed', argv.seed, 0, 200);
 
-const HOST = '127.0.0.1';
 const LIMIT = 200;
 const HOT_TYPES = 5;
 const SEEDED_TENANTS = Math.min(TENANTS, 4);
@@ -109,7 +98,6 @@ const PERSONS = 4;
 const POOL_TYPE_NAMES = Array.from({ length: 8 }, (_, i) => `Pool-${i}`);
 const ATTRIBUTE_NAMES = Array.from({ length: 260 }, (_, i) => `attr_${String(i).padStart(3, '0')}`);
 const REQUEST_TIMEOUT_SECONDS = 10;
-const CLOSE_TIMEOUT_MS = 60_000;
 const CHECK_BATCH = 2_000;
 
 // Last resort: whatever hangs, the process ends by itself.
@@ -900,69 +888,18 @@ function printOutcomes() {
 
 // ---- main ----
 
-function neo4jSettings() {
-  try {
-    return parseConfig({
-      NEO4J_URI: process.env.NEO4J_URI ?? '',
-      NEO4J_USER: process.env.NEO4J_USER ?? '',
-      NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? '',
-      NEO4J_DATABASE: process.env.NEO4J_DATABASE ?? '',
-    });
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    console.error(e.message);
-    process.exit(2);
-  }
-}
-const env = neo4jSettings();
-const DATABASE = env.NEO4J_DATABASE;
+const DATABASE = neo4jSettings().NEO4J_DATABASE;
 
 async function main(): Promise<number> {
-  let local: LocalNeo4j | undefined;
-  let dataDir: string | undefined;
-  let driver: Driver | undefined;
-  let app: FastifyInstance | undefined;
-  let appClosed = false;
-  const errorLog: string[] = [];
+  let service: ThrowawayService | undefined;
   try {
-    let uri = env.NEO4J_URI;
-    if (!uri) {
-      dataDir = await mkdtemp(path.join(os.tmpdir(), 'loadtest-neo4j-'));
-      const port = await freePort();
-      console.log(`Starting a throwaway Neo4j on ${HOST}:${port} (data in ${dataDir}) ...`);
-      local = await startLocalNeo4j({
-        dataDir,
-        port,
-        heapMb: 1024,
-      });
-      uri = local.uri;
-    }
-    console.log(`Neo4j: ${uri}`);
-    driver = createDriver({ uri, user: env.NEO4J_USER, password: env.NEO4J_PASSWORD });
-    await migrate(createExecutor(driver, DATABASE));
-
-    const secret = randomBytes(24).toString('hex');
-    const config = parseConfig({
-      NODE_ENV: 'test',
-      AUTH_JWT_SECRET: secret,
-      NEO4J_URI: uri,
-      NEO4J_DATABASE: DATABASE ?? '',
-      LOG_LEVEL: 'silent',
-      PURGE_GRACE_SECONDS: '0',
+    service = await startThrowawayService({
+      label: 'loadtest',
+      heapMb: 1024,
+      maxErrors: 20,
+      env: { PURGE_GRACE_SECONDS: '0' },
     });
-    // Errors the service logs (unexpected ones behind a 500) are kept to explain any 5xx; nothing else is logged.
-    const logger = pino(
-      { level: 'error' },
-      {
-        write(line: string) {
-          if (errorLog.length < 20) errorLog.push(line.slice(0, 2_000));
-        },
-      },
-    );
-    app = await buildApp({ config, driver, logger });
-    const port = await freePort();
-    await app.listen({ port, host: HOST });
-    const base = `http://${HOST}:${port}`;
+    const { base, secret, driver, errorLog } = service;
 
     const run = randomUUID().slice(0, 8);
     console.log(
@@ -990,8 +927,7 @@ async function main(): Promise<number> {
     for (const d of declarations.values()) if (d.withdrawal === 'pending') d.withdrawal = 'unknown';
 
     // Requests still in the service finish before the database is checked.
-    await withTimeout('closing the service', app.close(), CLOSE_TIMEOUT_MS);
-    appClosed = true;
+    await service.closeApp();
 
     printTraffic(result, (cpu.user + cpu.system) / 1e6);
     await withTimeout('database checks', checkDatabase(driver), 600_000);
@@ -1011,18 +947,7 @@ async function main(): Promise<number> {
     console.error(`loadtest: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
   } finally {
-    const quietly = async (what: string, work: () => Promise<unknown>) => {
-      try {
-        await withTimeout(what, work(), CLOSE_TIMEOUT_MS);
-      } catch (e) {
-        console.error(`loadtest: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    };
-    const [openApp, openDriver, openLocal, dir] = [appClosed ? undefined : app, driver, local, dataDir];
-    if (openApp) await quietly('closing the service', () => openApp.close());
-    if (openDriver) await quietly('closing the driver', () => openDriver.close());
-    if (openLocal) await quietly('stopping Neo4j', () => openLocal.stop());
-    if (dir) await quietly('removing the Neo4j data', () => rm(dir, { recursive: true, force: true }));
+    await service?.close();
   }
 }
 

@@ -1,0 +1,126 @@
+// The service in this process on a throwaway Neo4j (or NEO4J_URI), for the scripts that drive it from outside
+// (loadtest.ts, fuzz.ts): migrated, listening on loopback, with a fresh token secret, and the errors it logs
+// (what stands behind a 500) kept for the script to report.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Driver } from 'neo4j-driver';
+import pino from 'pino';
+import { withTimeout } from '../bench/lib.js';
+import { buildApp } from '../src/app.js';
+import { ConfigError, parseConfig } from '../src/config.js';
+import { createDriver } from '../src/db/driver.js';
+import { createExecutor } from '../src/db/executor.js';
+import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
+import { migrate } from '../src/db/migrations.js';
+
+export const HOST = '127.0.0.1';
+const CLOSE_TIMEOUT_MS = 60_000;
+
+export interface ThrowawayService {
+  base: string;
+  /** HS256 secret of the service's tokens. */
+  secret: string;
+  driver: Driver;
+  /** Error lines the service logged, the first `maxErrors` of them. */
+  errorLog: string[];
+  /** Closes the service (waits for requests in flight); idempotent. */
+  closeApp(): Promise<void>;
+  /** Closes the service, the driver and the local Neo4j, and removes its data; never throws. */
+  close(): Promise<void>;
+}
+
+/** NEO4J_* from the environment, checked like the service's own configuration (exits 2 when bad). */
+export function neo4jSettings() {
+  try {
+    return parseConfig({
+      NEO4J_URI: process.env.NEO4J_URI ?? '',
+      NEO4J_USER: process.env.NEO4J_USER ?? '',
+      NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? '',
+      NEO4J_DATABASE: process.env.NEO4J_DATABASE ?? '',
+    });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(e.message);
+    process.exit(2);
+  }
+}
+
+export async function startThrowawayService(options: {
+  /** Prefixes what it prints, and names the data directory. */
+  label: string;
+  heapMb: number;
+  maxErrors: number;
+  /** More configuration for the service. */
+  env?: Record<string, string>;
+}): Promise<ThrowawayService> {
+  const { label } = options;
+  const env = neo4jSettings();
+  let local: LocalNeo4j | undefined;
+  let dataDir: string | undefined;
+  let driver: Driver | undefined;
+  let app: FastifyInstance | undefined;
+  let appClosed = false;
+  const errorLog: string[] = [];
+
+  const quietly = async (what: string, work: () => Promise<unknown>) => {
+    try {
+      await withTimeout(what, work(), CLOSE_TIMEOUT_MS);
+    } catch (e) {
+      console.error(`${label}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const closeApp = async () => {
+    if (!app || appClosed) return;
+    appClosed = true;
+    await withTimeout('closing the service', app.close(), CLOSE_TIMEOUT_MS);
+  };
+  const close = async () => {
+    await quietly('closing the service', closeApp);
+    const [openDriver, openLocal, dir] = [driver, local, dataDir];
+    if (openDriver) await quietly('closing the driver', () => openDriver.close());
+    if (openLocal) await quietly('stopping Neo4j', () => openLocal.stop());
+    if (dir) await quietly('removing the Neo4j data', () => rm(dir, { recursive: true, force: true }));
+  };
+
+  try {
+    let uri = env.NEO4J_URI;
+    if (!uri) {
+      dataDir = await mkdtemp(path.join(os.tmpdir(), `${label}-neo4j-`));
+      const port = await freePort();
+      console.log(`Starting a throwaway Neo4j on ${HOST}:${port} (data in ${dataDir}) ...`);
+      local = await startLocalNeo4j({ dataDir, port, heapMb: options.heapMb });
+      uri = local.uri;
+    }
+    console.log(`Neo4j: ${uri}`);
+    driver = createDriver({ uri, user: env.NEO4J_USER, password: env.NEO4J_PASSWORD });
+    await migrate(createExecutor(driver, env.NEO4J_DATABASE));
+
+    const secret = randomBytes(24).toString('hex');
+    const config = parseConfig({
+      NODE_ENV: 'test',
+      AUTH_JWT_SECRET: secret,
+      NEO4J_URI: uri,
+      NEO4J_DATABASE: env.NEO4J_DATABASE ?? '',
+      LOG_LEVEL: 'silent',
+      ...options.env,
+    });
+    const logger = pino(
+      { level: 'error' },
+      {
+        write(line: string) {
+          if (errorLog.length < options.maxErrors) errorLog.push(line.slice(0, 2_000));
+        },
+      },
+    );
+    app = await buildApp({ config, driver, logger });
+    const port = await freePort();
+    await app.listen({ port, host: HOST });
+    return { base: `http://${HOST}:${port}`, secret, driver, errorLog, closeApp, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}

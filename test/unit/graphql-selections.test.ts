@@ -1,0 +1,22 @@
+// The selections bound of the GraphQL cost (schema/limits.ts), at, just under and just over it. Through HTTP the
+// token limit refuses so many plain fields first; fragments reach it there (integration/limits.test.ts).
+import { parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { schema } from '../../src/schema/index.js';
+import { GRAPHQL_LIMITS, operationCost } from '../../src/schema/limits.js';
+
+/** An operation of exactly `selections` selections: entityType and `selections - 1` name fields under it. */
+const withSelections = (selections: number) =>
+  parse(`{ entityType(guid: "00000000-0000-5000-8000-000000000000") { ${'name '.repeat(selections - 1)} } }`);
+
+describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleString('en-US')}`, () => {
+  it('at and under the bound the operation is costed; one over, it is refused as query_too_costly', () => {
+    const max = GRAPHQL_LIMITS.maxSelections;
+    for (const selections of [max - 1, max]) {
+      expect(operationCost(schema, withSelections(selections), undefined, undefined)).toBe(selections);
+    }
+    expect(() => operationCost(schema, withSelections(max + 1), undefined, undefined)).toThrow(
+      expect.objectContaining({ reason: 'query_too_costly' }),
+    );
+  });
+});

@@ -238,3 +238,88 @@ describe('Large-body slots are shared fairly between tenants', () => {
     for (const socket of hogs) socket.destroy();
   });
 });
+
+describe('Refusals of what a request asks for, in the envelope or as a GraphQL refusal', () => {
+  const post = async (url: string, headers: Record<string, string>, payload: string) => {
+    const token = await tokenFor(newTenant());
+    return world.app.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${token}`, ...headers },
+      payload,
+    });
+  };
+
+  it('a Content-Type that is not a media type: 415 unsupported_media_type, nothing read', async () => {
+    const res = await post('/entities/types', { 'content-type': '/' }, '{"name":"Unread"}');
+    expect([res.statusCode, res.json().STATUS, res.json().DATA.reason]).toEqual([
+      415,
+      'FAIL',
+      'unsupported_media_type',
+    ]);
+  });
+
+  it('/graphql asked for an answer other than JSON: 406 not_acceptable; JSON or a wildcard is answered', async () => {
+    const query = JSON.stringify({ query: '{ entityTypes(first: 1) { edges { node { name } } } }' });
+    const refused = await post(
+      '/graphql',
+      { 'content-type': 'application/json', accept: 'text/plain' },
+      query,
+    );
+    expect([refused.statusCode, refused.json().DATA.reason]).toEqual([406, 'not_acceptable']);
+    const zero = await post(
+      '/graphql',
+      { 'content-type': 'application/json', accept: 'application/json;q=0' },
+      query,
+    );
+    expect(zero.statusCode).toBe(406);
+    for (const accept of [
+      'application/json',
+      'application/graphql-response+json',
+      '*/*',
+      'text/html;q=0.5, */*',
+    ]) {
+      const res = await post('/graphql', { 'content-type': 'application/json', accept }, query);
+      expect([accept, res.statusCode, res.json().errors]).toEqual([accept, 200, undefined]);
+    }
+  });
+
+  it('a subscription: operation_not_supported, never a 5xx', async () => {
+    const res = await post(
+      '/graphql',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ query: 'subscription { x }' }),
+    );
+    expect(res.statusCode).toBeLessThan(500);
+    expect(res.json().errors[0].extensions.reason).toBe('operation_not_supported');
+  });
+});
+
+describe('GraphQL operations waiting past GRAPHQL_QUEUE_TIMEOUT_MS', () => {
+  it('are answered 503 server_busy with Retry-After; the others are answered', async () => {
+    const busy = await createWorld({ GRAPHQL_CONCURRENCY: '1', GRAPHQL_QUEUE_TIMEOUT_MS: '1' });
+    try {
+      const token = await tokenFor(newTenant());
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          busy.app.inject({
+            method: 'POST',
+            url: '/graphql',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            payload: JSON.stringify({ query: '{ entityTypes(first: 5) { edges { node { name } } } }' }),
+          }),
+        ),
+      );
+      const busyOnes = answers.filter((a) => a.statusCode === 503);
+      expect(busyOnes.length).toBeGreaterThan(0);
+      for (const a of busyOnes) {
+        expect(a.json().DATA.reason).toBe('server_busy');
+        expect(a.headers['retry-after']).toBe('1');
+      }
+      expect(answers.filter((a) => a.statusCode === 200).length).toBeGreaterThan(0);
+      expect(answers.every((a) => a.statusCode === 200 || a.statusCode === 503)).toBe(true);
+    } finally {
+      await busy.close();
+    }
+  });
+});

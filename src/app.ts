@@ -29,7 +29,7 @@ import {
 import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
-import { AppError, isAppError, refuse } from './errors.js';
+import { AppError, isAppError, refusalExtensions, refuse } from './errors.js';
 import { answerClientError } from './http/client-errors.js';
 import { type RouteMethods, routeMethods } from './http/methods.js';
 import { ASSETS_PREFIX, DOCS_PATHS, registerPages, sendGraphiQL, wantsGraphiQL } from './http/pages.js';
@@ -165,7 +165,7 @@ export function maskGraphQLError(logger: Logger) {
     if (isAppError(original)) {
       return createGraphQLError(original.message, {
         ...(wrapped.path ? { path: wrapped.path } : {}),
-        extensions: { reason: original.reason, code: original.reason.toUpperCase() },
+        extensions: refusalExtensions(original.reason, original.status),
       });
     }
     const requestId = requestScope.getStore()?.requestId;
@@ -173,8 +173,7 @@ export function maskGraphQLError(logger: Logger) {
     return createGraphQLError(requestId ? `${message.replace(/\.$/, '')} (request ${requestId}).` : message, {
       ...(wrapped.path ? { path: wrapped.path } : {}),
       extensions: {
-        reason: 'internal_error',
-        code: 'INTERNAL_SERVER_ERROR',
+        ...refusalExtensions('internal_error', 500),
         ...(requestId ? { requestId } : {}),
       },
     });

@@ -107,3 +107,34 @@ export const refuse = {
 };
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+
+/** Refusals of an operation before it runs: its shape is over a bound, or of a kind the schema does not have. */
+const OPERATION_BOUND_REASONS: ReadonlySet<Reason> = new Set<Reason>([
+  'query_too_deep',
+  'too_many_aliases',
+  'too_many_tokens',
+  'too_many_directives',
+  'query_too_costly',
+  'operation_not_supported',
+]);
+
+/**
+ * The GraphQL error code (`extensions.code`) of a refusal, from the codes GraphQL servers and their tools share
+ * (Apollo's): GRAPHQL_VALIDATION_FAILED for an operation refused before it runs, UNAUTHENTICATED and FORBIDDEN,
+ * SERVICE_UNAVAILABLE when the service or its database cannot take it now, INTERNAL_SERVER_ERROR for a fault, and
+ * BAD_USER_INPUT for every other refusal of what the caller sent. `extensions.reason` stays the precise reason.
+ */
+function graphqlCode(reason: Reason, status: number): string {
+  if (reason === 'internal_error') return 'INTERNAL_SERVER_ERROR';
+  if (OPERATION_BOUND_REASONS.has(reason)) return 'GRAPHQL_VALIDATION_FAILED';
+  if (status === 401) return 'UNAUTHENTICATED';
+  if (status === 403) return 'FORBIDDEN';
+  if (status >= 500) return 'SERVICE_UNAVAILABLE';
+  return 'BAD_USER_INPUT';
+}
+
+/** What a refusal carries in a GraphQL error's `extensions`: its reason and its GraphQL code. */
+export const refusalExtensions = (reason: Reason, status = 400) => ({
+  reason,
+  code: graphqlCode(reason, status),
+});

@@ -1,6 +1,6 @@
 // The JSON envelope every REST response uses: {STATUS, MESSAGE, DATA}.
 import type { FastifyReply } from 'fastify';
-import type { AppError } from '../errors.js';
+import { type AppError, refusalExtensions } from '../errors.js';
 
 export interface Envelope {
   STATUS: 'SUCCESS' | 'FAIL';
@@ -32,9 +32,7 @@ export function fail(reply: FastifyReply, error: AppError, options: { graphql?: 
   const body = options.graphql
     ? {
         ...failBody(error),
-        errors: [
-          { message: error.message, extensions: { reason: error.reason, code: error.reason.toUpperCase() } },
-        ],
+        errors: [{ message: error.message, extensions: refusalExtensions(error.reason, error.status) }],
       }
     : failBody(error);
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);

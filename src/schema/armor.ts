@@ -4,10 +4,11 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { type Reason, refusalExtensions } from '../errors.js';
 import { GRAPHQL_LIMITS } from './limits.js';
 
-const tag = (reason: string) => (_ctx: unknown, error: GraphQLError) => {
-  Object.assign(error.extensions as Record<string, unknown>, { reason, code: reason.toUpperCase() });
+const tag = (reason: Reason) => (_ctx: unknown, error: GraphQLError) => {
+  Object.assign(error.extensions as Record<string, unknown>, refusalExtensions(reason));
 };
 
 export function armorPlugin() {
@@ -29,7 +30,7 @@ const KnownOperationTypes: ValidationRule = (context) => ({
     context.reportError(
       new GraphQLError(`This API has no ${node.operation} operations.`, {
         nodes: [node],
-        extensions: { reason: 'operation_not_supported', code: 'OPERATION_NOT_SUPPORTED' },
+        extensions: refusalExtensions('operation_not_supported'),
       }),
     );
   },

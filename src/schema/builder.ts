@@ -58,5 +58,5 @@ builder.queryType({
 });
 builder.mutationType({
   description:
-    'Changes to the entity metamodel. A refusal is a GraphQL error whose extensions.reason carries the same machine-readable reason as over REST (extensions.code is its upper-case form).',
+    'Changes to the entity metamodel. A refusal is a GraphQL error whose extensions.reason carries the same machine-readable reason as over REST; extensions.code is its standard GraphQL code (BAD_USER_INPUT, GRAPHQL_VALIDATION_FAILED, UNAUTHENTICATED, FORBIDDEN, SERVICE_UNAVAILABLE, INTERNAL_SERVER_ERROR).',
 });

@@ -4,14 +4,14 @@
 import { getOperationAST } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
-import { AppError } from '../errors.js';
+import { AppError, refusalExtensions } from '../errors.js';
 import { OperationBudget } from '../operation-budget.js';
 import { answerBytes, GRAPHQL_LIMITS, operationCost, refusal } from './limits.js';
 
 /** A refusal as a GraphQL error, the reason in extensions like every other refusal. */
 export const refusalError = (error: AppError) =>
   createGraphQLError(error.message, {
-    extensions: { reason: error.reason, code: error.reason.toUpperCase() },
+    extensions: refusalExtensions(error.reason, error.status),
   });
 
 /** `queryTimeMs`: wall-clock time a query may run (mutations are not cut short once they may have written). */

@@ -69,6 +69,33 @@ describe('createEntityType', () => {
     expect(await refusalOf(client.createEntityType('n'.repeat(300)))).toBe('name_too_long');
   });
 
+  it('refusals carry the standard GraphQL code beside the reason (BAD_USER_INPUT, GRAPHQL_VALIDATION_FAILED)', async () => {
+    const token = await tokenFor(newTenant());
+    const post = (query: string) =>
+      world.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: { query },
+      });
+    const refused = (await post('mutation { createEntityType(name: " ") { created } }')).json();
+    expect(refused.errors[0]).toMatchObject({
+      path: ['createEntityType'],
+      extensions: { reason: 'empty_value', code: 'BAD_USER_INPUT' },
+    });
+    const unknown = (await post('mutation { deleteEntityType(guid: "no-such-type") { guid } }')).json();
+    expect(unknown.errors[0].extensions).toEqual({ reason: 'unknown_entity_type', code: 'BAD_USER_INPUT' });
+    const costly = (
+      await post(
+        '{ entityTypes(first: 500) { edges { node { attributes { allowedRefType { attributes { name } } } } } } }',
+      )
+    ).json();
+    expect(costly).toMatchObject({
+      errors: [{ extensions: { reason: 'query_too_costly', code: 'GRAPHQL_VALIDATION_FAILED' } }],
+    });
+    expect(costly.data).toBeUndefined();
+  });
+
   it('a type created over GraphQL is the one REST resolves', async () => {
     const tenant = newTenant();
     const token = await tokenFor(tenant);

@@ -2,7 +2,8 @@ import { GraphQLError } from 'graphql';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { maskGraphQLError } from '../../src/app.js';
-import { AppError } from '../../src/errors.js';
+import { AppError, REASONS, refusalExtensions } from '../../src/errors.js';
+import { statusOf } from '../../src/openapi.js';
 
 const mask = maskGraphQLError(pino({ level: 'silent' }));
 
@@ -14,7 +15,7 @@ describe('GraphQL error masking', () => {
     });
     const out = mask(wrapped, 'Unexpected error.') as GraphQLError;
     expect(out.message).toBe('Empty.');
-    expect(out.extensions).toMatchObject({ reason: 'empty_value' });
+    expect(out.extensions).toMatchObject({ reason: 'empty_value', code: 'BAD_USER_INPUT' });
     expect(out.path).toEqual(['a']);
   });
   it('masks anything unexpected', () => {
@@ -23,11 +24,50 @@ describe('GraphQL error masking', () => {
     });
     const out = mask(wrapped, 'Unexpected error.') as GraphQLError;
     expect(out.message).toBe('Unexpected error.');
-    expect(out.extensions).toMatchObject({ reason: 'internal_error' });
+    expect(out.extensions).toMatchObject({ reason: 'internal_error', code: 'INTERNAL_SERVER_ERROR' });
   });
   it('passes GraphQL validation errors through', () => {
     const err = new GraphQLError('Cannot query field "x"');
     expect(mask(err, 'Unexpected error.')).toBe(err);
+  });
+});
+
+describe('GraphQL error codes (extensions.code)', () => {
+  it('every reason gets the standard code of its kind, so GraphQL tools tell refusals from faults', () => {
+    const codes = Object.fromEntries(REASONS.map((r) => [r, refusalExtensions(r, statusOf(r)).code]));
+    for (const reason of [
+      'query_too_deep',
+      'too_many_aliases',
+      'query_too_costly',
+      'operation_not_supported',
+    ]) {
+      expect([reason, codes[reason]]).toEqual([reason, 'GRAPHQL_VALIDATION_FAILED']);
+    }
+    expect(codes.unauthenticated).toBe('UNAUTHENTICATED');
+    expect(codes.not_authorized).toBe('FORBIDDEN');
+    for (const reason of ['storage_unavailable', 'storage_busy', 'server_busy']) {
+      expect([reason, codes[reason]]).toEqual([reason, 'SERVICE_UNAVAILABLE']);
+    }
+    expect(codes.internal_error).toBe('INTERNAL_SERVER_ERROR');
+    // Everything else refuses what the caller sent (400, 404, 409, 413...): BAD_USER_INPUT.
+    for (const reason of [
+      'empty_value',
+      'unknown_entity_type',
+      'attribute_def_already_exists',
+      'result_too_large',
+    ]) {
+      expect([reason, codes[reason]]).toEqual([reason, 'BAD_USER_INPUT']);
+    }
+    expect(new Set(Object.values(codes))).toEqual(
+      new Set([
+        'GRAPHQL_VALIDATION_FAILED',
+        'UNAUTHENTICATED',
+        'FORBIDDEN',
+        'SERVICE_UNAVAILABLE',
+        'INTERNAL_SERVER_ERROR',
+        'BAD_USER_INPUT',
+      ]),
+    );
   });
 });
 

@@ -413,10 +413,11 @@ export async function withdrawAttribute(
     const attr = await findAttribute(run, tenant, typeGuid, key);
     if (!dryRun && !locked) throw unknownType();
     if (!attr) {
+      // An unknown type first, as without dry_run (where the lock above has already found none).
+      if (dryRun && !(await findTypeByGuid(run, tenant, typeGuid))) throw unknownType();
       if (PLATFORM_ATTRIBUTE_NAMES.has(key)) {
         throw platformOwned();
       }
-      if (dryRun && !(await findTypeByGuid(run, tenant, typeGuid))) throw unknownType();
       throw refuse.notFound(
         'attribute_def_not_found',
         `No attribute named "${name}" is declared on this type.`,

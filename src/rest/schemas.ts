@@ -6,8 +6,16 @@ import { REASONS, type Reason } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../resolvers/attributes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
-import { MAX_NAME_LENGTH } from '../resolvers/names.js';
-import { CARDINALITIES, MAX_ALLOWED_VALUES, VALUE_TYPES } from '../resolvers/values.js';
+import { MAX_NAME_LENGTH, nameKey } from '../resolvers/names.js';
+import { PLATFORM_ATTRIBUTE_NAMES } from '../resolvers/system-types.js';
+import {
+  CARDINALITIES,
+  MAX_ALLOWED_VALUE_LENGTH,
+  MAX_ALLOWED_VALUES,
+  MAX_MULTI_VALUES,
+  MAX_STRING_VALUE,
+  VALUE_TYPES,
+} from '../resolvers/values.js';
 
 /** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
 export const components = new Map<z.ZodType, { id: string; description: string }>();
@@ -50,6 +58,47 @@ const NAME_DOC = {
   minLength: 1,
   pattern: `^[${NAME_SPACE}]*${NAME_EDGE}(?:[^${NAME_CONTROL}]{0,${MAX_NAME_LENGTH - 2}}${NAME_EDGE})?[${NAME_SPACE}]*$`,
 };
+/** A character for a regex, as `\uXXXX` outside ASCII letters and digits so the document stays plain ASCII. */
+const regexChar = (ch: string) =>
+  /^[a-zA-Z0-9]$/.test(ch) ? ch : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * A pattern matching exactly the names whose key (nameKey: upper- then lower-cased) is `key`, when `key` is plain
+ * ASCII letters: every character folding to a letter or a run of letters (the long s, the dotless i, the sharp s
+ * for "ss", the fi ligature...) is spelled out, since the service compares keys, not spellings.
+ */
+function keyPattern(key: string): string {
+  const folds = new Map<string, string[]>();
+  for (let code = 0; code <= 0xffff; code += 1) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const ch = String.fromCharCode(code);
+    const folded = nameKey(ch);
+    if (/^[a-z]+$/.test(folded) && key.includes(folded))
+      folds.set(folded, [...(folds.get(folded) ?? []), ch]);
+  }
+  const from = (i: number): string => {
+    if (i === key.length) return '';
+    const branches: string[] = [];
+    for (const [folded, chars] of folds) {
+      if (!key.startsWith(folded, i)) continue;
+      const rest = from(i + folded.length);
+      const here = chars.map(regexChar).join(folded.length === 1 ? '' : '|');
+      branches.push(folded.length === 1 ? `[${here}]${rest}` : `(?:${here})${rest}`);
+    }
+    return branches.length === 1 ? (branches[0] as string) : `(?:${branches.join('|')})`;
+  };
+  return from(0);
+}
+
+/**
+ * The names of the platform attributes (domain, env, tags, classification, groups) as the service reads a name:
+ * trimmed, letter case and case folds ignored. Withdrawing one is refused (base_type_not_owner), so the withdraw
+ * path's name says `not` these.
+ */
+const PLATFORM_NAME_DOC = {
+  pattern: `^[${NAME_SPACE}]*(?:${[...PLATFORM_ATTRIBUTE_NAMES].map(keyPattern).join('|')})[${NAME_SPACE}]*$`,
+};
+
 /** A name field: absent or null is empty_value, anything but a string invalid_field (the rest in cleanName). */
 const nameField = (description: string) =>
   refusing(z.string().describe(description).meta(NAME_DOC), {
@@ -226,40 +275,124 @@ const dryRun = refusing(
 );
 const typeName = nameField('Type name (trimmed; letter case ignored when compared).');
 
+/** A value of each scalar type, as the document can say it (a date's calendar is checked by the service). */
+const SCALAR_VALUE_DOC = {
+  string: { type: 'string', maxLength: MAX_STRING_VALUE },
+  number: { type: 'number' },
+  boolean: { type: 'boolean' },
+  date: {
+    type: 'string',
+    pattern:
+      '^[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])(?:[Tt ](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]{1,9})?(?:[Zz]|[+-][0-9]{2}:[0-9]{2}))?$',
+  },
+  json: { not: { type: 'null' } },
+} as const;
+/** A JSON Schema condition: `then` applies where `condition` holds, `otherwise` (if given) elsewhere. */
+const ifThen = (condition: object, then: object, otherwise?: object) => ({
+  if: condition,
+  then,
+  ...(otherwise ? { else: otherwise } : {}),
+});
+const whenValueType = (valueType: string) => ({
+  properties: { value_type: { const: valueType } },
+  required: ['value_type'],
+});
+/** A default of a definition whose one value looks like `value`: the value (single) or a list of them (multi). */
+const defaultDoc = (value: object, distinct = false) =>
+  ifThen(
+    { properties: { cardinality: { const: 'multi' } }, required: ['cardinality'] },
+    {
+      properties: {
+        default_value: {
+          anyOf: [
+            { type: 'null' },
+            {
+              type: 'array',
+              maxItems: MAX_MULTI_VALUES,
+              items: value,
+              ...(distinct ? { uniqueItems: true } : {}),
+            },
+          ],
+        },
+      },
+    },
+    { properties: { default_value: { anyOf: [{ type: 'null' }, value] } } },
+  );
+/**
+ * The declaration rules that depend on value_type and cardinality, as JSON Schema conditions, for editors and
+ * fuzzers (the service's own checks, each with its reason, are in resolvers/attributes.ts): allowed_ref_type
+ * required for entity_ref and refused otherwise, filterable for entity_ref only, allowed_values for scalar types
+ * only (distinct values of the type), default_value of the type and cardinality. One rule a schema cannot say:
+ * a default must be one of the allowed_values when there are some (default_value_not_allowed).
+ */
+const DECLARE_CONDITIONS = {
+  allOf: [
+    ifThen(
+      whenValueType('entity_ref'),
+      {
+        required: ['allowed_ref_type'],
+        properties: { allowed_ref_type: { type: 'string' }, allowed_values: { type: 'null' } },
+      },
+      { properties: { allowed_ref_type: { type: 'null' }, filterable: { type: 'null' } } },
+    ),
+    ifThen(whenValueType('entity_ref'), defaultDoc({ type: 'string', minLength: 1, maxLength: 256 }, true)),
+    ...Object.entries(SCALAR_VALUE_DOC).flatMap(([valueType, value]) => [
+      ifThen(whenValueType(valueType), {
+        properties: {
+          allowed_values: {
+            anyOf: [
+              { type: 'null' },
+              {
+                type: 'array',
+                maxItems: MAX_ALLOWED_VALUES,
+                uniqueItems: true,
+                items: valueType === 'string' ? { ...value, maxLength: MAX_ALLOWED_VALUE_LENGTH } : value,
+              },
+            ],
+          },
+        },
+      }),
+      ifThen(whenValueType(valueType), defaultDoc(value)),
+    ]),
+  ],
+};
+
 export const DeclareBody = named(
   'DeclareAttribute',
   'An attribute declaration. Every malformed combination is refused with its own reason; unknown fields are refused.',
-  z.strictObject({
-    name: nameField('Attribute name, unique within the type.'),
-    value_type: refusing(z.enum(VALUE_TYPES).describe('Kind of value.'), {
-      reason: 'unknown_value_type',
-      missing: 'unknown_value_type',
-    }),
-    cardinality: refusing(z.enum(CARDINALITIES).describe('One value or a list.'), {
-      reason: 'invalid_cardinality',
-      missing: 'invalid_cardinality',
-    }),
-    allowed_values: refusing(
-      z
-        .array(z.unknown())
-        .max(MAX_ALLOWED_VALUES)
+  z
+    .strictObject({
+      name: nameField('Attribute name, unique within the type.'),
+      value_type: refusing(z.enum(VALUE_TYPES).describe('Kind of value.'), {
+        reason: 'unknown_value_type',
+        missing: 'unknown_value_type',
+      }),
+      cardinality: refusing(z.enum(CARDINALITIES).describe('One value or a list.'), {
+        reason: 'invalid_cardinality',
+        missing: 'invalid_cardinality',
+      }),
+      allowed_values: refusing(
+        z
+          .array(z.unknown())
+          .max(MAX_ALLOWED_VALUES)
+          .nullish()
+          .describe(`Enumerated values, distinct, at most ${MAX_ALLOWED_VALUES}; scalar types only.`),
+        { reason: 'invalid_field' },
+      ),
+      allowed_ref_type: guid(
+        'Type the reference points at; required for entity_ref, refused otherwise.',
+      ).nullish(),
+      required: z.boolean().nullish().describe('Whether instances must carry a value (default false).'),
+      default_value: z
+        .unknown()
+        .optional()
+        .describe('Applied when an instance is created without a value; an entity guid for references.'),
+      filterable: z
+        .boolean()
         .nullish()
-        .describe(`Enumerated values, distinct, at most ${MAX_ALLOWED_VALUES}; scalar types only.`),
-      { reason: 'invalid_field' },
-    ),
-    allowed_ref_type: guid(
-      'Type the reference points at; required for entity_ref, refused otherwise.',
-    ).nullish(),
-    required: z.boolean().nullish().describe('Whether instances must carry a value (default false).'),
-    default_value: z
-      .unknown()
-      .optional()
-      .describe('Applied when an instance is created without a value; an entity guid for references.'),
-    filterable: z
-      .boolean()
-      .nullish()
-      .describe('entity_ref only (default false); refused when sent on others.'),
-  }),
+        .describe('entity_ref only (default false); refused when sent on others.'),
+    })
+    .meta(DECLARE_CONDITIONS),
 );
 
 // ——— Routes ———
@@ -525,7 +658,10 @@ export const ROUTES = {
     auth: 'bearer',
     params: z.object({
       typeGuid: guid('Entity type guid.'),
-      name: z.string().describe('Attribute name.').meta(NAME_DOC),
+      name: z
+        .string()
+        .describe('Attribute name; not a platform attribute (the platform owns those).')
+        .meta({ ...NAME_DOC, not: PLATFORM_NAME_DOC }),
     }),
     query: z.looseObject({ dry_run: dryRun }),
     answers: {
@@ -571,7 +707,7 @@ export const ROUTES = {
       }),
       name: nameField('Entity name.'),
       values: z
-        .record(z.string(), z.unknown())
+        .record(z.string().meta(NAME_DOC), z.unknown())
         .nullish()
         .describe('Attribute name → value (letter case ignored); null means no value.'),
     }),

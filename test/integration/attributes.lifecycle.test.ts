@@ -130,6 +130,16 @@ describe('withdraw: DELETE /entities/attributes/{type_guid}/{name}', () => {
     expect([tags.status, tags.body.DATA.reason]).toEqual([400, 'base_type_not_owner']);
     const unknown = await api.delete('/entities/attributes/missing/x');
     expect([unknown.status, unknown.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
+    // An unknown type is answered as such before anything about the name, with or without dry_run.
+    for (const url of [
+      '/entities/attributes/missing/tags',
+      '/entities/attributes/missing/tags?dry_run=true',
+    ]) {
+      const res = await api.delete(url);
+      expect([url, res.status, res.body.DATA.reason]).toEqual([url, 404, 'unknown_entity_type']);
+    }
+    const dryTags = await api.delete(`/entities/attributes/${type}/tags?dry_run=true`);
+    expect([dryTags.status, dryTags.body.DATA.reason]).toEqual([400, 'base_type_not_owner']);
   });
 
   it('?dry_run=true reports how many stored values and instances would be removed, and changes nothing', async () => {

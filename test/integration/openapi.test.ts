@@ -1,6 +1,7 @@
 // The OpenAPI document: a valid 3.1 document, served without a token at /openapi.json with a reference at /docs,
 // listing exactly the routes the router serves, and matching what each route really answers.
 import { validate } from '@readme/openapi-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApi } from '../../src/app.js';
@@ -182,6 +183,136 @@ describe('what the document says a request may hold is what the service accepts 
         examples: [[''], [' '], ['\ufeff'], ['a\u0085b'], ['\u3000x'], ['a\t'], ['\ta b\n'], ['a\tb']],
       },
     );
+  });
+
+  it('withdraw: the name says `not` the platform attributes, spelled any way the service reads as one of them', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const type = (await api.post('/entities/types', { name: 'Withdraw Names' })).body.DATA.entity_type.guid;
+    const schema = params('/entities/attributes/{typeGuid}/{name}', 'delete').find((p) => p.name === 'name')
+      ?.schema as { pattern: string; not: { pattern: string } };
+    const allowed = (name: string) =>
+      new RegExp(schema.pattern, 'u').test(name) && !new RegExp(schema.not.pattern, 'u').test(name);
+    // Spellings of the platform names: letter case, the folds upper-then-lower casing maps onto ASCII letters
+    // (dotless i, long s, sharp s for "ss", the fi ligature), spaces around; and names that only look close.
+    const variant = fc
+      .tuple(
+        fc.constantFrom(
+          'domain',
+          'env',
+          'tags',
+          'classification',
+          'groups',
+          'domains',
+          'tag',
+          'clasification',
+        ),
+        fc.array(fc.boolean(), { minLength: 16, maxLength: 16 }),
+        fc.constantFrom('', ' ', '\t', '\u3000'),
+      )
+      .map(([name, flips, pad]) => {
+        let out = name.replace(/ss/, flips[15] ? '\u00df' : 'ss').replace(/fi/, flips[14] ? '\ufb01' : 'fi');
+        out = [...out]
+          .map((ch, i) => {
+            if (!flips[i % 14]) return ch;
+            if (ch === 'i') return '\u0131';
+            if (ch === 's') return '\u017f';
+            return ch.toUpperCase();
+          })
+          .join('');
+        return pad + out + pad;
+      });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(variant, fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 })),
+        async (name) => {
+          const res = await api.delete(
+            `/entities/attributes/${type}/${encodeURIComponent(name)}?dry_run=true`,
+          );
+          // Allowed by the document: answered 200 or 404 (no such attribute), never refused as malformed.
+          expect([name, res.status === 200 || res.status === 404]).toEqual([name, allowed(name)]);
+          if (!allowed(name) && new RegExp(schema.pattern, 'u').test(name)) {
+            expect([name, res.body.DATA.reason]).toEqual([name, 'base_type_not_owner']);
+          }
+        },
+      ),
+      {
+        numRuns: 60,
+        examples: [
+          ['domain'],
+          ['ENV'],
+          [' Tags '],
+          ['cla\u00dfi\ufb01cation'],
+          ['do\u0131main'],
+          ['grou\u0070\u017f'],
+          ['domains'],
+        ],
+      },
+    );
+  });
+
+  it('declarations: the conditions on value_type and cardinality hold exactly what the service accepts', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const type = (await api.post('/entities/types', { name: 'Declared Shapes' })).body.DATA.entity_type.guid;
+    const target = (await api.post('/entities/types', { name: 'Declared Target' })).body.DATA.entity_type
+      .guid;
+    const doc = openApi() as { components: { schemas: Record<string, object> } };
+    const valid = new Ajv2020({ strict: false }).compile(doc.components.schemas.DeclareAttribute as object);
+    // Values of every kind, so each field meets values of its own type and of the others.
+    const value = fc.constantFrom<unknown>(
+      'a',
+      '',
+      'x'.repeat(1025),
+      1,
+      2.5,
+      true,
+      false,
+      '2024-02-29',
+      '0050-01-01',
+      '2024-01-01T10:00:00Z',
+      '2024-01-01 10:00:00.5+02:00',
+      '2024-13-01',
+      { a: 1 },
+      [1],
+      null,
+    );
+    const declaration = fc.record(
+      {
+        value_type: fc.constantFrom('string', 'number', 'boolean', 'date', 'json', 'entity_ref'),
+        cardinality: fc.constantFrom('single', 'multi'),
+        allowed_values: fc.oneof(
+          fc.constant(null),
+          fc.uniqueArray(value, { maxLength: 3 }),
+          fc.constant(['a', 'a']),
+        ),
+        allowed_ref_type: fc.constantFrom(null, target, 7),
+        default_value: fc.oneof(value, fc.array(value, { maxLength: 2 })),
+        filterable: fc.constantFrom(null, true, false),
+        required: fc.constantFrom(null, true, false, 'yes'),
+      },
+      { requiredKeys: ['value_type', 'cardinality'] },
+    );
+    let run = 0;
+    const seen = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(declaration, async (fields) => {
+        run += 1;
+        const body = { name: `shape ${run}`, ...fields };
+        const res = await api.post(`/entities/types/${type}/attributes?dry_run=true`, body);
+        // The one rule JSON Schema cannot state: a default must be one of the allowed_values.
+        if (res.body.DATA?.reason === 'default_value_not_allowed') {
+          expect([body, valid(body)]).toEqual([body, true]);
+          return;
+        }
+        expect([body, res.status === 200]).toEqual([body, valid(body)]);
+        seen.add(res.status === 200 ? 'accepted' : res.body.DATA.reason);
+      }),
+      { numRuns: 250 },
+    );
+    // Both sides were tried, and the refusals were for the rules the conditions state.
+    expect(seen).toContain('accepted');
+    for (const reason of ['allowed_ref_type_required', 'filterable_not_supported', 'invalid_default_value']) {
+      expect(seen).toContain(reason);
+    }
   });
 
   it('GraphQL over GET: variables and extensions are parameters whose content is a JSON object', () => {

@@ -50,7 +50,15 @@ function schemathesis(
   return new Promise((resolve, reject) => {
     const child = spawn(bin, ['--config-file', path.join(ROOT, 'scripts', 'fuzz.toml'), ...args], {
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, ...env, NO_COLOR: '1', SCHEMATHESIS_TELEMETRY: 'false' },
+      env: {
+        ...process.env,
+        ...env,
+        NO_COLOR: '1',
+        SCHEMATHESIS_TELEMETRY: 'false',
+        // scripts/fuzz_hooks.py: works around a CPython 3.11 fault the fuzzer's generator can hit (see there).
+        SCHEMATHESIS_HOOKS: 'fuzz_hooks',
+        PYTHONPATH: [path.join(ROOT, 'scripts'), process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
+      },
     });
     const timer = setTimeout(() => {
       console.error(`fuzz: schemathesis still running after ${timeoutMs / 1000} s; stopping it`);
@@ -86,6 +94,10 @@ async function main(): Promise<number> {
       '2',
       '--generation-database',
       'none',
+      // Hypothesis's own check that it does not discard too many draws (path values must be sendable, so many
+      // are); it judges the generator, not the API, and stopped a run with a seed that found nothing wrong.
+      '--suppress-health-check',
+      'filter_too_much',
       '--request-timeout',
       '30',
       '--no-color',
@@ -110,7 +122,18 @@ async function main(): Promise<number> {
       console.log(`\nfuzz: ${run}: schemathesis run ${location} ...`);
       const code = await schemathesis(
         bin,
-        ['run', location, '--header', `Authorization: Bearer ${tokens[run]}`, ...common],
+        [
+          'run',
+          location,
+          '--header',
+          `Authorization: Bearer ${tokens[run]}`,
+          ...common,
+          // GraphQL has no statuses to configure: schemathesis fails its positive check on any refusal of a query
+          // the SDL admits, and the SDL cannot state the cost bound every list-nesting query it writes exceeds
+          // (issue #11 requires refusing those), nor an unknown guid or name. Refusals carry BAD_USER_INPUT or
+          // GRAPHQL_VALIDATION_FAILED, so not_a_server_error still tells them from faults; every other check runs.
+          ...(run === 'graphql' ? ['--exclude-checks', 'positive_data_acceptance'] : []),
+        ],
         { FUZZ_CURSOR: await cursorFor(tokens[run]) },
         15 * 60_000,
       );

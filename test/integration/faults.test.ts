@@ -94,7 +94,7 @@ describe('SIGTERM', () => {
     server?.kill('SIGKILL');
   });
 
-  it('drains the request in flight, closes the driver and the cron job, and exits 0', async () => {
+  it('drains the request in flight, closes the driver and the cron job, exits 0, and wrote nothing to stdout but pino records', async () => {
     const port = await freePort();
     server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       env: {
@@ -108,8 +108,10 @@ describe('SIGTERM', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
+    let stdout = '';
     server.stdout?.on('data', (d) => {
       output += d;
+      stdout += d;
     });
     server.stderr?.on('data', (d) => {
       output += d;
@@ -118,6 +120,24 @@ describe('SIGTERM', () => {
     expect(output).toContain('Server listening');
     const token = await tokenFor(newTenant());
     const base = `http://127.0.0.1:${port}`;
+    // Requests that once wrote outside the log (a subscription printed a block to stdout; bad GET variables and a
+    // refused token went to an error line): stdout must stay one JSON log record per line.
+    const auth = { authorization: `Bearer ${token}` };
+    for (const init of [
+      { url: '/graphql', method: 'POST', body: JSON.stringify({ query: 'subscription { x }' }) },
+      { url: '/graphql?query=%7B__typename%7D&variables=%5D', method: 'GET' },
+      { url: '/entities/types', method: 'GET', token: 'eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl' },
+    ]) {
+      const res = await fetch(`${base}${init.url}`, {
+        method: init.method,
+        headers: {
+          ...(init.token ? { authorization: `Bearer ${init.token}` } : auth),
+          ...(init.body ? { 'content-type': 'application/json' } : {}),
+        },
+        body: init.body,
+      });
+      expect([init.url, res.status < 500]).toEqual([init.url, true]);
+    }
     // a request whose body arrives slowly is in flight when the signal comes
     const inFlight = fetch(`${base}/entities/types`, {
       method: 'POST',
@@ -140,5 +160,18 @@ describe('SIGTERM', () => {
     expect(((await res.json()) as any).DATA.entity_type.name).toBe('Drained');
     expect(await exited).toBe(0);
     expect(output).toContain('shutting down');
+    const lines = stdout.split('\n').filter((line) => line.length > 0);
+    expect(lines.length).toBeGreaterThan(3);
+    for (const line of lines) {
+      const record = (() => {
+        try {
+          return JSON.parse(line) as { level?: unknown };
+        } catch {
+          return undefined;
+        }
+      })();
+      expect([line, typeof record?.level]).toEqual([line, 'number']);
+      expect(line).not.toContain('c2lnbmF0dXJl'); // no token, not even a forged one, in the log
+    }
   });
 });

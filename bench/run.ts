@@ -21,8 +21,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Driver } from 'neo4j-driver';
+import { neo4jSettings } from '../scripts/throwaway-service.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { ConfigError, parseConfig } from '../src/config.js';
 import { findAttributesApplyingTo } from '../src/db/attributes.js';
 import { createDriver } from '../src/db/driver.js';
 import { findTypeByName, listTypes } from '../src/db/entity-types.js';
@@ -158,21 +158,7 @@ interface Scenario {
 
 // ---- the run ----
 
-const env = (() => {
-  try {
-    return parseConfig({
-      NEO4J_URI: process.env.NEO4J_URI ?? '',
-      NEO4J_USER: process.env.NEO4J_USER ?? '',
-      NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? '',
-      NEO4J_DATABASE: process.env.NEO4J_DATABASE ?? '',
-      LOG_LEVEL,
-    });
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    console.error(e.message);
-    process.exit(2);
-  }
-})();
+const env = neo4jSettings({ LOG_LEVEL });
 const DATABASE = env.NEO4J_DATABASE;
 
 const log = (line: string) => console.log(line);

@@ -32,14 +32,18 @@ export interface ThrowawayService {
   close(): Promise<void>;
 }
 
-/** NEO4J_* from the environment, checked like the service's own configuration (exits 2 when bad). */
-export function neo4jSettings() {
+/**
+ * NEO4J_* from the environment (and any `extra` settings), checked like the service's own configuration (exits 2
+ * when bad).
+ */
+export function neo4jSettings(extra: Record<string, string> = {}) {
   try {
     return parseConfig({
       NEO4J_URI: process.env.NEO4J_URI ?? '',
       NEO4J_USER: process.env.NEO4J_USER ?? '',
       NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? '',
       NEO4J_DATABASE: process.env.NEO4J_DATABASE ?? '',
+      ...extra,
     });
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;

@@ -62,24 +62,25 @@ const NAME_DOC = {
 const regexChar = (ch: string) =>
   /^[a-zA-Z0-9]$/.test(ch) ? ch : `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
+/** Every BMP character whose key (nameKey) is plain ASCII letters, by that key (scanned once, at load). */
+const ASCII_FOLDS = new Map<string, string[]>();
+for (let code = 0; code <= 0xffff; code += 1) {
+  if (code >= 0xd800 && code <= 0xdfff) continue;
+  const ch = String.fromCharCode(code);
+  const folded = nameKey(ch);
+  if (/^[a-z]+$/.test(folded)) ASCII_FOLDS.set(folded, [...(ASCII_FOLDS.get(folded) ?? []), ch]);
+}
+
 /**
  * A pattern matching exactly the names whose key (nameKey: upper- then lower-cased) is `key`, when `key` is plain
  * ASCII letters: every character folding to a letter or a run of letters (the long s, the dotless i, the sharp s
  * for "ss", the fi ligature...) is spelled out, since the service compares keys, not spellings.
  */
 function keyPattern(key: string): string {
-  const folds = new Map<string, string[]>();
-  for (let code = 0; code <= 0xffff; code += 1) {
-    if (code >= 0xd800 && code <= 0xdfff) continue;
-    const ch = String.fromCharCode(code);
-    const folded = nameKey(ch);
-    if (/^[a-z]+$/.test(folded) && key.includes(folded))
-      folds.set(folded, [...(folds.get(folded) ?? []), ch]);
-  }
   const from = (i: number): string => {
     if (i === key.length) return '';
     const branches: string[] = [];
-    for (const [folded, chars] of folds) {
+    for (const [folded, chars] of ASCII_FOLDS) {
       if (!key.startsWith(folded, i)) continue;
       const rest = from(i + folded.length);
       const here = chars.map(regexChar).join(folded.length === 1 ? '' : '|');
@@ -322,8 +323,9 @@ const defaultDoc = (value: object, distinct = false) =>
  * The declaration rules that depend on value_type and cardinality, as JSON Schema conditions, for editors and
  * fuzzers (the service's own checks, each with its reason, are in resolvers/attributes.ts): allowed_ref_type
  * required for entity_ref and refused otherwise, filterable for entity_ref only, allowed_values for scalar types
- * only (distinct values of the type), default_value of the type and cardinality. One rule a schema cannot say:
- * a default must be one of the allowed_values when there are some (default_value_not_allowed).
+ * only (distinct values of the type), default_value of the type and cardinality. What a schema cannot say is left
+ * to the service: a default must be one of the allowed_values when there are some (default_value_not_allowed), and
+ * an enumerated json value is at most MAX_ALLOWED_VALUE_LENGTH characters of JSON text (invalid_allowed_value).
  */
 const DECLARE_CONDITIONS = {
   allOf: [

@@ -298,8 +298,15 @@ describe('what the document says a request may hold is what the service accepts 
         run += 1;
         const body = { name: `shape ${run}`, ...fields };
         const res = await api.post(`/entities/types/${type}/attributes?dry_run=true`, body);
-        // The one rule JSON Schema cannot state: a default must be one of the allowed_values.
-        if (res.body.DATA?.reason === 'default_value_not_allowed') {
+        // What JSON Schema cannot state: an enumerated json value is at most 1,024 characters of JSON text (such a
+        // declaration is not compared); a default must be one of the allowed_values, and a reference default must
+        // name an entity that exists (none does here), both judged after every rule the document states.
+        const longJson =
+          body.value_type === 'json' &&
+          Array.isArray(body.allowed_values) &&
+          body.allowed_values.some((v) => JSON.stringify(v).length > 1024);
+        if (longJson) return;
+        if (['default_value_not_allowed', 'referent_not_found'].includes(res.body.DATA?.reason)) {
           expect([body, valid(body)]).toEqual([body, true]);
           return;
         }

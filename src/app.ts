@@ -26,6 +26,9 @@ import {
   readBody,
   tooLarge,
 } from './body.js';
+import { ModelCache } from './cache/model-cache.js';
+import { ModelReads } from './cache/model-reads.js';
+import { VersionReader } from './cache/version-reader.js';
 import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
@@ -186,8 +189,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
   const db = createExecutor(deps.driver, config.NEO4J_DATABASE);
-  const engineCache = new EngineCache();
-  const metrics = createMetrics({ engineCache });
+  const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
+  const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
+  const model = new ModelReads(new ModelCache(cacheBytes - engineCache.maxBytes), new VersionReader(db));
+  const metrics = createMetrics({ engineCache, model });
   const services: Services = {
     config,
     db,
@@ -195,6 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cursors: createCursorCodec(config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`),
     tenants: createTenantDirectory(db),
     engineCache,
+    model,
     logRing,
     metrics,
     purger: createPurger({

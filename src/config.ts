@@ -56,6 +56,11 @@ const schema = z.object({
       .pipe(z.array(z.url({ protocol: /^https?$/ }).regex(/^[^/]+\/\/[^/]+$/, 'an origin, without a path')))
       .optional(),
   ),
+  /**
+   * Memory for metamodel reads served from memory, in MiB: two thirds for the model cache (pages, types, listings),
+   * one third for the engine cache (definitions read by entity writes). Estimated, least recently used out first.
+   */
+  MODEL_CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(96),
   /** Lets a scraper read GET /metrics with `Authorization: Bearer <METRICS_TOKEN>` (operators' tokens work too). */
   METRICS_TOKEN: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
 });

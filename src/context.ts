@@ -1,6 +1,7 @@
 // Per-request context: who is asking (viewer), a query-counting executor and fresh DataLoaders.
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
+import type { ModelReadScope, ModelReads } from './cache/model-reads.js';
 import type { Config } from './config.js';
 import {
   findAttributeJson,
@@ -34,6 +35,8 @@ export interface Services {
   tenants: TenantDirectory;
   logger: Logger;
   engineCache: EngineCache;
+  /** Metamodel reads from memory, validated by the tenant's model version. */
+  model: ModelReads;
   purger: Purger;
   logRing: LogRing;
   metrics: Metrics;
@@ -79,6 +82,8 @@ export interface RequestContext {
   loaders: Loaders;
   /** The GraphQL operation being executed for this request: its budget (none for REST). */
   operation: { budget: OperationBudget | null };
+  /** This request's reads through the model cache (its model version is read once, on first use). */
+  modelScope: ModelReadScope;
 }
 
 /** Charges the running GraphQL operation for what a resolver is about to materialise (no-op outside GraphQL). */
@@ -97,6 +102,8 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;
   const typesSeen = new Map<string, StoredType>();
+  const modelScope: ModelReadScope = { tenant, stats, readOne: (work) => db.readOne(work) };
+  const model = services.model;
   return {
     requestId,
     viewer,
@@ -104,31 +111,49 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
     db,
     stats,
     operation,
+    modelScope,
     loaders: {
       entityTypeByGuid: new DataLoader(async (guids) => {
-        const found = await db.readOne((run) => findTypesByGuids(run, tenant, guids));
-        for (const t of found) typesSeen.set(t.guid, t);
-        return guids.map((g) => typesSeen.get(g) ?? null);
-      }),
-      ownAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.readOne((run) =>
-          findAttributesOfTypes(run, tenant, guids, 'live', LOADED_PER_TYPE.live),
+        const found = await model.readMany<StoredType | null>(
+          modelScope,
+          'type',
+          guids,
+          async (run, missing) =>
+            new Map((await findTypesByGuids(run, tenant, missing)).map((t) => [t.guid, t])),
+          null,
         );
-        return guids.map((g) => found.get(g) ?? []);
+        for (const t of found) if (t) typesSeen.set(t.guid, t);
+        return found;
       }),
+      ownAttributesByType: new DataLoader((guids) =>
+        model.readMany<StoredAttribute[]>(
+          modelScope,
+          'own_attributes',
+          guids,
+          (run, missing) => findAttributesOfTypes(run, tenant, missing, 'live', LOADED_PER_TYPE.live),
+          [],
+        ),
+      ),
       withdrawnAttributesByType: new DataLoader(async (guids) => {
         const found = await db.readOne((run) =>
           findAttributesOfTypes(run, tenant, guids, 'withdrawn', LOADED_PER_TYPE.withdrawn),
         );
         return guids.map((g) => found.get(g) ?? []);
       }),
-      attributeJson: new DataLoader(async (guids) => {
-        const found = await db.readOne((run) => findAttributeJson(run, tenant, guids));
-        return guids.map((g) => found.get(g) ?? null);
-      }),
+      attributeJson: new DataLoader((guids) =>
+        model.readMany(
+          modelScope,
+          'attribute_json',
+          guids,
+          (run, missing) => findAttributeJson(run, tenant, missing),
+          null,
+        ),
+      ),
       platformAttributes: () => {
-        platform ??= db
-          .readOne((run) => findPlatformAttributes(run, tenant, ROOT_TYPE_KEY))
+        platform ??= model
+          .read(modelScope, 'platform_attributes', '', (run) =>
+            findPlatformAttributes(run, tenant, ROOT_TYPE_KEY),
+          )
           .then(({ attributes, referencedTypes }) => {
             // Every type's attribute list shows them: their referenced types are wanted next.
             for (const t of referencedTypes) typesSeen.set(t.guid, t);

@@ -2,6 +2,7 @@
 // statements, engine cache hits and misses, purge progress. Labels never carry a tenant, guid or name: routes are
 // the route patterns (`/entities/types/:guid`), reasons the documented refusal codes.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ModelReads } from './cache/model-reads.js';
 import type { EngineCache } from './resolvers/engine-cache.js';
 
 export interface Metrics {
@@ -19,7 +20,11 @@ export interface Metrics {
   observePurge(r: { valuesRemoved: number; definitionsRemoved: number; pending?: number }): void;
 }
 
-export function createMetrics(options: { engineCache: EngineCache; defaultMetrics?: boolean }): Metrics {
+export function createMetrics(options: {
+  engineCache: EngineCache;
+  model: ModelReads;
+  defaultMetrics?: boolean;
+}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'metamodel_' });
 
@@ -84,6 +89,80 @@ export function createMetrics(options: { engineCache: EngineCache; defaultMetric
     registers: [registry],
     collect() {
       this.set(cache.stats().entries);
+    },
+  });
+  // The model cache (metamodel reads from memory): per kind of read, without tenant labels.
+  const model = options.model;
+  new Counter({
+    name: 'metamodel_model_cache_hits_total',
+    help: 'Metamodel reads answered from the model cache at the version read for the request, by kind of read.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [kind, c] of Object.entries(model.cache.stats().byKind)) this.inc({ kind }, c.hits);
+    },
+  });
+  new Counter({
+    name: 'metamodel_model_cache_misses_total',
+    help: 'Metamodel reads loaded from Neo4j (nothing cached at the request version), by kind of read.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [kind, c] of Object.entries(model.cache.stats().byKind)) this.inc({ kind }, c.misses);
+    },
+  });
+  new Counter({
+    name: 'metamodel_model_cache_evictions_total',
+    help: 'Model cache entries evicted to stay within the byte budget or a tenant share of it.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(model.cache.stats().evictions);
+    },
+  });
+  new Counter({
+    name: 'metamodel_model_cache_invalidations_total',
+    help: "Model cache entries dropped because their tenant's model version changed (a metamodel write).",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(model.cache.stats().invalidations);
+    },
+  });
+  new Gauge({
+    name: 'metamodel_model_cache_bytes',
+    help: 'Approximate memory the model cache holds (bounded by its byte budget).',
+    registers: [registry],
+    collect() {
+      this.set(model.cache.stats().bytes);
+    },
+  });
+  new Gauge({
+    name: 'metamodel_model_cache_entries',
+    help: 'Entries the model cache holds.',
+    registers: [registry],
+    collect() {
+      this.set(model.cache.stats().entries);
+    },
+  });
+  new Counter({
+    name: 'metamodel_model_version_reads_total',
+    help: 'Statements reading tenants model versions (each shared by every request waiting at the time).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(model.versions.stats().reads);
+    },
+  });
+  new Counter({
+    name: 'metamodel_model_version_requests_total',
+    help: 'Requests that got their model version from those statements.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(model.versions.stats().requests);
     },
   });
   const purgedValues = new Counter({

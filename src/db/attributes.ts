@@ -2,6 +2,7 @@
 import neo4j from 'neo4j-driver';
 import { toStoredType, typeProjection } from './entity-types.js';
 import { objectFromList, type Run } from './executor.js';
+import { bumpModelVersion } from './model-version.js';
 
 /** A definition as stored; JSON-valued fields are kept as JSON text. */
 export interface StoredAttribute {
@@ -182,6 +183,7 @@ export async function createAttribute(
        MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
        CREATE (a)-[:ALLOWED_REF_TYPE]->(r)
      }
+     ${bumpModelVersion()}
      RETURN ${ATTR_PROJECTION} AS attr`,
     { tenant, typeGuid, attr, refType },
   );
@@ -288,6 +290,8 @@ export async function markWithdrawn(run: Run, tenant: string, guid: string) {
   const rows = await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.tenant = $tenant AND a.state = 'live'
      SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0
+     WITH a
+     ${bumpModelVersion()}
      RETURN ${ATTR_PROJECTION} AS attr`,
     { tenant, guid },
   );

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import type { TypeProps } from '../resolvers/system-types.js';
 import { objectFromList, type Run } from './executor.js';
+import { bumpModelVersion } from './model-version.js';
 
 /** A type as stored, with its parent level's guid; absent optional fields are null. */
 export interface StoredType {
@@ -103,6 +104,7 @@ export async function createUserType(
        MATCH (y:TypeTombstone {tenant: $tenant, guid: t.guid})
        DELETE y
      }
+     ${bumpModelVersion()}
      RETURN ${PROJECTION}`,
     { tenant, guid: derivedGuid, name, key },
   );
@@ -126,6 +128,8 @@ export async function renameType(run: Run, tenant: string, guid: string, name: s
   const rows = await run(
     `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
      SET t.name = $name, t.name_key = $key, t.updated_at = datetime()
+     WITH t
+     ${bumpModelVersion()}
      RETURN ${PROJECTION}`,
     { tenant, guid, name, key },
   );
@@ -152,7 +156,9 @@ export async function deleteType(run: Run, tenant: string, guid: string, derived
        MERGE (x:TypeTombstone {tenant: $tenant, name_key: t.name_key})
        SET x.guid = t.guid)
      DETACH DELETE t
-     RETURN count(*) AS deleted`,
+     WITH count(*) AS deleted
+     ${bumpModelVersion()}
+     RETURN deleted`,
     { tenant, guid, derived: derivedFromCurrentName },
   );
   return Number(rows[0]?.deleted ?? 0) > 0;
@@ -217,10 +223,13 @@ export async function upsertSystemTypes(
      MERGE (a)-[:ALLOWED_REF_TYPE]->(r)`,
     { tenant, rootKey, attributes },
   );
-  await run('MERGE (x:Tenant {id: $tenant}) SET x.system_version = $version', {
-    tenant,
-    version: neo4j.int(version),
-  });
+  await run(
+    'MERGE (x:Tenant {id: $tenant}) SET x.system_version = $version, x.model_version = randomUUID()',
+    {
+      tenant,
+      version: neo4j.int(version),
+    },
+  );
 }
 
 /** A type of another origin holding the managed name (or its derived guid) blocks the managed feature. */
@@ -238,13 +247,18 @@ export async function mergeManagedType(run: Run, tenant: string, spec: SystemTyp
   const rows = await run(
     `MERGE (t:EntityType {tenant: $tenant, name_key: $key})
        ON CREATE SET t.guid = $guid, t.created_at = datetime(), t.created_by = $token, t.origin = 'system'
-     WITH t
+     WITH t, [t.name, t.catalog_level, t.label, t.icon, t.creatable, t.name_locked_hint] AS before
      // Kept in step with the feature's current definition every time the feature writes (only a system type).
      FOREACH (_ IN CASE WHEN t.origin = 'system' THEN [1] ELSE [] END |
        SET t.name = $props.name, t.catalog_level = $props.catalog_level, t.label = $props.label,
            t.icon = $props.icon, t.creatable = $props.creatable, t.name_locked_hint = $props.name_locked_hint)
-     RETURN ${PROJECTION}, t.created_by = $token AS created`,
+     RETURN ${PROJECTION}, t.created_by = $token AS created, before,
+            [t.name, t.catalog_level, t.label, t.icon, t.creatable, t.name_locked_hint] AS after`,
     { tenant, key: spec.key, guid: spec.guid, props: spec.props, token: randomUUID() },
   );
-  return { type: toStoredType(rows[0]?.type), created: rows[0]?.created === true };
+  const row = rows[0];
+  const created = row?.created === true;
+  // Whether the type as metamodel reads return it changed: set up now, or brought in step with a new definition.
+  const changed = created || JSON.stringify(row?.before) !== JSON.stringify(row?.after);
+  return { type: toStoredType(row?.type), created, changed };
 }

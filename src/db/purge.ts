@@ -2,6 +2,7 @@
 import neo4j from 'neo4j-driver';
 import { valueProperty } from './attributes.js';
 import type { Run } from './executor.js';
+import { bumpModelVersion } from './model-version.js';
 
 /** Takes (or renews) a named lease for `seconds`; false when another holder has it. */
 export async function acquireLease(run: Run, name: string, holder: string, seconds: number) {
@@ -121,8 +122,10 @@ export async function purgeBatch(run: Run, def: WithdrawnDefinition, cursor: str
 export async function removeDefinition(run: Run, guid: string) {
   const rows = await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.state = 'withdrawn' AND a.purge_completed_at IS NOT NULL
-     WITH a, a {.guid, .tenant, .owner_guid, .name, .values_removed} AS removed
+     WITH a, a {.guid, .tenant, .owner_guid, .name, .values_removed} AS removed, a.tenant AS tenant
      DETACH DELETE a
+     WITH removed, tenant
+     ${bumpModelVersion('tenant')}
      RETURN removed`,
     { guid },
   );

@@ -38,7 +38,13 @@ export async function runPurgeNow(
 export function engineCacheDiagnostic(ctx: RequestContext) {
   assertOperator(ctx);
   const cache = ctx.services.engineCache;
-  return { ...cache.stats(), cached: cache.describe() };
+  const model = ctx.services.model;
+  return {
+    ...cache.stats(),
+    cached: cache.describe(),
+    model_cache: { ...model.cache.stats(), tenants_by_size: model.cache.describe() },
+    model_versions: model.versions.stats(),
+  };
 }
 
 /** Recent structured log entries, filtered by minimum level and time. */

@@ -1,5 +1,6 @@
 // Attribute definitions: declare, list, withdraw. Every rule of the spec for definitions lives here once.
 import { randomUUID } from 'node:crypto';
+import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
 import {
   countAttributeData,
@@ -378,15 +379,30 @@ export async function declareAttribute(
 }
 
 /** Every attribute applying to a type: the platform five (owner_type null) and its own live definitions. */
-export async function listAttributes(ctx: RequestContext, typeGuid: string) {
-  const found = await ctx.db.readOne((run) =>
-    findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY),
+export async function listAttributes(ctx: RequestContext, typeGuid: string): Promise<AttributeListing> {
+  const listing = await ctx.services.model.read(
+    ctx.modelScope,
+    'attributes',
+    typeGuid,
+    async (run): Promise<AttributeListing | null> => {
+      const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
+      if (!found) return null;
+      return {
+        attributes: orderAttributes(found.platform, found.own, found.nameKey),
+        declared: found.own.length,
+      };
+    },
+    approximateBytesServed,
   );
-  if (!found) throw unknownType();
-  return {
-    attributes: orderAttributes(found.platform, found.own, found.nameKey),
-    declared: found.own.length,
-  };
+  if (!listing) throw unknownType();
+  return listing;
+}
+
+/** The attributes applying to a type, as the model cache keeps them; `restData` is serialised on first use. */
+export interface AttributeListing {
+  attributes: StoredAttribute[];
+  declared: number;
+  restData?: string;
 }
 
 export interface WithdrawResult {

@@ -2,6 +2,7 @@
 import type { RequestContext } from '../context.js';
 import { mergeManagedEntity } from '../db/entities.js';
 import { findNonSystemTypeForName, mergeManagedType } from '../db/entity-types.js';
+import { changeModelVersion } from '../db/model-version.js';
 import { refuse } from '../errors.js';
 import { cleanName, nameKey, typeGuid } from './names.js';
 import { DASHBOARD_TYPE } from './system-types.js';
@@ -29,6 +30,8 @@ export async function writeDashboardRow(ctx: RequestContext, rawName: string) {
     const type = await mergeManagedType(run, tenant, { key: typeKey, guid, props: DASHBOARD_TYPE });
     const key = nameKey(name);
     const row = await mergeManagedEntity(run, tenant, type.type.guid, `dashboard:${key}`, name, key);
+    // Setting the type up (or bringing it in step) changes what metamodel reads return; a row alone does not.
+    if (type.changed) await changeModelVersion(run, tenant);
     return { entity: row.entity, created: row.created, type: type.type, typeSetUp: type.created };
   });
 }

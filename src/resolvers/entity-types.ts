@@ -1,4 +1,5 @@
 // Entity types: create-or-get, list, look up, rename, delete. Every rule of the spec for types lives here once.
+import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
 import { withdrawAllOfType } from '../db/attributes.js';
 import {
@@ -59,7 +60,16 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
   const name = cleanName(rawName);
   const key = nameKey(name);
   const guid = typeGuid(tenant, key);
-  const resolve = () => ctx.db.readOne((run) => findTypeByName(run, tenant, key, guid));
+  // The first look is through the model cache (create-or-get of an existing name is a read); after a refused
+  // create, the database is asked directly (the winner of the race is not cached yet).
+  let first = true;
+  const resolve = async () => {
+    if (first) {
+      first = false;
+      return typeByName(ctx, key);
+    }
+    return ctx.db.readOne((run) => findTypeByName(run, tenant, key, guid));
+  };
 
   for (let attempt = 0; attempt < 3; attempt++) {
     const existing = await resolve();
@@ -102,10 +112,20 @@ export async function listEntityTypes(
   const tenant = ctx.viewer.tenant;
   const size = parsePageSize(args.pageSize);
   const after = args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor);
-  const rows = await ctx.db.readOne((run) => listTypes(run, tenant, after, size + 1));
+  const cached = await ctx.services.model.read(
+    ctx.modelScope,
+    'type_page',
+    `${size}\u0000${after}`,
+    async (run) => {
+      const rows = await listTypes(run, tenant, after, size + 1);
+      const page: CachedTypePage = { types: rows.slice(0, size), more: rows.length > size };
+      return page;
+    },
+    approximateBytesServed,
+  );
   const cursors = ctx.services.cursors;
   // A row's cursor is signed only when asked for (GraphQL edges that select it; REST uses the last one only).
-  const page = rows.slice(0, size).map((type) => {
+  const page = cached.types.map((type) => {
     ctx.loaders.typesSeen.set(type.guid, type);
     return {
       type,
@@ -114,21 +134,36 @@ export async function listEntityTypes(
       },
     };
   });
-  const nextCursor = rows.length > size ? (page[page.length - 1]?.cursor ?? null) : null;
-  return { types: page.map((r) => r.type), rows: page, nextCursor };
+  const nextCursor = cached.more ? (page[page.length - 1]?.cursor ?? null) : null;
+  return { types: cached.types, rows: page, nextCursor, cached };
+}
+
+/** A page of types as the model cache keeps it; `restData` is its REST answer's DATA, serialised on first use. */
+export interface CachedTypePage {
+  types: StoredType[];
+  more: boolean;
+  restData?: string;
+}
+
+/** The type a normalised name resolves to, through the model cache. */
+function typeByName(ctx: RequestContext, key: string): Promise<StoredType | null> {
+  const tenant = ctx.viewer.tenant;
+  return ctx.services.model.read(ctx.modelScope, 'type_name', key, (run) =>
+    findTypeByName(run, tenant, key, typeGuid(tenant, key)),
+  );
 }
 
 /** Resolves a guid in the caller's tenant; a guid of another tenant behaves exactly like an unknown one. */
 export async function getEntityType(ctx: RequestContext, guid: string): Promise<StoredType> {
-  const found = await ctx.db.readOne((run) => findTypeByGuid(run, ctx.viewer.tenant, guid));
+  const found = await ctx.services.model.read(ctx.modelScope, 'type', guid, (run) =>
+    findTypeByGuid(run, ctx.viewer.tenant, guid),
+  );
   if (!found) throw unknownType();
   return found;
 }
 
 export async function findEntityTypeByName(ctx: RequestContext, rawName: string): Promise<StoredType | null> {
-  const tenant = ctx.viewer.tenant;
-  const key = nameKey(cleanName(rawName));
-  return ctx.db.readOne((run) => findTypeByName(run, tenant, key, typeGuid(tenant, key)));
+  return typeByName(ctx, nameKey(cleanName(rawName)));
 }
 
 const assertUserDefined = (t: StoredType, verb: string) => {

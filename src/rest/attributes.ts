@@ -8,7 +8,7 @@ import {
   toAttributeRow,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
-import { succeed } from './envelope.js';
+import { succeed, succeedSerialised } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
@@ -30,7 +30,9 @@ export function attributeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.listAttributes, async (req, reply, { params }) => {
     const result = await listAttributes(req.ctx, params.guid);
-    return succeed(reply, 200, { attributes: result.attributes.map(toAttributeRow) });
+    // Serialised once per type and model version.
+    result.restData ??= JSON.stringify({ attributes: result.attributes.map(toAttributeRow) });
+    return succeedSerialised(reply, 200, result.restData);
   });
 
   route(app, ROUTES.withdrawAttribute, async (req, reply, { params, query }) => {

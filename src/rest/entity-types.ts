@@ -8,7 +8,7 @@ import {
   renameEntityType,
   toEntityTypeRow,
 } from '../resolvers/entity-types.js';
-import { succeed } from './envelope.js';
+import { succeed, succeedSerialised } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
@@ -26,10 +26,12 @@ export function entityTypeRoutes(app: FastifyInstance) {
       cursor: query.cursor,
       pageSize: query.page_size === undefined ? undefined : Number(query.page_size),
     });
-    return succeed(reply, 200, {
+    // Serialised once per page and model version (the cursor is the same for every request of the tenant).
+    page.cached.restData ??= JSON.stringify({
       entity_types: page.types.map(toEntityTypeRow),
       next_cursor: page.nextCursor,
     });
+    return succeedSerialised(reply, 200, page.cached.restData);
   });
 
   route(app, ROUTES.getEntityType, async (req, reply, { params }) => {

@@ -13,6 +13,17 @@ export function succeed(reply: FastifyReply, status: number, data: Record<string
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
+/**
+ * The same answer with DATA already serialised (a cached page's, serialised once per model version): the envelope
+ * around it is the same bytes `succeed` would send.
+ */
+export function succeedSerialised(reply: FastifyReply, status: number, dataJson: string) {
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(`{"STATUS":"SUCCESS","MESSAGE":"","DATA":${dataJson}}`);
+}
+
 export function failBody(error: Pick<AppError, 'reason' | 'message'>): Envelope {
   return { STATUS: 'FAIL', MESSAGE: error.message, DATA: { reason: error.reason } };
 }

@@ -895,6 +895,38 @@ export const ROUTES = {
               }),
             )
             .describe('The most recent entries: type, its definitions version, and the definitions held.'),
+          model_cache: z
+            .object({
+              entries: z.number(),
+              bytes: z.number().describe('Approximate memory the model cache holds.'),
+              maxBytes: z.number().describe('Its byte budget (least recently used entries leave first).'),
+              maxTenantBytes: z
+                .number()
+                .describe("Most one tenant's entries may hold (its own oldest leave first past it)."),
+              tenants: z.number().describe('Tenants with entries.'),
+              hits: z.number(),
+              misses: z.number(),
+              evictions: z.number(),
+              invalidations: z
+                .number()
+                .describe("Entries dropped because their tenant's model version changed."),
+              byKind: z
+                .record(
+                  z.string(),
+                  z.object({ hits: z.number(), misses: z.number(), entries: z.number(), bytes: z.number() }),
+                )
+                .describe('The same per kind of read (type_page, type, type_name, attributes, ...).'),
+              tenants_by_size: z
+                .array(z.object({ tenant_hash: z.string(), entries: z.number(), bytes: z.number() }))
+                .describe('The tenants holding most memory, named by a keyed hash (never in clear).'),
+            })
+            .describe('Metamodel reads served from memory, validated by the tenant model version.'),
+          model_versions: z
+            .object({
+              reads: z.number().describe('Statements that read model versions.'),
+              requests: z.number().describe('Requests they answered (each statement is shared).'),
+            })
+            .describe('The shared model-version reads.'),
         }),
       },
     },

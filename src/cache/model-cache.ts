@@ -1,0 +1,197 @@
+// The in-process copy of tenants' metamodels: what metamodel reads return (type pages, types by guid and by name,
+// attribute listings, the GraphQL catalog's rows), kept per tenant and tagged with the tenant's model version (see
+// src/db/model-version.ts). An entry answers a request only when the version read FOR THAT REQUEST (after it
+// arrived) is the entry's: a write acknowledged by any instance changed the version, so the next read on every
+// instance misses and loads afresh. No TTL, no staleness window.
+//
+// Memory is bounded by a byte budget (estimated: strings at two bytes a character plus a fixed cost per row), least
+// recently used out first, across tenants. One tenant may hold at most a share of the budget (a quarter by
+// default): past it, its own least recently used entries go, so a tenant with 100,000 types paging through all of
+// them cannot evict everyone else. An entry over a sixteenth of the budget is not kept.
+import { createHash, randomBytes } from 'node:crypto';
+
+export const MODEL_CACHE_KINDS = [
+  'type_page',
+  'type',
+  'type_name',
+  'attributes',
+  'own_attributes',
+  'platform_attributes',
+  'attribute_json',
+] as const;
+export type ModelCacheKind = (typeof MODEL_CACHE_KINDS)[number];
+
+interface Entry {
+  tenant: string;
+  id: string;
+  kind: ModelCacheKind;
+  version: string;
+  value: unknown;
+  bytes: number;
+}
+
+interface TenantEntries {
+  /** The model version all of the tenant's entries were read at. */
+  version: string;
+  /** The tenant's entries, least recently used first. */
+  entries: Map<string, Entry>;
+  bytes: number;
+}
+
+export interface ModelCacheStats {
+  entries: number;
+  bytes: number;
+  maxBytes: number;
+  maxTenantBytes: number;
+  tenants: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+  /** Entries dropped because the tenant's model version moved on. */
+  invalidations: number;
+  byKind: Record<ModelCacheKind, { hits: number; misses: number; entries: number; bytes: number }>;
+}
+
+/**
+ * Approximate memory of a value held in the cache: its JSON text at two bytes a character (the strings, and the
+ * objects holding them), plus a fixed cost; `serialised` adds one more copy for a REST answer serialised once and
+ * kept with the value.
+ */
+export function approximateBytes(value: unknown, serialised = false): number {
+  return 128 + (serialised ? 3 : 2) * (JSON.stringify(value)?.length ?? 4);
+}
+
+/** The same, for a value that keeps its serialised REST answer. */
+export const approximateBytesServed = (value: unknown) => approximateBytes(value, true);
+
+export class ModelCache {
+  /** Every entry, least recently used first (a Map keeps insertion order; a hit moves the entry to the end). */
+  private readonly entries = new Map<string, Entry>();
+  private readonly tenants = new Map<string, TenantEntries>();
+  private bytes = 0;
+  private evictions = 0;
+  private invalidations = 0;
+  private readonly counts = new Map<ModelCacheKind, { hits: number; misses: number }>(
+    MODEL_CACHE_KINDS.map((k) => [k, { hits: 0, misses: 0 }]),
+  );
+  /** Tenant ids appear in the diagnostic as a keyed hash, never in clear. */
+  private readonly salt = randomBytes(16);
+  readonly maxTenantBytes: number;
+  readonly maxEntryBytes: number;
+
+  constructor(
+    readonly maxBytes: number,
+    tenantShare = 0.25,
+  ) {
+    this.maxTenantBytes = Math.floor(maxBytes * tenantShare);
+    this.maxEntryBytes = Math.floor(maxBytes / 16);
+  }
+
+  private static key(tenant: string, kind: ModelCacheKind, id: string) {
+    return `${tenant}\u0000${kind}\u0000${id}`;
+  }
+
+  /** The value cached under this key at exactly this model version; counts a hit or a miss. */
+  get<T>(tenant: string, kind: ModelCacheKind, id: string, version: string): T | undefined {
+    const key = ModelCache.key(tenant, kind, id);
+    const entry = this.entries.get(key);
+    const counts = this.counts.get(kind) as { hits: number; misses: number };
+    if (entry?.version === version) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      const own = this.tenants.get(tenant) as TenantEntries;
+      own.entries.delete(key);
+      own.entries.set(key, entry);
+      counts.hits += 1;
+      return entry.value as T;
+    }
+    counts.misses += 1;
+    return undefined;
+  }
+
+  /**
+   * Keeps `value` as read at model `version`. The tenant's entries of other versions go: every instance moves to a
+   * new version together, so they will not be asked for again (a slow load finishing late only costs a reload).
+   */
+  set(tenant: string, kind: ModelCacheKind, id: string, version: string, value: unknown, bytes: number) {
+    const key = ModelCache.key(tenant, kind, id);
+    let own = this.tenants.get(tenant);
+    if (own && own.version !== version) {
+      this.invalidations += own.entries.size;
+      for (const k of [...own.entries.keys()]) this.remove(k);
+    }
+    this.remove(key);
+    if (bytes > this.maxEntryBytes || bytes > this.maxTenantBytes) return;
+    own = this.tenants.get(tenant);
+    if (!own) {
+      own = { version, entries: new Map(), bytes: 0 };
+      this.tenants.set(tenant, own);
+    }
+    const entry: Entry = { tenant, id, kind, version, value, bytes };
+    this.entries.set(key, entry);
+    own.entries.set(key, entry);
+    own.bytes += bytes;
+    this.bytes += bytes;
+    // The tenant's own least recently used entries first, while it holds more than its share ...
+    while (own.bytes > this.maxTenantBytes) {
+      this.remove(own.entries.keys().next().value as string);
+      this.evictions += 1;
+    }
+    // ... then anyone's, while the cache holds more than its budget.
+    while (this.bytes > this.maxBytes) {
+      this.remove(this.entries.keys().next().value as string);
+      this.evictions += 1;
+    }
+  }
+
+  private remove(key: string) {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+    const own = this.tenants.get(entry.tenant) as TenantEntries;
+    own.entries.delete(key);
+    own.bytes -= entry.bytes;
+    if (own.entries.size === 0) this.tenants.delete(entry.tenant);
+  }
+
+  stats(): ModelCacheStats {
+    const byKind = Object.fromEntries(
+      MODEL_CACHE_KINDS.map((k) => [k, { ...(this.counts.get(k) as object), entries: 0, bytes: 0 }]),
+    ) as ModelCacheStats['byKind'];
+    let hits = 0;
+    let misses = 0;
+    for (const c of this.counts.values()) {
+      hits += c.hits;
+      misses += c.misses;
+    }
+    for (const e of this.entries.values()) {
+      byKind[e.kind].entries += 1;
+      byKind[e.kind].bytes += e.bytes;
+    }
+    return {
+      entries: this.entries.size,
+      bytes: this.bytes,
+      maxBytes: this.maxBytes,
+      maxTenantBytes: this.maxTenantBytes,
+      tenants: this.tenants.size,
+      hits,
+      misses,
+      evictions: this.evictions,
+      invalidations: this.invalidations,
+      byKind,
+    };
+  }
+
+  /** The tenants holding most memory, each named by a keyed hash (never in clear), for the admin diagnostic. */
+  describe(limit = 20) {
+    return [...this.tenants.entries()]
+      .sort((a, b) => b[1].bytes - a[1].bytes)
+      .slice(0, limit)
+      .map(([tenant, own]) => ({
+        tenant_hash: createHash('sha256').update(this.salt).update(tenant).digest('hex').slice(0, 16),
+        entries: own.entries.size,
+        bytes: own.bytes,
+      }));
+  }
+}

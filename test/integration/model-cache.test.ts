@@ -1,0 +1,207 @@
+// Reads from memory, exact across instances (issue #12): two service instances on one database, each with its own
+// model cache. For every kind of metamodel change, the reads of the second instance are first served from its cache
+// (proven by its hit counters), then the change is made through the first instance, and the very next read on the
+// second one shows it: no TTL, no staleness window.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ModelCacheKind } from '../../src/cache/model-cache.js';
+import {
+  createType,
+  createWorld,
+  graphqlClient,
+  newTenant,
+  operatorToken,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
+
+let first: TestWorld;
+let second: TestWorld;
+
+beforeAll(async () => {
+  [first, second] = await Promise.all([createWorld(), createWorld()]);
+});
+afterAll(async () => {
+  await Promise.all([first?.close(), second?.close()]);
+});
+
+const hitsOf = (w: TestWorld, kind: ModelCacheKind) => w.app.services.model.cache.stats().byKind[kind].hits;
+
+async function setup(roles: string[] = []) {
+  const tenant = newTenant('mc');
+  const token = await tokenFor(tenant, { roles });
+  return { tenant, token, onFirst: restClient(first.app, token), onSecond: restClient(second.app, token) };
+}
+
+const pageNames = async (api: ReturnType<typeof restClient>) => {
+  const res = await api.get('/entities/types?page_size=500');
+  expect(res.status).toBe(200);
+  return (res.body.DATA.entity_types as { name: string }[]).map((t) => t.name);
+};
+
+/** Reads `read` twice on the second instance; the second time must be a hit of `kind` there. */
+async function warm<T>(kind: ModelCacheKind, read: () => Promise<T>): Promise<T> {
+  await read();
+  const before = hitsOf(second, kind);
+  const value = await read();
+  expect(hitsOf(second, kind)).toBeGreaterThan(before);
+  return value;
+}
+
+describe('a metamodel write on one instance is seen by the next read on another', () => {
+  it('creating a type: pages and lookups by name', async () => {
+    const { onFirst, onSecond, token } = await setup();
+    const byName = () =>
+      graphqlClient(second.app, token).request<
+        { entityTypeByName: { guid: string } | null },
+        Record<string, unknown>
+      >('query($n: String!) { entityTypeByName(name: $n) { guid } }', { n: 'Orders' });
+    expect(await warm('type_page', () => pageNames(onSecond))).not.toContain('Orders');
+    expect((await warm('type_name', byName)).entityTypeByName).toBeNull();
+    const guid = await createType(onFirst, 'Orders');
+    expect(await pageNames(onSecond)).toContain('Orders');
+    expect((await byName()).entityTypeByName?.guid).toBe(guid);
+    // create-or-get of the name through the second instance now gets it
+    const again = await onSecond.post('/entities/types', { name: 'orders' });
+    expect([again.status, again.body.DATA.entity_type.guid]).toEqual([200, guid]);
+  });
+
+  it('renaming a type: by guid and in pages', async () => {
+    const { onFirst, onSecond } = await setup();
+    const guid = await createType(onFirst, 'Before');
+    const get = async () => (await onSecond.get(`/entities/types/${guid}`)).body.DATA.entity_type.name;
+    expect(await warm('type', get)).toBe('Before');
+    await warm('type_page', () => pageNames(onSecond));
+    expect((await onFirst.patch(`/entities/types/${guid}`, { name: 'After' })).status).toBe(200);
+    expect(await get()).toBe('After');
+    const names = await pageNames(onSecond);
+    expect(names).toContain('After');
+    expect(names).not.toContain('Before');
+  });
+
+  it('deleting a type: by guid, in pages, and in the GraphQL catalog', async () => {
+    const { onFirst, onSecond, token } = await setup();
+    const guid = await createType(onFirst, 'Doomed');
+    const gql = () =>
+      graphqlClient(second.app, token).request<
+        { entityType: { name: string } | null },
+        Record<string, unknown>
+      >('query($g: ID!) { entityType(guid: $g) { name } }', { g: guid });
+    expect((await warm('type', gql)).entityType?.name).toBe('Doomed');
+    await warm('type_page', () => pageNames(onSecond));
+    expect((await onFirst.delete(`/entities/types/${guid}`)).status).toBe(200);
+    expect((await onSecond.get(`/entities/types/${guid}`)).status).toBe(404);
+    expect((await gql()).entityType).toBeNull();
+    expect(await pageNames(onSecond)).not.toContain('Doomed');
+  });
+
+  it('setting up the managed dashboard type', async () => {
+    const { onFirst, onSecond } = await setup(['platform']);
+    expect(await warm('type_page', () => pageNames(onSecond))).not.toContain('dashboard');
+    expect((await onFirst.post('/platform/dashboards', { name: 'Sales' })).status).toBe(201);
+    expect(await pageNames(onSecond)).toContain('dashboard');
+  });
+
+  it('declaring and withdrawing: attribute listings, the GraphQL catalog and curation writes', async () => {
+    const { onFirst, onSecond, token } = await setup();
+    const guid = await createType(onFirst, 'Tables');
+    const listed = async () =>
+      (
+        (await onSecond.get(`/entities/types/${guid}/attributes`)).body.DATA.attributes as { name: string }[]
+      ).map((a) => a.name);
+    const catalog = async () =>
+      (
+        await graphqlClient(second.app, token).request<
+          {
+            entityType: { attributes: { name: string }[] };
+          },
+          Record<string, unknown>
+        >('query($g: ID!) { entityType(guid: $g) { attributes { name } } }', { g: guid })
+      ).entityType.attributes.map((a) => a.name);
+    expect(await warm('attributes', listed)).not.toContain('rows');
+    expect(await warm('own_attributes', catalog)).not.toContain('rows');
+
+    const declared = await onFirst.post(`/entities/types/${guid}/attributes`, {
+      name: 'rows',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    expect(declared.status).toBe(201);
+    expect(await listed()).toContain('rows');
+    expect(await catalog()).toContain('rows');
+    const write = (name: string) =>
+      onSecond.post('/entities', { type_guid: guid, name, values: { rows: 1 } });
+    expect((await write('a')).status).toBe(201);
+
+    expect((await onFirst.delete(`/entities/attributes/${guid}/rows`)).status).toBe(200);
+    expect(await listed()).not.toContain('rows');
+    expect(await catalog()).not.toContain('rows');
+    const refused = await write('b');
+    expect([refused.status, refused.body.DATA.reason]).toEqual([400, 'unknown_attribute']);
+  });
+
+  it('the purge removing a withdrawn definition: the withdrawn list, and the name free again', async () => {
+    const { tenant, onFirst, onSecond, token } = await setup();
+    const guid = await createType(onFirst, 'Purged');
+    const body = { name: 'gone', value_type: 'string', cardinality: 'single' };
+    expect((await onFirst.post(`/entities/types/${guid}/attributes`, body)).status).toBe(201);
+    expect((await onFirst.delete(`/entities/attributes/${guid}/gone`)).status).toBe(200);
+    const withdrawn = async () =>
+      (
+        await graphqlClient(second.app, token).request<
+          {
+            entityType: { withdrawnAttributes: { definition: { name: string } }[] };
+          },
+          Record<string, unknown>
+        >('query($g: ID!) { entityType(guid: $g) { withdrawnAttributes { definition { name } } } }', {
+          g: guid,
+        })
+      ).entityType.withdrawnAttributes.map((a) => a.definition.name);
+    expect(await withdrawn()).toEqual(['gone']);
+    await warm('attributes', async () => (await onSecond.get(`/entities/types/${guid}/attributes`)).status);
+    const versionBefore = await modelVersion(tenant);
+
+    const purge = await restClient(first.app, await operatorToken()).post('/admin/jobs/purge', { tenant });
+    expect(purge.status).toBe(200);
+    expect(purge.body.DATA.removed).toHaveLength(1);
+    expect(await modelVersion(tenant)).not.toBe(versionBefore);
+    expect(await withdrawn()).toEqual([]);
+    expect((await onSecond.post(`/entities/types/${guid}/attributes`, body)).status).toBe(201);
+  });
+});
+
+async function modelVersion(tenant: string) {
+  const session = first.driver.session();
+  try {
+    const res = await session.run('MATCH (x:Tenant {id: $tenant}) RETURN x.model_version AS v', { tenant });
+    return res.records[0]?.get('v') as string | null;
+  } finally {
+    await session.close();
+  }
+}
+
+describe('what each instance serves from memory', () => {
+  it('a cached read costs no statement of its own, only a share of the version read', async () => {
+    const { onSecond } = await setup();
+    await onSecond.get('/entities/types?page_size=10');
+    const again = await onSecond.get('/entities/types?page_size=10');
+    expect(Number(again.headers['x-db-queries'])).toBeLessThanOrEqual(1);
+    expect(Number(again.headers['x-db-queries'])).toBeGreaterThan(0);
+  });
+
+  it('concurrent writes through one instance and reads through the other: every acknowledged write is read back', async () => {
+    const { onFirst, onSecond } = await setup();
+    const results = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        await onSecond.get('/entities/types?page_size=500'); // keep the second instance's page cached and busy
+        const guid = await createType(onFirst, `Burst ${i}`);
+        const [byGuid, names] = await Promise.all([
+          onSecond.get(`/entities/types/${guid}`),
+          pageNames(onSecond),
+        ]);
+        return byGuid.status === 200 && names.includes(`Burst ${i}`);
+      }),
+    );
+    expect(results).toEqual(Array(12).fill(true));
+  });
+});

@@ -1,0 +1,129 @@
+// The model cache's rules without a database: exact versions, the byte budget, a tenant's share of it, and the
+// shared version read that a request may join only if it started after the request arrived.
+import { describe, expect, it } from 'vitest';
+import { ModelCache } from '../../src/cache/model-cache.js';
+import { VersionReader } from '../../src/cache/version-reader.js';
+import type { Executor, Run } from '../../src/db/executor.js';
+
+describe('ModelCache', () => {
+  it('answers only at the exact version it holds, per tenant, and drops a tenant entries when its version moves', () => {
+    const cache = new ModelCache(1_000_000);
+    cache.set('t1', 'type', 'g', 'v1', { name: 'a' }, 100);
+    cache.set('t1', 'type_page', 'p', 'v1', { rows: [] }, 100);
+    expect(cache.get('t1', 'type', 'g', 'v1')).toEqual({ name: 'a' });
+    expect(cache.get('t1', 'type', 'g', 'v2')).toBeUndefined();
+    expect(cache.get('t2', 'type', 'g', 'v1')).toBeUndefined();
+    cache.set('t1', 'type', 'g', 'v2', { name: 'b' }, 100);
+    expect(cache.get('t1', 'type_page', 'p', 'v1')).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 100, invalidations: 2 });
+    expect(cache.stats().byKind.type).toMatchObject({ hits: 1, misses: 2, entries: 1 });
+  });
+
+  it('keeps a cached null (an unknown guid) as an answer', () => {
+    const cache = new ModelCache(1_000_000);
+    cache.set('t', 'type', 'nope', 'v', null, 10);
+    expect(cache.get('t', 'type', 'nope', 'v')).toBeNull();
+  });
+
+  it('stays within its byte budget, least recently used out first, across tenants', () => {
+    const cache = new ModelCache(4_000, 1);
+    for (const t of ['a', 'b', 'c', 'd']) cache.set(t, 'type', 'g', 'v', t, 200);
+    expect(cache.get('a', 'type', 'g', 'v')).toBe('a'); // a is now the most recently used
+    for (let i = 0; i < 20; i++) cache.set('e', 'type', `g${i}`, 'v', i, 200);
+    expect(cache.stats().bytes).toBeLessThanOrEqual(4_000);
+    expect(cache.get('b', 'type', 'g', 'v')).toBeUndefined();
+    expect(cache.stats().evictions).toBeGreaterThan(0);
+  });
+
+  it('lets one tenant hold at most its share: a tenant paging through everything evicts its own entries, not the others', () => {
+    const cache = new ModelCache(16_000, 0.25);
+    cache.set('small', 'type_page', 'first', 'v', 'page', 200);
+    for (let i = 0; i < 1_000; i++) cache.set('huge', 'type_page', `p${i}`, 'v', i, 200);
+    expect(cache.get('small', 'type_page', 'first', 'v')).toBe('page');
+    const huge = cache.describe().find((t) => t.entries > 1);
+    expect(huge?.bytes).toBeLessThanOrEqual(4_000);
+    expect(cache.get('huge', 'type_page', 'p999', 'v')).toBe(999);
+    expect(cache.get('huge', 'type_page', 'p0', 'v')).toBeUndefined();
+  });
+
+  it('does not keep an entry over a sixteenth of the budget', () => {
+    const cache = new ModelCache(16_000);
+    cache.set('t', 'attributes', 'g', 'v', 'big', 1_001);
+    expect(cache.stats().entries).toBe(0);
+  });
+
+  it('names tenants in its diagnostic by a keyed hash, never in clear', () => {
+    const cache = new ModelCache(1_000_000);
+    cache.set('acme-secret-tenant', 'type', 'g', 'v', 1, 10);
+    const text = JSON.stringify(cache.describe());
+    expect(text).not.toContain('acme');
+    expect(cache.describe()[0]?.tenant_hash).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
+
+/** An executor whose version reads are answered by the test, one at a time. */
+function controlledReads() {
+  const statements: { tenants: string[]; answer: (versions: Record<string, string>) => void }[] = [];
+  const db = {
+    readOne: <T>(work: (run: Run) => Promise<T>) =>
+      work(
+        (_cypher, params) =>
+          new Promise((resolve) => {
+            const tenants = (params?.tenants ?? []) as string[];
+            statements.push({
+              tenants,
+              answer: (versions) => resolve(tenants.map((id) => ({ id, version: versions[id] ?? '' }))),
+            });
+          }),
+      ),
+  } as unknown as Executor;
+  return { db, statements };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('VersionReader', () => {
+  it('shares one statement between the requests waiting at once, for all their tenants', async () => {
+    const { db, statements } = controlledReads();
+    const reader = new VersionReader(db);
+    const reads = [reader.read('a'), reader.read('b'), reader.read('a')];
+    await tick();
+    expect(statements).toHaveLength(1);
+    expect(statements[0]?.tenants.sort()).toEqual(['a', 'b']);
+    statements[0]?.answer({ a: 'va', b: 'vb' });
+    const got = await Promise.all(reads);
+    expect(got.map((r) => r.version)).toEqual(['va', 'vb', 'va']);
+    expect(got[0]?.share).toBeCloseTo(1 / 3);
+    expect(reader.stats()).toEqual({ reads: 1, requests: 3 });
+  });
+
+  it('never gives a request a read that started before it arrived: it waits for the next statement', async () => {
+    const { db, statements } = controlledReads();
+    const reader = new VersionReader(db);
+    const early = reader.read('t');
+    await tick();
+    expect(statements).toHaveLength(1); // in flight
+    const late = reader.read('t'); // arrives while that read is under way (perhaps before a write committed)
+    let lateVersion: string | undefined;
+    void late.then((r) => {
+      lateVersion = r.version;
+    });
+    statements[0]?.answer({ t: 'before-the-write' });
+    expect((await early).version).toBe('before-the-write');
+    await tick();
+    expect(lateVersion).toBeUndefined(); // not answered by the earlier statement
+    expect(statements).toHaveLength(2); // its own statement started once the first one ended
+    statements[1]?.answer({ t: 'after-the-write' });
+    expect((await late).version).toBe('after-the-write');
+  });
+
+  it('fails every request of a failed statement, and serves the next ones afresh', async () => {
+    const failing = {
+      readOne: () => Promise.reject(new Error('database down')),
+    } as unknown as Executor;
+    const reader = new VersionReader(failing);
+    await expect(Promise.all([reader.read('a'), reader.read('b')])).rejects.toThrow('database down');
+    await expect(reader.read('a')).rejects.toThrow('database down');
+    expect(reader.stats().reads).toBe(2);
+  });
+});

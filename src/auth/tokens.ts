@@ -1,4 +1,5 @@
 // Bearer token verification (jose) and dev token minting. Claims: sub, tenant, roles, cross_tenant.
+import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import type { Viewer } from '../context.js';
 import { refuse } from '../errors.js';
@@ -35,6 +36,40 @@ function toViewer(payload: JWTPayload): Viewer {
   };
 }
 
+/** Tokens whose verification is remembered, and the longest it is remembered (a key rotation takes effect then). */
+const VERIFIED_CACHE_SIZE = 10_000;
+const VERIFIED_CACHE_MS = 5 * 60_000;
+
+/**
+ * Tokens already verified, by the SHA-256 of the token (the token itself is not kept), each until its expiry or for
+ * VERIFIED_CACHE_MS, whichever is sooner; the oldest out first past VERIFIED_CACHE_SIZE. A client sends the same
+ * token on every request: verifying it once spares the signature check (WebCrypto, a promise round and most of the
+ * CPU authentication cost) on the others.
+ */
+class VerifiedTokens {
+  private readonly entries = new Map<string, { viewer: Viewer; until: number }>();
+
+  get(key: string): Viewer | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.until > Date.now()) return entry.viewer;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, viewer: Viewer, expiresAtSeconds: number | undefined) {
+    const now = Date.now();
+    const until = Math.min(
+      now + VERIFIED_CACHE_MS,
+      expiresAtSeconds === undefined ? Infinity : expiresAtSeconds * 1000,
+    );
+    if (until <= now) return;
+    if (this.entries.size >= VERIFIED_CACHE_SIZE)
+      this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { viewer, until });
+  }
+}
+
 export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
   const secret = settings.jwtSecret ? new TextEncoder().encode(settings.jwtSecret) : undefined;
   const jwks = settings.jwksUrl ? createRemoteJWKSet(new URL(settings.jwksUrl)) : undefined;
@@ -43,10 +78,14 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
     ...(settings.audience ? { audience: settings.audience } : {}),
   };
 
+  const verified = new VerifiedTokens();
   return async (authorization) => {
     const match = /^bearer +([A-Za-z0-9_\-.]+)$/i.exec(authorization?.trim() ?? '');
     const token = match?.[1];
     if (!token || token.length > MAX_TOKEN_LENGTH) throw refuse.unauthenticated();
+    const key = createHash('sha256').update(token).digest('base64');
+    const known = verified.get(key);
+    if (known) return known;
     let payload: JWTPayload;
     try {
       const { alg } = decodeProtectedHeader(token);
@@ -60,7 +99,9 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
     } catch {
       throw refuse.unauthenticated('The token is malformed, expired or badly signed.');
     }
-    return toViewer(payload);
+    const viewer = toViewer(payload);
+    verified.set(key, viewer, payload.exp);
+    return viewer;
   };
 }
 

@@ -1,0 +1,58 @@
+// Token verification with its cache of verified tokens: a token is checked once, then remembered by its hash until it
+// expires; the cache never makes a token valid that verification would refuse.
+import { SignJWT } from 'jose';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createTokenVerifier, mintToken } from '../../src/auth/tokens.js';
+
+const SECRET = 'unit-secret-that-is-long-enough-0123456789';
+const verify = () => createTokenVerifier({ jwtSecret: SECRET });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('createTokenVerifier', () => {
+  it('answers the same viewer for the same token, checked once', async () => {
+    const verifier = verify();
+    const token = await mintToken(SECRET, { tenant: 'acme', roles: ['admin'] });
+    const first = await verifier(`Bearer ${token}`);
+    const second = await verifier(`bearer ${token}`);
+    expect(second).toBe(first); // remembered, not verified again
+    expect(first).toMatchObject({ tenant: 'acme', subject: 'dev-acme' });
+    expect([...first.roles]).toEqual(['admin']);
+  });
+
+  it('refuses a remembered token once it has expired', async () => {
+    const verifier = verify();
+    const token = await mintToken(SECRET, { tenant: 'acme', expiresIn: '60s' });
+    await verifier(`Bearer ${token}`);
+    vi.useFakeTimers({ now: Date.now() + 61_000, toFake: ['Date'] });
+    await expect(verifier(`Bearer ${token}`)).rejects.toMatchObject({ reason: 'unauthenticated' });
+  });
+
+  it('keeps refusing a forged token, whatever was verified before (the cache is keyed by the whole token)', async () => {
+    const verifier = verify();
+    const token = await mintToken(SECRET, { tenant: 'acme' });
+    await verifier(`Bearer ${token}`);
+    const [header, , signature] = token.split('.');
+    const otherPayload = Buffer.from(JSON.stringify({ sub: 'x', tenant: 'other', exp: 4e9 })).toString(
+      'base64url',
+    );
+    await expect(verifier(`Bearer ${header}.${otherPayload}.${signature}`)).rejects.toMatchObject({
+      reason: 'unauthenticated',
+    });
+    const wrongKey = await new SignJWT({ tenant: 'acme' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('x')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('another-secret-that-is-long-enough-012345'));
+    await expect(verifier(`Bearer ${wrongKey}`)).rejects.toMatchObject({ reason: 'unauthenticated' });
+  });
+
+  it('does not remember a refusal: a valid token after a refused one is accepted', async () => {
+    const verifier = verify();
+    await expect(verifier('Bearer not.a.token')).rejects.toMatchObject({ reason: 'unauthenticated' });
+    const token = await mintToken(SECRET, { tenant: 'acme' });
+    await expect(verifier(`Bearer ${token}`)).resolves.toMatchObject({ tenant: 'acme' });
+  });
+});

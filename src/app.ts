@@ -33,6 +33,7 @@ import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
 import { AppError, isAppError, refusalExtensions, refuse } from './errors.js';
+import { BOOKMARK_HEADER, createBookmarkCodec } from './http/bookmarks.js';
 import { answerClientError } from './http/client-errors.js';
 import { type RouteMethods, routeMethods } from './http/methods.js';
 import { ASSETS_PREFIX, DOCS_PATHS, registerPages, sendGraphiQL, wantsGraphiQL } from './http/pages.js';
@@ -189,6 +190,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
   const db = createExecutor(deps.driver, config.NEO4J_DATABASE);
+  // Cursors and bookmarks must verify on every instance: one CURSOR_SECRET (or one token secret) for all.
+  const cursorKey = config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`;
   const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
   const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
   const model = new ModelReads(new ModelCache(cacheBytes - engineCache.maxBytes), new VersionReader(db));
@@ -197,7 +200,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config,
     db,
     logger,
-    cursors: createCursorCodec(config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`),
+    cursors: createCursorCodec(cursorKey),
+    bookmarks: createBookmarkCodec(cursorKey),
     tenants: createTenantDirectory(db),
     engineCache,
     model,
@@ -224,7 +228,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
     logController: new AccessLog(),
-    return503OnClosing: true,
+    // While closing (SIGTERM behind a load balancer), requests already on open keep-alive connections are still
+    // served, each answered with `Connection: close` (onSend below), instead of Fastify's own non-envelope 503.
+    return503OnClosing: false,
     // Names may be 256 characters (more once percent-encoded); refuse only absurd path segments.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Time limits Node enforces before a route runs: headers (answered 408 by answerClientError), and the whole
@@ -252,8 +258,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(cors, {
       origin: config.CORS_ORIGINS,
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
-      allowedHeaders: ['authorization', 'content-type'],
-      exposedHeaders: ['x-request-id', 'x-db-queries'],
+      allowedHeaders: ['authorization', 'content-type', 'neo4j-bookmark'],
+      exposedHeaders: ['x-request-id', 'x-db-queries', 'neo4j-bookmark'],
       maxAge: 600,
     });
   }
@@ -292,7 +298,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     reply.header('x-content-type-options', 'nosniff');
     // Database queries this request sent: the benchmark's round-trips-per-request figure.
-    if (req.ctx) reply.header('x-db-queries', String(req.ctx.stats.queries));
+    if (req.ctx) {
+      // A shared statement counts as this request's share of it (three decimals).
+      reply.header('x-db-queries', String(Math.round(req.ctx.stats.queries * 1000) / 1000));
+      // A write's commit, as a bookmark the client may send back to any instance (see http/bookmarks.ts).
+      const written = req.ctx.stats.written;
+      if (written && written.length > 0) {
+        reply.header(BOOKMARK_HEADER, services.bookmarks.encode(req.ctx.viewer.tenant, written));
+      }
+    }
     if (closing) reply.header('connection', 'close');
     // Fastify closes the connection after any body-parser refusal; for a body refused unread that would reset the
     // socket with the client still sending, often before it reads the 413. Its rest is drained instead (body.ts).
@@ -341,8 +355,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       if (sameSecret(req.headers.authorization, `Bearer ${services.config.METRICS_TOKEN}`)) return;
     }
     const viewer = await verify(req.headers.authorization);
+    const clientBookmarks = services.bookmarks.decode(viewer.tenant, req.headers[BOOKMARK_HEADER]);
     await services.tenants.ensure(viewer.tenant);
-    req.ctx = createContext(services, viewer, req.id);
+    req.ctx = createContext(services, viewer, req.id, clientBookmarks);
   });
 
   app.setErrorHandler((error: FastifyError, req, reply) => {

@@ -11,6 +11,7 @@ import {
 } from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
+import type { BookmarkCodec } from './http/bookmarks.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
 import type { Metrics } from './metrics.js';
@@ -32,6 +33,8 @@ export interface Services {
   config: Config;
   db: Executor;
   cursors: CursorCodec;
+  /** Signs the Neo4j-Bookmark header values (see http/bookmarks.ts). */
+  bookmarks: BookmarkCodec;
   tenants: TenantDirectory;
   logger: Logger;
   engineCache: EngineCache;
@@ -91,8 +94,17 @@ export function charge(ctx: RequestContext, objects: number, bytes = 0) {
   ctx.operation.budget?.charge(objects, bytes);
 }
 
-export function createContext(services: Services, viewer: Viewer, requestId: string): RequestContext {
-  const stats: QueryStats = { queries: 0 };
+export function createContext(
+  services: Services,
+  viewer: Viewer,
+  requestId: string,
+  /** Bookmarks the client sent back (Neo4j-Bookmark): every read of the request waits for them. */
+  clientBookmarks: string[] = [],
+): RequestContext {
+  const stats: QueryStats = {
+    queries: 0,
+    ...(clientBookmarks.length > 0 ? { bookmarks: clientBookmarks } : {}),
+  };
   const operation: RequestContext['operation'] = { budget: null };
   // A GraphQL query's reads get the time its budget has left.
   const db = services.db.withStats(stats, {
@@ -102,7 +114,13 @@ export function createContext(services: Services, viewer: Viewer, requestId: str
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;
   const typesSeen = new Map<string, StoredType>();
-  const modelScope: ModelReadScope = { tenant, stats, readOne: (work) => db.readOne(work) };
+  const modelScope: ModelReadScope = {
+    tenant,
+    stats,
+    readOne: (work) => db.readOne(work),
+    readLatest: (work) => db.readLatest(work),
+    clientBookmarks: clientBookmarks.length > 0,
+  };
   const model = services.model;
   return {
     requestId,

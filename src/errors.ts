@@ -21,6 +21,7 @@ export const REASONS = [
   'empty_value',
   'invalid_page_size',
   'invalid_cursor',
+  'invalid_bookmark',
   'request_too_large',
   // contract
   'unauthenticated',

@@ -204,7 +204,7 @@ export function buildOpenApiDocument(version: string): Json {
       title: 'Entity Metamodel API',
       version,
       description:
-        'Entity types and attribute definitions of a data catalog. Every response is the envelope `{STATUS, MESSAGE, DATA}`; a refusal has `STATUS: "FAIL"` and `DATA.reason`. All data is per tenant (the token’s `tenant` claim). GraphQL is at `/graphql`.',
+        'Entity types and attribute definitions of a data catalog. Every response is the envelope `{STATUS, MESSAGE, DATA}`; a refusal has `STATUS: "FAIL"` and `DATA.reason`. All data is per tenant (the token’s `tenant` claim). GraphQL is at `/graphql`. Every answer to a write carries a `Neo4j-Bookmark` header; a later request to any instance may send it back in a `Neo4j-Bookmark` request header, and its reads then wait until the Neo4j server answering them has that write (reading your own writes on a Neo4j cluster). A value this API did not issue to the tenant is refused with `invalid_bookmark` (400).',
     },
     servers: [{ url: '/' }],
     tags: [

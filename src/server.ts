@@ -10,6 +10,9 @@ import { migrate } from './db/migrations.js';
 import { schedulePurge } from './jobs/purge.js';
 import { createLogger, LogRing } from './logging.js';
 
+/** The longest a graceful shutdown may take before the process exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 45_000;
+
 async function main() {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -66,6 +69,12 @@ async function main() {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
+    // A request or purge batch that will not end must not hold the process past the orchestrator's grace period
+    // (deploy/kubernetes: 60 s, of which 10 s pass in preStop before the signal).
+    setTimeout(() => {
+      app.log.error('shutdown deadline passed; exiting with requests still open');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     purgeSchedule.stop();
     await app.close(); // drains in-flight requests, stops the purger
     app.log.info('http server closed');

@@ -6,8 +6,9 @@
 // later change has a new version, and requests holding it will not take this entry). Requests holding the same
 // version share a load in flight for the same key.
 import type { QueryStats, Run } from '../db/executor.js';
+import { readModelVersion } from '../db/model-version.js';
 import { approximateBytes, type ModelCache, type ModelCacheKind } from './model-cache.js';
-import type { VersionReader } from './version-reader.js';
+import type { SharedRead, VersionReader } from './version-reader.js';
 
 /** What a request needs to read through the cache. */
 export interface ModelReadScope {
@@ -15,6 +16,10 @@ export interface ModelReadScope {
   stats: QueryStats;
   /** The request's reads (counted in `stats`, within its deadline). */
   readOne<T>(work: (run: Run) => Promise<T>): Promise<T>;
+  /** The same on the cluster's leader, with the bookmarks of what it saw. */
+  readLatest<T>(work: (run: Run) => Promise<T>): Promise<{ value: T; bookmarks: string[] }>;
+  /** Whether the client sent a bookmark (then in stats.bookmarks) that the request's reads must wait for. */
+  clientBookmarks: boolean;
   /** The request's model version, once read (all its cached reads use the same one). */
   version?: Promise<string>;
 }
@@ -29,12 +34,25 @@ export class ModelReads {
 
   /** The model version for this request: read once per request, by a read that started after it arrived. */
   versionOf(scope: ModelReadScope): Promise<string> {
-    scope.version ??= this.versions.read(scope.tenant).then((r) => {
-      // The request is counted for its share of the statement (the benchmark's round trips per request).
-      scope.stats.queries += r.share;
-      return r.version;
-    });
+    scope.version ??= (scope.clientBookmarks ? this.ownRead(scope) : this.versions.read(scope.tenant)).then(
+      (r) => {
+        // The request is counted for its share of the statement (the benchmark's round trips per request).
+        scope.stats.queries += r.share;
+        // Its later reads (loads on a miss) wait until their server has what the version stands for.
+        scope.stats.bookmarks = [...(scope.stats.bookmarks ?? []), ...r.bookmarks];
+        return r.version;
+      },
+    );
     return scope.version;
+  }
+
+  /**
+   * A request carrying a client's bookmark reads the version in a session of its own that waits for it (a shared
+   * read does not carry one client's bookmarks), on the leader like the shared one.
+   */
+  private async ownRead(scope: ModelReadScope): Promise<SharedRead> {
+    const { value, bookmarks } = await scope.readLatest((run) => readModelVersion(run, scope.tenant));
+    return { version: value, share: 1, bookmarks };
   }
 
   /** One value: from the cache at the request's version, else loaded (once for all requests waiting for it). */

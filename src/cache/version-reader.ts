@@ -5,6 +5,8 @@
 // So at most one read is in flight; requests arriving meanwhile wait together for the next one, which starts the
 // moment the current one ends and reads every tenant they asked for in one statement (an index seek each). Under
 // load a round trip serves dozens of requests; alone, a request pays one round trip, as without sharing.
+// On a Neo4j cluster the read goes to the leader (which has every committed write), and what it saw travels on
+// as bookmarks; a request carrying its client's bookmark reads its version alone, with that bookmark.
 import type { Executor } from '../db/executor.js';
 import { readModelVersions } from '../db/model-version.js';
 
@@ -18,6 +20,11 @@ export interface SharedRead {
   version: string;
   /** 1 / the requests that shared the statement. */
   share: number;
+  /**
+   * What the read saw, as Neo4j bookmarks: the request's later reads wait for them, so that on a cluster a lagging
+   * follower cannot answer a load with data older than the version (the read itself runs on the leader).
+   */
+  bookmarks: string[];
 }
 
 export interface VersionReaderStats {
@@ -78,13 +85,14 @@ export class VersionReader {
     this.reads += 1;
     this.requests += waiters;
     try {
-      const versions = await this.db.readOne((run) => readModelVersions(run, [...batch.keys()]), {
-        timeoutMs: READ_TIMEOUT_MS,
-      });
+      const { value: versions, bookmarks } = await this.db.readLatest(
+        (run) => readModelVersions(run, [...batch.keys()]),
+        { timeoutMs: READ_TIMEOUT_MS },
+      );
       const share = 1 / waiters;
       for (const [tenant, list] of batch) {
         const version = versions.get(tenant) ?? '';
-        for (const w of list) w.resolve({ version, share });
+        for (const w of list) w.resolve({ version, share, bookmarks });
       }
     } catch (e) {
       for (const list of batch.values()) for (const w of list) w.reject(e);

@@ -27,7 +27,15 @@ export class ConstraintViolation extends Error {
 }
 
 export interface QueryStats {
+  /** Statements sent (a statement shared between requests counts as each one's share of it). */
   queries: number;
+  /**
+   * Bookmarks every later session of the request waits for (a Neo4j cluster: a follower answers only once it has
+   * applied them): the client's Neo4j-Bookmark, and the one of the model version read.
+   */
+  bookmarks?: string[];
+  /** The bookmarks of the request's last committed write, for its Neo4j-Bookmark response header. */
+  written?: string[];
 }
 
 /** A time limit reads of one request must keep (a GraphQL query's budget). */
@@ -55,6 +63,15 @@ export interface Executor {
    * errors (safe: it only reads). A read sending several statements uses `read`.
    */
   readOne<T>(work: (run: Run) => Promise<T>, options?: TxOptions): Promise<T>;
+  /**
+   * A read of ONE statement (auto-commit) on the cluster's leader, which has every committed write, with the
+   * bookmarks that stand for what it saw: a session given them waits until its server has applied as much.
+   * (On a single server the same as readOne.)
+   */
+  readLatest<T>(
+    work: (run: Run) => Promise<T>,
+    options?: TxOptions,
+  ): Promise<{ value: T; bookmarks: string[] }>;
   /**
    * An executor sharing the driver whose statements are counted in `stats`; with `deadline`, reads get the time it
    * has left as their transaction timeout, and a read stopped by that timeout fails with `deadline.expire()`.
@@ -128,7 +145,38 @@ export function createExecutor(
     driver.session({
       database,
       defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE,
+      ...(stats.bookmarks && stats.bookmarks.length > 0 ? { bookmarks: stats.bookmarks } : {}),
     });
+
+  /** One statement as an auto-commit transaction in a session of `mode`, retried on transient errors. */
+  const autoCommit = async <T>(
+    mode: 'READ' | 'WRITE',
+    work: (run: Run) => Promise<T>,
+    options: TxOptions | undefined,
+  ): Promise<{ value: T; bookmarks: string[] }> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const s = session(mode);
+      let sent = 0;
+      try {
+        const value = await work(
+          counted((cypher, params) => {
+            sent += 1;
+            if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
+            return s.run(cypher, params, txConfig(readOptions(options)));
+          }),
+        );
+        return { value, bookmarks: s.lastBookmarks() };
+      } catch (e) {
+        if (attempt < READ_ONE_RETRIES && neo4j.isRetryableError(e) && !isUnavailable(e)) {
+          await new Promise((r) => setTimeout(r, 20 * attempt));
+          continue;
+        }
+        throw readFailure(e);
+      } finally {
+        await s.close();
+      }
+    }
+  };
 
   const executor: Executor = {
     stats,
@@ -143,32 +191,17 @@ export function createExecutor(
       }
     },
     async readOne(work, options) {
-      for (let attempt = 1; ; attempt += 1) {
-        const s = session('READ');
-        let sent = 0;
-        try {
-          return await work(
-            counted((cypher, params) => {
-              sent += 1;
-              if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
-              return s.run(cypher, params, txConfig(readOptions(options)));
-            }),
-          );
-        } catch (e) {
-          if (attempt < READ_ONE_RETRIES && neo4j.isRetryableError(e) && !isUnavailable(e)) {
-            await new Promise((r) => setTimeout(r, 20 * attempt));
-            continue;
-          }
-          throw readFailure(e);
-        } finally {
-          await s.close();
-        }
-      }
+      return (await autoCommit('READ', work, options)).value;
+    },
+    readLatest(work, options) {
+      return autoCommit('WRITE', work, options);
     },
     async write(work, options) {
       const s = session('WRITE');
       try {
-        return await s.executeWrite((tx) => work(runner(tx)), txConfig(options));
+        const value = await s.executeWrite((tx) => work(runner(tx)), txConfig(options));
+        stats.written = s.lastBookmarks();
+        return value;
       } catch (e) {
         throw mapDriverError(e);
       } finally {

@@ -60,8 +60,9 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
   const name = cleanName(rawName);
   const key = nameKey(name);
   const guid = typeGuid(tenant, key);
-  // The first look is through the model cache (create-or-get of an existing name is a read); after a refused
-  // create, the database is asked directly (the winner of the race is not cached yet).
+  // The first look goes through the model cache (create-or-get of an existing name is a read; a new name costs
+  // the lookup it did before, plus its share of the version read). After a refused create the database is asked
+  // directly (the winner of the race is not cached at this request's version).
   let first = true;
   const resolve = async () => {
     if (first) {

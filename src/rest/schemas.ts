@@ -1043,6 +1043,7 @@ export const ROUTES = {
 /** Reasons any authenticated route may refuse with, whatever it does. */
 export const COMMON_REFUSALS: Reason[] = [
   'unauthenticated',
+  'invalid_bookmark',
   'storage_unavailable',
   'storage_busy',
   'internal_error',

@@ -8,12 +8,14 @@ import type { Run } from './executor.js';
  * A Cypher clause that gives the tenant's model a new version; it runs once per row reaching it, so it goes where
  * the statement has exactly one row when (and only when) it changed something. Last in its transaction's writes:
  * the tenant node is then locked only from there to the commit, so writes to different types of one tenant wait
- * for each other only that long.
+ * for each other only that long. MATCH, not MERGE: the node exists before any request of the tenant is served
+ * (tenants.ts), and a MERGE on the unique id may take a shared lock it must then upgrade, which lets two
+ * concurrent writes of one tenant deadlock each other (the driver then retries one).
  */
 export const bumpModelVersion = (tenantVariable?: string) =>
   tenantVariable === undefined
-    ? 'CALL { MERGE (mv:Tenant {id: $tenant}) SET mv.model_version = randomUUID() }'
-    : `CALL { WITH ${tenantVariable} MERGE (mv:Tenant {id: ${tenantVariable}}) SET mv.model_version = randomUUID() }`;
+    ? 'CALL { MATCH (mv:Tenant {id: $tenant}) SET mv.model_version = randomUUID() }'
+    : `CALL { WITH ${tenantVariable} MATCH (mv:Tenant {id: ${tenantVariable}}) SET mv.model_version = randomUUID() }`;
 
 /** The same as a statement of its own, for a transaction whose statements cannot carry it. */
 export async function changeModelVersion(run: Run, tenant: string) {

@@ -1044,6 +1044,8 @@ export const ROUTES = {
 export const COMMON_REFUSALS: Reason[] = [
   'unauthenticated',
   'invalid_bookmark',
+  // A path or query the router cannot decode (bad percent-encoding), refused before any route runs.
+  'invalid_url',
   'storage_unavailable',
   'storage_busy',
   'internal_error',

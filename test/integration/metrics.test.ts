@@ -87,6 +87,23 @@ describe('GET /metrics', () => {
     expect(sample(after.body, 'metamodel_purge_values_removed_total', {})).toBeGreaterThanOrEqual(3);
   });
 
+  it('counts model cache hits and misses per kind of read, its bytes, and the shared version reads', async () => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const before = (await scrape(`Bearer ${SCRAPE_TOKEN}`)).body;
+    await api.get('/entities/types?page_size=7'); // a miss, then
+    await api.get('/entities/types?page_size=7'); // a hit
+    const after = (await scrape(`Bearer ${SCRAPE_TOKEN}`)).body;
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
+    expect(delta('metamodel_model_cache_hits_total', { kind: 'type_page' })).toBeGreaterThanOrEqual(1);
+    expect(delta('metamodel_model_cache_misses_total', { kind: 'type_page' })).toBeGreaterThanOrEqual(1);
+    expect(delta('metamodel_model_version_requests_total')).toBeGreaterThanOrEqual(2);
+    expect(sample(after, 'metamodel_model_cache_bytes', {})).toBeGreaterThan(0);
+    for (const name of ['metamodel_model_cache_evictions_total', 'metamodel_model_cache_invalidations_total']) {
+      expect(sample(after, name, {}), name).not.toBeNull();
+    }
+  });
+
   it('is refused without a token (401), to users who are not operators (403), and with a wrong scrape token', async () => {
     expect((await scrape()).statusCode).toBe(401);
     const user = await scrape(`Bearer ${await tokenFor(newTenant())}`);

@@ -65,18 +65,16 @@ describe('ModelCache', () => {
 function controlledReads() {
   const statements: { tenants: string[]; answer: (versions: Record<string, string>) => void }[] = [];
   const db = {
-    readOne: <T>(work: (run: Run) => Promise<T>) =>
-      work(
-        (_cypher, params) =>
-          new Promise((resolve) => {
-            const tenants = (params?.tenants ?? []) as string[];
-            statements.push({
-              tenants,
-              answer: (versions) => resolve(tenants.map((id) => ({ id, version: versions[id] ?? '' }))),
-            });
-          }),
-      ),
+    readLatest: async <T>(work: (run: Run) => Promise<T>) => ({ value: await work(run), bookmarks: ['b'] }),
   } as unknown as Executor;
+  const run: Run = (_cypher, params) =>
+    new Promise((resolve) => {
+      const tenants = (params?.tenants ?? []) as string[];
+      statements.push({
+        tenants,
+        answer: (versions) => resolve(tenants.map((id) => ({ id, version: versions[id] ?? '' }))),
+      });
+    });
   return { db, statements };
 }
 
@@ -119,7 +117,7 @@ describe('VersionReader', () => {
 
   it('fails every request of a failed statement, and serves the next ones afresh', async () => {
     const failing = {
-      readOne: () => Promise.reject(new Error('database down')),
+      readLatest: () => Promise.reject(new Error('database down')),
     } as unknown as Executor;
     const reader = new VersionReader(failing);
     await expect(Promise.all([reader.read('a'), reader.read('b')])).rejects.toThrow('database down');

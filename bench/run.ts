@@ -46,8 +46,12 @@ import {
 import { DEFAULT_CATALOG, type LoadedCatalog, loadCatalog } from './load-catalog.js';
 import { NEO4J_GRAPHQL_QUERY, serviceCatalogQuery } from './queries.js';
 import {
+  type CacheCounts,
+  hitPct,
   type MachineLoad,
   type Measurement,
+  type PreviousRun,
+  previousRun,
   type Report,
   renderMarkdown,
   renderSvg,
@@ -134,6 +138,27 @@ const STORM_BUDGET_MS = 900_000;
 const STORM_AFTER_MS = 10_000;
 /** The connection count the targets are stated at (the middle level when 16 is not run). */
 const TARGET_LEVEL = LEVELS.includes(16) ? 16 : LEVELS[Math.floor(LEVELS.length / 2)]!;
+
+/** The previous run's latest.json, as the write targets need it; null when there is none or it cannot be read. */
+function readPrevious(): PreviousRun | null {
+  let text: string;
+  try {
+    text = readFileSync(path.join(RESULTS, 'latest.json'), 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    return previousRun(JSON.parse(text), TARGET_LEVEL);
+  } catch (e) {
+    console.log(`(bench/results/latest.json is not JSON, so no previous run: ${(e as Error).message})`);
+    return null;
+  }
+}
+/**
+ * Issue 12: writes no slower than before. Their ratios to baseline (b) in the previous run, read now, before this
+ * run overwrites latest.json. A --storm-only run measures no write (and leaves latest.json as it is).
+ */
+const PREVIOUS: PreviousRun | null = STORM_ONLY ? null : readPrevious();
 
 // ---- scenarios ----
 
@@ -410,6 +435,44 @@ interface Part {
   cpu: { server: number | null; neo4j: number | null; loadgen: number };
   load: MachineLoad | null;
   rssMaxMb: number | null;
+  /** The service's cache lookups meanwhile (null: the diagnostic could not be read; undefined: not the service). */
+  cache?: CacheCounts | null;
+}
+
+const COUNT_KEYS = [
+  'modelHits',
+  'modelMisses',
+  'engineHits',
+  'engineMisses',
+  'versionReads',
+  'versionRequests',
+] as const satisfies readonly (keyof CacheCounts)[];
+
+/** What the counters moved by between two readings (null when either could not be read). */
+function cacheDelta(before: CacheCounts | null, after: CacheCounts | null): CacheCounts | null {
+  if (!before || !after) return null;
+  return Object.fromEntries(COUNT_KEYS.map((k) => [k, after[k] - before[k]])) as unknown as CacheCounts;
+}
+
+/** Several parts' counts as one: undefined when none is the service's, null when one could not be read. */
+function sumCounts(counts: (CacheCounts | null | undefined)[]): CacheCounts | null | undefined {
+  if (counts.every((c) => c === undefined)) return undefined;
+  if (counts.some((c) => !c)) return null;
+  return Object.fromEntries(
+    COUNT_KEYS.map((k) => [k, counts.reduce<number>((a, c) => a + c![k], 0)]),
+  ) as unknown as CacheCounts;
+}
+
+/** A run's cache figures for its measurement: hit rate over both caches, version statements per request. */
+function cacheFigures(cache: CacheCounts | null): Partial<Measurement> {
+  if (!cache) return { cache: null, cacheHitRate: null, versionReadsPerRequest: null };
+  const hits = cache.modelHits + cache.engineHits;
+  const lookups = hits + cache.modelMisses + cache.engineMisses;
+  return {
+    cache,
+    cacheHitRate: lookups > 0 ? hits / lookups : null,
+    versionReadsPerRequest: cache.versionRequests > 0 ? cache.versionReads / cache.versionRequests : null,
+  };
 }
 
 /** Several stretches of one job (interleaved with other jobs) as one. */
@@ -450,6 +513,7 @@ function mergeParts(parts: Part[]): Part {
         }
       : null,
     rssMaxMb: rss.length > 0 ? Math.max(...rss) : null,
+    cache: sumCounts(parts.map((p) => p.cache)),
   };
 }
 
@@ -487,6 +551,7 @@ function measurement(
     rssMaxMb: r.rssMaxMb,
     statuses: r.statuses,
     ...(r.graphqlErrors > 0 ? { graphqlErrors: r.graphqlErrors } : {}),
+    ...(r.cache === undefined ? {} : cacheFigures(r.cache)),
     ...extra,
     machine: r.load,
   };
@@ -870,6 +935,14 @@ async function main(): Promise<number> {
 
     /** The catalog, the baselines and every measured scenario (all skipped with --storm-only). */
     const measureScenarios = async (sampler: RssSampler, driver: Driver, uri: string) => {
+      log(
+        PREVIOUS
+          ? `Writes compared with the previous run (${PREVIOUS.date}${PREVIOUS.quick ? ', --quick' : ''}): x(b) at ` +
+              `${TARGET_LEVEL} connections ${Object.entries(PREVIOUS.writeRatiosToB)
+                .map(([id, x]) => `${id} ${x === null ? '–' : x.toPrecision(3)}`)
+                .join(', ')}.`
+          : 'No previous run (bench/results/latest.json) to compare the writes with.',
+      );
       // ---- catalog ----
       sampler.phase = 'load';
       log(
@@ -899,6 +972,48 @@ async function main(): Promise<number> {
       const api = apiFor(svc.base, await tokenOf(big));
       const graphApi = apiFor(svc.base, await tokenOf(catalog.graphTenant));
       const headersOf = (a: Api) => ({ authorization: a.authorization, 'content-type': 'application/json' });
+
+      // The service's cache counters (issue #12), read by an operator (an administrator of the default tenant)
+      // before and after each measured run of the service. The diagnostic touches neither cache, and its requests
+      // go outside the runs' timing, CPU and request counts.
+      const operator = apiFor(
+        svc.base,
+        `Bearer ${await mintToken(secret, { tenant: process.env.DEFAULT_TENANT || 'default', roles: ['admin'] })}`,
+      );
+      let countersProblem: string | undefined;
+      const cacheCounters = async (): Promise<CacheCounts | null> => {
+        try {
+          const res = await operator.call('GET', '/admin/engine-cache');
+          const data = res.json.DATA as
+            | {
+                hits?: unknown;
+                misses?: unknown;
+                model_cache?: { hits?: unknown; misses?: unknown };
+                model_versions?: { reads?: unknown; requests?: unknown };
+              }
+            | undefined;
+          const counts = {
+            modelHits: data?.model_cache?.hits,
+            modelMisses: data?.model_cache?.misses,
+            engineHits: data?.hits,
+            engineMisses: data?.misses,
+            versionReads: data?.model_versions?.reads,
+            versionRequests: data?.model_versions?.requests,
+          };
+          if (res.status !== 200 || !Object.values(counts).every((v) => typeof v === 'number')) {
+            throw new Error(`answered ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+          }
+          return counts as CacheCounts;
+        } catch (e) {
+          // Said once: the runs are still measured, only without hit rates.
+          if (countersProblem === undefined) {
+            countersProblem = e instanceof Error ? e.message : String(e);
+            log(`GET /admin/engine-cache failed, so no hit rates: ${countersProblem}`);
+          }
+          return null;
+        }
+      };
+      await cacheCounters();
 
       mark('catalog load');
 
@@ -1169,6 +1284,7 @@ async function main(): Promise<number> {
           `  ${m.scenario.padEnd(16)} ${who.padEnd(13)} c=${String(m.connections).padEnd(3)} ` +
             `${fmt(m.rps, 0).padStart(7)} req/s  p50 ${fmt(m.p50, 2).padStart(7)} ms  p99 ${fmt(m.p99, 2).padStart(7)} ms` +
             `${m.queriesPerRequest === null ? '' : `  q/req ${fmt(m.queriesPerRequest, 2)}`}` +
+            `${m.cacheHitRate === undefined ? '' : `  hit ${hitPct(m.cacheHitRate)}%`}` +
             `${m.non2xx + m.errors > 0 ? `  non-2xx ${m.non2xx} errors ${m.errors}` : ''}` +
             `  rss ${m.rssMaxMb === null || m.rssMaxMb === undefined ? '-' : fmt(m.rssMaxMb, 0)} MB`,
         );
@@ -1183,10 +1299,12 @@ async function main(): Promise<number> {
         warmed: boolean;
         parts: Part[];
         /** Runs the job for `length`, returning what it measured; `warmup` first when not warmed yet. */
-        run(length: RunLength): Promise<Omit<Part, 'cpu' | 'load' | 'rssMaxMb'>>;
+        run(length: RunLength): Promise<Omit<Part, 'cpu' | 'load' | 'rssMaxMb' | 'cache'>>;
         warmup(): Promise<unknown>;
         pids: (number | undefined)[];
         serverPid: number | undefined;
+        /** The service's cache counters, read around each part (service jobs only). */
+        counters?: () => Promise<CacheCounts | null>;
       }
       const httpJob = (
         scenario: string,
@@ -1234,6 +1352,8 @@ async function main(): Promise<number> {
           await settle(job.pids);
           job.warmed = true;
         }
+        // Read before the part (after the warm-up), outside its timing and CPU.
+        const countersBefore = job.counters ? await job.counters() : undefined;
         sampler!.phase = `${job.scenario}@${connections}`;
         const rssBefore = sampler!.sample();
         const { value, cpu, load } = await withCpu({ server: job.serverPid, neo4j: neo4jPid }, () =>
@@ -1242,11 +1362,17 @@ async function main(): Promise<number> {
         // Requests still in flight when the run ended are served before the next run begins.
         const settled = await settle(job.pids);
         if (settled > 2_000) log(`    (${fmt(settled / 1000)} s until the processes were idle again)`);
+        // Read once the processes are idle, so the lookups of requests still in flight at the end are in.
+        const countersAfter = job.counters ? await job.counters() : undefined;
         const rssMaxMb =
           job.target === 'service'
             ? Math.max(rssBefore ?? 0, sampler!.phaseMax.get(sampler!.phase) ?? 0)
             : null;
-        job.parts.push({ ...value, cpu, load, rssMaxMb });
+        const cache =
+          countersBefore === undefined || countersAfter === undefined
+            ? undefined
+            : cacheDelta(countersBefore, countersAfter);
+        job.parts.push({ ...value, cpu, load, rssMaxMb, cache });
       };
 
       /**
@@ -1274,8 +1400,8 @@ async function main(): Promise<number> {
           c,
         );
         await interleaved([constantJob], c, 1);
-        const serviceJob = (s: Scenario) =>
-          httpJob(
+        const serviceJob = (s: Scenario): Job => ({
+          ...httpJob(
             s.id,
             'service',
             svc.base,
@@ -1284,7 +1410,9 @@ async function main(): Promise<number> {
             s.graphql === true,
             svc.child.pid,
             c,
-          );
+          ),
+          counters: cacheCounters,
+        });
         // Reads, each interleaved with its baseline (a); the two type pages interleaved with each other as well.
         const reads = active.filter((s) => s.direct);
         const groups: Scenario[][] = [];
@@ -1427,6 +1555,7 @@ async function main(): Promise<number> {
       graphqlRoundTrips: scenarioRun?.roundTrips ?? [],
       pageWalk: scenarioRun?.pageWalk ?? null,
       neo4jGraphql: scenarioRun?.neo4jGraphql ?? { ok: false, problem: 'not run (--storm-only)' },
+      previous: PREVIOUS,
       memory: {
         maxRssMb: sampler.max,
         afterRssMb: rssAfter,

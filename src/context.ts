@@ -122,6 +122,10 @@ export function createContext(
     clientBookmarks: clientBookmarks.length > 0,
   };
   const model = services.model;
+  // DataLoaders are made on first use: a REST request, served from memory, needs none of them.
+  const made: Partial<
+    Pick<Loaders, 'entityTypeByGuid' | 'ownAttributesByType' | 'withdrawnAttributesByType' | 'attributeJson'>
+  > = {};
   return {
     requestId,
     viewer,
@@ -131,42 +135,50 @@ export function createContext(
     operation,
     modelScope,
     loaders: {
-      entityTypeByGuid: new DataLoader(async (guids) => {
-        const found = await model.readMany<StoredType | null>(
-          modelScope,
-          'type',
-          guids,
-          async (run, missing) =>
-            new Map((await findTypesByGuids(run, tenant, missing)).map((t) => [t.guid, t])),
-          null,
-        );
-        for (const t of found) if (t) typesSeen.set(t.guid, t);
-        return found;
-      }),
-      ownAttributesByType: new DataLoader((guids) =>
-        model.readMany<StoredAttribute[]>(
-          modelScope,
-          'own_attributes',
-          guids,
-          (run, missing) => findAttributesOfTypes(run, tenant, missing, 'live', LOADED_PER_TYPE.live),
-          [],
-        ),
-      ),
-      withdrawnAttributesByType: new DataLoader(async (guids) => {
-        const found = await db.readOne((run) =>
-          findAttributesOfTypes(run, tenant, guids, 'withdrawn', LOADED_PER_TYPE.withdrawn),
-        );
-        return guids.map((g) => found.get(g) ?? []);
-      }),
-      attributeJson: new DataLoader((guids) =>
-        model.readMany(
-          modelScope,
-          'attribute_json',
-          guids,
-          (run, missing) => findAttributeJson(run, tenant, missing),
-          null,
-        ),
-      ),
+      get entityTypeByGuid() {
+        return (made.entityTypeByGuid ??= new DataLoader(async (guids) => {
+          const found = await model.readMany<StoredType | null>(
+            modelScope,
+            'type',
+            guids,
+            async (run, missing) =>
+              new Map((await findTypesByGuids(run, tenant, missing)).map((t) => [t.guid, t])),
+            null,
+          );
+          for (const t of found) if (t) typesSeen.set(t.guid, t);
+          return found;
+        }));
+      },
+      get ownAttributesByType() {
+        return (made.ownAttributesByType ??= new DataLoader((guids) =>
+          model.readMany<StoredAttribute[]>(
+            modelScope,
+            'own_attributes',
+            guids,
+            (run, missing) => findAttributesOfTypes(run, tenant, missing, 'live', LOADED_PER_TYPE.live),
+            [],
+          ),
+        ));
+      },
+      get withdrawnAttributesByType() {
+        return (made.withdrawnAttributesByType ??= new DataLoader(async (guids) => {
+          const found = await db.readOne((run) =>
+            findAttributesOfTypes(run, tenant, guids, 'withdrawn', LOADED_PER_TYPE.withdrawn),
+          );
+          return guids.map((g) => found.get(g) ?? []);
+        }));
+      },
+      get attributeJson() {
+        return (made.attributeJson ??= new DataLoader((guids) =>
+          model.readMany(
+            modelScope,
+            'attribute_json',
+            guids,
+            (run, missing) => findAttributeJson(run, tenant, missing),
+            null,
+          ),
+        ));
+      },
       platformAttributes: () => {
         platform ??= model
           .read(modelScope, 'platform_attributes', '', (run) =>

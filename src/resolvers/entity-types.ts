@@ -125,18 +125,31 @@ export async function listEntityTypes(
     approximateBytesServed,
   );
   const cursors = ctx.services.cursors;
-  // A row's cursor is signed only when asked for (GraphQL edges that select it; REST uses the last one only).
-  const page = cached.types.map((type) => {
-    ctx.loaders.typesSeen.set(type.guid, type);
-    return {
-      type,
-      get cursor() {
-        return cursors.encode(tenant, type.name_key);
-      },
-    };
-  });
-  const nextCursor = cached.more ? (page[page.length - 1]?.cursor ?? null) : null;
-  return { types: cached.types, rows: page, nextCursor, cached };
+  const cursorOf = (type: StoredType) => cursors.encode(tenant, type.name_key);
+  const last = cached.types[cached.types.length - 1];
+  // Rows and cursors are made only when asked for: a REST page served from its serialised form needs neither, and a
+  // row's cursor is signed only for GraphQL edges that select it.
+  let rows: { type: StoredType; readonly cursor: string }[] | undefined;
+  return {
+    types: cached.types,
+    cached,
+    more: cached.more,
+    get nextCursor() {
+      return cached.more && last ? cursorOf(last) : null;
+    },
+    get rows() {
+      rows ??= cached.types.map((type) => {
+        ctx.loaders.typesSeen.set(type.guid, type);
+        return {
+          type,
+          get cursor() {
+            return cursorOf(type);
+          },
+        };
+      });
+      return rows;
+    },
+  };
 }
 
 /** A page of types as the model cache keeps it; `restData` is its REST answer's DATA, serialised on first use. */

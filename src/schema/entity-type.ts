@@ -141,10 +141,14 @@ builder.queryFields((t) => ({
             },
           })),
           pageInfo: {
-            hasNextPage: page.nextCursor !== null,
+            hasNextPage: page.more,
             hasPreviousPage: args.after != null,
-            startCursor: page.rows[0]?.cursor ?? null,
-            endCursor: page.rows[page.rows.length - 1]?.cursor ?? null,
+            get startCursor() {
+              return page.rows[0]?.cursor ?? null;
+            },
+            get endCursor() {
+              return page.rows[page.rows.length - 1]?.cursor ?? null;
+            },
           },
         };
       },

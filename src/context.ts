@@ -94,6 +94,15 @@ export function charge(ctx: RequestContext, objects: number, bytes = 0) {
   ctx.operation.budget?.charge(objects, bytes);
 }
 
+/** A value made on first call, then the same one. */
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
+}
+
 export function createContext(
   services: Services,
   viewer: Viewer,
@@ -123,9 +132,57 @@ export function createContext(
   };
   const model = services.model;
   // DataLoaders are made on first use: a REST request, served from memory, needs none of them.
-  const made: Partial<
-    Pick<Loaders, 'entityTypeByGuid' | 'ownAttributesByType' | 'withdrawnAttributesByType' | 'attributeJson'>
-  > = {};
+  const entityTypeByGuid = lazy(
+    () =>
+      new DataLoader<string, StoredType | null>(async (guids) => {
+        const found = await model.readMany<StoredType | null>(
+          modelScope,
+          'type',
+          guids,
+          async (run, missing) =>
+            new Map((await findTypesByGuids(run, tenant, missing)).map((t) => [t.guid, t])),
+          null,
+        );
+        for (const t of found) if (t) typesSeen.set(t.guid, t);
+        return found;
+      }),
+  );
+  const ownAttributesByType = lazy(
+    () =>
+      new DataLoader<string, StoredAttribute[]>((guids) =>
+        model.readMany<StoredAttribute[]>(
+          modelScope,
+          'own_attributes',
+          guids,
+          (run, missing) => findAttributesOfTypes(run, tenant, missing, 'live', LOADED_PER_TYPE.live),
+          [],
+        ),
+      ),
+  );
+  const withdrawnAttributesByType = lazy(
+    () =>
+      new DataLoader<string, StoredAttribute[]>(async (guids) => {
+        const found = await db.readOne((run) =>
+          findAttributesOfTypes(run, tenant, guids, 'withdrawn', LOADED_PER_TYPE.withdrawn),
+        );
+        return guids.map((g) => found.get(g) ?? []);
+      }),
+  );
+  const attributeJson = lazy(
+    () =>
+      new DataLoader<
+        string,
+        { allowed_values_json: string | null; default_value_json: string | null } | null
+      >((guids) =>
+        model.readMany(
+          modelScope,
+          'attribute_json',
+          guids,
+          (run, missing) => findAttributeJson(run, tenant, missing),
+          null,
+        ),
+      ),
+  );
   return {
     requestId,
     viewer,
@@ -136,48 +193,16 @@ export function createContext(
     modelScope,
     loaders: {
       get entityTypeByGuid() {
-        return (made.entityTypeByGuid ??= new DataLoader(async (guids) => {
-          const found = await model.readMany<StoredType | null>(
-            modelScope,
-            'type',
-            guids,
-            async (run, missing) =>
-              new Map((await findTypesByGuids(run, tenant, missing)).map((t) => [t.guid, t])),
-            null,
-          );
-          for (const t of found) if (t) typesSeen.set(t.guid, t);
-          return found;
-        }));
+        return entityTypeByGuid();
       },
       get ownAttributesByType() {
-        return (made.ownAttributesByType ??= new DataLoader((guids) =>
-          model.readMany<StoredAttribute[]>(
-            modelScope,
-            'own_attributes',
-            guids,
-            (run, missing) => findAttributesOfTypes(run, tenant, missing, 'live', LOADED_PER_TYPE.live),
-            [],
-          ),
-        ));
+        return ownAttributesByType();
       },
       get withdrawnAttributesByType() {
-        return (made.withdrawnAttributesByType ??= new DataLoader(async (guids) => {
-          const found = await db.readOne((run) =>
-            findAttributesOfTypes(run, tenant, guids, 'withdrawn', LOADED_PER_TYPE.withdrawn),
-          );
-          return guids.map((g) => found.get(g) ?? []);
-        }));
+        return withdrawnAttributesByType();
       },
       get attributeJson() {
-        return (made.attributeJson ??= new DataLoader((guids) =>
-          model.readMany(
-            modelScope,
-            'attribute_json',
-            guids,
-            (run, missing) => findAttributeJson(run, tenant, missing),
-            null,
-          ),
-        ));
+        return attributeJson();
       },
       platformAttributes: () => {
         platform ??= model

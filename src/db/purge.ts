@@ -4,14 +4,29 @@ import { valueProperty } from './attributes.js';
 import type { Run } from './executor.js';
 import { bumpModelVersion } from './model-version.js';
 
-/** Takes (or renews) a named lease for `seconds`; false when another holder has it. */
-export async function acquireLease(run: Run, name: string, holder: string, seconds: number) {
+/**
+ * Takes (or renews) a named lease for `seconds`; false when another holder has it. With `firing` (a scheduled run's
+ * time), also false when that firing was already claimed: instances whose schedules fire together run it once, even
+ * when the first one's run is over before the next one asks.
+ */
+export async function acquireLease(
+  run: Run,
+  name: string,
+  holder: string,
+  seconds: number,
+  firing: string | null = null,
+) {
   const rows = await run(
+    // The SET first takes the node's write lock, so the holder is read after any concurrent claim committed: two
+    // instances cannot both see the lease free.
     `MERGE (l:JobLease {name: $name})
-     WITH l WHERE l.holder IS NULL OR l.holder = $holder OR l.until < datetime()
-     SET l.holder = $holder, l.until = datetime() + duration({seconds: $seconds})
+     SET l.checked_at = datetime()
+     WITH l WHERE (l.holder IS NULL OR l.holder = $holder OR l.until < datetime())
+              AND ($firing IS NULL OR coalesce(l.last_firing, '') < $firing)
+     SET l.holder = $holder, l.until = datetime() + duration({seconds: $seconds}),
+         l.last_firing = coalesce($firing, l.last_firing)
      RETURN true AS acquired`,
-    { name, holder, seconds: neo4j.int(seconds) },
+    { name, holder, seconds: neo4j.int(seconds), firing },
   );
   return rows.length > 0;
 }

@@ -59,7 +59,12 @@ export interface Purger {
    * `onProgress`, if given, is told where this run stands (not called when the run is skipped); it must not
    * throw (if it does, the error is logged and the run goes on).
    */
-  runDailyJob(scope?: { tenant?: string }, onProgress?: (p: PurgeProgress) => void): Promise<PurgeReport>;
+  runDailyJob(
+    scope?: { tenant?: string },
+    onProgress?: (p: PurgeProgress) => void,
+    /** The scheduled time of a cron firing (ISO, to the second): each firing runs on one instance only. */
+    firing?: string,
+  ): Promise<PurgeReport>;
   /** Resolves when the background removal started by kick() is idle. */
   idle(): Promise<void>;
   stop(): Promise<void>;
@@ -67,11 +72,15 @@ export interface Purger {
 
 const JOB_LEASE = 'purge-daily';
 const DEF_LEASE_SECONDS = 120;
+/** The daily job's lease, renewed after every definition: an instance killed mid-run blocks the job this long. */
+const JOB_LEASE_SECONDS = 120;
 
 export function createPurger(options: PurgeOptions): Purger {
   const { db, logger, instanceId } = options;
   const batchSize = options.batchSize ?? 5_000;
   let background: Promise<void> | null = null;
+  /** Daily runs under way (stop() waits for them, so their lease is released before the driver closes). */
+  const daily = new Set<Promise<unknown>>();
   let again = false;
   let stopped = false;
 
@@ -149,86 +158,112 @@ export function createPurger(options: PurgeOptions): Purger {
       while (background) await background;
     },
 
-    async runDailyJob(scope = {}, onProgress) {
-      const tenant = scope.tenant ?? null;
-      const jobLease = tenant === null ? JOB_LEASE : `${JOB_LEASE}:${tenant}`;
-      const report: PurgeReport = { removed: [], values_removed: 0, batches: 0, pending: 0 };
-      if (!(await db.write((run) => acquireLease(run, jobLease, instanceId, 3600)))) {
-        return { ...report, skipped: 'another_instance_is_running' };
-      }
-      const progress: PurgeProgress = {
-        definitions_total: 0,
-        definitions_done: 0,
-        definitions_removed: 0,
-        values_removed: 0,
-        batches: 0,
-      };
-      const tell = () => {
-        if (!onProgress) return;
-        try {
-          onProgress({ ...progress });
-        } catch (err) {
-          logger.warn({ err }, 'purge progress listener failed');
-        }
-      };
-      try {
-        const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds, tenant));
-        logger.info({ withdrawn: pending.length, scoped: tenant !== null }, 'daily purge started');
-        progress.definitions_total = pending.length;
-        tell();
-        const onBatch = (valuesRemoved: number) => {
-          progress.values_removed += valuesRemoved;
-          progress.batches += 1;
-          tell();
-        };
-        for (const def of pending) {
-          if (stopped) break;
-          const result = await drain(def, true, onBatch);
-          report.values_removed += result.removed;
-          report.batches += result.batches;
-          const [fresh] = (
-            await db.read((run) => findWithdrawn(run, options.graceSeconds, def.tenant))
-          ).filter((d) => d.guid === def.guid);
-          if (!(fresh?.passCompleted && fresh.passIsFinal)) {
-            report.pending += 1;
-            progress.definitions_done += 1;
-            tell();
-            continue;
-          }
-          const gone = await db.write((run) => removeDefinition(run, def.guid));
-          if (gone) {
-            options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 1 });
-            report.removed.push({
-              guid: def.guid,
-              type_guid: def.owner_guid,
-              name: def.name,
-              values_removed: Number(gone.values_removed ?? 0),
-            });
-            progress.definitions_removed += 1;
-          }
-          progress.definitions_done += 1;
-          tell();
-        }
-        logger.info({ removed: report.removed.length, pending: report.pending }, 'daily purge finished');
-        if (tenant === null)
-          options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 0, pending: report.pending });
-        return report;
-      } finally {
-        await db.write((run) => releaseLease(run, jobLease, instanceId)).catch(() => {});
-      }
+    runDailyJob(scope = {}, onProgress, firing) {
+      const running = dailyJob(scope, onProgress, firing);
+      daily.add(running);
+      return running.finally(() => daily.delete(running));
     },
 
     async stop() {
       stopped = true;
       while (background) await background;
+      await Promise.allSettled([...daily]);
     },
   };
+
+  async function dailyJob(
+    scope: { tenant?: string },
+    onProgress: ((p: PurgeProgress) => void) | undefined,
+    firing: string | undefined,
+  ): Promise<PurgeReport> {
+    const tenant = scope.tenant ?? null;
+    const jobLease = tenant === null ? JOB_LEASE : `${JOB_LEASE}:${tenant}`;
+    const report: PurgeReport = { removed: [], values_removed: 0, batches: 0, pending: 0 };
+    if (
+      !(await db.write((run) => acquireLease(run, jobLease, instanceId, JOB_LEASE_SECONDS, firing ?? null)))
+    ) {
+      logger.info(
+        { ...(firing ? { firing } : {}), reason: 'another_instance_is_running' },
+        'daily purge skipped',
+      );
+      return { ...report, skipped: 'another_instance_is_running' };
+    }
+    const progress: PurgeProgress = {
+      definitions_total: 0,
+      definitions_done: 0,
+      definitions_removed: 0,
+      values_removed: 0,
+      batches: 0,
+    };
+    const tell = () => {
+      if (!onProgress) return;
+      try {
+        onProgress({ ...progress });
+      } catch (err) {
+        logger.warn({ err }, 'purge progress listener failed');
+      }
+    };
+    try {
+      const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds, tenant));
+      logger.info(
+        { withdrawn: pending.length, scoped: tenant !== null, ...(firing ? { firing } : {}) },
+        'daily purge started',
+      );
+      progress.definitions_total = pending.length;
+      tell();
+      const onBatch = (valuesRemoved: number) => {
+        progress.values_removed += valuesRemoved;
+        progress.batches += 1;
+        tell();
+      };
+      for (const def of pending) {
+        if (stopped) break;
+        const result = await drain(def, true, onBatch);
+        report.values_removed += result.removed;
+        report.batches += result.batches;
+        const [fresh] = (await db.read((run) => findWithdrawn(run, options.graceSeconds, def.tenant))).filter(
+          (d) => d.guid === def.guid,
+        );
+        if (!(fresh?.passCompleted && fresh.passIsFinal)) {
+          report.pending += 1;
+          progress.definitions_done += 1;
+          tell();
+          continue;
+        }
+        const gone = await db.write((run) => removeDefinition(run, def.guid));
+        if (gone) {
+          options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 1 });
+          report.removed.push({
+            guid: def.guid,
+            type_guid: def.owner_guid,
+            name: def.name,
+            values_removed: Number(gone.values_removed ?? 0),
+          });
+          progress.definitions_removed += 1;
+        }
+        progress.definitions_done += 1;
+        tell();
+        await db.write((run) => acquireLease(run, jobLease, instanceId, JOB_LEASE_SECONDS));
+      }
+      logger.info(
+        { removed: report.removed.length, pending: report.pending, ...(firing ? { firing } : {}) },
+        'daily purge finished',
+      );
+      if (tenant === null)
+        options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 0, pending: report.pending });
+      return report;
+    } finally {
+      await db.write((run) => releaseLease(run, jobLease, instanceId)).catch(() => {});
+    }
+  }
 }
 
 /** Registers the daily job; returns stop(). */
 export function schedulePurge(expression: string, purger: Purger, logger: Logger) {
-  const task = cron.schedule(expression, () => {
-    purger.runDailyJob().catch((err) => logger.error({ err }, 'daily purge failed'));
+  const task = cron.schedule(expression, (context) => {
+    // The firing is named by its scheduled time, to the second: every instance names it alike.
+    const firing = new Date(Math.floor(context.date.getTime() / 1000) * 1000).toISOString();
+    purger.runDailyJob({}, undefined, firing).catch((err) => logger.error({ err }, 'daily purge failed'));
   });
   return {
     stop: () => {

@@ -3,7 +3,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExecutor } from '../../src/db/executor.js';
-import { findWithdrawn, purgeBatch, startPass } from '../../src/db/purge.js';
+import { acquireLease, findWithdrawn, purgeBatch, releaseLease, startPass } from '../../src/db/purge.js';
 import { createPurger } from '../../src/jobs/purge.js';
 import {
   createType,
@@ -307,6 +307,31 @@ describe('live → withdrawn → removed → declared afresh, with stored values
         })
       ).body.DATA.reason,
     ).toBe('attribute_def_withdrawn');
+  });
+});
+
+describe('the purge lease, with several instances', () => {
+  const lease = () => `purge-test:${newTenant()}`;
+  const take = (name: string, holder: string, firing: string | null = null) =>
+    createExecutor(world.driver, undefined).write((run) => acquireLease(run, name, holder, 60, firing));
+
+  it('is taken by exactly one of many instances asking at once', async () => {
+    const name = lease();
+    // An existing, free lease (the race that matters: no unique-index entry to serialise the askers).
+    expect(await take(name, 'setup')).toBe(true);
+    await createExecutor(world.driver, undefined).write((run) => releaseLease(run, name, 'setup'));
+    const got = await Promise.all(Array.from({ length: 12 }, (_, i) => take(name, `instance-${i}`)));
+    expect(got.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('runs each scheduled firing once: an instance asking after the first run ended does not run it again', async () => {
+    const name = lease();
+    const firing = '2026-11-23T03:00:00.000Z';
+    expect(await take(name, 'a', firing)).toBe(true);
+    await createExecutor(world.driver, undefined).write((run) => releaseLease(run, name, 'a'));
+    expect(await take(name, 'b', firing)).toBe(false); // the lease is free, but the firing was run
+    expect(await take(name, 'b', '2026-11-24T03:00:00.000Z')).toBe(true); // the next firing
+    expect(await take(name, 'a')).toBe(false); // held by b
   });
 });
 

@@ -1,6 +1,7 @@
 // The service in this process on a throwaway Neo4j (or NEO4J_URI), for the scripts that drive it from outside
 // (loadtest.ts, fuzz.ts): migrated, listening on loopback, with a fresh token secret, and the errors it logs
-// (what stands behind a 500) kept for the script to report.
+// (what stands behind a 500) kept for the script to report. startThrowawayNeo4j is the database part alone, for
+// scripts that run the service in processes of their own (loadtest.ts --instances N).
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -52,43 +53,52 @@ export function neo4jSettings(extra: Record<string, string> = {}) {
   }
 }
 
-export async function startThrowawayService(options: {
+export interface ThrowawayNeo4j {
+  /** Bolt URI of the throwaway Neo4j, or NEO4J_URI. */
+  uri: string;
+  /** NEO4J_USER, NEO4J_PASSWORD and NEO4J_DATABASE from the environment (for NEO4J_URI). */
+  user: string | undefined;
+  password: string | undefined;
+  database: string | undefined;
+  /** A driver on it, the schema migrated. */
+  driver: Driver;
+  /** Closes the driver and the local Neo4j, and removes its data; never throws. */
+  close(): Promise<void>;
+}
+
+const quietly = async (label: string, what: string, work: () => Promise<unknown>) => {
+  try {
+    await withTimeout(what, work(), CLOSE_TIMEOUT_MS);
+  } catch (e) {
+    console.error(`${label}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+};
+
+/**
+ * A throwaway Neo4j (or NEO4J_URI from the environment), migrated, with a driver on it: what the service needs
+ * underneath, for scripts that run the service in this process (startThrowawayService) or in processes of its own.
+ */
+export async function startThrowawayNeo4j(options: {
   /** Prefixes what it prints, and names the data directory. */
   label: string;
   heapMb: number;
-  maxErrors: number;
-  /** More configuration for the service. */
-  env?: Record<string, string>;
-}): Promise<ThrowawayService> {
+}): Promise<ThrowawayNeo4j> {
   const { label } = options;
   const env = neo4jSettings();
   let local: LocalNeo4j | undefined;
   let dataDir: string | undefined;
   let driver: Driver | undefined;
-  let app: FastifyInstance | undefined;
-  let appClosed = false;
-  const errorLog: string[] = [];
-
-  const quietly = async (what: string, work: () => Promise<unknown>) => {
-    try {
-      await withTimeout(what, work(), CLOSE_TIMEOUT_MS);
-    } catch (e) {
-      console.error(`${label}: ${e instanceof Error ? e.message : String(e)}`);
-    }
+  // Once: a second call waits for the first.
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      if (driver) await quietly(label, 'closing the driver', () => driver!.close());
+      if (local) await quietly(label, 'stopping Neo4j', () => local!.stop());
+      if (dataDir)
+        await quietly(label, 'removing the Neo4j data', () => rm(dataDir!, { recursive: true, force: true }));
+    })();
+    return closing;
   };
-  const closeApp = async () => {
-    if (!app || appClosed) return;
-    appClosed = true;
-    await withTimeout('closing the service', app.close(), CLOSE_TIMEOUT_MS);
-  };
-  const close = async () => {
-    await quietly('closing the service', closeApp);
-    const [openDriver, openLocal, dir] = [driver, local, dataDir];
-    if (openDriver) await quietly('closing the driver', () => openDriver.close());
-    if (openLocal) await quietly('stopping Neo4j', () => openLocal.stop());
-    if (dir) await quietly('removing the Neo4j data', () => rm(dir, { recursive: true, force: true }));
-  };
-
   try {
     let uri = env.NEO4J_URI;
     if (!uri) {
@@ -101,13 +111,53 @@ export async function startThrowawayService(options: {
     console.log(`Neo4j: ${uri}`);
     driver = createDriver({ uri, user: env.NEO4J_USER, password: env.NEO4J_PASSWORD });
     await migrate(createExecutor(driver, env.NEO4J_DATABASE));
+    return {
+      uri,
+      user: env.NEO4J_USER,
+      password: env.NEO4J_PASSWORD,
+      database: env.NEO4J_DATABASE,
+      driver,
+      close,
+    };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
 
+export async function startThrowawayService(options: {
+  /** Prefixes what it prints, and names the data directory. */
+  label: string;
+  heapMb: number;
+  maxErrors: number;
+  /** More configuration for the service. */
+  env?: Record<string, string>;
+}): Promise<ThrowawayService> {
+  const { label } = options;
+  let neo4jServer: ThrowawayNeo4j | undefined;
+  let app: FastifyInstance | undefined;
+  let appClosed = false;
+  const errorLog: string[] = [];
+
+  const closeApp = async () => {
+    if (!app || appClosed) return;
+    appClosed = true;
+    await withTimeout('closing the service', app.close(), CLOSE_TIMEOUT_MS);
+  };
+  const close = async () => {
+    await quietly(label, 'closing the service', closeApp);
+    await neo4jServer?.close();
+  };
+
+  try {
+    neo4jServer = await startThrowawayNeo4j({ label, heapMb: options.heapMb });
+    const { uri, driver } = neo4jServer;
     const secret = randomBytes(24).toString('hex');
     const config = parseConfig({
       NODE_ENV: 'test',
       AUTH_JWT_SECRET: secret,
       NEO4J_URI: uri,
-      NEO4J_DATABASE: env.NEO4J_DATABASE ?? '',
+      NEO4J_DATABASE: neo4jServer.database ?? '',
       LOG_LEVEL: 'silent',
       ...options.env,
     });

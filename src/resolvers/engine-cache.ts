@@ -24,7 +24,11 @@ export interface EngineCacheStats {
   invalidations: number;
 }
 
-/** Approximate memory an entry holds: its strings (two bytes a character) and a fixed cost per definition. */
+/**
+ * Approximate memory an entry holds: its strings (two bytes a character), a fixed cost per definition, and for an
+ * enumeration also its parsed form and lookup set, which entity writes make once and keep with the definition
+ * (resolvers/entities.ts, shapeOf): counted as twice its JSON text again.
+ */
 export function definitionsBytes(d: TypeDefinitions): number {
   let bytes = 200;
   for (const a of d.attributes) {
@@ -33,7 +37,7 @@ export function definitionsBytes(d: TypeDefinitions): number {
       2 *
         (a.name.length +
           a.name_key.length +
-          (a.allowed_values_json?.length ?? 0) +
+          3 * (a.allowed_values_json?.length ?? 0) +
           (a.default_value_json?.length ?? 0));
   }
   return bytes;

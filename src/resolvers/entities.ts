@@ -15,18 +15,32 @@ import { refuse } from '../errors.js';
 import { orderAttributes, ROOT_KEY } from './attributes.js';
 import type { TypeDefinitions } from './engine-cache.js';
 import { cleanName, nameKey } from './names.js';
-import { checkValue, ENTITY_VALUE_REASONS, type ValueShape } from './values.js';
+import { allowedKeysOf, checkValue, ENTITY_VALUE_REASONS, type ValueShape } from './values.js';
 
 export const MAX_LOOKUP_IDENTIFIERS = 1000;
 /** Curation writes end within this time, so a purge pass begun later sees every value written before a withdrawal. */
 export const CURATION_TX_TIMEOUT_MS = 30_000;
 
-const shapeOf = (a: StoredAttribute): ValueShape => ({
-  name: a.name,
-  value_type: a.value_type as ValueShape['value_type'],
-  cardinality: a.cardinality as ValueShape['cardinality'],
-  allowed_values: a.allowed_values_json ? (JSON.parse(a.allowed_values_json) as unknown[]) : null,
-});
+/**
+ * A definition's shape for value checks, made once per cached definition (its enumeration parsed and keyed once, not
+ * once per write: a 1,000-entry enumeration cost a parse and a 1,000-key set for every value written).
+ */
+const shapes = new WeakMap<StoredAttribute, ValueShape>();
+function shapeOf(a: StoredAttribute): ValueShape {
+  let shape = shapes.get(a);
+  if (!shape) {
+    const allowed = a.allowed_values_json ? (JSON.parse(a.allowed_values_json) as unknown[]) : null;
+    shape = {
+      name: a.name,
+      value_type: a.value_type as ValueShape['value_type'],
+      cardinality: a.cardinality as ValueShape['cardinality'],
+      allowed_values: allowed,
+      ...(allowed ? { allowedKeys: allowedKeysOf(allowed) } : {}),
+    };
+    shapes.set(a, shape);
+  }
+  return shape;
+}
 
 /** The definitions applying to a type at `version`, from the engine cache or the database. */
 async function definitionsAt(

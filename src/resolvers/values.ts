@@ -148,7 +148,13 @@ export interface ValueShape {
   value_type: ValueType;
   cardinality: Cardinality;
   allowed_values: unknown[] | null;
+  /** The allowed values' canonical JSON, when already made (a cached definition keeps it across writes). */
+  allowedKeys?: ReadonlySet<string>;
 }
+
+/** The canonical JSON of each allowed value, the set a value is looked up in. */
+export const allowedKeysOf = (values: readonly unknown[]): ReadonlySet<string> =>
+  new Set(values.map(canonicalJson));
 
 export interface ValueReasons {
   invalid: Reason;
@@ -184,7 +190,7 @@ export function checkValue(def: ValueShape, value: unknown, reasons: ValueReason
       `${what} of "${def.name}" has more than ${MAX_MULTI_VALUES} entries.`,
     );
   }
-  const allowed = def.allowed_values ? new Set(def.allowed_values.map(canonicalJson)) : null;
+  const allowed = def.allowedKeys ?? (def.allowed_values ? allowedKeysOf(def.allowed_values) : null);
   for (const entry of entries) {
     if (def.value_type === 'entity_ref') {
       if (typeof entry !== 'string' || entry.length === 0 || entry.length > 256) {

@@ -1,6 +1,6 @@
 // The selections bound of the GraphQL cost (schema/limits.ts), at, just under and just over it. Through HTTP the
 // token limit refuses so many plain fields first; fragments reach it there (integration/limits.test.ts).
-import { parse } from 'graphql';
+import { parse, print } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/schema/index.js';
 import { GRAPHQL_LIMITS, operationCost } from '../../src/schema/limits.js';
@@ -18,5 +18,18 @@ describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleStr
     expect(() => operationCost(schema, withSelections(max + 1), undefined, undefined)).toThrow(
       expect.objectContaining({ reason: 'query_too_costly' }),
     );
+  });
+});
+
+describe('the cost of a repeated operation', () => {
+  it('is worked out once per parsed document and variables, and differs with the variables', () => {
+    const document = parse('query($n: Int) { entityTypes(first: $n) { edges { node { name } } } }');
+    const small = operationCost(schema, document, { n: 5 }, undefined);
+    const large = operationCost(schema, document, { n: 500 }, undefined);
+    expect(large).toBeGreaterThan(small);
+    expect(operationCost(schema, document, { n: 5 }, undefined)).toBe(small);
+    expect(operationCost(schema, document, { n: 500 }, undefined)).toBe(large);
+    // the same text parsed again is another document: costed alike
+    expect(operationCost(schema, parse(print(document)), { n: 5 }, undefined)).toBe(small);
   });
 });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import type { TypeProps } from '../resolvers/system-types.js';
 import { objectFromList, type Run } from './executor.js';
-import { bumpModelVersion } from './model-version.js';
+import { bumpModelVersion, createModelVersionShards } from './model-version.js';
 
 /** A type as stored, with its parent level's guid; absent optional fields are null. */
 export interface StoredType {
@@ -223,13 +223,12 @@ export async function upsertSystemTypes(
      MERGE (a)-[:ALLOWED_REF_TYPE]->(r)`,
     { tenant, rootKey, attributes },
   );
-  await run(
-    'MERGE (x:Tenant {id: $tenant}) SET x.system_version = $version, x.model_version = randomUUID()',
-    {
-      tenant,
-      version: neo4j.int(version),
-    },
-  );
+  // The model version's shards, each with a new value: the system types just written may have changed.
+  await createModelVersionShards(run, tenant);
+  await run('MERGE (x:Tenant {id: $tenant}) SET x.system_version = $version', {
+    tenant,
+    version: neo4j.int(version),
+  });
 }
 
 /** A type of another origin holding the managed name (or its derived guid) blocks the managed feature. */

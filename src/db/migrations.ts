@@ -23,6 +23,8 @@ export const MIGRATIONS: readonly string[] = [
   // Withdrawn definitions across tenants, for the purge.
   'CREATE INDEX attribute_def_state IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.state)',
   'CREATE CONSTRAINT job_lease IF NOT EXISTS FOR (l:JobLease) REQUIRE l.name IS UNIQUE',
+  // A tenant's model version, in shards (db/model-version.ts): one per tenant and shard, found by an index seek.
+  'CREATE CONSTRAINT model_version_shard IF NOT EXISTS FOR (v:ModelVersion) REQUIRE (v.tenant, v.shard) IS UNIQUE',
 ];
 
 export async function migrate(db: Executor): Promise<void> {

@@ -41,8 +41,11 @@ export const PARENT_LINKS: readonly { child: string; parent: string }[] = CATALO
   }),
 );
 
-/** Bumped whenever SYSTEM_TYPES or PARENT_LINKS change, so every tenant is brought in step once. */
-export const SYSTEM_TYPES_VERSION = 2;
+/**
+ * Bumped whenever what a tenant is set up with changes (SYSTEM_TYPES, PARENT_LINKS, the platform attributes, the
+ * model version's shards: 3), so every tenant is brought in step once.
+ */
+export const SYSTEM_TYPES_VERSION = 3;
 
 export const DASHBOARD_TYPE: TypeProps = {
   name: 'dashboard',

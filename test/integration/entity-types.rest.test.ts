@@ -89,7 +89,7 @@ describe('Entity type row', () => {
     // metamodel rows must (README, "Reads from memory"); the types listed before were cached at the old one.
     await world.driver.executeQuery(
       `CREATE (:EntityType {tenant: $tenant, guid: $guid, name: 'Kafka Topic', name_key: 'kafka topic', origin: 'connector'})
-       WITH 1 AS one MATCH (x:Tenant {id: $tenant}) SET x.model_version = randomUUID()`,
+       WITH 1 AS one MATCH (v:ModelVersion {tenant: $tenant, shard: 0}) SET v.version = randomUUID()`,
       { tenant, guid },
     );
     const row = (await listAll(api)).find((r) => r.guid === guid)!;

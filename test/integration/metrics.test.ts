@@ -99,7 +99,10 @@ describe('GET /metrics', () => {
     expect(delta('metamodel_model_cache_misses_total', { kind: 'type_page' })).toBeGreaterThanOrEqual(1);
     expect(delta('metamodel_model_version_requests_total')).toBeGreaterThanOrEqual(2);
     expect(sample(after, 'metamodel_model_cache_bytes', {})).toBeGreaterThan(0);
-    for (const name of ['metamodel_model_cache_evictions_total', 'metamodel_model_cache_invalidations_total']) {
+    for (const name of [
+      'metamodel_model_cache_evictions_total',
+      'metamodel_model_cache_invalidations_total',
+    ]) {
       expect(sample(after, name, {}), name).not.toBeNull();
     }
   });

@@ -4,6 +4,7 @@
 // second one shows it: no TTL, no staleness window.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelCacheKind } from '../../src/cache/model-cache.js';
+import { readModelVersion } from '../../src/db/model-version.js';
 import {
   createType,
   createWorld,
@@ -173,8 +174,12 @@ describe('a metamodel write on one instance is seen by the next read on another'
 async function modelVersion(tenant: string) {
   const session = first.driver.session();
   try {
-    const res = await session.run('MATCH (x:Tenant {id: $tenant}) RETURN x.model_version AS v', { tenant });
-    return res.records[0]?.get('v') as string | null;
+    return await session.executeRead((tx) =>
+      readModelVersion(
+        async (cypher, params) => (await tx.run(cypher, params)).records.map((r) => r.toObject()),
+        tenant,
+      ),
+    );
   } finally {
     await session.close();
   }

@@ -72,7 +72,7 @@ function controlledReads() {
       const tenants = (params?.tenants ?? []) as string[];
       statements.push({
         tenants,
-        answer: (versions) => resolve(tenants.map((id) => ({ id, version: versions[id] ?? '' }))),
+        answer: (versions) => resolve(tenants.map((id) => ({ id, parts: [versions[id] ?? ''] }))),
       });
     });
   return { db, statements };

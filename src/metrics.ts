@@ -124,7 +124,7 @@ export function createMetrics(options: {
   });
   new Counter({
     name: 'metamodel_model_cache_invalidations_total',
-    help: "Model cache entries dropped because their tenant's model version changed (a metamodel write).",
+    help: 'Model cache entries replaced by one read at a newer model version (a metamodel write came between).',
     registers: [registry],
     collect() {
       this.reset();

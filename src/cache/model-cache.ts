@@ -31,10 +31,15 @@ interface Entry {
 }
 
 interface TenantEntries {
-  /** The model version all of the tenant's entries were read at. */
-  version: string;
   /** The tenant's entries, least recently used first. */
   entries: Map<string, Entry>;
+  bytes: number;
+}
+
+interface KindCounts {
+  hits: number;
+  misses: number;
+  entries: number;
   bytes: number;
 }
 
@@ -47,7 +52,7 @@ export interface ModelCacheStats {
   hits: number;
   misses: number;
   evictions: number;
-  /** Entries dropped because the tenant's model version moved on. */
+  /** Entries replaced by one of another model version (the tenant's model changed). */
   invalidations: number;
   byKind: Record<ModelCacheKind, { hits: number; misses: number; entries: number; bytes: number }>;
 }
@@ -71,8 +76,9 @@ export class ModelCache {
   private bytes = 0;
   private evictions = 0;
   private invalidations = 0;
-  private readonly counts = new Map<ModelCacheKind, { hits: number; misses: number }>(
-    MODEL_CACHE_KINDS.map((k) => [k, { hits: 0, misses: 0 }]),
+  /** Kept up to date as entries come and go, so that reading the stats walks no entry. */
+  private readonly counts = new Map<ModelCacheKind, KindCounts>(
+    MODEL_CACHE_KINDS.map((k) => [k, { hits: 0, misses: 0, entries: 0, bytes: 0 }]),
   );
   /** Tenant ids appear in the diagnostic as a keyed hash, never in clear. */
   private readonly salt = randomBytes(16);
@@ -95,7 +101,7 @@ export class ModelCache {
   get<T>(tenant: string, kind: ModelCacheKind, id: string, version: string): T | undefined {
     const key = ModelCache.key(tenant, kind, id);
     const entry = this.entries.get(key);
-    const counts = this.counts.get(kind) as { hits: number; misses: number };
+    const counts = this.counts.get(kind) as KindCounts;
     if (entry?.version === version) {
       this.entries.delete(key);
       this.entries.set(key, entry);
@@ -110,21 +116,20 @@ export class ModelCache {
   }
 
   /**
-   * Keeps `value` as read at model `version`. The tenant's entries of other versions go: every instance moves to a
-   * new version together, so they will not be asked for again (a slow load finishing late only costs a reload).
+   * Keeps `value` as read at model `version`, in place of what the key held. A write makes all of a tenant's entries
+   * stale at once, but they are not walked then (a tenant holding 100,000 small entries would make every write cost
+   * that walk): no request asks for the old version any more, so stale entries are not hit, and being the least
+   * recently used they are the first to go when room is needed, within the tenant's share first.
    */
   set(tenant: string, kind: ModelCacheKind, id: string, version: string, value: unknown, bytes: number) {
     const key = ModelCache.key(tenant, kind, id);
-    let own = this.tenants.get(tenant);
-    if (own && own.version !== version) {
-      this.invalidations += own.entries.size;
-      for (const k of [...own.entries.keys()]) this.remove(k);
-    }
+    const replaced = this.entries.get(key);
+    if (replaced && replaced.version !== version) this.invalidations += 1;
     this.remove(key);
     if (bytes > this.maxEntryBytes || bytes > this.maxTenantBytes) return;
-    own = this.tenants.get(tenant);
+    let own = this.tenants.get(tenant);
     if (!own) {
-      own = { version, entries: new Map(), bytes: 0 };
+      own = { entries: new Map(), bytes: 0 };
       this.tenants.set(tenant, own);
     }
     const entry: Entry = { tenant, id, kind, version, value, bytes };
@@ -132,6 +137,9 @@ export class ModelCache {
     own.entries.set(key, entry);
     own.bytes += bytes;
     this.bytes += bytes;
+    const counts = this.counts.get(kind) as KindCounts;
+    counts.entries += 1;
+    counts.bytes += bytes;
     // The tenant's own least recently used entries first, while it holds more than its share ...
     while (own.bytes > this.maxTenantBytes) {
       this.remove(own.entries.keys().next().value as string);
@@ -153,21 +161,20 @@ export class ModelCache {
     own.entries.delete(key);
     own.bytes -= entry.bytes;
     if (own.entries.size === 0) this.tenants.delete(entry.tenant);
+    const counts = this.counts.get(entry.kind) as KindCounts;
+    counts.entries -= 1;
+    counts.bytes -= entry.bytes;
   }
 
   stats(): ModelCacheStats {
     const byKind = Object.fromEntries(
-      MODEL_CACHE_KINDS.map((k) => [k, { ...(this.counts.get(k) as object), entries: 0, bytes: 0 }]),
+      MODEL_CACHE_KINDS.map((k) => [k, { ...(this.counts.get(k) as KindCounts) }]),
     ) as ModelCacheStats['byKind'];
     let hits = 0;
     let misses = 0;
     for (const c of this.counts.values()) {
       hits += c.hits;
       misses += c.misses;
-    }
-    for (const e of this.entries.values()) {
-      byKind[e.kind].entries += 1;
-      byKind[e.kind].bytes += e.bytes;
     }
     return {
       entries: this.entries.size,

@@ -909,7 +909,9 @@ export const ROUTES = {
               evictions: z.number(),
               invalidations: z
                 .number()
-                .describe("Entries dropped because their tenant's model version changed."),
+                .describe(
+                  'Entries replaced by one read at another model version (a metamodel write came between).',
+                ),
               byKind: z
                 .record(
                   z.string(),

@@ -6,7 +6,7 @@ import { VersionReader } from '../../src/cache/version-reader.js';
 import type { Executor, Run } from '../../src/db/executor.js';
 
 describe('ModelCache', () => {
-  it('answers only at the exact version it holds, per tenant, and drops a tenant entries when its version moves', () => {
+  it('answers only at the exact version it holds, per tenant', () => {
     const cache = new ModelCache(1_000_000);
     cache.set('t1', 'type', 'g', 'v1', { name: 'a' }, 100);
     cache.set('t1', 'type_page', 'p', 'v1', { rows: [] }, 100);
@@ -14,9 +14,22 @@ describe('ModelCache', () => {
     expect(cache.get('t1', 'type', 'g', 'v2')).toBeUndefined();
     expect(cache.get('t2', 'type', 'g', 'v1')).toBeUndefined();
     cache.set('t1', 'type', 'g', 'v2', { name: 'b' }, 100);
-    expect(cache.get('t1', 'type_page', 'p', 'v1')).toBeUndefined();
-    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 100, invalidations: 2 });
-    expect(cache.stats().byKind.type).toMatchObject({ hits: 1, misses: 2, entries: 1 });
+    expect(cache.get('t1', 'type', 'g', 'v1')).toBeUndefined(); // replaced
+    expect(cache.get('t1', 'type', 'g', 'v2')).toEqual({ name: 'b' });
+    // Another entry of the tenant is not walked when its version moves: it answers no request holding v2.
+    expect(cache.get('t1', 'type_page', 'p', 'v2')).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ entries: 2, bytes: 200, invalidations: 1 });
+    expect(cache.stats().byKind.type).toMatchObject({ hits: 2, misses: 3, entries: 1, bytes: 100 });
+  });
+
+  it('leaves stale entries to go first when room is needed: a tenant full of them is not walked on a write', () => {
+    const cache = new ModelCache(16_000, 0.25); // a tenant holds at most 4,000 bytes: 20 entries of 200
+    for (let i = 0; i < 20; i++) cache.set('t', 'type', `old${i}`, 'v1', i, 200);
+    cache.set('t', 'type', 'new', 'v2', 'fresh', 200); // the model moved on: the oldest stale entry makes room
+    expect(cache.get('t', 'type', 'new', 'v2')).toBe('fresh');
+    expect(cache.get('t', 'type', 'old0', 'v1')).toBeUndefined();
+    expect(cache.get('t', 'type', 'old19', 'v1')).toBe(19);
+    expect(cache.stats()).toMatchObject({ entries: 20, bytes: 4_000, evictions: 1 });
   });
 
   it('keeps a cached null (an unknown guid) as an answer', () => {
@@ -46,10 +59,12 @@ describe('ModelCache', () => {
     expect(cache.get('huge', 'type_page', 'p0', 'v')).toBeUndefined();
   });
 
-  it('does not keep an entry over a sixteenth of the budget', () => {
+  it('keeps an entry of a sixteenth of the budget, not one byte more', () => {
     const cache = new ModelCache(16_000);
     cache.set('t', 'attributes', 'g', 'v', 'big', 1_001);
     expect(cache.stats().entries).toBe(0);
+    cache.set('t', 'attributes', 'g', 'v', 'at the limit', 1_000);
+    expect(cache.get('t', 'attributes', 'g', 'v')).toBe('at the limit');
   });
 
   it('names tenants in its diagnostic by a keyed hash, never in clear', () => {
@@ -113,6 +128,23 @@ describe('VersionReader', () => {
     expect(statements).toHaveLength(2); // its own statement started once the first one ended
     statements[1]?.answer({ t: 'after-the-write' });
     expect((await late).version).toBe('after-the-write');
+  });
+
+  it('reads at most 500 tenants in one statement: 500 waiting take one, 501 take two', async () => {
+    for (const [tenants, statementsSent] of [
+      [500, 1],
+      [501, 2],
+    ] as const) {
+      const { db, statements } = controlledReads();
+      const reader = new VersionReader(db);
+      const reads = Array.from({ length: tenants }, (_, i) => reader.read(`t${i}`));
+      for (let k = 0; k < statementsSent; k++) {
+        await tick();
+        statements[k]?.answer({});
+      }
+      await Promise.all(reads);
+      expect(statements.map((x) => x.tenants.length)).toEqual(tenants === 500 ? [500] : [500, 1]);
+    }
   });
 
   it('fails every request of a failed statement, and serves the next ones afresh', async () => {

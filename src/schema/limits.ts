@@ -62,18 +62,20 @@ export function operationCost(
 ): number {
   // Yoga hands the same parsed document for the same query text (its parser cache): the cost of a document with the
   // same variables is worked out once (it was a fifth of the CPU of a repeated 100-type catalog query).
-  const key = `${operationName ?? ''}\u0000${variables ? JSON.stringify(variables) : ''}`;
+  const key = costKey(operationName, variables);
   let known = costs.get(document);
-  const hit = known?.get(key);
+  const hit = key === undefined ? undefined : known?.get(key);
   if (hit !== undefined) return hit;
   try {
     const cost = complexity(schema, document, variables, operationName);
-    if (!known) {
-      known = new Map();
-      costs.set(document, known);
+    if (key !== undefined) {
+      if (!known) {
+        known = new Map();
+        costs.set(document, known);
+      }
+      if (known.size >= COSTS_PER_DOCUMENT) known.delete(known.keys().next().value as string);
+      known.set(key, cost);
     }
-    if (known.size >= COSTS_PER_DOCUMENT) known.delete(known.keys().next().value as string);
-    if (key.length <= MAX_COST_KEY_LENGTH) known.set(key, cost);
     return cost;
   } catch (error) {
     if (error instanceof Error && error.message === SELECTIONS_EXCEEDED) throw refusal.tooManySelections();
@@ -84,8 +86,33 @@ export function operationCost(
 /** Costs already worked out, per parsed document (gone with it) and per variables, the oldest out first. */
 const costs = new WeakMap<DocumentNode, Map<string, number>>();
 const COSTS_PER_DOCUMENT = 64;
-/** Variables longer than this as JSON are not remembered (their key would cost more memory than the work saves). */
-const MAX_COST_KEY_LENGTH = 4096;
+/** Costs are remembered only for variables this small: making the key must cost less than the work it saves. */
+const MAX_KEYED_VARIABLES = 16;
+const MAX_KEYED_STRING = 256;
+
+/**
+ * The key a cost is remembered under, or undefined when the variables are not a few short scalars: the key is made
+ * without serialising whatever a body may hold (megabytes of variables would be read once more per request).
+ */
+function costKey(
+  operationName: string | undefined,
+  variables: Record<string, unknown> | undefined,
+): string | undefined {
+  let key = operationName ?? '';
+  if (!variables) return key;
+  let count = 0;
+  for (const name in variables) {
+    if (++count > MAX_KEYED_VARIABLES) return undefined;
+    const value = variables[name];
+    if (typeof value === 'string') {
+      if (value.length > MAX_KEYED_STRING) return undefined;
+    } else if (value !== null && typeof value !== 'number' && typeof value !== 'boolean') {
+      return undefined;
+    }
+    key += `\u0000${JSON.stringify(name)}=${JSON.stringify(value)}`;
+  }
+  return key;
+}
 
 function complexity(
   schema: GraphQLSchema,

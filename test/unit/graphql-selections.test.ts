@@ -32,4 +32,17 @@ describe('the cost of a repeated operation', () => {
     // the same text parsed again is another document: costed alike
     expect(operationCost(schema, parse(print(document)), { n: 5 }, undefined)).toBe(small);
   });
+
+  it('is worked out each time for variables too large to key (a long string, many variables), alike', () => {
+    const document = parse(
+      'query($n: Int, $s: String) { entityTypes(first: $n) { edges { node { name } } } }',
+    );
+    const long = { n: 7, s: 'x'.repeat(257) };
+    const many = Object.fromEntries([['n', 7], ...Array.from({ length: 16 }, (_, i) => [`v${i}`, i])]);
+    const keyed = operationCost(schema, document, { n: 7 }, undefined);
+    expect(operationCost(schema, document, long, undefined)).toBe(keyed);
+    expect(operationCost(schema, document, long, undefined)).toBe(keyed);
+    expect(operationCost(schema, document, many, undefined)).toBe(keyed);
+    expect(operationCost(schema, document, { n: 500, s: 'x'.repeat(256) }, undefined)).toBeGreaterThan(keyed);
+  });
 });

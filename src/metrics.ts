@@ -47,124 +47,102 @@ export function createMetrics(options: {
     labelNames: ['route'] as const,
     registers: [registry],
   });
+  // Totals and sizes kept by the caches themselves, read at scrape time.
+  const total = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  const level = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  const perKind = (name: string, help: string, read: (c: { hits: number; misses: number }) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [kind, c] of Object.entries(model.cache.stats().byKind)) this.inc({ kind }, read(c));
+      },
+    });
+
   const cache = options.engineCache;
-  new Counter({
-    name: 'metamodel_engine_cache_hits_total',
-    help: 'Entity writes whose type definitions came from the engine cache.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(cache.stats().hits);
-    },
-  });
-  new Counter({
-    name: 'metamodel_engine_cache_misses_total',
-    help: 'Entity writes whose type definitions were read from Neo4j.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(cache.stats().misses);
-    },
-  });
-  new Gauge({
-    name: 'metamodel_engine_cache_bytes',
-    help: 'Approximate memory the engine cache holds (bounded by its byte budget).',
-    registers: [registry],
-    collect() {
-      this.set(cache.stats().bytes);
-    },
-  });
-  new Counter({
-    name: 'metamodel_engine_cache_evictions_total',
-    help: 'Engine cache entries evicted to stay within its entry and byte budgets.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(cache.stats().evictions);
-    },
-  });
-  new Gauge({
-    name: 'metamodel_engine_cache_entries',
-    help: 'Types whose definitions the engine cache holds.',
-    registers: [registry],
-    collect() {
-      this.set(cache.stats().entries);
-    },
-  });
+  total(
+    'metamodel_engine_cache_hits_total',
+    'Entity writes whose type definitions came from the engine cache.',
+    () => cache.stats().hits,
+  );
+  total(
+    'metamodel_engine_cache_misses_total',
+    'Entity writes whose type definitions were read from Neo4j.',
+    () => cache.stats().misses,
+  );
+  level(
+    'metamodel_engine_cache_bytes',
+    'Approximate memory the engine cache holds (bounded by its byte budget).',
+    () => cache.stats().bytes,
+  );
+  total(
+    'metamodel_engine_cache_evictions_total',
+    'Engine cache entries evicted to stay within its entry and byte budgets.',
+    () => cache.stats().evictions,
+  );
+  level(
+    'metamodel_engine_cache_entries',
+    'Types whose definitions the engine cache holds.',
+    () => cache.stats().entries,
+  );
   // The model cache (metamodel reads from memory): per kind of read, without tenant labels.
   const model = options.model;
-  new Counter({
-    name: 'metamodel_model_cache_hits_total',
-    help: 'Metamodel reads answered from the model cache at the version read for the request, by kind of read.',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [kind, c] of Object.entries(model.cache.stats().byKind)) this.inc({ kind }, c.hits);
-    },
-  });
-  new Counter({
-    name: 'metamodel_model_cache_misses_total',
-    help: 'Metamodel reads loaded from Neo4j (nothing cached at the request version), by kind of read.',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [kind, c] of Object.entries(model.cache.stats().byKind)) this.inc({ kind }, c.misses);
-    },
-  });
-  new Counter({
-    name: 'metamodel_model_cache_evictions_total',
-    help: 'Model cache entries evicted to stay within the byte budget or a tenant share of it.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(model.cache.stats().evictions);
-    },
-  });
-  new Counter({
-    name: 'metamodel_model_cache_invalidations_total',
-    help: 'Model cache entries replaced by one read at a newer model version (a metamodel write came between).',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(model.cache.stats().invalidations);
-    },
-  });
-  new Gauge({
-    name: 'metamodel_model_cache_bytes',
-    help: 'Approximate memory the model cache holds (bounded by its byte budget).',
-    registers: [registry],
-    collect() {
-      this.set(model.cache.stats().bytes);
-    },
-  });
-  new Gauge({
-    name: 'metamodel_model_cache_entries',
-    help: 'Entries the model cache holds.',
-    registers: [registry],
-    collect() {
-      this.set(model.cache.stats().entries);
-    },
-  });
-  new Counter({
-    name: 'metamodel_model_version_reads_total',
-    help: 'Statements reading tenants model versions (each shared by every request waiting at the time).',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(model.versions.stats().reads);
-    },
-  });
-  new Counter({
-    name: 'metamodel_model_version_requests_total',
-    help: 'Requests that got their model version from those statements.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(model.versions.stats().requests);
-    },
-  });
+  perKind(
+    'metamodel_model_cache_hits_total',
+    'Metamodel reads answered from the model cache at the version read for the request, by kind of read.',
+    (c) => c.hits,
+  );
+  perKind(
+    'metamodel_model_cache_misses_total',
+    'Metamodel reads loaded from Neo4j (nothing cached at the request version), by kind of read.',
+    (c) => c.misses,
+  );
+  total(
+    'metamodel_model_cache_evictions_total',
+    'Model cache entries evicted to stay within the byte budget or a tenant share of it.',
+    () => model.cache.stats().evictions,
+  );
+  total(
+    'metamodel_model_cache_invalidations_total',
+    'Model cache entries replaced by one read at a newer model version (a metamodel write came between).',
+    () => model.cache.stats().invalidations,
+  );
+  level(
+    'metamodel_model_cache_bytes',
+    'Approximate memory the model cache holds (bounded by its byte budget).',
+    () => model.cache.stats().bytes,
+  );
+  level('metamodel_model_cache_entries', 'Entries the model cache holds.', () => model.cache.stats().entries);
+  total(
+    'metamodel_model_version_reads_total',
+    'Statements reading tenants model versions (each shared by every request waiting at the time).',
+    () => model.versions.stats().reads,
+  );
+  total(
+    'metamodel_model_version_requests_total',
+    'Requests that got their model version from those statements.',
+    () => model.versions.stats().requests,
+  );
   const purgedValues = new Counter({
     name: 'metamodel_purge_values_removed_total',
     help: 'Stored values of withdrawn attribute definitions removed by the purge.',

@@ -6,6 +6,8 @@ import { refuse } from '../errors.js';
 
 export interface AuthSettings {
   jwtSecret?: string | undefined;
+  /** Verified tokens remembered at most (VERIFIED_CACHE_SIZE; smaller in tests). */
+  verifiedCacheSize?: number;
   jwksUrl?: string | undefined;
   issuer?: string | undefined;
   audience?: string | undefined;
@@ -37,7 +39,7 @@ function toViewer(payload: JWTPayload): Viewer {
 }
 
 /** Tokens whose verification is remembered, and the longest it is remembered (a key rotation takes effect then). */
-const VERIFIED_CACHE_SIZE = 10_000;
+export const VERIFIED_CACHE_SIZE = 10_000;
 const VERIFIED_CACHE_MS = 5 * 60_000;
 
 /**
@@ -48,6 +50,8 @@ const VERIFIED_CACHE_MS = 5 * 60_000;
  */
 class VerifiedTokens {
   private readonly entries = new Map<string, { viewer: Viewer; until: number }>();
+
+  constructor(private readonly size: number) {}
 
   get(key: string): Viewer | undefined {
     const entry = this.entries.get(key);
@@ -64,8 +68,7 @@ class VerifiedTokens {
       expiresAtSeconds === undefined ? Infinity : expiresAtSeconds * 1000,
     );
     if (until <= now) return;
-    if (this.entries.size >= VERIFIED_CACHE_SIZE)
-      this.entries.delete(this.entries.keys().next().value as string);
+    if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(key, { viewer, until });
   }
 }
@@ -78,7 +81,7 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
     ...(settings.audience ? { audience: settings.audience } : {}),
   };
 
-  const verified = new VerifiedTokens();
+  const verified = new VerifiedTokens(settings.verifiedCacheSize ?? VERIFIED_CACHE_SIZE);
   return async (authorization) => {
     const match = /^bearer +([A-Za-z0-9_\-.]+)$/i.exec(authorization?.trim() ?? '');
     const token = match?.[1];

@@ -2,7 +2,7 @@
 // expires; the cache never makes a token valid that verification would refuse.
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createTokenVerifier, mintToken } from '../../src/auth/tokens.js';
+import { createTokenVerifier, mintToken, VERIFIED_CACHE_SIZE } from '../../src/auth/tokens.js';
 
 const SECRET = 'unit-secret-that-is-long-enough-0123456789';
 const verify = () => createTokenVerifier({ jwtSecret: SECRET });
@@ -47,6 +47,20 @@ describe('createTokenVerifier', () => {
       .setExpirationTime('1h')
       .sign(new TextEncoder().encode('another-secret-that-is-long-enough-012345'));
     await expect(verifier(`Bearer ${wrongKey}`)).rejects.toMatchObject({ reason: 'unauthenticated' });
+  });
+
+  it(`remembers at most ${VERIFIED_CACHE_SIZE.toLocaleString('en-US')} tokens, the oldest out first`, async () => {
+    expect(VERIFIED_CACHE_SIZE).toBe(10_000);
+    const verifier = createTokenVerifier({ jwtSecret: SECRET, verifiedCacheSize: 3 });
+    const header = async (i: number) => `Bearer ${await mintToken(SECRET, { tenant: `t${i}` })}`;
+    const first = await header(0);
+    const remembered = await verifier(first);
+    for (const i of [1, 2]) await verifier(await header(i)); // 3 in all: the first is still there
+    expect(await verifier(first)).toBe(remembered);
+    await verifier(await header(3)); // one more: the oldest goes
+    const again = await verifier(first);
+    expect(again).not.toBe(remembered);
+    expect(again).toEqual(remembered);
   });
 
   it('does not remember a refusal: a valid token after a refused one is accepted', async () => {

@@ -26,6 +26,7 @@ import {
   readBody,
   tooLarge,
 } from './body.js';
+import { answerKey, GraphQLAnswers } from './cache/graphql-answers.js';
 import { ModelCache } from './cache/model-cache.js';
 import { ModelReads } from './cache/model-reads.js';
 import { VersionReader } from './cache/version-reader.js';
@@ -404,12 +405,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const graphqlSlots = new Slots(config.GRAPHQL_CONCURRENCY);
+  const answers = new GraphQLAnswers(services.model, config.GRAPHQL_QUERY_TIMEOUT_MS);
   const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
     schema,
     graphqlEndpoint: '/graphql',
     plugins: [
       armorPlugin(),
       knownOperationTypesPlugin(),
+      answers.plugin(),
       operationGuardPlugin({ queryTimeMs: config.GRAPHQL_QUERY_TIMEOUT_MS }),
       useGraphQlJit({}, { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') }),
     ],
@@ -442,29 +445,50 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           'The answer is JSON (application/json or application/graphql-response+json).',
         );
       }
-      // A few operations at a time: a nested catalog query holds megabytes of rows and result while it runs, and
-      // on 2 cores running 64 at once only multiplies memory, not throughput. The rest wait their turn.
-      let release: () => void;
-      try {
-        release = await graphqlSlots.acquire(
-          req.ctx?.viewer.tenant ?? '',
-          AbortSignal.timeout(config.GRAPHQL_QUEUE_TIMEOUT_MS),
-        );
-      } catch {
-        reply.header('retry-after', '1');
-        throw new AppError('server_busy', 503, 'Too many GraphQL operations are waiting; try again shortly.');
+      const ctx = req.ctx;
+      const execute = async () => {
+        // A few operations at a time: a nested catalog query holds megabytes of rows and result while it runs,
+        // and on 2 cores running 64 at once only multiplies memory, not throughput. The rest wait their turn.
+        let release: () => void;
+        try {
+          release = await graphqlSlots.acquire(
+            ctx?.viewer.tenant ?? '',
+            AbortSignal.timeout(config.GRAPHQL_QUEUE_TIMEOUT_MS),
+          );
+        } catch {
+          reply.header('retry-after', '1');
+          throw new AppError(
+            'server_busy',
+            503,
+            'Too many GraphQL operations are waiting; try again shortly.',
+          );
+        }
+        try {
+          return await yoga.handleNodeRequestAndResponse(req, reply, { req });
+        } finally {
+          release();
+        }
+      };
+      // A query answered before at the request's model version, or being answered now, is sent as it was made
+      // (cache/graphql-answers.ts); any other operation executes.
+      const key =
+        ctx &&
+        answerKey({
+          method: req.method,
+          accept: req.headers.accept,
+          params: req.method === 'GET' ? req.query : req.body,
+        });
+      const answer = ctx && key ? await answers.serve(ctx, key, execute) : await execute();
+      if (answer instanceof Response) {
+        answer.headers.forEach((value, name) => {
+          reply.header(name, value);
+        });
+        reply.status(answer.status);
+        return reply.send(answer.body);
       }
-      let response: Response;
-      try {
-        response = await yoga.handleNodeRequestAndResponse(req, reply, { req });
-      } finally {
-        release();
-      }
-      response.headers.forEach((value, key) => {
-        reply.header(key, value);
-      });
-      reply.status(response.status);
-      return reply.send(response.body);
+      for (const [name, value] of answer.headers) reply.header(name, value);
+      reply.status(answer.status);
+      return reply.send(answer.body);
     },
   });
 

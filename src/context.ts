@@ -84,7 +84,13 @@ export interface RequestContext {
   stats: QueryStats;
   loaders: Loaders;
   /** The GraphQL operation being executed for this request: its budget (none for REST). */
-  operation: { budget: OperationBudget | null };
+  operation: {
+    budget: OperationBudget | null;
+    /** The key of the operation's answer, when it is small enough to be kept (src/cache/graphql-answers.ts). */
+    answerKey?: string;
+    /** Set when the operation's answer may be kept whole. */
+    answerCacheable?: boolean;
+  };
   /** This request's reads through the model cache (its model version is read once, on first use). */
   modelScope: ModelReadScope;
 }

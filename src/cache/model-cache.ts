@@ -1,5 +1,5 @@
 // The in-process copy of tenants' metamodels: what metamodel reads return (type pages, types by guid and by name,
-// attribute listings, the GraphQL catalog's rows), kept per tenant and tagged with the tenant's model version (see
+// attribute listings, the GraphQL catalog's rows, whole GraphQL answers), kept per tenant and tagged with the tenant's model version (see
 // src/db/model-version.ts). An entry answers a request only when the version read FOR THAT REQUEST (after it
 // arrived) is the entry's: a write acknowledged by any instance changed the version, so the next read on every
 // instance misses and loads afresh. No TTL, no staleness window.
@@ -18,6 +18,7 @@ export const MODEL_CACHE_KINDS = [
   'own_attributes',
   'platform_attributes',
   'attribute_json',
+  'graphql_answer',
 ] as const;
 export type ModelCacheKind = (typeof MODEL_CACHE_KINDS)[number];
 
@@ -97,8 +98,11 @@ export class ModelCache {
     return `${tenant}\u0000${kind}\u0000${id}`;
   }
 
-  /** The value cached under this key at exactly this model version; counts a hit or a miss. */
-  get<T>(tenant: string, kind: ModelCacheKind, id: string, version: string): T | undefined {
+  /**
+   * The value cached under this key at exactly this model version; counts a hit or a miss unless `count` is false
+   * (the caller counts with `count()` once it knows where its answer came from).
+   */
+  get<T>(tenant: string, kind: ModelCacheKind, id: string, version: string, count = true): T | undefined {
     const key = ModelCache.key(tenant, kind, id);
     const entry = this.entries.get(key);
     const counts = this.counts.get(kind) as KindCounts;
@@ -108,11 +112,28 @@ export class ModelCache {
       const own = this.tenants.get(tenant) as TenantEntries;
       own.entries.delete(key);
       own.entries.set(key, entry);
-      counts.hits += 1;
+      if (count) counts.hits += 1;
       return entry.value as T;
     }
-    counts.misses += 1;
+    if (count) counts.misses += 1;
     return undefined;
+  }
+
+  /** Counts a read of `kind` answered from memory (hit) or not (miss). */
+  count(kind: ModelCacheKind, hit: boolean) {
+    const counts = this.counts.get(kind) as KindCounts;
+    if (hit) counts.hits += 1;
+    else counts.misses += 1;
+  }
+
+  /**
+   * Whether the key holds an entry of any version: worth reading the version for. When it holds none, a miss is
+   * counted (the caller loads without asking `get`).
+   */
+  holds(tenant: string, kind: ModelCacheKind, id: string): boolean {
+    if (this.entries.has(ModelCache.key(tenant, kind, id))) return true;
+    this.count(kind, false);
+    return false;
   }
 
   /**

@@ -26,6 +26,13 @@ afterAll(async () => {
   await Promise.all([first?.close(), second?.close()]);
 });
 
+/**
+ * A field alias new on every call: each GraphQL read is another document, so it is executed (through the row
+ * caches tested here) rather than answered whole from memory (graphql-answers.test.ts tests that).
+ */
+let asked = 0;
+const fresh = () => `a${++asked}`;
+
 const hitsOf = (w: TestWorld, kind: ModelCacheKind) => w.app.services.model.cache.stats().byKind[kind].hits;
 
 async function setup(roles: string[] = []) {
@@ -56,7 +63,7 @@ describe('a metamodel write on one instance is seen by the next read on another'
       graphqlClient(second.app, token).request<
         { entityTypeByName: { guid: string } | null },
         Record<string, unknown>
-      >('query($n: String!) { entityTypeByName(name: $n) { guid } }', { n: 'Orders' });
+      >(`query($n: String!) { entityTypeByName(name: $n) { guid } ${fresh()}: __typename }`, { n: 'Orders' });
     expect(await warm('type_page', () => pageNames(onSecond))).not.toContain('Orders');
     expect((await warm('type_name', byName)).entityTypeByName).toBeNull();
     const guid = await createType(onFirst, 'Orders');
@@ -87,7 +94,7 @@ describe('a metamodel write on one instance is seen by the next read on another'
       graphqlClient(second.app, token).request<
         { entityType: { name: string } | null },
         Record<string, unknown>
-      >('query($g: ID!) { entityType(guid: $g) { name } }', { g: guid });
+      >(`query($g: ID!) { entityType(guid: $g) { name } ${fresh()}: __typename }`, { g: guid });
     expect((await warm('type', gql)).entityType?.name).toBe('Doomed');
     await warm('type_page', () => pageNames(onSecond));
     expect((await onFirst.delete(`/entities/types/${guid}`)).status).toBe(200);
@@ -117,7 +124,9 @@ describe('a metamodel write on one instance is seen by the next read on another'
             entityType: { attributes: { name: string }[] };
           },
           Record<string, unknown>
-        >('query($g: ID!) { entityType(guid: $g) { attributes { name } } }', { g: guid })
+        >(`query($g: ID!) { entityType(guid: $g) { attributes { name } } ${fresh()}: __typename }`, {
+          g: guid,
+        })
       ).entityType.attributes.map((a) => a.name);
     expect(await warm('attributes', listed)).not.toContain('rows');
     expect(await warm('own_attributes', catalog)).not.toContain('rows');

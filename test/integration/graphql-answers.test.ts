@@ -40,6 +40,9 @@ async function ask(
   };
 }
 
+/** The answer's data, or an empty object when it has none (the assertions then fail on what is missing). */
+const dataOf = (answer: { json: { data?: Record<string, unknown> } }) => answer.json.data ?? {};
+
 const CATALOG = `query Catalog($first: Int) {
   entityTypes(first: $first) {
     edges { node { guid name attributeUsage { used limit } attributes { name valueType ownerType { name } allowedRefType { name } } } }
@@ -75,7 +78,7 @@ describe('a query reading only cached kinds', () => {
     const onOther = restClient(other.app, token);
     const names = async () =>
       (
-        (await ask(world.app, token, CATALOG, { first: 50 })).json.data?.entityTypes as {
+        dataOf(await ask(world.app, token, CATALOG, { first: 50 })).entityTypes as {
           edges: { node: { name: string; attributes: { name: string }[] } }[];
         }
       ).edges.flatMap((e) => (e.node.name === 'Reports' ? e.node.attributes.map((a) => a.name) : []));
@@ -112,8 +115,8 @@ describe('a query reading only cached kinds', () => {
     for (let i = 0; i < 2; i++) {
       const a = await ask(world.app, one.token, q, { n: 'shared name' });
       const b = await ask(world.app, two.token, q, { n: 'shared name' });
-      expect((a.json.data?.entityTypeByName as { guid: string }).guid).toBe(one.guids[0]);
-      expect((b.json.data?.entityTypeByName as { guid: string }).guid).toBe(two.guids[0]);
+      expect((dataOf(a).entityTypeByName as { guid: string }).guid).toBe(one.guids[0]);
+      expect((dataOf(b).entityTypeByName as { guid: string }).guid).toBe(two.guids[0]);
     }
     expect((await ask(world.app, two.token, q, { n: 'only in one' })).json.data?.entityTypeByName).toBeNull();
     expect(

@@ -6,6 +6,7 @@ COPY package.json package-lock.json ./
 COPY scripts/fetch-neo4j.mjs ./scripts/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build-if-stale.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 

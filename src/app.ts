@@ -170,7 +170,14 @@ export function maskGraphQLError(logger: Logger) {
     if (isAppError(original)) {
       return createGraphQLError(original.message, {
         ...(wrapped.path ? { path: wrapped.path } : {}),
-        extensions: refusalExtensions(original.reason, original.status),
+        extensions: {
+          ...refusalExtensions(original.reason, original.status),
+          // The database away or busy: the answer is a 503 with Retry-After, as over REST (Yoga sends `http` as
+          // the response's status and headers, not in the body).
+          ...(original.retryAfterSeconds !== undefined
+            ? { http: { status: 503, headers: { 'retry-after': String(original.retryAfterSeconds) } } }
+            : {}),
+        },
       });
     }
     const requestId = requestScope.getStore()?.requestId;

@@ -20,6 +20,8 @@ const schema = z.object({
   NEO4J_USER: optionalString,
   NEO4J_PASSWORD: optionalString,
   NEO4J_DATABASE: optionalString,
+  /** How long opening a Neo4j connection may take: what a request waits at most for an unreachable database. */
+  NEO4J_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   NEO4J_LOCAL_PORT: z.coerce.number().int().min(1).max(65535).default(7687),
   NEO4J_DATA_DIR: z.string().min(1).default('.data/neo4j'),
   AUTH_JWT_SECRET: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),

@@ -83,6 +83,8 @@ export class AppError extends Error {
     readonly reason: Reason,
     readonly status: number,
     message: string,
+    /** Seconds a client should wait before trying again (a Retry-After header), on a 503. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';
@@ -102,9 +104,15 @@ export const refuse = {
       'storage_busy',
       503,
       'The database is too busy to take this request now; try again shortly.',
+      1,
     ),
-  storageUnavailable: () =>
-    new AppError('storage_unavailable', 503, 'The database is unreachable; try again shortly.'),
+  storageUnavailable: (retryAfterSeconds = 1) =>
+    new AppError(
+      'storage_unavailable',
+      503,
+      'The database is unreachable; try again shortly.',
+      retryAfterSeconds,
+    ),
 };
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

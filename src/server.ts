@@ -56,7 +56,12 @@ async function main() {
     uri = local.uri;
   }
 
-  const driver = createDriver({ uri, user: config.NEO4J_USER, password: config.NEO4J_PASSWORD });
+  const driver = createDriver({
+    uri,
+    user: config.NEO4J_USER,
+    password: config.NEO4J_PASSWORD,
+    connectTimeoutMs: config.NEO4J_CONNECT_TIMEOUT_MS,
+  });
   await migrate(createExecutor(driver, config.NEO4J_DATABASE));
   const app = await buildApp({ config, driver, jwtSecret, logger, logRing });
   await app.listen({ port: config.PORT, host: config.HOST });

@@ -5,6 +5,8 @@ export interface DriverOptions {
   uri: string;
   user?: string | undefined;
   password?: string | undefined;
+  /** How long a new connection may take to open (an unreachable host); the bound on a request's wait for one. */
+  connectTimeoutMs?: number;
 }
 
 export function createDriver(options: DriverOptions): Driver {
@@ -15,8 +17,9 @@ export function createDriver(options: DriverOptions): Driver {
     maxConnectionPoolSize: 100,
     // Requests queue for a connection while others hold theirs (a type's declarations take turns): be patient.
     connectionAcquisitionTimeout: 30_000,
-    connectionTimeout: 5_000,
-    maxTransactionRetryTime: 5_000,
+    connectionTimeout: options.connectTimeoutMs ?? 2_000,
+    // The driver's retrying transaction functions are not used: the service's policy (storage-policy.ts) retries,
+    // and does not wait on an unreachable database.
     logging: { level: 'error', logger: () => {} },
   });
 }

@@ -1,7 +1,10 @@
 // All database access goes through here: managed read/write transactions, one session per unit of work,
 // driver errors mapped to domain errors in one place, and a per-request count of queries sent.
-import neo4j, { type Driver, type ManagedTransaction, Neo4jError, type QueryResult } from 'neo4j-driver';
+import neo4j, { type Driver, Neo4jError, type QueryResult, type Transaction } from 'neo4j-driver';
 import { refuse } from '../errors.js';
+import { isUnavailable, storagePolicyOf } from './storage-policy.js';
+
+export { isUnavailable };
 
 export type Row = Record<string, unknown>;
 
@@ -80,17 +83,6 @@ export interface Executor {
   readonly stats: QueryStats;
 }
 
-const UNAVAILABLE_CODES = new Set(['ServiceUnavailable', 'SessionExpired']);
-
-export function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Neo4jError)) return false;
-  return (
-    UNAVAILABLE_CODES.has(error.code) ||
-    error.code.startsWith('Neo.TransientError.General.DatabaseUnavailable') ||
-    error.code === 'Neo.ClientError.Database.DatabaseNotFound'
-  );
-}
-
 /** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
 export function mapDriverError(error: unknown): unknown {
   if (error instanceof Neo4jError) {
@@ -111,8 +103,6 @@ export function mapDriverError(error: unknown): unknown {
   }
   return error;
 }
-
-const READ_ONE_RETRIES = 3;
 
 const txConfig = (options: TxOptions | undefined) =>
   options?.timeoutMs ? { timeout: options.timeoutMs } : undefined;
@@ -139,7 +129,9 @@ export function createExecutor(
       const result = await send(cypher, params);
       return result.records.map((r) => r.toObject() as Row);
     };
-  const runner = (tx: ManagedTransaction) => counted((cypher, params) => tx.run(cypher, params));
+  const runner = (tx: Transaction) => counted((cypher, params) => tx.run(cypher, params));
+  // Every transaction goes through the driver's breaker and retries (storage-policy.ts), not the driver's own.
+  const policy = storagePolicyOf(driver);
 
   const session = (mode: 'READ' | 'WRITE') =>
     driver.session({
@@ -148,13 +140,13 @@ export function createExecutor(
       ...(stats.bookmarks && stats.bookmarks.length > 0 ? { bookmarks: stats.bookmarks } : {}),
     });
 
-  /** One statement as an auto-commit transaction in a session of `mode`, retried on transient errors. */
-  const autoCommit = async <T>(
+  /** One statement as an auto-commit transaction in a session of `mode` (a read: safe to run again). */
+  const autoCommit = <T>(
     mode: 'READ' | 'WRITE',
     work: (run: Run) => Promise<T>,
     options: TxOptions | undefined,
-  ): Promise<{ value: T; bookmarks: string[] }> => {
-    for (let attempt = 1; ; attempt += 1) {
+  ): Promise<{ value: T; bookmarks: string[] }> =>
+    policy.run(async () => {
       const s = session(mode);
       let sent = 0;
       try {
@@ -166,46 +158,65 @@ export function createExecutor(
           }),
         );
         return { value, bookmarks: s.lastBookmarks() };
-      } catch (e) {
-        if (attempt < READ_ONE_RETRIES && neo4j.isRetryableError(e) && !isUnavailable(e)) {
-          await new Promise((r) => setTimeout(r, 20 * attempt));
-          continue;
-        }
-        throw readFailure(e);
       } finally {
         await s.close();
       }
-    }
-  };
+    });
+
+  /** `work` in an explicit transaction of `mode`, committed; run again by the policy on transient failures. */
+  const transaction = <T>(
+    mode: 'READ' | 'WRITE',
+    work: (run: Run) => Promise<T>,
+    options: TxOptions | undefined,
+  ) =>
+    policy.run(async (committing) => {
+      const s = session(mode);
+      try {
+        const tx = s.beginTransaction(txConfig(options));
+        try {
+          const value = await work(runner(tx));
+          committing();
+          await tx.commit();
+          return { value, bookmarks: s.lastBookmarks() };
+        } catch (e) {
+          if (tx.isOpen()) await tx.rollback().catch(() => {});
+          throw e;
+        }
+      } finally {
+        await s.close();
+      }
+    });
 
   const executor: Executor = {
     stats,
     async read(work, options) {
-      const s = session('READ');
       try {
-        return await s.executeRead((tx) => work(runner(tx)), txConfig(readOptions(options)));
+        return (await transaction('READ', work, readOptions(options))).value;
       } catch (e) {
         throw readFailure(e);
-      } finally {
-        await s.close();
       }
     },
     async readOne(work, options) {
-      return (await autoCommit('READ', work, options)).value;
+      try {
+        return (await autoCommit('READ', work, options)).value;
+      } catch (e) {
+        throw readFailure(e);
+      }
     },
-    readLatest(work, options) {
-      return autoCommit('WRITE', work, options);
+    async readLatest(work, options) {
+      try {
+        return await autoCommit('WRITE', work, options);
+      } catch (e) {
+        throw readFailure(e);
+      }
     },
     async write(work, options) {
-      const s = session('WRITE');
       try {
-        const value = await s.executeWrite((tx) => work(runner(tx)), txConfig(options));
-        stats.written = s.lastBookmarks();
+        const { value, bookmarks } = await transaction('WRITE', work, options);
+        stats.written = bookmarks;
         return value;
       } catch (e) {
         throw mapDriverError(e);
-      } finally {
-        await s.close();
       }
     },
     withStats(next, nextDeadline) {

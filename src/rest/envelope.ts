@@ -40,6 +40,7 @@ export const refusalOf = (reply: FastifyReply): string | undefined =>
  */
 export function fail(reply: FastifyReply, error: AppError, options: { graphql?: boolean } = {}) {
   (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL] = error.reason;
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   const body = options.graphql
     ? {
         ...failBody(error),

@@ -13,7 +13,8 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { createGraphQLError, createYoga } from 'graphql-yoga';
+import { getOperationAST } from 'graphql';
+import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
 import type { Driver } from 'neo4j-driver';
 import type { Logger } from 'pino';
 import { createTokenVerifier } from './auth/tokens.js';
@@ -26,16 +27,18 @@ import {
   readBody,
   tooLarge,
 } from './body.js';
-import { answerKey, GraphQLAnswers } from './cache/graphql-answers.js';
+import { answerKey, type CachedAnswer, GraphQLAnswers } from './cache/graphql-answers.js';
 import { ModelCache } from './cache/model-cache.js';
 import { ModelReads } from './cache/model-reads.js';
 import { VersionReader } from './cache/version-reader.js';
 import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
+import { IdempotencyKeyTaken, type IdempotencyScope, readIdempotencyRecord } from './db/idempotency.js';
 import { AppError, isAppError, refusalExtensions, refuse } from './errors.js';
 import { BOOKMARK_HEADER, createBookmarkCodec } from './http/bookmarks.js';
 import { answerClientError } from './http/client-errors.js';
+import { fingerprintOf, IDEMPOTENCY_HEADER, parseIdempotencyKey, replay } from './http/idempotency.js';
 import { type RouteMethods, routeMethods } from './http/methods.js';
 import { ASSETS_PREFIX, DOCS_PATHS, registerPages, sendGraphiQL, wantsGraphiQL } from './http/pages.js';
 import { createPurger } from './jobs/purge.js';
@@ -167,6 +170,10 @@ export function maskGraphQLError(logger: Logger) {
     if (isGraphQLError && (original === undefined || (original as Error | null)?.name === 'GraphQLError')) {
       return error as Error;
     }
+    if (original instanceof IdempotencyKeyTaken) {
+      // Answered with the stored answer of the request holding the key (the /graphql route), never seen.
+      return createGraphQLError(original.message, { extensions: refusalExtensions('storage_busy', 503) });
+    }
     if (isAppError(original)) {
       return createGraphQLError(original.message, {
         ...(wrapped.path ? { path: wrapped.path } : {}),
@@ -189,6 +196,28 @@ export function maskGraphQLError(logger: Logger) {
         ...(requestId ? { requestId } : {}),
       },
     });
+  };
+}
+
+/**
+ * An Idempotency-Key stands for one write and its answer: a keyed mutation operation selects one field, or it is
+ * refused before it runs (idempotency_key_not_supported), so that no part of it is written under a key.
+ */
+function oneKeyedWritePlugin(): Plugin<RequestContext> {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as RequestContext;
+      if (!ctx.keyed?.scope) return;
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.operation !== 'mutation' || operation.selectionSet.selections.length === 1) return;
+      setResultAndStopExecution({
+        errors: [
+          createGraphQLError('An Idempotency-Key covers one write; send one mutation field per request.', {
+            extensions: refusalExtensions('idempotency_key_not_supported', 400),
+          }),
+        ],
+      });
+    },
   };
 }
 
@@ -301,7 +330,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     closing = true;
   });
 
-  app.addHook('onSend', async (req, reply) => {
+  app.addHook('onSend', async (req, reply, payload) => {
+    // A write under an Idempotency-Key commits here, its answer stored with it (http/idempotency.ts); an answer
+    // of 500 or more rolls it back. If the commit fails, the answer is a 503: a retry with the key then gets the
+    // stored answer if the commit went through after all, or runs the write again if it did not.
+    let sent = payload;
+    const scope = req.ctx?.keyed.scope;
+    const open = scope?.open;
+    if (req.ctx && scope && open) {
+      scope.open = undefined;
+      const body =
+        typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+      if (reply.statusCode >= 500 || body === null) await open.rollback();
+      else {
+        try {
+          const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+          req.ctx.stats.written = await open.commit({ status: reply.statusCode, body, contentType });
+        } catch {
+          const refusal = refuse.storageUnavailable();
+          reply.code(503).header('retry-after', String(refusal.retryAfterSeconds));
+          reply.type('application/json; charset=utf-8');
+          sent = JSON.stringify(failBody(refusal));
+        }
+      }
+    }
     // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     reply.header('x-content-type-options', 'nosniff');
@@ -319,9 +371,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Fastify closes the connection after any body-parser refusal; for a body refused unread that would reset the
     // socket with the client still sending, often before it reads the 413. Its rest is drained instead (body.ts).
     else if (bodyLeftUnread(req.raw)) reply.removeHeader('connection');
+    return sent;
+  });
+
+  // An Idempotency-Key on a write (http/idempotency.ts): a stored answer is sent again; otherwise the request's
+  // write will claim the key. Operators' routes (/admin) take none.
+  app.addHook('preHandler', async (req, reply) => {
+    const ctx = req.ctx;
+    if (!ctx || !['POST', 'PATCH', 'DELETE'].includes(req.method)) return;
+    if (req.routeOptions.url?.startsWith('/admin')) return;
+    const key = parseIdempotencyKey(req.headers[IDEMPOTENCY_HEADER]);
+    if (key === undefined) return;
+    const tenant = ctx.viewer.tenant;
+    const scope = { tenant, key, fingerprint: fingerprintOf(req.method, req.url, req.body) };
+    const record = await ctx.db.readOne((run) => readIdempotencyRecord(run, tenant, key));
+    if (record) return replay(reply, scope, record);
+    ctx.keyed.scope = scope;
   });
 
   app.addHook('onResponse', (req, reply, done) => {
+    // A keyed write whose answer was never sent (the connection went first): not committed.
+    const open = req.ctx?.keyed.scope?.open;
+    if (open && req.ctx?.keyed.scope) {
+      req.ctx.keyed.scope.open = undefined;
+      void open.rollback();
+    }
     // The rest of a body refused unread is discarded for a while, then the connection is closed (see body.ts).
     lingerAfterRefusal(req.raw);
     metrics.observeRequest({
@@ -368,7 +442,31 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     req.ctx = createContext(services, viewer, req.id, clientBookmarks);
   });
 
-  app.setErrorHandler((error: FastifyError, req, reply) => {
+  /** The answer of the request that holds the key this one's write could not claim. */
+  const replayTaken = async (
+    ctx: RequestContext,
+    reply: FastifyReply,
+    scope: IdempotencyScope,
+    graphql: boolean,
+  ) => {
+    const record = await ctx.db
+      .readOne((run) => readIdempotencyRecord(run, scope.tenant, scope.key))
+      .catch(() => null);
+    // Gone again (expired at that very moment): the client's retry runs the write.
+    if (!record) return fail(reply, refuse.storageBusy(), { graphql });
+    try {
+      return replay(reply, scope, record);
+    } catch (e) {
+      return fail(reply, e as AppError, { graphql });
+    }
+  };
+
+  app.setErrorHandler(async (error: FastifyError, req, reply) => {
+    // The key was claimed by a request that committed meanwhile: its answer is this request's answer.
+    const scope = req.ctx?.keyed.scope;
+    if ((error as unknown) instanceof IdempotencyKeyTaken && req.ctx && scope) {
+      return replayTaken(req.ctx, reply, scope, req.routeOptions.url === '/graphql');
+    }
     const refusal = isAppError(error) ? error : toAppError(error);
     if (refusal) return fail(reply, refusal, { graphql: req.routeOptions.url === '/graphql' });
     req.log.error({ err: error, requestId: req.id }, 'unexpected error');
@@ -420,6 +518,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       armorPlugin(),
       knownOperationTypesPlugin(),
       answers.plugin(),
+      oneKeyedWritePlugin(),
       operationGuardPlugin({ queryTimeMs: config.GRAPHQL_QUERY_TIMEOUT_MS }),
       useGraphQlJit({}, { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') }),
     ],
@@ -486,16 +585,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           params: req.method === 'GET' ? req.query : req.body,
         });
       const answer = ctx && key ? await answers.serve(ctx, key, execute) : await execute();
-      if (answer instanceof Response) {
-        answer.headers.forEach((value, name) => {
-          reply.header(name, value);
-        });
+      // A mutation under an Idempotency-Key: another request holding the key wrote first (its answer is this
+      // one's), or this one wrote and its answer is stored with the write on send (so it is read whole here).
+      const scope = ctx?.keyed.scope;
+      if (ctx && scope?.taken) return replayTaken(ctx, reply, scope, true);
+      // A kept answer's body is bytes; Yoga's Response (not necessarily this runtime's Response class) streams.
+      if (Buffer.isBuffer(answer.body)) {
+        for (const [name, value] of (answer as CachedAnswer).headers) reply.header(name, value);
         reply.status(answer.status);
         return reply.send(answer.body);
       }
-      for (const [name, value] of answer.headers) reply.header(name, value);
-      reply.status(answer.status);
-      return reply.send(answer.body);
+      const response = answer as Response;
+      response.headers.forEach((value, name) => {
+        reply.header(name, value);
+      });
+      reply.status(response.status);
+      return reply.send(scope?.open ? Buffer.from(await response.arrayBuffer()) : response.body);
     },
   });
 

@@ -11,6 +11,7 @@ import {
 } from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
+import type { IdempotencyScope } from './db/idempotency.js';
 import type { BookmarkCodec } from './http/bookmarks.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
@@ -93,6 +94,8 @@ export interface RequestContext {
   };
   /** This request's reads through the model cache (its model version is read once, on first use). */
   modelScope: ModelReadScope;
+  /** The request's Idempotency-Key, once accepted (http/idempotency.ts): its write is committed with the answer. */
+  keyed: { scope?: IdempotencyScope };
 }
 
 /** Charges the running GraphQL operation for what a resolver is about to materialise (no-op outside GraphQL). */
@@ -122,10 +125,15 @@ export function createContext(
   };
   const operation: RequestContext['operation'] = { budget: null };
   // A GraphQL query's reads get the time its budget has left.
-  const db = services.db.withStats(stats, {
-    remainingMs: () => operation.budget?.remainingMs(),
-    expire: () => (operation.budget as OperationBudget).expire(),
-  });
+  const keyed: RequestContext['keyed'] = {};
+  const db = services.db.withStats(
+    stats,
+    {
+      remainingMs: () => operation.budget?.remainingMs(),
+      expire: () => (operation.budget as OperationBudget).expire(),
+    },
+    () => keyed.scope,
+  );
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;
   const typesSeen = new Map<string, StoredType>();
@@ -197,6 +205,7 @@ export function createContext(
     stats,
     operation,
     modelScope,
+    keyed,
     loaders: {
       get entityTypeByGuid() {
         return entityTypeByGuid();

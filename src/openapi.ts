@@ -2,7 +2,9 @@
 // validate requests describe them here, and the answers' schemas are the envelopes the routes send.
 import { z } from 'zod';
 import { BODY_LIMIT_BYTES } from './body.js';
+import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import type { Reason } from './errors.js';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN } from './http/idempotency.js';
 import {
   BODY_REFUSALS,
   COMMON_REFUSALS,
@@ -39,6 +41,7 @@ export const REFUSAL_STATUS: Partial<Record<Reason, number>> = {
   uri_too_long: 414,
   headers_too_large: 431,
   unsupported_media_type: 415,
+  idempotency_key_reused: 422,
   internal_error: 500,
   storage_unavailable: 503,
   storage_busy: 503,
@@ -58,6 +61,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Body too large',
   414: 'URI too long',
   415: 'Unsupported media type',
+  422: 'Idempotency-Key reused',
   431: 'Headers too large',
   500: 'Unexpected error',
   503: 'Storage unavailable or busy',
@@ -68,10 +72,18 @@ const pascal = (id: string) => id[0]?.toUpperCase() + id.slice(1);
 /** `/a/:b` → `/a/{b}`. */
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
 
+/** Writes of tenants take an Idempotency-Key (http/idempotency.ts); operators' routes (/admin) do not. */
+export const takesIdempotencyKey = (doc: RouteDoc) =>
+  doc.auth !== 'none' && ['POST', 'PATCH', 'DELETE'].includes(doc.method) && !doc.path.startsWith('/admin');
+
 function refusalsOf(doc: RouteDoc): Reason[] {
   const all = new Set<Reason>(doc.refusals);
   if (doc.auth !== 'none') for (const r of COMMON_REFUSALS) all.add(r);
   if (doc.body) for (const r of BODY_REFUSALS) all.add(r);
+  if (takesIdempotencyKey(doc)) {
+    all.add('invalid_idempotency_key');
+    all.add('idempotency_key_reused');
+  }
   return [...all];
 }
 
@@ -132,6 +144,15 @@ export function buildOpenApiDocument(version: string): Json {
         });
       }
     }
+    if (takesIdempotencyKey(doc)) {
+      parameters.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of your tenant. The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once.`,
+        schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
+      });
+    }
     if (parameters.length > 0) op.parameters = parameters;
     if (doc.body) {
       op.requestBody = {
@@ -176,6 +197,16 @@ export function buildOpenApiDocument(version: string): Json {
       };
       responses[String(status)] = {
         description: `${STATUS_TEXT[status] ?? 'Refused'}: ${reasons.map((r) => `\`${r}\``).join(', ')}.`,
+        ...(status === 503
+          ? {
+              headers: {
+                'Retry-After': {
+                  description: 'Seconds to wait before sending the request again.',
+                  schema: { type: 'integer', minimum: 1 },
+                },
+              },
+            }
+          : {}),
         content: { 'application/json': { schema } },
       };
     }

@@ -2,6 +2,12 @@
 // driver errors mapped to domain errors in one place, and a per-request count of queries sent.
 import neo4j, { type Driver, Neo4jError, type QueryResult, type Transaction } from 'neo4j-driver';
 import { refuse } from '../errors.js';
+import {
+  claimIdempotencyKey,
+  IdempotencyKeyTaken,
+  type IdempotencyScope,
+  storeIdempotentAnswer,
+} from './idempotency.js';
 import { isUnavailable, storagePolicyOf } from './storage-policy.js';
 
 export { isUnavailable };
@@ -79,7 +85,11 @@ export interface Executor {
    * An executor sharing the driver whose statements are counted in `stats`; with `deadline`, reads get the time it
    * has left as their transaction timeout, and a read stopped by that timeout fails with `deadline.expire()`.
    */
-  withStats(stats: QueryStats, deadline?: Deadline): Executor;
+  withStats(
+    stats: QueryStats,
+    deadline?: Deadline,
+    idempotency?: () => IdempotencyScope | undefined,
+  ): Executor;
   readonly stats: QueryStats;
 }
 
@@ -112,6 +122,8 @@ export function createExecutor(
   database: string | undefined,
   stats: QueryStats = { queries: 0 },
   deadline?: Deadline,
+  /** The request's Idempotency-Key, when it sent one: its write is committed with the answer (see below). */
+  idempotency?: () => IdempotencyScope | undefined,
 ) {
   /** Options of a read: the caller's, else the time the deadline leaves. */
   const readOptions = (options: TxOptions | undefined): TxOptions | undefined => {
@@ -187,6 +199,61 @@ export function createExecutor(
       }
     });
 
+  /**
+   * A write under an Idempotency-Key: the key is claimed by the transaction's first statement, and the transaction
+   * is left open (`scope.open`) until the request's answer is stored in it and committed (app.ts, on send). One
+   * write per request: the answer stands for it (a keyed GraphQL operation has one mutation field).
+   */
+  const keyedWrite = <T>(
+    scope: IdempotencyScope,
+    work: (run: Run) => Promise<T>,
+    options: TxOptions | undefined,
+  ) => {
+    return policy.run(async () => {
+      // A request writes again only when its earlier attempt wrote nothing (a resolver trying anew after the
+      // definitions changed under it): that attempt's transaction, holding only the claim, is rolled back.
+      const earlier = scope.open;
+      scope.open = undefined;
+      await earlier?.rollback();
+      const s = session('WRITE');
+      const tx = s.beginTransaction(txConfig(options));
+      const run = runner(tx);
+      try {
+        try {
+          await claimIdempotencyKey(run, scope.tenant, scope.key, scope.fingerprint);
+        } catch (e) {
+          if (e instanceof Neo4jError && e.code === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
+            scope.taken = true;
+            throw new IdempotencyKeyTaken();
+          }
+          throw e;
+        }
+        const value = await work(run);
+        scope.open = {
+          async commit(answer) {
+            try {
+              await storeIdempotentAnswer(run, scope.tenant, scope.key, answer);
+              await tx.commit();
+              return s.lastBookmarks();
+            } finally {
+              if (tx.isOpen()) await tx.rollback().catch(() => {});
+              await s.close();
+            }
+          },
+          async rollback() {
+            if (tx.isOpen()) await tx.rollback().catch(() => {});
+            await s.close();
+          },
+        };
+        return value;
+      } catch (e) {
+        if (tx.isOpen()) await tx.rollback().catch(() => {});
+        await s.close();
+        throw e;
+      }
+    });
+  };
+
   const executor: Executor = {
     stats,
     async read(work, options) {
@@ -211,6 +278,14 @@ export function createExecutor(
       }
     },
     async write(work, options) {
+      const scope = idempotency?.();
+      if (scope) {
+        try {
+          return await keyedWrite(scope, work, options);
+        } catch (e) {
+          throw mapDriverError(e);
+        }
+      }
       try {
         const { value, bookmarks } = await transaction('WRITE', work, options);
         stats.written = bookmarks;
@@ -219,8 +294,8 @@ export function createExecutor(
         throw mapDriverError(e);
       }
     },
-    withStats(next, nextDeadline) {
-      return createExecutor(driver, database, next, nextDeadline);
+    withStats(next, nextDeadline, nextIdempotency) {
+      return createExecutor(driver, database, next, nextDeadline, nextIdempotency);
     },
   };
   return executor;

@@ -4,6 +4,7 @@
 import cron from 'node-cron';
 import type { Logger } from 'pino';
 import type { Executor } from '../db/executor.js';
+import { removeExpiredIdempotencyRecords } from '../db/idempotency.js';
 import {
   acquireLease,
   findWithdrawn,
@@ -71,6 +72,8 @@ export interface Purger {
 }
 
 const JOB_LEASE = 'purge-daily';
+/** Expired idempotency records removed per statement by the daily run. */
+const IDEMPOTENCY_BATCH = 5_000;
 const DEF_LEASE_SECONDS = 120;
 /** The daily job's lease, renewed after every definition: an instance killed mid-run blocks the job this long. */
 const JOB_LEASE_SECONDS = 120;
@@ -245,8 +248,21 @@ export function createPurger(options: PurgeOptions): Purger {
         tell();
         await db.write((run) => acquireLease(run, jobLease, instanceId, JOB_LEASE_SECONDS));
       }
+      // Idempotency records past their 24 h (db/idempotency.ts), all tenants, by the daily run only.
+      let keysRemoved = 0;
+      if (tenant === null) {
+        for (let batch = IDEMPOTENCY_BATCH; batch === IDEMPOTENCY_BATCH && !stopped; ) {
+          batch = await db.write((run) => removeExpiredIdempotencyRecords(run, IDEMPOTENCY_BATCH));
+          keysRemoved += batch;
+        }
+      }
       logger.info(
-        { removed: report.removed.length, pending: report.pending, ...(firing ? { firing } : {}) },
+        {
+          removed: report.removed.length,
+          pending: report.pending,
+          idempotency_keys_removed: keysRemoved,
+          ...(firing ? { firing } : {}),
+        },
         'daily purge finished',
       );
       if (tenant === null)

@@ -1,0 +1,63 @@
+// The Idempotency-Key request header (IETF draft "The Idempotency-Key HTTP Header Field"; Stripe's behaviour):
+// a client sends a unique key with a write and may send the same request again (after a 503, a timeout, a reset
+// connection) without the write happening twice.
+//
+// - The key is per tenant, 1 to 255 visible ASCII characters, as a structured-field string ("...") or bare.
+// - The write's transaction claims the key first and stores the answer (status, body) in the same transaction as
+//   the change, just before committing (db/idempotency.ts, db/executor.ts): either both are committed or neither.
+// - A request with a key already stored gets that answer again (`Idempotent-Replayed: true`), if it is the same
+//   request (method, path and body); another request with the key is refused 422 `idempotency_key_reused`.
+// - Requests with one key at once: the first to claim it runs; the others wait on the key until it commits and
+//   then get its answer. The write runs once.
+// - Answers of requests that wrote nothing (refusals before any write, a create-or-get of an existing name, a dry
+//   run) are not stored: sent again, the request runs again, as Stripe does for requests refused before they run.
+// - Records are kept IDEMPOTENCY_TTL_HOURS (24 h), then the daily job removes them.
+import { createHash } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import type { IdempotencyRecord, IdempotencyScope } from '../db/idempotency.js';
+import { AppError } from '../errors.js';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'idempotent-replayed';
+export const IDEMPOTENCY_KEY_MAX = 255;
+
+const invalid = (message: string) => new AppError('invalid_idempotency_key', 400, message);
+/** A key as sent: quoted (a structured-field string without escapes) or bare; the OpenAPI document's pattern. */
+export const IDEMPOTENCY_KEY_PATTERN = `^("[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}}"|[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}})$`;
+const SENT = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+
+/** The key a request sent, undefined without one; throws invalid_idempotency_key for a malformed one. */
+export function parseIdempotencyKey(value: string | string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) throw invalid('Send one Idempotency-Key header.');
+  const text = value.trim();
+  if (!SENT.test(text)) {
+    throw invalid(
+      `An Idempotency-Key is 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare.`,
+    );
+  }
+  return text.startsWith('"') ? text.slice(1, -1) : text;
+}
+
+/** What makes two requests the same request: method, path (with its query) and body. */
+export function fingerprintOf(method: string, url: string, body: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify([method, url, body ?? null]))
+    .digest('base64url');
+}
+
+/** Sends a stored answer again, or refuses a different request under the same key. */
+export function replay(reply: FastifyReply, scope: IdempotencyScope, record: IdempotencyRecord) {
+  if (record.fingerprint !== scope.fingerprint) {
+    throw new AppError(
+      'idempotency_key_reused',
+      422,
+      'This Idempotency-Key was sent with another request (method, path or body); use a new key for a new request.',
+    );
+  }
+  return reply
+    .code(record.status)
+    .header('content-type', record.contentType)
+    .header(REPLAYED_HEADER, 'true')
+    .send(record.body);
+}

@@ -33,6 +33,8 @@ export type Operation<TData, TVariables> = DocumentTypeDecoration<TData, TVariab
 /** What the client needs of a response; the global fetch's Response has it. */
 export interface FetchResponse {
   readonly status: number;
+  /** For Retry-After on a 503; optional so that a minimal adapter still fits. */
+  readonly headers?: { get(name: string): string | null };
   text(): Promise<string>;
 }
 
@@ -49,7 +51,24 @@ export interface MetamodelClientOptions {
   token: string | (() => string | Promise<string>);
   /** fetch implementation; default `globalThis.fetch`. */
   fetch?: FetchLike;
+  /**
+   * Sends of one request at most while the service answers 503 (the database away or busy), the first included;
+   * default 4. Mutations carry an Idempotency-Key (the same on every retry), so a retried write happens once.
+   */
+  attempts?: number;
+  /** Makes each mutation's Idempotency-Key; default `crypto.randomUUID()`. */
+  idempotencyKey?: () => string;
 }
+
+/** The wait before retry `attempt` + 1: the service's Retry-After (at most 5 s), else 250 ms doubling. */
+export function retryDelayMs(retryAfter: string | null | undefined, attempt: number): number {
+  const seconds = retryAfter == null ? Number.NaN : Number(retryAfter);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 5) * 1000;
+  return 250 * 2 ** (attempt - 1);
+}
+
+/** Whether a document's (first) operation is a mutation: its text starts with `mutation`, comments aside. */
+const isMutation = (text: string) => /^(\s*#[^\n]*\n)*\s*mutation\b/.test(text);
 
 /** One error of a GraphQL response, as the service sends it. */
 export interface GraphQLErrorEntry {
@@ -133,6 +152,8 @@ function globalFetch(): FetchLike {
 export function createMetamodelClient(options: MetamodelClientOptions) {
   const endpoint = endpointOf(options.url);
   const fetchImpl = options.fetch ?? globalFetch();
+  const attempts = Math.max(1, options.attempts ?? 4);
+  const makeKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
 
   /** Runs one operation; resolves to its data, or throws MetamodelGraphQLError with each error's reason. */
   async function request<TData, TVariables>(
@@ -143,16 +164,23 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
       throw new TypeError('Pass a string document (codegen documentMode: string), not a DocumentNode.');
     }
     const token = typeof options.token === 'function' ? await options.token() : options.token;
-    const response = await fetchImpl(endpoint, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/graphql-response+json, application/json;q=0.9',
-      },
-      body: JSON.stringify({ query: document.toString(), variables: variables ?? {} }),
-    });
-    const body = parseBody(await response.text());
+    const query = document.toString();
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json;q=0.9',
+    };
+    if (isMutation(query)) headers['idempotency-key'] = makeKey();
+    const payload = JSON.stringify({ query, variables: variables ?? {} });
+    let response: FetchResponse;
+    let text: string;
+    for (let attempt = 1; ; attempt += 1) {
+      response = await fetchImpl(endpoint, { method: 'POST', headers, body: payload });
+      text = await response.text();
+      if (response.status !== 503 || attempt >= attempts) break;
+      await new Promise((r) => setTimeout(r, retryDelayMs(response.headers?.get('retry-after'), attempt)));
+    }
+    const body = parseBody(text);
     const errors = errorsOf(body);
     if (errors) throw new MetamodelGraphQLError(errors, response.status, body?.data ?? null);
     if (body?.data === null || typeof body?.data !== 'object') {

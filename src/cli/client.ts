@@ -1,5 +1,6 @@
 // The CLI's REST client: global fetch, every answer an envelope {STATUS, MESSAGE, DATA}. The token is kept in a
 // private field and only ever written into the Authorization header.
+import { randomUUID } from 'node:crypto';
 
 export interface Envelope<D = Record<string, unknown>> {
   STATUS: 'SUCCESS' | 'FAIL';
@@ -45,6 +46,16 @@ export class UsageError extends Error {
 }
 
 export const NDJSON = 'application/x-ndjson';
+
+/** Sends of one request at most, the first included, while the service answers 503. */
+export const RETRY_ATTEMPTS = 4;
+
+/** The wait before retry `attempt` + 1: the service's Retry-After (at most 5 s), else 250 ms doubling. */
+export function retryDelayMs(retryAfter: string | null, attempt: number): number {
+  const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 5) * 1000;
+  return 250 * 2 ** (attempt - 1);
+}
 
 export function isEnvelope(value: unknown): value is Envelope {
   if (typeof value !== 'object' || value === null) return false;
@@ -107,10 +118,17 @@ export class Client {
     return `${this.#base.origin}${prefix}${path}${search}`;
   }
 
-  async #fetch(method: string, path: string, options: RequestOptions, accept: string): Promise<Response> {
+  async #fetch(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    accept: string,
+    idempotencyKey?: string,
+  ): Promise<Response> {
     const url = this.url(path, options.query);
     const headers: Record<string, string> = { accept };
     if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     let body: string | undefined;
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -151,10 +169,22 @@ export class Client {
     return parsed.DATA as D;
   }
 
-  /** One request; returns DATA of a SUCCESS envelope. */
+  /**
+   * One request; returns DATA of a SUCCESS envelope. A write carries an Idempotency-Key (one per command, the same
+   * on every retry), so an answer of 503 (the database away or busy) is retried with backoff, honouring
+   * Retry-After, without the write happening twice; reads are retried the same way.
+   */
   async request<D = Data>(method: string, path: string, options: RequestOptions = {}): Promise<D> {
-    const res = await this.#fetch(method, path, options, 'application/json');
-    return this.#envelope<D>(res, method, path);
+    const key = method !== 'GET' && !path.startsWith('/admin') ? randomUUID() : undefined;
+    for (let attempt = 1; ; attempt += 1) {
+      const res = await this.#fetch(method, path, options, 'application/json', key);
+      if (res.status === 503 && attempt < RETRY_ATTEMPTS) {
+        await res.text().catch(() => '');
+        await new Promise((r) => setTimeout(r, retryDelayMs(res.headers.get('retry-after'), attempt)));
+        continue;
+      }
+      return this.#envelope<D>(res, method, path);
+    }
   }
 
   /**

@@ -3,11 +3,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  CreateEntityTypeDocument,
   createMetamodelClient,
   EntityTypeByGuidDocument,
   EntityTypesPageDocument,
   type FetchLike,
   MetamodelGraphQLError,
+  retryDelayMs,
 } from '../../client/src/index.js';
 
 interface Sent {
@@ -158,5 +160,53 @@ describe('client/README.md', () => {
     const read = (path: string) => readFileSync(new URL(`../../client/${path}`, import.meta.url), 'utf8');
     const block = /## Usage\n\n```ts\n([\s\S]*?)```/.exec(read('README.md'));
     expect(block?.[1]).toBe(read('examples/usage.ts'));
+  });
+});
+
+describe('createMetamodelClient: writes safe to retry (issue #17)', () => {
+  const unavailable = json({ STATUS: 'FAIL', MESSAGE: 'away', DATA: { reason: 'storage_unavailable' } });
+  const created = json({ data: { createEntityType: { created: true } } });
+
+  it('a mutation carries an Idempotency-Key, the same one on every retry of a 503; a query carries none', async () => {
+    const { sent, fetch } = scripted([503, unavailable], [503, unavailable], [200, created]);
+    let made = 0;
+    const client = createMetamodelClient({
+      url: 'http://m',
+      token: 't',
+      fetch,
+      idempotencyKey: () => `key-${++made}`,
+    });
+    expect(await client.request(CreateEntityTypeDocument, { name: 'Orders' })).toEqual({
+      createEntityType: { created: true },
+    });
+    expect(sent.map((s) => s.headers['idempotency-key'])).toEqual(['key-1', 'key-1', 'key-1']);
+    const reads = scripted([200, json({ data: { entityType: null } })]);
+    await createMetamodelClient({ url: 'http://m', token: 't', fetch: reads.fetch }).request(
+      EntityTypeByGuidDocument,
+      { guid: 'g' },
+    );
+    expect(reads.sent[0]!.headers['idempotency-key']).toBeUndefined();
+  }, 10_000);
+
+  it('gives up after its attempts with the refusal, and a new call is a new key', async () => {
+    const { sent, fetch } = scripted([503, unavailable], [503, unavailable], [200, created]);
+    let made = 0;
+    const client = createMetamodelClient({
+      url: 'http://m',
+      token: 't',
+      fetch,
+      attempts: 2,
+      idempotencyKey: () => `key-${++made}`,
+    });
+    const refused = await client.request(CreateEntityTypeDocument, { name: 'A' }).catch((e) => e);
+    expect(refused).toBeInstanceOf(MetamodelGraphQLError);
+    expect(refused.reason).toBe('storage_unavailable');
+    await client.request(CreateEntityTypeDocument, { name: 'A' });
+    expect(sent.map((s) => s.headers['idempotency-key'])).toEqual(['key-1', 'key-1', 'key-2']);
+  }, 10_000);
+
+  it('waits as Retry-After says (at most 5 s), else 250 ms doubling', () => {
+    expect([retryDelayMs('0', 1), retryDelayMs('2', 1), retryDelayMs('60', 1)]).toEqual([0, 2000, 5000]);
+    expect([retryDelayMs(null, 1), retryDelayMs(null, 2), retryDelayMs('soon', 3)]).toEqual([250, 500, 1000]);
   });
 });

@@ -85,6 +85,12 @@ export interface Executor {
    * An executor sharing the driver whose statements are counted in `stats`; with `deadline`, reads get the time it
    * has left as their transaction timeout, and a read stopped by that timeout fails with `deadline.expire()`.
    */
+  /**
+   * Runs `effect` once the request's write is committed: at once, unless a write under an Idempotency-Key is
+   * waiting for its answer (then right after its commit, and never if it is rolled back). For what a write sets off
+   * outside its transaction (the background purge, cache invalidation).
+   */
+  afterCommit(effect: () => void): void;
   withStats(
     stats: QueryStats,
     deadline?: Deadline,
@@ -234,13 +240,16 @@ export function createExecutor(
             try {
               await storeIdempotentAnswer(run, scope.tenant, scope.key, answer);
               await tx.commit();
+              for (const effect of scope.afterCommit?.splice(0) ?? []) effect();
               return s.lastBookmarks();
             } finally {
+              scope.afterCommit = undefined;
               if (tx.isOpen()) await tx.rollback().catch(() => {});
               await s.close();
             }
           },
           async rollback() {
+            scope.afterCommit = undefined;
             if (tx.isOpen()) await tx.rollback().catch(() => {});
             await s.close();
           },
@@ -293,6 +302,11 @@ export function createExecutor(
       } catch (e) {
         throw mapDriverError(e);
       }
+    },
+    afterCommit(effect) {
+      const scope = idempotency?.();
+      if (scope?.open) (scope.afterCommit ??= []).push(effect);
+      else effect();
     },
     withStats(next, nextDeadline, nextIdempotency) {
       return createExecutor(driver, database, next, nextDeadline, nextIdempotency);

@@ -76,6 +76,8 @@ export interface IdempotencyScope {
   };
   /** Set when the write found the key held by another request that committed: that one's answer is the answer. */
   taken?: boolean;
+  /** What runs once the open transaction commits (Executor.afterCommit). */
+  afterCommit?: (() => void)[];
 }
 
 /** The key is held by another request's write (committed, or committing now): that one's answer is the answer. */

@@ -365,7 +365,7 @@ export async function declareAttribute(
 
   try {
     const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
-    if (!dryRun) ctx.services.engineCache.invalidate(tenant, typeGuid);
+    if (!dryRun) ctx.db.afterCommit(() => ctx.services.engineCache.invalidate(tenant, typeGuid));
     return result;
   } catch (e) {
     if (e instanceof ConstraintViolation) {
@@ -464,8 +464,10 @@ export async function withdrawAttribute(
   };
   const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
   if (!dryRun) {
-    ctx.services.engineCache.invalidate(tenant, typeGuid);
-    ctx.services.purger.kick();
+    ctx.db.afterCommit(() => {
+      ctx.services.engineCache.invalidate(tenant, typeGuid);
+      ctx.services.purger.kick();
+    });
   }
   return result;
 }

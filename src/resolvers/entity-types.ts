@@ -242,7 +242,9 @@ export async function deleteEntityType(ctx: RequestContext, guid: string) {
     await withdrawAllOfType(run, tenant, guid);
     await deleteType(run, tenant, guid, typeGuid(tenant, current.name_key));
   });
-  ctx.services.engineCache.invalidate(tenant, guid);
-  ctx.services.purger.kick();
+  ctx.db.afterCommit(() => {
+    ctx.services.engineCache.invalidate(tenant, guid);
+    ctx.services.purger.kick();
+  });
   return { guid, deleted: true };
 }

@@ -305,8 +305,9 @@ export function createExecutor(
     },
     afterCommit(effect) {
       const scope = idempotency?.();
-      if (scope?.open) (scope.afterCommit ??= []).push(effect);
-      else effect();
+      if (!scope?.open) return effect();
+      scope.afterCommit ??= [];
+      scope.afterCommit.push(effect);
     },
     withStats(next, nextDeadline, nextIdempotency) {
       return createExecutor(driver, database, next, nextDeadline, nextIdempotency);

@@ -34,11 +34,18 @@ import { VersionReader } from './cache/version-reader.js';
 import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
-import { IdempotencyKeyTaken, type IdempotencyScope, readIdempotencyRecord } from './db/idempotency.js';
+import { type IdempotencyScope, readIdempotencyRecord } from './db/idempotency.js';
 import { AppError, isAppError, refusalExtensions, refuse } from './errors.js';
 import { BOOKMARK_HEADER, createBookmarkCodec } from './http/bookmarks.js';
 import { answerClientError } from './http/client-errors.js';
-import { fingerprintOf, IDEMPOTENCY_HEADER, parseIdempotencyKey, replay } from './http/idempotency.js';
+import {
+  fingerprintOf,
+  IDEMPOTENCY_HEADER,
+  parseIdempotencyKey,
+  replayed,
+  storedAnswer,
+  takesIdempotencyKey,
+} from './http/idempotency.js';
 import { type RouteMethods, routeMethods } from './http/methods.js';
 import { ASSETS_PREFIX, DOCS_PATHS, registerPages, sendGraphiQL, wantsGraphiQL } from './http/pages.js';
 import { createPurger } from './jobs/purge.js';
@@ -53,7 +60,7 @@ import { adminRoutes } from './rest/admin.js';
 import { attributeRoutes } from './rest/attributes.js';
 import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
-import { fail, failBody, refusalOf } from './rest/envelope.js';
+import { clearRefusal, fail, failBody, refusalAnswer, refusalOf } from './rest/envelope.js';
 import { platformRoutes } from './rest/platform.js';
 import { inputOf, route } from './rest/route.js';
 import { ROUTES } from './rest/schemas.js';
@@ -169,10 +176,6 @@ export function maskGraphQLError(logger: Logger) {
     const original = isGraphQLError ? wrapped.originalError : error;
     if (isGraphQLError && (original === undefined || (original as Error | null)?.name === 'GraphQLError')) {
       return error as Error;
-    }
-    if (original instanceof IdempotencyKeyTaken) {
-      // Answered with the stored answer of the request holding the key (the /graphql route), never seen.
-      return createGraphQLError(original.message, { extensions: refusalExtensions('storage_busy', 503) });
     }
     if (isAppError(original)) {
       return createGraphQLError(original.message, {
@@ -324,6 +327,54 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ),
   );
 
+  /**
+   * The end of a request under an Idempotency-Key (http/idempotency.ts), REST and GraphQL alike: its write commits
+   * here with its answer stored in it (an answer of 500 or more rolls it back; a failed commit answers 503, and a
+   * retry with the key then gets the stored answer if the commit went through after all, or runs the write if it
+   * did not). A write that found the key held by a request that committed meanwhile answers with that one's answer.
+   * Returns the payload to send.
+   */
+  const settleKeyedWrite = async (
+    ctx: RequestContext,
+    reply: FastifyReply,
+    scope: IdempotencyScope,
+    payload: unknown,
+    graphql: boolean,
+  ): Promise<unknown> => {
+    const open = scope.open;
+    scope.open = undefined;
+    if (open) {
+      const body =
+        typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+      if (reply.statusCode >= 500 || body === null) {
+        await open.rollback();
+        return payload;
+      }
+      try {
+        const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+        ctx.stats.written = await open.commit({ status: reply.statusCode, body, contentType });
+        return payload;
+      } catch {
+        return JSON.stringify(refusalAnswer(reply, refuse.storageUnavailable(), { graphql }));
+      }
+    }
+    if (!scope.taken) return payload;
+    scope.taken = false;
+    const record = await ctx.db
+      .readOne((run) => readIdempotencyRecord(run, scope.tenant, scope.key))
+      .catch(() => null);
+    // Gone again (expired at that very moment): the refusal (503 storage_busy) stands, and a retry runs the write.
+    if (!record) return payload;
+    try {
+      const answer = replayed(reply, storedAnswer(scope, record));
+      clearRefusal(reply);
+      reply.removeHeader('retry-after');
+      return answer;
+    } catch (e) {
+      return JSON.stringify(refusalAnswer(reply, e as AppError, { graphql }));
+    }
+  };
+
   // While closing, answers end their connection, so a drained keep-alive socket does not hold the close open.
   let closing = false;
   app.addHook('preClose', async () => {
@@ -331,29 +382,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
-    // A write under an Idempotency-Key commits here, its answer stored with it (http/idempotency.ts); an answer
-    // of 500 or more rolls it back. If the commit fails, the answer is a 503: a retry with the key then gets the
-    // stored answer if the commit went through after all, or runs the write again if it did not.
+    const ctx = req.ctx;
+    const scope = ctx?.keyed.scope;
     let sent = payload;
-    const scope = req.ctx?.keyed.scope;
-    const open = scope?.open;
-    if (req.ctx && scope && open) {
-      scope.open = undefined;
-      const body =
-        typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
-      if (reply.statusCode >= 500 || body === null) await open.rollback();
-      else {
-        try {
-          const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-          req.ctx.stats.written = await open.commit({ status: reply.statusCode, body, contentType });
-        } catch {
-          const refusal = refuse.storageUnavailable();
-          reply.code(503).header('retry-after', String(refusal.retryAfterSeconds));
-          reply.type('application/json; charset=utf-8');
-          sent = JSON.stringify(failBody(refusal));
-        }
-      }
-    }
+    if (ctx && scope)
+      sent = await settleKeyedWrite(ctx, reply, scope, payload, req.routeOptions.url === '/graphql');
     // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     reply.header('x-content-type-options', 'nosniff');
@@ -378,14 +411,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // write will claim the key. Operators' routes (/admin) take none.
   app.addHook('preHandler', async (req, reply) => {
     const ctx = req.ctx;
-    if (!ctx || !['POST', 'PATCH', 'DELETE'].includes(req.method)) return;
-    if (req.routeOptions.url?.startsWith('/admin')) return;
+    if (!ctx || !takesIdempotencyKey(req.method, req.routeOptions.url ?? '/admin')) return;
     const key = parseIdempotencyKey(req.headers[IDEMPOTENCY_HEADER]);
     if (key === undefined) return;
     const tenant = ctx.viewer.tenant;
     const scope = { tenant, key, fingerprint: fingerprintOf(req.method, req.url, req.body) };
+    // Read before the handler runs, not left to the write's claim: a request sent again may not reach a write
+    // at all (a create-or-get finds the type its first send created and answers 200, not the stored 201).
     const record = await ctx.db.readOne((run) => readIdempotencyRecord(run, tenant, key));
-    if (record) return replay(reply, scope, record);
+    if (record) return reply.send(replayed(reply, storedAnswer(scope, record)));
     ctx.keyed.scope = scope;
   });
 
@@ -442,31 +476,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     req.ctx = createContext(services, viewer, req.id, clientBookmarks);
   });
 
-  /** The answer of the request that holds the key this one's write could not claim. */
-  const replayTaken = async (
-    ctx: RequestContext,
-    reply: FastifyReply,
-    scope: IdempotencyScope,
-    graphql: boolean,
-  ) => {
-    const record = await ctx.db
-      .readOne((run) => readIdempotencyRecord(run, scope.tenant, scope.key))
-      .catch(() => null);
-    // Gone again (expired at that very moment): the client's retry runs the write.
-    if (!record) return fail(reply, refuse.storageBusy(), { graphql });
-    try {
-      return replay(reply, scope, record);
-    } catch (e) {
-      return fail(reply, e as AppError, { graphql });
-    }
-  };
-
-  app.setErrorHandler(async (error: FastifyError, req, reply) => {
-    // The key was claimed by a request that committed meanwhile: its answer is this request's answer.
-    const scope = req.ctx?.keyed.scope;
-    if ((error as unknown) instanceof IdempotencyKeyTaken && req.ctx && scope) {
-      return replayTaken(req.ctx, reply, scope, req.routeOptions.url === '/graphql');
-    }
+  app.setErrorHandler((error: FastifyError, req, reply) => {
     const refusal = isAppError(error) ? error : toAppError(error);
     if (refusal) return fail(reply, refusal, { graphql: req.routeOptions.url === '/graphql' });
     req.log.error({ err: error, requestId: req.id }, 'unexpected error');
@@ -585,10 +595,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           params: req.method === 'GET' ? req.query : req.body,
         });
       const answer = ctx && key ? await answers.serve(ctx, key, execute) : await execute();
-      // A mutation under an Idempotency-Key: another request holding the key wrote first (its answer is this
-      // one's), or this one wrote and its answer is stored with the write on send (so it is read whole here).
-      const scope = ctx?.keyed.scope;
-      if (ctx && scope?.taken) return replayTaken(ctx, reply, scope, true);
       // A kept answer's body is bytes; Yoga's Response (not necessarily this runtime's Response class) streams.
       if (Buffer.isBuffer(answer.body)) {
         for (const [name, value] of (answer as CachedAnswer).headers) reply.header(name, value);
@@ -600,7 +606,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         reply.header(name, value);
       });
       reply.status(response.status);
-      return reply.send(scope?.open ? Buffer.from(await response.arrayBuffer()) : response.body);
+      // Under an Idempotency-Key the answer is read whole: it is stored with the write, or replaced, on send.
+      return reply.send(ctx?.keyed.scope ? Buffer.from(await response.arrayBuffer()) : response.body);
     },
   });
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { BODY_LIMIT_BYTES } from './body.js';
 import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import type { Reason } from './errors.js';
-import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN } from './http/idempotency.js';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './http/idempotency.js';
 import {
   BODY_REFUSALS,
   COMMON_REFUSALS,
@@ -72,15 +72,14 @@ const pascal = (id: string) => id[0]?.toUpperCase() + id.slice(1);
 /** `/a/:b` → `/a/{b}`. */
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
 
-/** Writes of tenants take an Idempotency-Key (http/idempotency.ts); operators' routes (/admin) do not. */
-export const takesIdempotencyKey = (doc: RouteDoc) =>
-  doc.auth !== 'none' && ['POST', 'PATCH', 'DELETE'].includes(doc.method) && !doc.path.startsWith('/admin');
+/** Writes of tenants take an Idempotency-Key (http/idempotency.ts). */
+const keyed = (doc: RouteDoc) => doc.auth !== 'none' && takesIdempotencyKey(doc.method, doc.path);
 
 function refusalsOf(doc: RouteDoc): Reason[] {
   const all = new Set<Reason>(doc.refusals);
   if (doc.auth !== 'none') for (const r of COMMON_REFUSALS) all.add(r);
   if (doc.body) for (const r of BODY_REFUSALS) all.add(r);
-  if (takesIdempotencyKey(doc)) {
+  if (keyed(doc)) {
     all.add('invalid_idempotency_key');
     all.add('idempotency_key_reused');
   }
@@ -144,7 +143,7 @@ export function buildOpenApiDocument(version: string): Json {
         });
       }
     }
-    if (takesIdempotencyKey(doc)) {
+    if (keyed(doc)) {
       parameters.push({
         name: 'Idempotency-Key',
         in: 'header',

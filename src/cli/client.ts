@@ -1,6 +1,7 @@
 // The CLI's REST client: global fetch, every answer an envelope {STATUS, MESSAGE, DATA}. The token is kept in a
 // private field and only ever written into the Authorization header.
 import { randomUUID } from 'node:crypto';
+import { takesIdempotencyKey } from '../http/idempotency.js';
 
 export interface Envelope<D = Record<string, unknown>> {
   STATUS: 'SUCCESS' | 'FAIL';
@@ -175,7 +176,7 @@ export class Client {
    * Retry-After, without the write happening twice; reads are retried the same way.
    */
   async request<D = Data>(method: string, path: string, options: RequestOptions = {}): Promise<D> {
-    const key = method !== 'GET' && !path.startsWith('/admin') ? randomUUID() : undefined;
+    const key = takesIdempotencyKey(method, path) ? randomUUID() : undefined;
     for (let attempt = 1; ; attempt += 1) {
       const res = await this.#fetch(method, path, options, 'application/json', key);
       if (res.status === 503 && attempt < RETRY_ATTEMPTS) {

@@ -10,8 +10,6 @@ import {
 } from './idempotency.js';
 import { isUnavailable, storagePolicyOf } from './storage-policy.js';
 
-export { isUnavailable };
-
 export type Row = Record<string, unknown>;
 
 /** Runs one parameterised Cypher statement inside the current transaction and returns plain rows. */
@@ -139,6 +137,14 @@ export function createExecutor(
   };
   const readFailure = (e: unknown) =>
     deadline && isTimeout(e) && deadline.remainingMs() !== undefined ? deadline.expire() : mapDriverError(e);
+  /** A read, its failure mapped (the deadline's, or a domain error). */
+  const reading = async <T>(read: () => Promise<T>): Promise<T> => {
+    try {
+      return await read();
+    } catch (e) {
+      throw readFailure(e);
+    }
+  };
   /** A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. */
   const counted =
     (send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>): Run =>
@@ -265,26 +271,14 @@ export function createExecutor(
 
   const executor: Executor = {
     stats,
-    async read(work, options) {
-      try {
-        return (await transaction('READ', work, readOptions(options))).value;
-      } catch (e) {
-        throw readFailure(e);
-      }
+    read(work, options) {
+      return reading(async () => (await transaction('READ', work, readOptions(options))).value);
     },
-    async readOne(work, options) {
-      try {
-        return (await autoCommit('READ', work, options)).value;
-      } catch (e) {
-        throw readFailure(e);
-      }
+    readOne(work, options) {
+      return reading(async () => (await autoCommit('READ', work, options)).value);
     },
-    async readLatest(work, options) {
-      try {
-        return await autoCommit('WRITE', work, options);
-      } catch (e) {
-        throw readFailure(e);
-      }
+    readLatest(work, options) {
+      return reading(() => autoCommit('WRITE', work, options));
     },
     async write(work, options) {
       const scope = idempotency?.();

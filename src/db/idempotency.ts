@@ -2,6 +2,7 @@
 // guards, with that write's answer. Kept IDEMPOTENCY_TTL_HOURS, then removed by the daily job; an expired record
 // is treated as absent (and replaced by the next write with its key).
 import neo4j from 'neo4j-driver';
+import { AppError } from '../errors.js';
 import type { Run } from './executor.js';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -80,10 +81,13 @@ export interface IdempotencyScope {
   afterCommit?: (() => void)[];
 }
 
-/** The key is held by another request's write (committed, or committing now): that one's answer is the answer. */
-export class IdempotencyKeyTaken extends Error {
+/**
+ * The key is held by another request's write, which committed meanwhile: a refusal like any other (503
+ * storage_busy, REST and GraphQL alike), which the request's send replaces with that write's stored answer
+ * (app.ts). It stands only if that answer cannot be read: the client's retry then gets it.
+ */
+export class IdempotencyKeyTaken extends AppError {
   constructor() {
-    super('The Idempotency-Key is held by another request.');
-    this.name = 'IdempotencyKeyTaken';
+    super('storage_busy', 503, 'The Idempotency-Key is held by another request; try again shortly.', 1);
   }
 }

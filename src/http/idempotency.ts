@@ -46,8 +46,18 @@ export function fingerprintOf(method: string, url: string, body: unknown): strin
     .digest('base64url');
 }
 
-/** Sends a stored answer again, or refuses a different request under the same key. */
-export function replay(reply: FastifyReply, scope: IdempotencyScope, record: IdempotencyRecord) {
+/**
+ * Whether a request takes an Idempotency-Key: the writes of tenants (POST, PATCH, DELETE), not operators' routes
+ * (/admin). The one rule the hook, the OpenAPI document and the CLI follow. `path` is a route or a request path.
+ */
+export const takesIdempotencyKey = (method: string, path: string) =>
+  (method === 'POST' || method === 'PATCH' || method === 'DELETE') && !path.startsWith('/admin');
+
+/**
+ * A stored answer, to send again: its status, content type and body; refused (idempotency_key_reused) when this
+ * is another request than the one that stored it.
+ */
+export function storedAnswer(scope: IdempotencyScope, record: IdempotencyRecord) {
   if (record.fingerprint !== scope.fingerprint) {
     throw new AppError(
       'idempotency_key_reused',
@@ -55,9 +65,11 @@ export function replay(reply: FastifyReply, scope: IdempotencyScope, record: Ide
       'This Idempotency-Key was sent with another request (method, path or body); use a new key for a new request.',
     );
   }
-  return reply
-    .code(record.status)
-    .header('content-type', record.contentType)
-    .header(REPLAYED_HEADER, 'true')
-    .send(record.body);
+  return { status: record.status, contentType: record.contentType, body: record.body };
+}
+
+/** Puts a stored answer on the reply (status and headers) and returns its body. */
+export function replayed(reply: FastifyReply, answer: ReturnType<typeof storedAnswer>) {
+  reply.code(answer.status).header('content-type', answer.contentType).header(REPLAYED_HEADER, 'true');
+  return answer.body;
 }

@@ -35,17 +35,28 @@ export const refusalOf = (reply: FastifyReply): string | undefined =>
   (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL];
 
 /**
- * Sends a refusal. On /graphql (`graphql: true`) the envelope also carries the GraphQL `errors` a GraphQL client
- * reads (GraphiQL shows them), with the reason in `extensions.reason` as for refusals inside an operation.
+ * Puts a refusal on the reply (its status, Retry-After, the reason the metrics count) and returns its body. On
+ * /graphql (`graphql: true`) the envelope also carries the GraphQL `errors` a GraphQL client reads (GraphiQL shows
+ * them), with the reason in `extensions.reason` as for refusals inside an operation.
  */
-export function fail(reply: FastifyReply, error: AppError, options: { graphql?: boolean } = {}) {
+export function refusalAnswer(reply: FastifyReply, error: AppError, options: { graphql?: boolean } = {}) {
   (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL] = error.reason;
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-  const body = options.graphql
+  reply.code(error.status).type('application/json; charset=utf-8');
+  return options.graphql
     ? {
         ...failBody(error),
         errors: [{ message: error.message, extensions: refusalExtensions(error.reason, error.status) }],
       }
     : failBody(error);
-  return reply.code(error.status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Sends a refusal (see refusalAnswer). */
+export function fail(reply: FastifyReply, error: AppError, options: { graphql?: boolean } = {}) {
+  return reply.send(refusalAnswer(reply, error, options));
+}
+
+/** The reply is not a refusal after all (a refusal replaced by a stored answer, on send). */
+export function clearRefusal(reply: FastifyReply) {
+  (reply as FastifyReply & { [REFUSAL]?: string })[REFUSAL] = undefined;
 }

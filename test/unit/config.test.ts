@@ -29,4 +29,13 @@ describe('configuration', () => {
   it('treats empty variables as unset', () => {
     expect(parseConfig({ NEO4J_URI: '', AUTH_JWT_SECRET: ' ' }).NEO4J_URI).toBeUndefined();
   });
+  it('NEO4J_CONNECT_TIMEOUT_MS: 2000 by default, 100 to 60000 accepted, refused just outside', () => {
+    expect(parseConfig({}).NEO4J_CONNECT_TIMEOUT_MS).toBe(2_000);
+    for (const ms of [100, 101, 59_999, 60_000]) {
+      expect(parseConfig({ NEO4J_CONNECT_TIMEOUT_MS: String(ms) }).NEO4J_CONNECT_TIMEOUT_MS).toBe(ms);
+    }
+    for (const ms of ['99', '60001', '1.5', 'soon']) {
+      expect(() => parseConfig({ NEO4J_CONNECT_TIMEOUT_MS: ms })).toThrow(ConfigError);
+    }
+  });
 });

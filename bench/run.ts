@@ -9,6 +9,7 @@
 // costly GraphQL documents, phase by phase, with the service's RSS sampled and /healthz probed throughout.
 //   npm run bench -- [--quick] [--seconds 5] [--warmup 1] [--connections 1,16,64] [--log-level info]
 //                    [--only page-start,graphql] [--big-types 100000] [--cpu-prof] [--storm-only]
+//                    [--node-flags '--trace-gc']
 //   --storm-only   the storm alone, in a couple of minutes: Neo4j and the service start as usual, but no catalog is
 //                  loaded (the storm creates the two types it needs in a tenant of its own), no baseline starts and
 //                  no scenario runs; writes bench/results/storm.{md,json} and leaves latest.* as they are.
@@ -92,6 +93,7 @@ const { values: argv } = parseArgs({
     'big-types': { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     'storm-only': { type: 'boolean', default: false },
+    'node-flags': { type: 'string' },
   },
 });
 
@@ -131,6 +133,8 @@ const GRAPHQL_MAX_SECONDS = QUICK ? 40 : 90;
 const CPU_PROF = argv['cpu-prof'] === true;
 /** Only the hostile-request storm: no catalog, no baselines, no scenarios (a couple of minutes). */
 const STORM_ONLY = argv['storm-only'] === true;
+/** Extra flags for the service's node process (e.g. `--trace-gc`, to see where its memory goes), space-separated. */
+const NODE_FLAGS = (argv['node-flags'] ?? '').split(' ').filter((f) => f !== '');
 /** The tenant the storm's requests are for (its own types only: the storm needs no catalog). */
 const STORM_TENANT = `bench-storm-${Math.random().toString(36).slice(2, 10)}`;
 const STORM_BUDGET_MS = 900_000;
@@ -571,7 +575,7 @@ async function startService(uri: string, secret: string, workDir: string, profil
   const fd = openSync(logPath, 'w');
   const child = spawn(
     process.execPath,
-    [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/server.js'],
+    [...NODE_FLAGS, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/server.js'],
     {
       cwd: ROOT,
       env: {
@@ -1616,6 +1620,12 @@ async function main(): Promise<number> {
     if (openLocal) {
       await quietly('stopping Neo4j', () => openLocal.stop());
       children.delete(openLocal.process);
+    }
+    if (dir && NODE_FLAGS.length > 0) {
+      // What the flags made the service print (a GC trace, say) outlives the work directory.
+      const kept = path.join(os.tmpdir(), 'bench-service.log');
+      await quietly('keeping the service log', async () => copyFileSync(path.join(dir, 'service.log'), kept));
+      console.log(`bench: the service's log is kept at ${kept}`);
     }
     if (dir) await quietly('removing the work directory', () => rm(dir, { recursive: true, force: true }));
     workDirToRemove = undefined;

@@ -1,5 +1,6 @@
 // Entry: reads config, starts the local Neo4j unless NEO4J_URI is set, migrates, serves; closes all on SIGTERM.
 
+import v8 from 'node:v8';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -12,6 +13,19 @@ import { createLogger, LogRing } from './logging.js';
 
 /** The longest a graceful shutdown may take before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 45_000;
+
+/**
+ * Memory (issue #12): after each full collection V8 lets the heap grow to up to 4 times what survived it before
+ * collecting again. The service keeps about 50 MB alive under the bench, yet its heap reached 250 MB between
+ * collections and its RSS 320 MB. 100 lets the heap grow to twice what survived: under 64 connections of listings
+ * its largest heap went from 185-191 MB to 111 MB and its RSS from 254-261 to 177 MB, at the same throughput within
+ * the noise (50 halved the heap again, but cost up to a sixth of the throughput). A `--heap-growing-percent` given
+ * to node on its command line wins.
+ */
+const HEAP_GROWING_PERCENT = 100;
+if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) {
+  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -65,8 +79,8 @@ async function main() {
   await migrate(createExecutor(driver, config.NEO4J_DATABASE));
   const app = await buildApp({ config, driver, jwtSecret, logger, logRing });
   await app.listen({ port: config.PORT, host: config.HOST });
-  // Finish any purge a previous run left half done, then keep the daily schedule.
-  app.services.purger.kick();
+  // Finish any purge a previous run left half done once the database is ready, then keep the daily schedule.
+  void app.readiness.whenReady().then(() => app.services.purger.kick());
   const purgeSchedule = schedulePurge(config.PURGE_CRON, app.services.purger, app.log as never);
 
   let closing = false;

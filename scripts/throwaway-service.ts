@@ -172,6 +172,8 @@ export async function startThrowawayService(options: {
     app = await buildApp({ config, driver, logger });
     const port = await freePort();
     await app.listen({ port, host: HOST });
+    // As a load balancer would: traffic once ready (the database answers, the warm-up has run).
+    await withTimeout('readiness', app.readiness.whenReady(), 120_000);
     return { base: `http://${HOST}:${port}`, secret, driver, errorLog, closeApp, close };
   } catch (e) {
     await close();

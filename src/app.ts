@@ -35,6 +35,8 @@ import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
 import { type IdempotencyScope, readIdempotencyRecord } from './db/idempotency.js';
+import { Readiness } from './db/readiness.js';
+import { storagePolicyOf } from './db/storage-policy.js';
 import { AppError, isAppError, refusalExtensions, refuse } from './errors.js';
 import { BOOKMARK_HEADER, createBookmarkCodec } from './http/bookmarks.js';
 import { answerClientError } from './http/client-errors.js';
@@ -49,6 +51,7 @@ import {
 import { type RouteMethods, routeMethods } from './http/methods.js';
 import { ASSETS_PREFIX, DOCS_PATHS, registerPages, sendGraphiQL, wantsGraphiQL } from './http/pages.js';
 import { createPurger } from './jobs/purge.js';
+import { warmUp } from './jobs/warmup.js';
 import { createLogger, LogRing } from './logging.js';
 import { createMetrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -229,7 +232,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const logRing = deps.logRing ?? new LogRing();
   const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
-  const db = createExecutor(deps.driver, config.NEO4J_DATABASE);
+  // Transactions start once readiness admits them (see /readyz below).
+  const db = createExecutor(deps.driver, config.NEO4J_DATABASE, undefined, undefined, undefined, () =>
+    readiness.admit(config.NEO4J_CONNECT_TIMEOUT_MS),
+  );
   // Cursors and bookmarks must verify on every instance: one CURSOR_SECRET (or one token secret) for all.
   const cursorKey = config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`;
   const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
@@ -472,7 +478,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     const viewer = await verify(req.headers.authorization);
     const clientBookmarks = services.bookmarks.decode(viewer.tenant, req.headers[BOOKMARK_HEADER]);
-    await services.tenants.ensure(viewer.tenant);
+    // Metrics read no tenant's data, and must be readable while the database is away.
+    if (route !== ROUTES.metrics.path) await services.tenants.ensure(viewer.tenant);
     req.ctx = createContext(services, viewer, req.id, clientBookmarks);
   });
 
@@ -495,16 +502,34 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return metrics.registry.metrics();
   });
 
+  // Ready once the database answers and the hot paths are warmed on it (db/readiness.ts), again after each outage.
+  const readiness = new Readiness({
+    probe: (timeoutMs) =>
+      Promise.race([
+        deps.driver.getServerInfo({ database: config.NEO4J_DATABASE }).then(() => undefined),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref()),
+      ]),
+    warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE),
+    logger,
+    onReady: (report) => metrics.observeWarmup(report),
+  });
+  metrics.watchReadiness(() => readiness.state === 'ready');
+  const stopListening = storagePolicyOf(deps.driver).onUnavailable(() => readiness.lost());
+  readiness.start();
+  app.decorate('readiness', readiness);
+  app.addHook('onClose', async () => {
+    stopListening();
+    await readiness.stop();
+  });
   route(app, ROUTES.readyz, async (_req, reply) => {
-    try {
-      await Promise.race([
-        deps.driver.getServerInfo({ database: config.NEO4J_DATABASE }),
-        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2_000).unref()),
-      ]);
+    if (await readiness.check()) {
       return reply.send({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ready' } });
-    } catch {
-      return reply.code(503).send(failBody(refuse.storageUnavailable()));
     }
+    const message =
+      readiness.state === 'warming'
+        ? 'The database is back; the service is warming up on it.'
+        : 'The database is unreachable.';
+    return reply.code(503).send(failBody(refuse.storageUnavailable(1, message)));
   });
 
   route(app, ROUTES.openapi, async () => openApi());
@@ -617,6 +642,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** Whether the database answers and the hot paths are warmed (db/readiness.ts): /readyz, and the executor. */
+    readiness: Readiness;
     registeredRoutes: RegisteredRoute[];
   }
 }

@@ -109,13 +109,8 @@ export const refuse = {
       'The database is too busy to take this request now; try again shortly.',
       1,
     ),
-  storageUnavailable: (retryAfterSeconds = 1) =>
-    new AppError(
-      'storage_unavailable',
-      503,
-      'The database is unreachable; try again shortly.',
-      retryAfterSeconds,
-    ),
+  storageUnavailable: (retryAfterSeconds = 1, message = 'The database is unreachable; try again shortly.') =>
+    new AppError('storage_unavailable', 503, message, retryAfterSeconds),
 };
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

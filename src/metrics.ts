@@ -18,6 +18,10 @@ export interface Metrics {
   }): void;
   /** Values a purge batch removed, definitions whose removal finished, and what a daily run left pending. */
   observePurge(r: { valuesRemoved: number; definitionsRemoved: number; pending?: number }): void;
+  /** A warm-up that made the service ready (db/readiness.ts), and how long it took. */
+  observeWarmup(r: { ms: number }): void;
+  /** Where `metamodel_ready` reads the service's readiness from. */
+  watchReadiness(ready: () => boolean): void;
 }
 
 export function createMetrics(options: {
@@ -160,6 +164,23 @@ export function createMetrics(options: {
     registers: [registry],
   });
 
+  const warmups = new Counter({
+    name: 'metamodel_warmups_total',
+    help: 'Warm-ups that made the service ready: at start, and after each time the database came back.',
+    registers: [registry],
+  });
+  const warmupSeconds = new Gauge({
+    name: 'metamodel_warmup_seconds',
+    help: 'How long the last warm-up took.',
+    registers: [registry],
+  });
+  let ready = () => false;
+  level(
+    'metamodel_ready',
+    '1 when GET /readyz would say ready (database answering, hot paths warmed), else 0.',
+    () => (ready() ? 1 : 0),
+  );
+
   return {
     registry,
     observeRequest(r) {
@@ -171,6 +192,13 @@ export function createMetrics(options: {
       if (r.valuesRemoved > 0) purgedValues.inc(r.valuesRemoved);
       if (r.definitionsRemoved > 0) purgedDefinitions.inc(r.definitionsRemoved);
       if (r.pending !== undefined) pending.set(r.pending);
+    },
+    observeWarmup(r) {
+      warmups.inc();
+      warmupSeconds.set(r.ms / 1000);
+    },
+    watchReadiness(read) {
+      ready = read;
     },
   };
 }

@@ -33,6 +33,7 @@ export async function createWorld(env: Record<string, string> = {}): Promise<Tes
   const driver = createDriver({ uri });
   const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
   await app.ready();
+  await untilReady(app);
   return {
     app,
     driver,
@@ -41,6 +42,27 @@ export async function createWorld(env: Record<string, string> = {}): Promise<Tes
       await driver.close();
     },
   };
+}
+
+/**
+ * Waits until the app is ready (the database answers and the warm-up has run), as a load balancer would before
+ * sending it traffic: transactions are refused until then.
+ */
+export async function untilReady(app: FastifyInstance, timeoutMs = 60_000) {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      app.readiness.whenReady(),
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`the app was not ready within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export const newTenant = (label = 't') => `${label}-${randomUUID()}`;

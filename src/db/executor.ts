@@ -118,6 +118,15 @@ export function mapDriverError(error: unknown): unknown {
   return error;
 }
 
+/** A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. */
+const counted =
+  (stats: QueryStats, send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>): Run =>
+  async (cypher, params = {}) => {
+    stats.queries += 1;
+    const result = await send(cypher, params);
+    return result.records.map((r) => r.toObject() as Row);
+  };
+
 const txConfig = (options: TxOptions | undefined) =>
   options?.timeoutMs ? { timeout: options.timeoutMs } : undefined;
 
@@ -128,6 +137,8 @@ export function createExecutor(
   deadline?: Deadline,
   /** The request's Idempotency-Key, when it sent one: its write is committed with the answer (see below). */
   idempotency?: () => IdempotencyScope | undefined,
+  /** Asked before each transaction; rejects to refuse it (the app's readiness: readiness.ts). */
+  admit?: () => Promise<void>,
 ) {
   /** Options of a read: the caller's, else the time the deadline leaves. */
   const readOptions = (options: TxOptions | undefined): TxOptions | undefined => {
@@ -145,17 +156,16 @@ export function createExecutor(
       throw readFailure(e);
     }
   };
-  /** A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. */
-  const counted =
-    (send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>): Run =>
-    async (cypher, params = {}) => {
-      stats.queries += 1;
-      const result = await send(cypher, params);
-      return result.records.map((r) => r.toObject() as Row);
-    };
-  const runner = (tx: Transaction) => counted((cypher, params) => tx.run(cypher, params));
-  // Every transaction goes through the driver's breaker and retries (storage-policy.ts), not the driver's own.
-  const policy = storagePolicyOf(driver);
+  const runner = (tx: Transaction) => counted(stats, (cypher, params) => tx.run(cypher, params));
+  // Every transaction goes through the driver's breaker and retries (storage-policy.ts), not the driver's own,
+  // once the app admits it (it refuses while the database is away or its warm-up runs).
+  const breaker = storagePolicyOf(driver);
+  const policy: Pick<typeof breaker, 'run'> = {
+    async run(attempt) {
+      await admit?.();
+      return breaker.run(attempt);
+    },
+  };
 
   const session = (mode: 'READ' | 'WRITE') =>
     driver.session({
@@ -175,7 +185,7 @@ export function createExecutor(
       let sent = 0;
       try {
         const value = await work(
-          counted((cypher, params) => {
+          counted(stats, (cypher, params) => {
             sent += 1;
             if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
             return s.run(cypher, params, txConfig(readOptions(options)));
@@ -304,8 +314,45 @@ export function createExecutor(
       scope.afterCommit.push(effect);
     },
     withStats(next, nextDeadline, nextIdempotency) {
-      return createExecutor(driver, database, next, nextDeadline, nextIdempotency);
+      return createExecutor(driver, database, next, nextDeadline, nextIdempotency, admit);
     },
   };
   return executor;
+}
+
+/**
+ * A rehearsal: `work` gets an executor whose every statement (reads, writes, auto-commit reads) runs in ONE write
+ * transaction, rolled back at the end whatever happens. Nothing is written, and nothing a write sets off after its
+ * commit runs. For the warm-up (jobs/warmup.ts): the hot statements planned and run by Neo4j without effect.
+ */
+export async function rehearse<T>(
+  driver: Driver,
+  database: string | undefined,
+  work: (db: Executor) => Promise<T>,
+  options?: TxOptions,
+): Promise<T> {
+  const session = driver.session({ database, defaultAccessMode: neo4j.session.WRITE });
+  try {
+    const tx = session.beginTransaction(txConfig(options));
+    try {
+      const stats: QueryStats = { queries: 0 };
+      const run = counted(stats, (cypher, params) => tx.run(cypher, params));
+      const db: Executor = {
+        stats,
+        read: (w) => w(run),
+        readOne: (w) => w(run),
+        readLatest: async (w) => ({ value: await w(run), bookmarks: [] }),
+        write: (w) => w(run),
+        afterCommit() {
+          // never committed
+        },
+        withStats: () => db,
+      };
+      return await work(db);
+    } finally {
+      if (tx.isOpen()) await tx.rollback().catch(() => {});
+    }
+  } finally {
+    await session.close();
+  }
 }

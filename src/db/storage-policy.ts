@@ -46,6 +46,11 @@ export interface StoragePolicy {
   readonly state: 'closed' | 'open' | 'half-open';
   /** Seconds a client should wait before retrying (Retry-After). */
   retryAfterSeconds(): number;
+  /**
+   * Calls `listener` whenever a transaction finds the database unreachable (readiness.ts listens); returns what
+   * stops it.
+   */
+  onUnavailable(listener: () => void): () => void;
 }
 
 const policies = new WeakMap<Driver, StoragePolicy>();
@@ -73,6 +78,7 @@ export function createStoragePolicy(
   breaker.onBreak(() => {
     openedAt = Date.now();
   });
+  const unavailableListeners = new Set<() => void>();
   const retryAfterSeconds = () => Math.max(1, Math.ceil((openedAt + halfOpenAfterMs - Date.now()) / 1000));
 
   /** One transaction, retried while transient (backoff from 20 ms, doubling to 1 s) within transientRetryMs. */
@@ -86,6 +92,7 @@ export function createStoragePolicy(
           reached = true;
         });
       } catch (error) {
+        if (isUnavailable(error)) for (const listener of unavailableListeners) listener();
         if (isTransient(error) && Date.now() - started < transientRetryMs) {
           const delay = Math.min(1_000, 20 * 2 ** n) * (0.8 + Math.random() * 0.4);
           await new Promise((r) => setTimeout(r, delay));
@@ -116,5 +123,9 @@ export function createStoragePolicy(
       return s === CircuitState.Closed ? 'closed' : s === CircuitState.HalfOpen ? 'half-open' : 'open';
     },
     retryAfterSeconds,
+    onUnavailable(listener) {
+      unavailableListeners.add(listener);
+      return () => unavailableListeners.delete(listener);
+    },
   };
 }

@@ -12,7 +12,7 @@ import { createDriver } from '../../src/db/driver.js';
 import { createExecutor } from '../../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../../src/db/local-neo4j.js';
 import { migrate } from '../../src/db/migrations.js';
-import { newTenant, restClient, TEST_SECRET, tokenFor } from '../helpers.js';
+import { newTenant, operatorToken, restClient, TEST_SECRET, tokenFor, untilReady } from '../helpers.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
@@ -34,6 +34,7 @@ describe('Neo4j outage', () => {
     const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
     const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
     cleanups.push(() => app.close());
+    await untilReady(app);
     const api = restClient(app, await tokenFor(newTenant()));
 
     // traffic that keeps running through the outage
@@ -62,6 +63,12 @@ describe('Neo4j outage', () => {
     const outage = await app.inject({ method: 'GET', url: '/readyz' });
     expect(outage.statusCode).toBe(503);
     expect(outage.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'storage_unavailable' } });
+    const downMetrics = await app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${await operatorToken()}` },
+    });
+    expect(downMetrics.body).toMatch(/^metamodel_ready 0$/m);
     const during = await api.get('/entities/types');
     expect([during.status, during.body.DATA.reason]).toEqual([503, 'storage_unavailable']);
     // Every route answers within the bound while the database is away (issue #17): 503 with Retry-After, REST and
@@ -129,6 +136,14 @@ describe('Neo4j outage', () => {
       if (!ready) await sleep(500);
     }
     expect(ready).toBe(true);
+    // Ready means warmed (issue #17): the warm-up ran again after the database came back, before /readyz said 200.
+    const metrics = await app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${await operatorToken()}` },
+    });
+    expect(metrics.body).toMatch(/^metamodel_ready 1$/m);
+    expect(Number(/^metamodel_warmups_total (\d+)$/m.exec(metrics.body)?.[1])).toBeGreaterThanOrEqual(2);
     const recovered = statuses.length;
     // requests begun during the outage may still be waiting out their retries; new ones succeed
     for (let i = 0; i < 80 && !statuses.slice(recovered).includes(201); i++) await sleep(250);

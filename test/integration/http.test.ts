@@ -9,7 +9,15 @@ import { mintToken } from '../../src/auth/tokens.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
-import { createWorld, newTenant, restClient, TEST_SECRET, type TestWorld, tokenFor } from '../helpers.js';
+import {
+  createWorld,
+  newTenant,
+  restClient,
+  TEST_SECRET,
+  type TestWorld,
+  tokenFor,
+  untilReady,
+} from '../helpers.js';
 
 let world: TestWorld;
 let baseUrl: string;
@@ -149,6 +157,7 @@ describe('Envelope', () => {
     app.get('/boom', async () => {
       throw new Error('secret internals');
     });
+    await untilReady(app);
     const res = await restClient(app, await tokenFor(newTenant())).get('/boom');
     expect(res.status).toBe(500);
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'internal_error' } });

@@ -13,6 +13,7 @@ import {
   TEST_SECRET,
   type TestWorld,
   tokenFor,
+  untilReady,
 } from '../helpers.js';
 
 let world: TestWorld;
@@ -30,6 +31,7 @@ beforeAll(async () => {
     logger: createLogger({ level: 'info', ring, stdout: false }),
   });
   await logged.ready();
+  await untilReady(logged);
 });
 afterAll(async () => {
   await logged?.close();
@@ -197,6 +199,7 @@ describe('unexpected GraphQL errors', () => {
       if (req.ctx)
         req.ctx.loaders.platformAttributes = () => Promise.reject(new Error('disk on fire at /var/lib'));
     });
+    await untilReady(broken);
     const res = (
       await broken.inject({
         method: 'POST',

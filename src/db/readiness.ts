@@ -1,0 +1,156 @@
+// Ready means ready (issue #17): /readyz says 200 only once the database answers AND the service has warmed what
+// its hot paths need on it (warmup.ts: every hot statement planned by Neo4j, the connection pool filled). A
+// restarted Neo4j has no query plans and a cold JIT: the first writes after it came back took 7 to 11 s while
+// /readyz already said 200.
+//
+//   down     the database did not answer (at start, or since a statement found it unreachable, or the probe
+//            failed): a recovery loop probes it every PROBE_INTERVAL_MS;
+//   warming  it answered; the warm-up runs (again, if the database went away meanwhile);
+//   ready    warmed since the database last went away. /readyz still probes it each time.
+//
+// Transactions wait for it (admit): while down they are refused at once with 503 storage_unavailable; while warming
+// they wait for the warm-up up to the bound (NEO4J_CONNECT_TIMEOUT_MS), then are refused the same way. Requests
+// arriving while Neo4j was starting used to pile onto the cold database and wait 6 to 19 s.
+import type { Logger } from 'pino';
+import { refuse } from '../errors.js';
+
+export type ReadinessState = 'down' | 'warming' | 'ready';
+
+/** How often the recovery loop probes a database that is away. */
+export const PROBE_INTERVAL_MS = 500;
+/** /readyz answers within this bound, waiting for a warm-up under way at most this long. */
+export const READY_CHECK_MS = 2_000;
+
+export interface WarmupReport {
+  ms: number;
+  /** How long each round of the warm-up took. */
+  roundsMs: number[];
+  /** Statements it ran (in every round together). */
+  statements: number;
+}
+
+export interface ReadinessOptions {
+  /** Resolves when the database answers (a connection opened and a database served), within `timeoutMs`. */
+  probe(timeoutMs: number): Promise<void>;
+  /** Warms the hot paths; rejects when the database failed it (the loop tries again). */
+  warm(): Promise<WarmupReport>;
+  logger: Logger;
+  /** Told of each warm-up that made the service ready. */
+  onReady?: (report: WarmupReport) => void;
+  probeIntervalMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+export class Readiness {
+  private current: ReadinessState = 'down';
+  /** Bumped each time the database is found away: a warm-up begun before that does not make the service ready. */
+  private losses = 0;
+  private loop: Promise<void> | undefined;
+  private waiters: (() => void)[] = [];
+  private stopped = false;
+  private readonly interval: number;
+
+  constructor(private readonly options: ReadinessOptions) {
+    this.interval = options.probeIntervalMs ?? PROBE_INTERVAL_MS;
+  }
+
+  get state(): ReadinessState {
+    return this.current;
+  }
+
+  /** Begins the recovery loop (at start-up): probe, warm, ready. */
+  start() {
+    this.recover();
+  }
+
+  /** The database was found unreachable: not ready until it answers again and is warmed. */
+  lost() {
+    this.losses += 1;
+    if (this.current === 'ready')
+      this.options.logger.warn('database unreachable: not ready until it is back and warmed');
+    this.current = 'down';
+    this.recover();
+  }
+
+  /**
+   * For /readyz: true when ready and the database answers the probe now. When not ready, waits for a recovery
+   * under way within READY_CHECK_MS, so that a service started a moment ago is ready by the first probe.
+   */
+  async check(boundMs = READY_CHECK_MS): Promise<boolean> {
+    const started = Date.now();
+    if (this.current !== 'ready') {
+      this.recover();
+      await Promise.race([this.loop, sleep(boundMs)]);
+      // (read again: the loop may have changed it while this waited)
+      if ((this.current as ReadinessState) !== 'ready') return false;
+    }
+    try {
+      await this.options.probe(Math.max(1, boundMs - (Date.now() - started)));
+      return true;
+    } catch {
+      this.lost();
+      return false;
+    }
+  }
+
+  /**
+   * Lets a transaction start (the executor asks before each): at once when ready; while warming, once ready within
+   * `boundMs`; otherwise refused with 503 storage_unavailable and Retry-After. A database that is away or still
+   * starting gets no pile of requests: they are answered within the bound, and the warm-up runs alone.
+   */
+  async admit(boundMs: number): Promise<void> {
+    if (this.current === 'ready') return;
+    if (this.current === 'warming') {
+      await Promise.race([this.loop, sleep(boundMs)]);
+      if ((this.current as ReadinessState) === 'ready') return;
+    }
+    throw refuse.storageUnavailable(
+      1,
+      this.current === 'warming'
+        ? 'The database is back; the service is warming up on it. Try again shortly.'
+        : 'The database is unreachable; try again shortly.',
+    );
+  }
+
+  /** Resolves once ready (at once when it is). */
+  whenReady(): Promise<void> {
+    if (this.current === 'ready') return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Ends the loop (the app is closing); resolves once a warm-up under way has finished. */
+  async stop() {
+    this.stopped = true;
+    await this.loop;
+  }
+
+  private recover() {
+    if (this.loop || this.stopped) return;
+    this.loop = this.run().finally(() => {
+      this.loop = undefined;
+    });
+  }
+
+  private async run() {
+    while (!this.stopped) {
+      const losses = this.losses;
+      try {
+        await this.options.probe(READY_CHECK_MS);
+        this.current = 'warming';
+        const report = await this.options.warm();
+        if (this.losses === losses && !this.stopped) {
+          this.current = 'ready';
+          this.options.logger.info(report, 'database warmed: ready');
+          this.options.onReady?.(report);
+          for (const resolve of this.waiters.splice(0)) resolve();
+          return;
+        }
+      } catch (error) {
+        this.current = 'down';
+        this.options.logger.debug({ err: error }, 'database not ready yet');
+      }
+      if (!this.stopped) await sleep(this.interval);
+    }
+  }
+}

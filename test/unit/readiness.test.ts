@@ -1,0 +1,208 @@
+// Readiness (src/db/readiness.ts): ready only once the database answers AND the warm-up has run since it last went
+// away; a loss during a warm-up makes that warm-up count for nothing; /readyz's check waits for a warm-up under way
+// within its bound, and a failing probe makes the service not ready again. And the storage policy tells its
+// listeners when a transaction found the database unreachable.
+import { Neo4jError } from 'neo4j-driver';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Readiness, type WarmupReport } from '../../src/db/readiness.js';
+import { createStoragePolicy } from '../../src/db/storage-policy.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const logger = pino({ level: 'silent' });
+
+/** A database whose reachability the test sets, and a warm-up the test finishes by hand. */
+function fixture() {
+  const db = { up: false, probes: 0 };
+  const warmups: { finish(): void; fail(): void }[] = [];
+  const readiness = new Readiness({
+    probe: async () => {
+      db.probes += 1;
+      if (!db.up) throw new Error('unreachable');
+    },
+    warm: () =>
+      new Promise<WarmupReport>((resolve, reject) => {
+        warmups.push({
+          finish: () => resolve({ ms: 1, roundsMs: [1], statements: 1 }),
+          fail: () => reject(new Error('failed')),
+        });
+      }),
+    logger,
+    probeIntervalMs: 10,
+  });
+  return { db, warmups, readiness };
+}
+
+const until = async (what: () => boolean) => {
+  for (let i = 0; i < 200 && !what(); i++) await sleep(5);
+  expect(what()).toBe(true);
+};
+
+describe('readiness', () => {
+  it('is down while the database does not answer, warming once it does, ready only when the warm-up ends', async () => {
+    const { db, warmups, readiness } = fixture();
+    readiness.start();
+    await sleep(50);
+    expect([readiness.state, warmups.length]).toEqual(['down', 0]);
+    expect(db.probes).toBeGreaterThan(1); // probed again and again
+    expect(await readiness.check(20)).toBe(false);
+    db.up = true;
+    await until(() => warmups.length === 1);
+    expect(readiness.state).toBe('warming');
+    expect(await readiness.check(20)).toBe(false);
+    warmups[0]?.finish();
+    await until(() => readiness.state === 'ready');
+    expect(await readiness.check(20)).toBe(true);
+    await readiness.stop();
+  });
+
+  it('a loss during the warm-up makes it count for nothing: warmed again before ready', async () => {
+    const { db, warmups, readiness } = fixture();
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+    readiness.lost();
+    warmups[0]?.finish();
+    await until(() => warmups.length === 2);
+    expect(readiness.state).toBe('warming');
+    warmups[1]?.finish();
+    await until(() => readiness.state === 'ready');
+    await readiness.stop();
+  });
+
+  it('a failed warm-up is tried again', async () => {
+    const { db, warmups, readiness } = fixture();
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+    warmups[0]?.fail();
+    await until(() => warmups.length === 2);
+    warmups[1]?.finish();
+    await until(() => readiness.state === 'ready');
+    await readiness.stop();
+  });
+
+  it('the check waits for a warm-up under way within its bound, and answers false past it', async () => {
+    const { db, warmups, readiness } = fixture();
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+    const started = Date.now();
+    expect(await readiness.check(60)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(55);
+    const checking = readiness.check(2_000);
+    await sleep(20);
+    warmups[0]?.finish();
+    expect(await checking).toBe(true);
+    await readiness.stop();
+  });
+
+  it('ready, then the probe fails: not ready, and warmed again once the database is back', async () => {
+    const { db, warmups, readiness } = fixture();
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+    warmups[0]?.finish();
+    await until(() => readiness.state === 'ready');
+    db.up = false;
+    expect(await readiness.check(20)).toBe(false);
+    expect(readiness.state).toBe('down');
+    db.up = true;
+    await until(() => warmups.length === 2);
+    warmups[1]?.finish();
+    await until(() => readiness.state === 'ready');
+    expect(await readiness.check(20)).toBe(true);
+    await readiness.stop();
+  });
+
+  it('lost() while ready (a statement found the database away) starts the recovery at once', async () => {
+    const { db, warmups, readiness } = fixture();
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+    warmups[0]?.finish();
+    await until(() => readiness.state === 'ready');
+    readiness.lost();
+    expect(readiness.state).not.toBe('ready');
+    await until(() => warmups.length === 2);
+    warmups[1]?.finish();
+    await until(() => readiness.state === 'ready');
+    await readiness.stop();
+  });
+});
+
+describe('readiness admits transactions', () => {
+  it('ready: at once; down: refused at once (503 storage_unavailable, Retry-After); warming: once ready within the bound, else refused', async () => {
+    const { db, warmups, readiness } = fixture();
+    // down
+    let started = Date.now();
+    const down = await readiness.admit(1_000).catch((e) => e);
+    expect(Date.now() - started).toBeLessThan(50);
+    expect(down).toMatchObject({ reason: 'storage_unavailable', status: 503, retryAfterSeconds: 1 });
+    // warming, past the bound
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+    started = Date.now();
+    const late = await readiness.admit(60).catch((e) => e);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(55);
+    expect(late).toMatchObject({ reason: 'storage_unavailable', status: 503 });
+    expect(late.message).toContain('warming up');
+    // warming, ready within the bound
+    const admitted = readiness.admit(2_000);
+    await sleep(20);
+    warmups[0]?.finish();
+    await expect(admitted).resolves.toBeUndefined();
+    // ready
+    started = Date.now();
+    await readiness.admit(1_000);
+    expect(Date.now() - started).toBeLessThan(20);
+    await readiness.whenReady();
+    await readiness.stop();
+  });
+
+  it('whenReady resolves once ready, not before', async () => {
+    const { db, warmups, readiness } = fixture();
+    let ready = false;
+    void readiness.whenReady().then(() => {
+      ready = true;
+    });
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+    await sleep(20);
+    expect(ready).toBe(false);
+    warmups[0]?.finish();
+    await until(() => ready);
+    await readiness.stop();
+  });
+});
+
+describe('the storage policy tells who listens when the database is unreachable', () => {
+  it('once per failed attempt, and not for other failures nor after the listener stops', async () => {
+    const policy = createStoragePolicy({ halfOpenAfterMs: 60_000, failures: 100 });
+    let heard = 0;
+    const stop = policy.onUnavailable(() => {
+      heard += 1;
+    });
+    await policy
+      .run(async () => {
+        throw new Neo4jError('Could not connect', 'ServiceUnavailable', '', '');
+      })
+      .catch(() => {});
+    expect(heard).toBe(2); // the attempt and its one retry
+    await policy
+      .run(async () => {
+        throw new Error('a bug');
+      })
+      .catch(() => {});
+    expect(heard).toBe(2);
+    stop();
+    await policy
+      .run(async () => {
+        throw new Neo4jError('Could not connect', 'ServiceUnavailable', '', '');
+      })
+      .catch(() => {});
+    expect(heard).toBe(2);
+  });
+});

@@ -1,6 +1,7 @@
 // Load test (npm run loadtest): mixed REST traffic from many clients across many tenants (autocannon), then a
 // check of the invariants in Neo4j. Traffic goes to 127.0.0.1 only; every phase is bounded in time.
 //   npm run loadtest -- [--seconds 30] [--connections 50] [--tenants 20] [--seed 195] [--instances 1]
+//   npm run loadtest -- --fault neo4j-restart [--seconds 15] [--connections 16] [--tenants 4]
 // With --instances N (2 or more) the service runs as N processes of its own on the one Neo4j, the clients spread
 // over them, and the run also checks what only several instances can break (see the section "--instances N").
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -11,6 +12,7 @@ import type { Driver } from 'neo4j-driver';
 import { withTimeout } from '../bench/lib.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { nameKey } from '../src/resolvers/names.js';
+import { runNeo4jRestartFault } from './loadtest/fault.js';
 import { type Answer, HttpTarget } from './loadtest/http.js';
 import { killInstance, type ServiceInstance, startInstances, stopInstances } from './loadtest/instances.js';
 import { analysePurgeFirings } from './loadtest/purge-firings.js';
@@ -79,16 +81,25 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const { values: argv } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '30' },
-    connections: { type: 'string', default: '50' },
-    tenants: { type: 'string', default: '20' },
+    seconds: { type: 'string' },
+    connections: { type: 'string' },
+    tenants: { type: 'string' },
     // Definitions declared before the traffic on the first hot type of the first few tenants, so that the
     // traffic reaches the 200 limit there and keeps racing at it (withdrawals free slots, declarations fill them).
     seed: { type: 'string', default: '195' },
     // Service processes on the one Neo4j; 1 runs the service in this process, as before.
     instances: { type: 'string', default: '1' },
+    // --fault neo4j-restart: Neo4j killed and started again under load (scripts/loadtest/fault.ts).
+    fault: { type: 'string' },
   },
 });
+
+const FAULTS = ['neo4j-restart'] as const;
+if (argv.fault !== undefined && !(FAULTS as readonly string[]).includes(argv.fault)) {
+  console.error(`--fault takes ${FAULTS.join(', ')} (got ${argv.fault})`);
+  process.exit(2);
+}
+const FAULT = argv.fault !== undefined;
 
 function intOption(name: string, raw: string | undefined, min: number, max: number): number {
   const value = Number(raw);
@@ -99,9 +110,10 @@ function intOption(name: string, raw: string | undefined, min: number, max: numb
   return value;
 }
 
-const SECONDS = intOption('seconds', argv.seconds, 1, 3600);
-const CONNECTIONS = intOption('connections', argv.connections, 1, 1000);
-const TENANTS = intOption('tenants', argv.tenants, 1, 1000);
+// With --fault: the traffic's length before the fault and after recovery, each; 16 clients over 4 tenants.
+const SECONDS = intOption('seconds', argv.seconds ?? (FAULT ? '15' : '30'), 1, 3600);
+const CONNECTIONS = intOption('connections', argv.connections ?? (FAULT ? '16' : '50'), 1, 1000);
+const TENANTS = intOption('tenants', argv.tenants ?? (FAULT ? '4' : '20'), 1, 1000);
 const SEED = intOption('seed', argv.seed, 0, 200);
 const INSTANCES = intOption('instances', argv.instances, 1, 8);
 
@@ -1823,4 +1835,10 @@ async function mainInstances(): Promise<number> {
   }
 }
 
-process.exit(await (INSTANCES === 1 ? mainInProcess() : mainInstances()));
+process.exit(
+  await (FAULT
+    ? runNeo4jRestartFault({ seconds: SECONDS, connections: CONNECTIONS, tenants: TENANTS })
+    : INSTANCES === 1
+      ? mainInProcess()
+      : mainInstances()),
+);

@@ -49,6 +49,8 @@ export interface ServiceInstance {
   /** 'daily purge failed' and other error records (level 50+), the first few of them. */
   errorLines: string[];
   errorRecords: number;
+  /** Warm-ups that made it ready ('database warmed: ready', src/db/readiness.ts): when, and each round's ms. */
+  warmups: { time: number; ms: number; roundsMs: number[] }[];
   /** Lines that were not pino JSON (node-cron's warnings, a crash), the last few. */
   otherLines: string[];
   /** CPU time used so far, ms (Linux; null elsewhere). */
@@ -81,8 +83,9 @@ function readLog(instance: ServiceInstance, maxErrors: number) {
     if (line.trim() === '') return;
     // Most lines are access records: parse only the few this script reads.
     const purge = line.includes('"daily purge ');
+    const warmed = line.includes('"database warmed');
     const error = line.includes('"level":50') || line.includes('"level":60');
-    if (!purge && !error && line.startsWith('{')) return;
+    if (!purge && !warmed && !error && line.startsWith('{')) return;
     let record: Record<string, unknown>;
     try {
       record = JSON.parse(line) as Record<string, unknown>;
@@ -96,7 +99,9 @@ function readLog(instance: ServiceInstance, maxErrors: number) {
     }
     const time = Number(record.time);
     const firing = typeof record.firing === 'string' ? Date.parse(record.firing) : Number.NaN;
-    if (record.msg === 'daily purge started' && record.scoped !== true) {
+    if (record.msg === 'database warmed: ready') {
+      instance.warmups.push({ time, ms: Number(record.ms), roundsMs: (record.roundsMs as number[]) ?? [] });
+    } else if (record.msg === 'daily purge started' && record.scoped !== true) {
       instance.purgeRuns.push({
         started: time,
         withdrawn: Number(record.withdrawn ?? 0),
@@ -169,6 +174,7 @@ export async function startInstances(options: {
       readySince: 0,
       purgeRuns: [],
       purgeSkips: [],
+      warmups: [],
       errorLines: [],
       errorRecords: 0,
       otherLines: [],

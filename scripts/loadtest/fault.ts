@@ -1,0 +1,476 @@
+// The load test's --fault neo4j-restart (issue #17, part 5): Neo4j killed with SIGKILL under load and started again
+// on the same data OUTAGE_MS later, under one service process (node --import tsx src/server.ts) driven over HTTP
+// by CONNECTIONS clients spread over TENANTS tenants. Every write carries an Idempotency-Key and is retried with it
+// (same key, same body) on a 503 or a lost connection until it is answered, as the typed client does.
+//
+//   settle   SECONDS of traffic first, not measured (a fresh Neo4j's JIT warms up under it);
+//   before   SECONDS of traffic on a warm service;
+//   outage   from the kill until /readyz says 200 again (the database away, then starting, then warmed);
+//   after    SECONDS of traffic from the moment /readyz said 200.
+//
+// Reported: answer-time percentiles per phase (every attempt, and writes alone), the recovery's timeline, the
+// acknowledged writes verified in Neo4j, the writes refused (503 or a lost connection) yet applied, counted by the
+// retry that found its key's answer stored (Idempotent-Replayed). Checked: every answer during the outage within
+// the bound; writes after ready as fast as before; every acknowledged write present; retries converge (no second
+// entity, no attribute_def_already_exists for one's own declaration, no idempotency_key_reused); no 5xx but 503.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { percentile, sleep, withTimeout } from '../../bench/lib.js';
+import { mintToken } from '../../src/auth/tokens.js';
+import { createDriver } from '../../src/db/driver.js';
+import { createExecutor } from '../../src/db/executor.js';
+import { freePort, type LocalNeo4j, startLocalNeo4j } from '../../src/db/local-neo4j.js';
+import { migrate } from '../../src/db/migrations.js';
+import { REPLAYED_HEADER } from '../../src/http/idempotency.js';
+import { HOST } from '../throwaway-service.js';
+import { type Answer, HttpTarget } from './http.js';
+import { type ServiceInstance, startInstances, stopInstances } from './instances.js';
+
+/** How long Neo4j stays down (the issue's scenario: restarted 8 s after the kill). */
+const OUTAGE_MS = 8_000;
+/**
+ * Every answer while the database is away or starting comes within 2 s (NEO4J_CONNECT_TIMEOUT_MS) beyond the
+ * request's own work: a refusal or a lost connection within this (0.5 s for its own work); a request admitted when
+ * the warm-up ended within this plus the p99 of writes before the outage (its own work under this load).
+ */
+const OUTAGE_BOUND_MS = 2_500;
+/** Writes after ready are "as fast as before" when their p50 and p99 are within this factor of before's. */
+const AFTER_READY_FACTOR = 1.5;
+/** ... or within this many ms of before's (for figures of a few ms, where a factor says nothing). */
+const AFTER_READY_SLACK_MS = 20;
+const REQUEST_TIMEOUT_MS = 15_000;
+/** A write still unanswered this long after the traffic ended is reported as not converged. */
+const CONVERGE_MS = 60_000;
+const TYPES_PER_TENANT = 4;
+
+type Phase = 'settle' | 'before' | 'outage' | 'after';
+type Op = 'type' | 'declare' | 'entity' | 'page';
+const WRITES: ReadonlySet<Op> = new Set(['type', 'declare', 'entity']);
+
+interface Attempt {
+  op: Op;
+  at: number;
+  ms: number;
+  status: number;
+  reason: string;
+  replayed: boolean;
+}
+
+interface Write {
+  op: Op;
+  tenant: string;
+  name: string;
+  attempts: Attempt[];
+  /** The guid the acknowledged answer named. */
+  guid?: string;
+}
+
+interface Tenant {
+  id: string;
+  token: string;
+  types: string[];
+}
+
+interface Timeline {
+  start: number;
+  /** When the "before" phase begins (after the settling traffic). */
+  measured?: number;
+  kill?: number;
+  restartBegun?: number;
+  neo4jUp?: number;
+  ready?: number;
+  end?: number;
+}
+
+const phaseOf = (t: Timeline, at: number): Phase =>
+  t.measured === undefined || at < t.measured
+    ? 'settle'
+    : t.kill === undefined || at < t.kill
+      ? 'before'
+      : t.ready === undefined || at < t.ready
+        ? 'outage'
+        : 'after';
+
+const reasonOf = (answer: Answer) => {
+  try {
+    return String((JSON.parse(answer.body) as { DATA?: { reason?: string } }).DATA?.reason ?? '');
+  } catch {
+    return '';
+  }
+};
+
+function stats(ms: number[]) {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN,
+  };
+}
+
+const fmt = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
+
+export async function runNeo4jRestartFault(options: {
+  seconds: number;
+  connections: number;
+  tenants: number;
+}): Promise<number> {
+  if (process.env.NEO4J_URI) {
+    console.error(
+      'loadtest: --fault neo4j-restart kills and restarts a throwaway Neo4j of its own; unset NEO4J_URI',
+    );
+    return 2;
+  }
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'loadtest-fault-neo4j-'));
+  const port = await freePort();
+  let neo4j: LocalNeo4j | undefined;
+  let instances: ServiceInstance[] = [];
+  let target: HttpTarget | undefined;
+  const driverUri = `bolt://${HOST}:${port}`;
+  const driver = createDriver({ uri: driverUri });
+  try {
+    console.log(`Starting a throwaway Neo4j on ${HOST}:${port} (data in ${dataDir}) ...`);
+    neo4j = await startLocalNeo4j({ dataDir, port, heapMb: 1024 });
+    await migrate(createExecutor(driver, undefined));
+    const secret = randomBytes(24).toString('hex');
+    instances = await startInstances({
+      count: 1,
+      env: { NODE_ENV: 'test', LOG_LEVEL: 'info', NEO4J_URI: neo4j.uri, AUTH_JWT_SECRET: secret },
+      maxErrors: 20,
+    });
+    const service = instances[0] as ServiceInstance;
+    target = new HttpTarget(HOST, service.port, options.connections + 4);
+    const http = target;
+    console.log(`Service: ${service.base} (pid ${service.child.pid})`);
+
+    const send = async (tenant: Tenant, method: string, url: string, body?: unknown, key?: string) => {
+      const started = performance.now();
+      const answer = await http.send(
+        method,
+        url,
+        {
+          authorization: `Bearer ${tenant.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(key ? { 'idempotency-key': key } : {}),
+        },
+        body === undefined ? undefined : JSON.stringify(body),
+        REQUEST_TIMEOUT_MS,
+      );
+      return { answer, started, ms: performance.now() - started };
+    };
+
+    // Tenants, each with a few types to declare on and to create entities of.
+    const tenants: Tenant[] = [];
+    for (let i = 0; i < options.tenants; i++) {
+      const id = `fault-${randomUUID().slice(0, 8)}-${i}`;
+      const tenant: Tenant = { id, token: await mintToken(secret, { tenant: id }), types: [] };
+      for (let n = 0; n < TYPES_PER_TENANT; n++) {
+        const { answer } = await send(tenant, 'POST', '/entities/types', { name: `Fault type ${n}` });
+        if (answer.status !== 201) throw new Error(`setting up ${id}: ${answer.status} ${answer.body}`);
+        tenant.types.push(
+          (JSON.parse(answer.body) as { DATA: { entity_type: { guid: string } } }).DATA.entity_type.guid,
+        );
+      }
+      tenants.push(tenant);
+    }
+
+    const timeline: Timeline = { start: performance.now() };
+    const writes: Write[] = [];
+    const reads: Attempt[] = [];
+    let trafficEnds = Number.POSITIVE_INFINITY;
+
+    /** One logical write: attempts with one key and body until an answer that is not a 503 nor a lost connection. */
+    const write = async (
+      tenant: Tenant,
+      op: Op,
+      url: string,
+      body: Record<string, unknown>,
+      name: string,
+    ) => {
+      const w: Write = { op, tenant: tenant.id, name, attempts: [] };
+      writes.push(w);
+      const key = randomUUID();
+      for (;;) {
+        const { answer, started, ms } = await send(tenant, 'POST', url, body, key);
+        w.attempts.push({
+          op,
+          at: started,
+          ms,
+          status: answer.status,
+          reason: answer.status >= 400 ? reasonOf(answer) : '',
+          replayed: answer.headers[REPLAYED_HEADER] === 'true',
+        });
+        if (answer.status !== 0 && answer.status !== 503) {
+          if (answer.status < 300) {
+            const data = (JSON.parse(answer.body) as { DATA: Record<string, { guid?: string }> }).DATA;
+            w.guid = (data.entity_type ?? data.attribute ?? data.entity)?.guid;
+          }
+          return;
+        }
+        if (performance.now() > trafficEnds + CONVERGE_MS) return;
+        const retryAfter = Number(answer.headers['retry-after']);
+        await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 1_000) : 200);
+      }
+    };
+
+    const client = async (n: number) => {
+      const tenant = tenants[n % tenants.length] as Tenant;
+      for (let i = 0; performance.now() < trafficEnds; i++) {
+        const pick = (n * 7 + i) % 10;
+        const type = tenant.types[i % tenant.types.length] as string;
+        const name = `c${n}-${i}-${randomUUID().slice(0, 6)}`;
+        if (pick < 2) await write(tenant, 'type', '/entities/types', { name: `T ${name}` }, `T ${name}`);
+        else if (pick < 4)
+          await write(
+            tenant,
+            'declare',
+            `/entities/types/${type}/attributes`,
+            { name: `a_${name.replaceAll('-', '_')}`, value_type: 'string', cardinality: 'single' },
+            `a_${name.replaceAll('-', '_')}`,
+          );
+        else if (pick < 7) await write(tenant, 'entity', '/entities', { type_guid: type, name }, name);
+        else {
+          const { answer, started, ms } = await send(tenant, 'GET', '/entities/types?page_size=20');
+          reads.push({
+            op: 'page',
+            at: started,
+            ms,
+            status: answer.status,
+            reason: reasonOf(answer),
+            replayed: false,
+          });
+        }
+      }
+    };
+
+    // /readyz every 100 ms from the kill on: when it says 200 after the restart, the "after" phase begins.
+    const readyzDuringOutage: number[] = [];
+    const watchReadiness = async () => {
+      while (timeline.ready === undefined) {
+        const started = performance.now();
+        const { answer } = await send(tenants[0] as Tenant, 'GET', '/readyz');
+        if (answer.status === 200) {
+          if (timeline.neo4jUp !== undefined) timeline.ready = started;
+          else readyzDuringOutage.push(started);
+        }
+        await sleep(100);
+      }
+    };
+
+    console.log(
+      `Traffic: ${options.connections} clients over ${tenants.length} tenants; ${options.seconds} s to settle, ` +
+        `${options.seconds} s measured, then Neo4j killed and started again ${OUTAGE_MS / 1000} s later; traffic ` +
+        `goes on ${options.seconds} s after /readyz says 200 ...`,
+    );
+    const clients = Array.from({ length: options.connections }, (_, n) => client(n));
+    await sleep(options.seconds * 1000);
+    timeline.measured = performance.now();
+    await sleep(options.seconds * 1000);
+    timeline.kill = performance.now();
+    neo4j.process.kill('SIGKILL');
+    await neo4j.stop();
+    const watching = watchReadiness();
+    await sleep(OUTAGE_MS);
+    timeline.restartBegun = performance.now();
+    neo4j = await startLocalNeo4j({ dataDir, port, heapMb: 1024 });
+    timeline.neo4jUp = performance.now();
+    await withTimeout('readiness after the restart', watching, 120_000);
+    const ready = timeline.ready as number;
+    trafficEnds = ready + options.seconds * 1000;
+    await withTimeout('the traffic', Promise.all(clients), options.seconds * 1000 + CONVERGE_MS + 60_000);
+    timeline.end = performance.now();
+    await stopInstances(instances);
+
+    // ---- the report ----
+    const attempts = [...writes.flatMap((w) => w.attempts), ...reads];
+    const since = (t: number | undefined) =>
+      t === undefined ? Number.NaN : (t - (timeline.kill as number)) / 1000;
+    console.log(
+      `\nRecovery: Neo4j killed at 0 s, started again at ${fmt(since(timeline.restartBegun))} s, accepting ` +
+        `connections at ${fmt(since(timeline.neo4jUp))} s, /readyz 200 at ${fmt(since(timeline.ready))} s ` +
+        `(${fmt((ready - (timeline.neo4jUp as number)) / 1000, 2)} s after Neo4j was up: reconnect and warm-up).`,
+    );
+    const rewarm = service.warmups.at(-1);
+    if (service.warmups.length > 1 && rewarm) {
+      console.log(
+        `Warm-up after the restart: ${rewarm.roundsMs.length} rounds (${rewarm.roundsMs.join(', ')} ms), ` +
+          `${fmt(rewarm.ms / 1000, 2)} s in all.`,
+      );
+    }
+    if (process.env.FAULT_DUMP) {
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(process.env.FAULT_DUMP, JSON.stringify({ timeline, writes, reads }));
+    }
+    const byPhase = (phase: Phase, only?: (a: Attempt) => boolean) =>
+      attempts.filter((a) => phaseOf(timeline, a.at) === phase && (!only || only(a)));
+    const isWrite = (a: Attempt) => WRITES.has(a.op);
+    console.log('\nAnswer times (ms) by the phase the attempt began in:');
+    console.log('  phase    what          n     p50      p99      max   answers');
+    const table: Record<string, ReturnType<typeof stats>> = {};
+    for (const phase of ['before', 'outage', 'after'] as const) {
+      for (const [what, only] of [
+        ['every', undefined],
+        ['writes', isWrite],
+      ] as const) {
+        const list = byPhase(phase, only);
+        const s = stats(list.map((a) => a.ms));
+        table[`${phase}/${what}`] = s;
+        const statuses = new Map<string, number>();
+        for (const a of list) {
+          const k = a.status === 0 ? 'lost' : `${a.status}${a.reason ? ` ${a.reason}` : ''}`;
+          statuses.set(k, (statuses.get(k) ?? 0) + 1);
+        }
+        console.log(
+          `  ${phase.padEnd(8)} ${what.padEnd(8)} ${String(s.n).padStart(6)} ${fmt(s.p50).padStart(7)} ` +
+            `${fmt(s.p99).padStart(8)} ${fmt(s.max).padStart(8)}   ` +
+            [...statuses].map(([k, v]) => `${v}x ${k}`).join(', '),
+        );
+      }
+    }
+    // Writes in the first seconds after ready, against before (the issue: 7 to 11 s for the first writes).
+    const firstAfter = stats(
+      byPhase('after', (a) => isWrite(a) && a.at < ready + Math.min(5, options.seconds) * 1000).map(
+        (a) => a.ms,
+      ),
+    );
+    const before = table['before/writes'] as ReturnType<typeof stats>;
+    console.log(
+      `\nWrites begun in the first ${Math.min(5, options.seconds)} s after ready: p50 ${fmt(firstAfter.p50)} ms, ` +
+        `p99 ${fmt(firstAfter.p99)} ms, max ${fmt(firstAfter.max)} ms (before the outage: p50 ${fmt(before.p50)}, ` +
+        `p99 ${fmt(before.p99)} ms; ratios ${fmt(firstAfter.p50 / before.p50, 2)} and ${fmt(firstAfter.p99 / before.p99, 2)}).`,
+    );
+
+    // ---- verification in Neo4j ----
+    const session = driver.session();
+    const countOf = async (cypher: string, params: Record<string, unknown>) =>
+      Number((await session.run(cypher, params)).records[0]?.get(0) ?? 0);
+    let acknowledged = 0;
+    let present = 0;
+    const duplicates: string[] = [];
+    try {
+      for (const op of ['type', 'declare', 'entity'] as const) {
+        for (const tenant of tenants) {
+          const done = writes.filter((w) => w.op === op && w.tenant === tenant.id && w.guid !== undefined);
+          if (done.length === 0) continue;
+          acknowledged += done.length;
+          const guids = done.map((w) => w.guid);
+          const label = op === 'type' ? 'EntityType' : op === 'declare' ? 'AttributeDefinition' : 'Entity';
+          present += await countOf(
+            `UNWIND $guids AS g MATCH (n:${label} {guid: g}) WHERE n.tenant = $tenant RETURN count(n)`,
+            { guids, tenant: tenant.id },
+          );
+          if (op === 'entity') {
+            const names = writes
+              .filter((w) => w.op === 'entity' && w.tenant === tenant.id)
+              .map((w) => w.name);
+            const rows = await session.run(
+              `UNWIND $names AS name MATCH (e:Entity {tenant: $tenant, name: name})
+               WITH name, count(e) AS n WHERE n > 1 RETURN name`,
+              { names, tenant: tenant.id },
+            );
+            duplicates.push(...rows.records.map((r) => `${tenant.id}/${r.get('name')}`));
+          }
+        }
+      }
+    } finally {
+      await session.close();
+    }
+    const refusedApplied = writes.filter(
+      (w) =>
+        w.attempts.some((a) => a.status === 0 || a.status === 503) && w.attempts.at(-1)?.replayed === true,
+    ).length;
+    const refusedRetried = writes.filter((w) =>
+      w.attempts.some((a) => a.status === 0 || a.status === 503),
+    ).length;
+    const unconverged = writes.filter((w) => {
+      const last = w.attempts.at(-1);
+      return !last || last.status === 0 || last.status === 503;
+    }).length;
+    const ownConflicts = writes.filter((w) =>
+      w.attempts.some((a) => a.reason === 'attribute_def_already_exists'),
+    );
+    const reused = attempts.filter((a) => a.reason === 'idempotency_key_reused').length;
+    const other5xx = attempts.filter((a) => a.status >= 500 && a.status !== 503).length;
+    const refusedMax = stats(
+      byPhase('outage', (a) => a.status === 0 || a.status === 503).map((a) => a.ms),
+    ).max;
+    const servedMax = stats(
+      byPhase('outage', (a) => a.status !== 0 && a.status !== 503).map((a) => a.ms),
+    ).max;
+    console.log(
+      `\nWrites: ${writes.length}, acknowledged ${acknowledged} (${present} found in Neo4j); ${refusedRetried} met a ` +
+        `503 or a lost connection and were retried with their key: ${refusedApplied} of them had been applied ` +
+        `(the retry got the stored answer, Idempotent-Replayed), ${refusedRetried - refusedApplied} had not.`,
+    );
+
+    const checks: [string, boolean, string][] = [
+      [
+        `every refusal begun during the outage within ${OUTAGE_BOUND_MS} ms`,
+        !(refusedMax > OUTAGE_BOUND_MS),
+        `max ${fmt(refusedMax)} ms`,
+      ],
+      [
+        `every request begun during the outage and served within ${OUTAGE_BOUND_MS} ms + the p99 of writes before`,
+        !(servedMax > OUTAGE_BOUND_MS + before.p99),
+        `max ${fmt(servedMax)} ms (bound ${fmt(OUTAGE_BOUND_MS + before.p99)} ms)`,
+      ],
+      [
+        '/readyz never said 200 while the database was away or starting',
+        readyzDuringOutage.length === 0,
+        `${readyzDuringOutage.length} times`,
+      ],
+      [
+        `writes after ready as fast as before (p50 and p99 within ${AFTER_READY_FACTOR}x or +${AFTER_READY_SLACK_MS} ms)`,
+        ['p50', 'p99'].every((k) => {
+          const [a, b] = [firstAfter[k as 'p50'], before[k as 'p50']];
+          return a <= Math.max(b * AFTER_READY_FACTOR, b + AFTER_READY_SLACK_MS);
+        }),
+        `first ${Math.min(5, options.seconds)} s after ready p50 ${fmt(firstAfter.p50)} / p99 ${fmt(firstAfter.p99)} ms, before ${fmt(before.p50)} / ${fmt(before.p99)} ms`,
+      ],
+      ['every acknowledged write is in Neo4j', present === acknowledged, `${present} of ${acknowledged}`],
+      ['every write converged to an answer', unconverged === 0, `${unconverged} unanswered`],
+      [
+        'no second entity from a retried creation',
+        duplicates.length === 0,
+        duplicates.slice(0, 3).join(', '),
+      ],
+      [
+        'no attribute_def_already_exists for a retried own declaration',
+        ownConflicts.length === 0,
+        `${ownConflicts.length}`,
+      ],
+      ['no idempotency_key_reused', reused === 0, `${reused}`],
+      ['no 5xx but 503', other5xx === 0, `${other5xx}`],
+      [
+        'the traffic went on after ready',
+        (table['after/writes']?.n ?? 0) > 0,
+        `${table['after/writes']?.n ?? 0} writes`,
+      ],
+      ['the service logged no error', service.errorRecords === 0, service.errorLines.slice(0, 2).join(' | ')],
+    ];
+    console.log('');
+    for (const [what, ok, detail] of checks) console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}: ${detail}`);
+    const failed = checks.filter((c) => !c[1]);
+    console.log(
+      failed.length === 0 ? `\nAll ${checks.length} checks hold.` : `\nFAILED: ${failed.length} checks`,
+    );
+    return failed.length === 0 ? 0 : 1;
+  } catch (e) {
+    console.error(`loadtest: ${e instanceof Error ? e.message : String(e)}`);
+    for (const i of instances) {
+      const said = [...i.otherLines.slice(-10), ...i.errorLines.slice(0, 5)];
+      if (said.length > 0) console.error(`${i.name} said:\n  ${said.join('\n  ')}`);
+    }
+    return 1;
+  } finally {
+    target?.close();
+    await stopInstances(instances);
+    await driver.close().catch(() => {});
+    await neo4j?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}

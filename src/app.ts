@@ -234,7 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
   // Transactions start once readiness admits them (see /readyz below).
   const db = createExecutor(deps.driver, config.NEO4J_DATABASE, undefined, undefined, undefined, () =>
-    readiness.admit(config.NEO4J_CONNECT_TIMEOUT_MS),
+    readiness.admit(),
   );
   // Cursors and bookmarks must verify on every instance: one CURSOR_SECRET (or one token secret) for all.
   const cursorKey = config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`;

@@ -60,11 +60,19 @@ export interface MetamodelClientOptions {
   idempotencyKey?: () => string;
 }
 
-/** The wait before retry `attempt` + 1: the service's Retry-After (at most 5 s), else 250 ms doubling. */
-export function retryDelayMs(retryAfter: string | null | undefined, attempt: number): number {
+/**
+ * The wait before retry `attempt` + 1: the service's Retry-After (at most 5 s), else 250 ms doubling; plus up to
+ * half of it at random, so that clients refused together do not all come back at the same moment.
+ */
+export function retryDelayMs(
+  retryAfter: string | null | undefined,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
   const seconds = retryAfter == null ? Number.NaN : Number(retryAfter);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 5) * 1000;
-  return 250 * 2 ** (attempt - 1);
+  const base =
+    Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 5) * 1000 : 250 * 2 ** (attempt - 1);
+  return base * (1 + 0.5 * random());
 }
 
 /** Whether a document's (first) operation is a mutation: its text starts with `mutation`, comments aside. */

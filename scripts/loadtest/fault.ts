@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { percentile, sleep, withTimeout } from '../../bench/lib.js';
+import { retryDelayMs } from '../../client/src/index.js';
 import { mintToken } from '../../src/auth/tokens.js';
 import { createDriver } from '../../src/db/driver.js';
 import { createExecutor } from '../../src/db/executor.js';
@@ -37,7 +38,10 @@ const OUTAGE_MS = 8_000;
  * the warm-up ended within this plus the p99 of writes before the outage (its own work under this load).
  */
 const OUTAGE_BOUND_MS = 2_500;
-/** Writes after ready are "as fast as before" when their p50 and p99 are within this factor of before's. */
+/**
+ * Writes after ready are "as fast as before" when their p50 and p90 are within this factor of before's (the p99
+ * of the 150 writes of a short run is its second slowest: it is reported, not judged).
+ */
 const AFTER_READY_FACTOR = 1.5;
 /** ... or within this many ms of before's (for figures of a few ms, where a factor says nothing). */
 const AFTER_READY_SLACK_MS = 20;
@@ -107,6 +111,7 @@ function stats(ms: number[]) {
   return {
     n: sorted.length,
     p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN,
   };
@@ -212,8 +217,8 @@ export async function runNeo4jRestartFault(options: {
           return;
         }
         if (performance.now() > trafficEnds + CONVERGE_MS) return;
-        const retryAfter = Number(answer.headers['retry-after']);
-        await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 1_000) : 200);
+        const retryAfter = answer.headers['retry-after'];
+        await sleep(retryDelayMs(typeof retryAfter === 'string' ? retryAfter : null, w.attempts.length));
       }
     };
 
@@ -252,9 +257,10 @@ export async function runNeo4jRestartFault(options: {
     const watchReadiness = async () => {
       while (timeline.ready === undefined) {
         const started = performance.now();
-        const { answer } = await send(tenants[0] as Tenant, 'GET', '/readyz');
+        const { answer, ms } = await send(tenants[0] as Tenant, 'GET', '/readyz');
+        // (/readyz waits up to 2 s for a warm-up under way: ready is when its 200 came)
         if (answer.status === 200) {
-          if (timeline.neo4jUp !== undefined) timeline.ready = started;
+          if (timeline.neo4jUp !== undefined) timeline.ready = started + ms;
           else readyzDuringOutage.push(started);
         }
         await sleep(100);
@@ -294,11 +300,13 @@ export async function runNeo4jRestartFault(options: {
         `connections at ${fmt(since(timeline.neo4jUp))} s, /readyz 200 at ${fmt(since(timeline.ready))} s ` +
         `(${fmt((ready - (timeline.neo4jUp as number)) / 1000, 2)} s after Neo4j was up: reconnect and warm-up).`,
     );
-    const rewarm = service.warmups.at(-1);
-    if (service.warmups.length > 1 && rewarm) {
+    // Warm-ups logged (epoch ms) after the kill: the one after the restart, and any later one (the database found
+    // away again, e.g. a dead pooled connection).
+    const killedAt = Date.now() - (performance.now() - (timeline.kill as number));
+    for (const w of service.warmups.filter((x) => x.time > killedAt)) {
       console.log(
-        `Warm-up after the restart: ${rewarm.roundsMs.length} rounds (${rewarm.roundsMs.join(', ')} ms), ` +
-          `${fmt(rewarm.ms / 1000, 2)} s in all.`,
+        `Warm-up done at ${fmt((w.time - killedAt) / 1000)} s: ${w.roundsMs.length} rounds ` +
+          `(${w.roundsMs.join(', ')} ms), ${fmt(w.ms / 1000, 2)} s in all.`,
       );
     }
     if (process.env.FAULT_DUMP) {
@@ -340,8 +348,10 @@ export async function runNeo4jRestartFault(options: {
     const before = table['before/writes'] as ReturnType<typeof stats>;
     console.log(
       `\nWrites begun in the first ${Math.min(5, options.seconds)} s after ready: p50 ${fmt(firstAfter.p50)} ms, ` +
-        `p99 ${fmt(firstAfter.p99)} ms, max ${fmt(firstAfter.max)} ms (before the outage: p50 ${fmt(before.p50)}, ` +
-        `p99 ${fmt(before.p99)} ms; ratios ${fmt(firstAfter.p50 / before.p50, 2)} and ${fmt(firstAfter.p99 / before.p99, 2)}).`,
+        `p90 ${fmt(firstAfter.p90)} ms, p99 ${fmt(firstAfter.p99)} ms, max ${fmt(firstAfter.max)} ms (before the ` +
+        `outage: p50 ${fmt(before.p50)}, p90 ${fmt(before.p90)}, p99 ${fmt(before.p99)} ms; ratios ` +
+        `${fmt(firstAfter.p50 / before.p50, 2)}, ${fmt(firstAfter.p90 / before.p90, 2)} and ` +
+        `${fmt(firstAfter.p99 / before.p99, 2)}).`,
     );
 
     // ---- verification in Neo4j ----
@@ -424,12 +434,12 @@ export async function runNeo4jRestartFault(options: {
         `${readyzDuringOutage.length} times`,
       ],
       [
-        `writes after ready as fast as before (p50 and p99 within ${AFTER_READY_FACTOR}x or +${AFTER_READY_SLACK_MS} ms)`,
-        ['p50', 'p99'].every((k) => {
-          const [a, b] = [firstAfter[k as 'p50'], before[k as 'p50']];
+        `writes after ready as fast as before (p50 and p90 within ${AFTER_READY_FACTOR}x or +${AFTER_READY_SLACK_MS} ms)`,
+        (['p50', 'p90'] as const).every((k) => {
+          const [a, b] = [firstAfter[k], before[k]];
           return a <= Math.max(b * AFTER_READY_FACTOR, b + AFTER_READY_SLACK_MS);
         }),
-        `first ${Math.min(5, options.seconds)} s after ready p50 ${fmt(firstAfter.p50)} / p99 ${fmt(firstAfter.p99)} ms, before ${fmt(before.p50)} / ${fmt(before.p99)} ms`,
+        `first ${Math.min(5, options.seconds)} s after ready p50 ${fmt(firstAfter.p50)} / p90 ${fmt(firstAfter.p90)} ms, before ${fmt(before.p50)} / ${fmt(before.p90)} ms`,
       ],
       ['every acknowledged write is in Neo4j', present === acknowledged, `${present} of ${acknowledged}`],
       ['every write converged to an answer', unconverged === 0, `${unconverged} unanswered`],

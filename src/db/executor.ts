@@ -137,8 +137,8 @@ export function createExecutor(
   deadline?: Deadline,
   /** The request's Idempotency-Key, when it sent one: its write is committed with the answer (see below). */
   idempotency?: () => IdempotencyScope | undefined,
-  /** Asked before each transaction; rejects to refuse it (the app's readiness: readiness.ts). */
-  admit?: () => Promise<void>,
+  /** Asked before each transaction; throws to refuse it (the app's readiness: readiness.ts). */
+  admit?: () => void,
 ) {
   /** Options of a read: the caller's, else the time the deadline leaves. */
   const readOptions = (options: TxOptions | undefined): TxOptions | undefined => {
@@ -162,7 +162,7 @@ export function createExecutor(
   const breaker = storagePolicyOf(driver);
   const policy: Pick<typeof breaker, 'run'> = {
     async run(attempt) {
-      await admit?.();
+      admit?.();
       return breaker.run(attempt);
     },
   };

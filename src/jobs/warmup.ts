@@ -17,6 +17,7 @@ import { createContext, type Services, type Viewer } from '../context.js';
 import { rehearse } from '../db/executor.js';
 import { claimIdempotencyKey, readIdempotencyRecord, storeIdempotentAnswer } from '../db/idempotency.js';
 import type { WarmupReport } from '../db/readiness.js';
+import { storagePolicyOf } from '../db/storage-policy.js';
 import { declareAttribute, listAttributes } from '../resolvers/attributes.js';
 import { EngineCache } from '../resolvers/engine-cache.js';
 import { createEntityWithValues, getEntity } from '../resolvers/entities.js';
@@ -123,5 +124,31 @@ export async function warmUp(
       }
     }),
   );
+  await closeBreaker(driver, database);
   return { ms: Math.round(performance.now() - started), roundsMs, statements };
+}
+
+/**
+ * The circuit breaker opened during the outage, and the warm-up went around it: one statement through it now, so
+ * that it is closed before the first requests (half-open, they waited up to 2 s for one of them to probe it; the
+ * first writes after ready took 2 s). Waits for its half-open delay when it is still open.
+ */
+async function closeBreaker(driver: Driver, database: string | undefined) {
+  const policy = storagePolicyOf(driver);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await policy.run(async () => {
+        const session = driver.session({ database });
+        try {
+          await session.run('RETURN 1');
+        } finally {
+          await session.close();
+        }
+      });
+      return;
+    } catch (error) {
+      if (attempt >= 5 || policy.state === 'closed') throw error;
+      await new Promise((r) => setTimeout(r, Math.min(1_000, policy.retryAfterSeconds() * 1_000)));
+    }
+  }
 }

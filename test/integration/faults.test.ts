@@ -192,6 +192,13 @@ describe('SIGTERM', () => {
     expect(output).toContain('Server listening');
     const token = await tokenFor(newTenant());
     const base = `http://127.0.0.1:${port}`;
+    // traffic once ready, as a load balancer sends it (transactions are refused until the warm-up has run)
+    let ready = 0;
+    for (let i = 0; i < 60 && ready !== 200; i++) {
+      ready = (await fetch(`${base}/readyz`)).status;
+      if (ready !== 200) await sleep(250);
+    }
+    expect(ready).toBe(200);
     // Requests that once wrote outside the log (a subscription printed a block to stdout; bad GET variables and a
     // refused token went to an error line): stdout must stay one JSON log record per line.
     const auth = { authorization: `Bearer ${token}` };

@@ -206,7 +206,20 @@ describe('createMetamodelClient: writes safe to retry (issue #17)', () => {
   }, 10_000);
 
   it('waits as Retry-After says (at most 5 s), else 250 ms doubling', () => {
-    expect([retryDelayMs('0', 1), retryDelayMs('2', 1), retryDelayMs('60', 1)]).toEqual([0, 2000, 5000]);
-    expect([retryDelayMs(null, 1), retryDelayMs(null, 2), retryDelayMs('soon', 3)]).toEqual([250, 500, 1000]);
+    const least = () => 0;
+    expect([retryDelayMs('0', 1, least), retryDelayMs('2', 1, least), retryDelayMs('60', 1, least)]).toEqual([
+      0, 2000, 5000,
+    ]);
+    expect([
+      retryDelayMs(null, 1, least),
+      retryDelayMs(null, 2, least),
+      retryDelayMs('soon', 3, least),
+    ]).toEqual([250, 500, 1000]);
+    // plus up to half at random, so that clients refused together come back spread out
+    expect([retryDelayMs('2', 1, () => 1), retryDelayMs(null, 2, () => 0.5)]).toEqual([3000, 625]);
+    for (let i = 0; i < 20; i++) {
+      const wait = retryDelayMs('1', 1);
+      expect(wait >= 1000 && wait <= 1500).toBe(true);
+    }
   });
 });

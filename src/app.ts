@@ -35,7 +35,7 @@ import type { Config } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
 import { type IdempotencyScope, readIdempotencyRecord } from './db/idempotency.js';
-import { Readiness } from './db/readiness.js';
+import { ProbeTimeout, Readiness } from './db/readiness.js';
 import { storagePolicyOf } from './db/storage-policy.js';
 import { AppError, isAppError, refusalExtensions, refuse } from './errors.js';
 import { BOOKMARK_HEADER, createBookmarkCodec } from './http/bookmarks.js';
@@ -507,7 +507,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     probe: (timeoutMs) =>
       Promise.race([
         deps.driver.getServerInfo({ database: config.NEO4J_DATABASE }).then(() => undefined),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref()),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new ProbeTimeout(timeoutMs)), timeoutMs).unref(),
+        ),
       ]),
     warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE),
     logger,

@@ -21,6 +21,14 @@ export const PROBE_INTERVAL_MS = 500;
 /** /readyz answers within this bound, waiting for a warm-up under way at most this long. */
 export const READY_CHECK_MS = 2_000;
 
+/** What a probe that did not answer within its time rejects with. */
+export class ProbeTimeout extends Error {
+  constructor(ms: number) {
+    super(`the database did not answer within ${ms} ms`);
+    this.name = 'ProbeTimeout';
+  }
+}
+
 export interface WarmupReport {
   ms: number;
   /** How long each round of the warm-up took. */
@@ -30,7 +38,10 @@ export interface WarmupReport {
 }
 
 export interface ReadinessOptions {
-  /** Resolves when the database answers (a connection opened and a database served), within `timeoutMs`. */
+  /**
+   * Resolves when the database answers (a connection opened and a database served); rejects with ProbeTimeout when
+   * it does not within `timeoutMs`.
+   */
   probe(timeoutMs: number): Promise<void>;
   /** Warms the hot paths; rejects when the database failed it (the loop tries again). */
   warm(): Promise<WarmupReport>;
@@ -88,8 +99,10 @@ export class Readiness {
     try {
       await this.options.probe(Math.max(1, boundMs - (Date.now() - started)));
       return true;
-    } catch {
-      this.lost();
+    } catch (error) {
+      // Unreachable: not ready until warmed again. Slow (a database busy past the bound): not ready for this probe,
+      // but the requests it is serving go on (an overloaded database is not made to warm up again).
+      if (!(error instanceof ProbeTimeout)) this.lost();
       return false;
     }
   }

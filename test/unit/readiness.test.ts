@@ -5,7 +5,7 @@
 import { Neo4jError } from 'neo4j-driver';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Readiness, type WarmupReport } from '../../src/db/readiness.js';
+import { ProbeTimeout, Readiness, type WarmupReport } from '../../src/db/readiness.js';
 import { createStoragePolicy } from '../../src/db/storage-policy.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -113,6 +113,26 @@ describe('readiness', () => {
     await until(() => readiness.state === 'ready');
     expect(await readiness.check(20)).toBe(true);
     await readiness.stop();
+  });
+
+  it('ready, then a probe times out (a busy database): not ready for that probe, but still admitting', async () => {
+    let slow = true;
+    const busy = new Readiness({
+      probe: async (ms) => {
+        if (slow) throw new ProbeTimeout(ms);
+      },
+      warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
+      logger,
+      probeIntervalMs: 10,
+    });
+    busy.start();
+    slow = false;
+    await busy.whenReady();
+    slow = true;
+    expect(await busy.check(20)).toBe(false);
+    expect(busy.state).toBe('ready');
+    expect(() => busy.admit()).not.toThrow();
+    await busy.stop();
   });
 
   it('lost() while ready (a statement found the database away) starts the recovery at once', async () => {

@@ -10,9 +10,11 @@
 //
 // Reported: answer-time percentiles per phase (every attempt, and writes alone), the recovery's timeline, the
 // acknowledged writes verified in Neo4j, the writes refused (503 or a lost connection) yet applied, counted by the
-// retry that found its key's answer stored (Idempotent-Replayed). Checked: every answer during the outage within
-// the bound; writes after ready as fast as before; every acknowledged write present; retries converge (no second
-// entity, no attribute_def_already_exists for one's own declaration, no idempotency_key_reused); no 5xx but 503.
+// retry that found its key's answer stored (Idempotent-Replayed), and the writes of the first seconds after ready
+// against those before the outage (a figure, not a check: timings on two shared cores vary from run to run).
+// Checked: every answer during the outage within the bound; every acknowledged write present; retries converge (no
+// second entity, no attribute_def_already_exists for one's own declaration, no idempotency_key_reused); no 5xx but
+// 503.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -38,13 +40,6 @@ const OUTAGE_MS = 8_000;
  * the warm-up ended within this plus the p99 of writes before the outage (its own work under this load).
  */
 const OUTAGE_BOUND_MS = 2_500;
-/**
- * Writes after ready are "as fast as before" when their p50 and p90 are within this factor of before's (the p99
- * of the 150 writes of a short run is its second slowest: it is reported, not judged).
- */
-const AFTER_READY_FACTOR = 1.5;
-/** ... or within this many ms of before's (for figures of a few ms, where a factor says nothing). */
-const AFTER_READY_SLACK_MS = 20;
 const REQUEST_TIMEOUT_MS = 15_000;
 /** A write still unanswered this long after the traffic ended is reported as not converged. */
 const CONVERGE_MS = 60_000;
@@ -432,14 +427,6 @@ export async function runNeo4jRestartFault(options: {
         '/readyz never said 200 while the database was away or starting',
         readyzDuringOutage.length === 0,
         `${readyzDuringOutage.length} times`,
-      ],
-      [
-        `writes after ready as fast as before (p50 and p90 within ${AFTER_READY_FACTOR}x or +${AFTER_READY_SLACK_MS} ms)`,
-        (['p50', 'p90'] as const).every((k) => {
-          const [a, b] = [firstAfter[k], before[k]];
-          return a <= Math.max(b * AFTER_READY_FACTOR, b + AFTER_READY_SLACK_MS);
-        }),
-        `first ${Math.min(5, options.seconds)} s after ready p50 ${fmt(firstAfter.p50)} / p90 ${fmt(firstAfter.p90)} ms, before ${fmt(before.p50)} / ${fmt(before.p90)} ms`,
       ],
       ['every acknowledged write is in Neo4j', present === acknowledged, `${present} of ${acknowledged}`],
       ['every write converged to an answer', unconverged === 0, `${unconverged} unanswered`],

@@ -527,11 +527,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (await readiness.check()) {
       return reply.send({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ready' } });
     }
-    const message =
-      readiness.state === 'warming'
-        ? 'The database is back; the service is warming up on it.'
-        : 'The database is unreachable.';
-    return reply.code(503).send(failBody(refuse.storageUnavailable(1, message)));
+    return reply.code(503).send(failBody(readiness.refusal()));
   });
 
   route(app, ROUTES.openapi, async () => openApi());

@@ -114,8 +114,12 @@ export class Readiness {
    * and took 2 s more of their own.)
    */
   admit(): void {
-    if (this.current === 'ready') return;
-    throw refuse.storageUnavailable(
+    if (this.current !== 'ready') throw this.refusal();
+  }
+
+  /** Why the service is not ready, as the 503 it answers (a refused transaction, and /readyz). */
+  refusal() {
+    return refuse.storageUnavailable(
       1,
       this.current === 'warming'
         ? 'The database is back; the service is warming up on it. Try again shortly.'

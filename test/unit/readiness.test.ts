@@ -30,7 +30,19 @@ function fixture() {
     logger,
     probeIntervalMs: 10,
   });
-  return { db, warmups, readiness };
+  /** The database answers: the loop starts, and the first warm-up begins. */
+  const upAndWarming = async () => {
+    db.up = true;
+    readiness.start();
+    await until(() => warmups.length === 1);
+  };
+  /** Warm-up `n` (from 1) has begun; it ends, and the service is ready. */
+  const warmed = async (n: number) => {
+    await until(() => warmups.length === n);
+    warmups[n - 1]?.finish();
+    await until(() => readiness.state === 'ready');
+  };
+  return { db, warmups, readiness, upAndWarming, warmed };
 }
 
 const until = async (what: () => boolean) => {
@@ -40,7 +52,7 @@ const until = async (what: () => boolean) => {
 
 describe('readiness', () => {
   it('is down while the database does not answer, warming once it does, ready only when the warm-up ends', async () => {
-    const { db, warmups, readiness } = fixture();
+    const { db, warmups, readiness, warmed } = fixture();
     readiness.start();
     await sleep(50);
     expect([readiness.state, warmups.length]).toEqual(['down', 0]);
@@ -50,17 +62,14 @@ describe('readiness', () => {
     await until(() => warmups.length === 1);
     expect(readiness.state).toBe('warming');
     expect(await readiness.check(20)).toBe(false);
-    warmups[0]?.finish();
-    await until(() => readiness.state === 'ready');
+    await warmed(1);
     expect(await readiness.check(20)).toBe(true);
     await readiness.stop();
   });
 
   it('a loss during the warm-up makes it count for nothing: warmed again before ready', async () => {
-    const { db, warmups, readiness } = fixture();
-    db.up = true;
-    readiness.start();
-    await until(() => warmups.length === 1);
+    const { warmups, readiness, upAndWarming } = fixture();
+    await upAndWarming();
     readiness.lost();
     warmups[0]?.finish();
     await until(() => warmups.length === 2);
@@ -71,22 +80,16 @@ describe('readiness', () => {
   });
 
   it('a failed warm-up is tried again', async () => {
-    const { db, warmups, readiness } = fixture();
-    db.up = true;
-    readiness.start();
-    await until(() => warmups.length === 1);
+    const { warmups, readiness, upAndWarming, warmed } = fixture();
+    await upAndWarming();
     warmups[0]?.fail();
-    await until(() => warmups.length === 2);
-    warmups[1]?.finish();
-    await until(() => readiness.state === 'ready');
+    await warmed(2);
     await readiness.stop();
   });
 
   it('the check waits for a warm-up under way within its bound, and answers false past it', async () => {
-    const { db, warmups, readiness } = fixture();
-    db.up = true;
-    readiness.start();
-    await until(() => warmups.length === 1);
+    const { warmups, readiness, upAndWarming } = fixture();
+    await upAndWarming();
     const started = Date.now();
     expect(await readiness.check(60)).toBe(false);
     expect(Date.now() - started).toBeGreaterThanOrEqual(55);
@@ -98,19 +101,14 @@ describe('readiness', () => {
   });
 
   it('ready, then the probe fails: not ready, and warmed again once the database is back', async () => {
-    const { db, warmups, readiness } = fixture();
-    db.up = true;
-    readiness.start();
-    await until(() => warmups.length === 1);
-    warmups[0]?.finish();
-    await until(() => readiness.state === 'ready');
+    const { db, readiness, upAndWarming, warmed } = fixture();
+    await upAndWarming();
+    await warmed(1);
     db.up = false;
     expect(await readiness.check(20)).toBe(false);
     expect(readiness.state).toBe('down');
     db.up = true;
-    await until(() => warmups.length === 2);
-    warmups[1]?.finish();
-    await until(() => readiness.state === 'ready');
+    await warmed(2);
     expect(await readiness.check(20)).toBe(true);
     await readiness.stop();
   });
@@ -136,24 +134,19 @@ describe('readiness', () => {
   });
 
   it('lost() while ready (a statement found the database away) starts the recovery at once', async () => {
-    const { db, warmups, readiness } = fixture();
-    db.up = true;
-    readiness.start();
-    await until(() => warmups.length === 1);
-    warmups[0]?.finish();
-    await until(() => readiness.state === 'ready');
+    const { readiness, upAndWarming, warmed } = fixture();
+    await upAndWarming();
+    await warmed(1);
     readiness.lost();
     expect(readiness.state).not.toBe('ready');
-    await until(() => warmups.length === 2);
-    warmups[1]?.finish();
-    await until(() => readiness.state === 'ready');
+    await warmed(2);
     await readiness.stop();
   });
 });
 
 describe('readiness admits transactions', () => {
   it('ready: admitted; down or warming: refused at once with 503 storage_unavailable and Retry-After', async () => {
-    const { db, warmups, readiness } = fixture();
+    const { warmups, readiness, upAndWarming } = fixture();
     const refusal = () => {
       try {
         readiness.admit();
@@ -164,9 +157,7 @@ describe('readiness admits transactions', () => {
     };
     expect(refusal()).toMatchObject({ reason: 'storage_unavailable', status: 503, retryAfterSeconds: 1 });
     expect(refusal()?.message).toContain('unreachable');
-    db.up = true;
-    readiness.start();
-    await until(() => warmups.length === 1);
+    await upAndWarming();
     expect(refusal()).toMatchObject({ reason: 'storage_unavailable', status: 503 });
     expect(refusal()?.message).toContain('warming up');
     warmups[0]?.finish();
@@ -182,14 +173,12 @@ describe('readiness admits transactions', () => {
   });
 
   it('whenReady resolves once ready, not before', async () => {
-    const { db, warmups, readiness } = fixture();
+    const { warmups, readiness, upAndWarming } = fixture();
     let ready = false;
     void readiness.whenReady().then(() => {
       ready = true;
     });
-    db.up = true;
-    readiness.start();
-    await until(() => warmups.length === 1);
+    await upAndWarming();
     await sleep(20);
     expect(ready).toBe(false);
     warmups[0]?.finish();

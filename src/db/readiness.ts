@@ -59,6 +59,8 @@ export class Readiness {
   private losses = 0;
   private loop: Promise<void> | undefined;
   private waiters: (() => void)[] = [];
+  /** The /readyz probe in flight, shared by every check meanwhile. */
+  private probing: Promise<void> | undefined;
   private stopped = false;
   private readonly interval: number;
 
@@ -97,7 +99,7 @@ export class Readiness {
       if ((this.current as ReadinessState) !== 'ready') return false;
     }
     try {
-      await this.options.probe(Math.max(1, boundMs - (Date.now() - started)));
+      await this.sharedProbe(Math.max(1, boundMs - (Date.now() - started)));
       return true;
     } catch (error) {
       // Unreachable: not ready until warmed again. Slow (a database busy past the bound): not ready for this probe,
@@ -137,6 +139,23 @@ export class Readiness {
   async stop() {
     this.stopped = true;
     await this.loop;
+  }
+
+  /**
+   * One probe at a time for /readyz, whoever asks: the route needs no token, so a flood of it costs the database
+   * one statement in flight, not one per request. (A probe begun just before a caller arrived answers for it too:
+   * readiness is a state sampled every few seconds, not a read that must follow a write.)
+   */
+  private sharedProbe(timeoutMs: number): Promise<void> {
+    if (!this.probing) {
+      const probing = this.options.probe(timeoutMs);
+      this.probing = probing;
+      const done = () => {
+        if (this.probing === probing) this.probing = undefined;
+      };
+      probing.then(done, done);
+    }
+    return this.probing;
   }
 
   private recover() {

@@ -144,6 +144,21 @@ describe('readiness', () => {
   });
 });
 
+describe('/readyz probes', () => {
+  it('one probe in flight serves every check meanwhile (the route needs no token), and the next check probes again', async () => {
+    const { db, readiness, upAndWarming, warmed } = fixture();
+    await upAndWarming();
+    await warmed(1);
+    const before = db.probes;
+    const answers = await Promise.all(Array.from({ length: 50 }, () => readiness.check(1_000)));
+    expect(answers.every((a) => a)).toBe(true);
+    expect(db.probes - before).toBe(1);
+    expect(await readiness.check(1_000)).toBe(true);
+    expect(db.probes - before).toBe(2);
+    await readiness.stop();
+  });
+});
+
 describe('readiness admits transactions', () => {
   it('ready: admitted; down or warming: refused at once with 503 storage_unavailable and Retry-After', async () => {
     const { warmups, readiness, upAndWarming } = fixture();

@@ -8,9 +8,13 @@
 //
 // schemathesis is looked for at $SCHEMATHESIS, then .venv-fuzz/bin/schemathesis (what .ci/run installs from
 // scripts/fuzz-requirements.txt).
+//
+// Each run's whole output goes to .data/fuzz/<run>.log; ours prints its test-case count, and the whole output only
+// when the run failed. schemathesis closes in pytest's style ("=== 2 warnings in 7.71s ===", no count of tests), and
+// CI's record took that line, printed before the suite's own summary, for a test runner that ran no test.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { mintToken } from '../src/auth/tokens.js';
@@ -40,16 +44,19 @@ function schemathesisBin(): string {
   );
 }
 
-/** Runs schemathesis with `args` and `env`; its output goes straight to ours. Resolves with its exit code. */
+/** Runs schemathesis with `args` and `env`, its output (stdout and stderr) written to `logFile`. Resolves with its
+ * exit code once the log is complete. */
 function schemathesis(
   bin: string,
   args: string[],
   env: Record<string, string>,
   timeoutMs: number,
+  logFile: string,
 ): Promise<number> {
   return new Promise((resolve, reject) => {
+    const log = createWriteStream(logFile);
     const child = spawn(bin, ['--config-file', path.join(ROOT, 'scripts', 'fuzz.toml'), ...args], {
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
         ...env,
@@ -60,16 +67,29 @@ function schemathesis(
         PYTHONPATH: [path.join(ROOT, 'scripts'), process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
       },
     });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
     const timer = setTimeout(() => {
       console.error(`fuzz: schemathesis still running after ${timeoutMs / 1000} s; stopping it`);
       child.kill('SIGKILL');
     }, timeoutMs);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
+    child.on('error', (error) => {
       clearTimeout(timer);
-      resolve(code ?? (signal ? 128 : 1));
+      log.end(() => reject(error));
+    });
+    // 'close', not 'exit': both output streams have ended, so the log holds everything.
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      log.end(() => resolve(code ?? (signal ? 128 : 1)));
     });
   });
+}
+
+/** The count schemathesis closes its summary with ("Test cases:" then e.g. "951 generated, 951 passed, 20 skipped"). */
+function testCases(output: string): string {
+  const lines = output.split('\n');
+  const at = lines.findIndex((line) => line.trim() === 'Test cases:');
+  return (at >= 0 && lines[at + 1]?.trim()) || 'none reported';
 }
 
 async function main(): Promise<number> {
@@ -116,10 +136,15 @@ async function main(): Promise<number> {
       return cursor;
     };
     const failed: string[] = [];
+    const logDir = path.join(ROOT, '.data', 'fuzz');
+    mkdirSync(logDir, { recursive: true });
     for (const run of RUNS) {
       if (only && !only.has(run)) continue;
       const location = run === 'graphql' ? `${base}/graphql` : `${base}/openapi.json`;
-      console.log(`\nfuzz: ${run}: schemathesis run ${location} ...`);
+      const logFile = path.join(logDir, `${run}.log`);
+      console.log(
+        `\nfuzz: ${run}: schemathesis run ${location} (output: ${path.relative(ROOT, logFile)}) ...`,
+      );
       const code = await schemathesis(
         bin,
         [
@@ -136,8 +161,14 @@ async function main(): Promise<number> {
         ],
         { FUZZ_CURSOR: await cursorFor(tokens[run]) },
         15 * 60_000,
+        logFile,
       );
-      if (code !== 0) failed.push(`${run} (exit ${code})`);
+      const output = readFileSync(logFile, 'utf8');
+      if (code !== 0) {
+        failed.push(`${run} (exit ${code})`);
+        console.log(output);
+      }
+      console.log(`fuzz: ${run}: exit ${code}, test cases: ${testCases(output)}`);
     }
     if (errorLog.length > 0) {
       console.log('\nfuzz: the service logged unexpected errors:');

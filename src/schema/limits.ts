@@ -62,30 +62,40 @@ export function operationCost(
 ): number {
   // Yoga hands the same parsed document for the same query text (its parser cache): the cost of a document with the
   // same variables is worked out once (it was a fifth of the CPU of a repeated 100-type catalog query).
+  // A refusal for too many selections is remembered too (as TOO_MANY_SELECTIONS): a hostile text sent again is
+  // refused without expanding its fragments again (that walk was 5 to 10 ms a request).
   const key = costKey(operationName, variables);
-  let known = costs.get(document);
-  const hit = key === undefined ? undefined : known?.get(key);
+  const hit = key === undefined ? undefined : costs.get(document)?.get(key);
+  if (hit === TOO_MANY_SELECTIONS) throw refusal.tooManySelections();
   if (hit !== undefined) return hit;
+  let cost: number;
   try {
-    const cost = complexity(schema, document, variables, operationName);
-    if (key !== undefined) {
-      if (!known) {
-        known = new Map();
-        costs.set(document, known);
-      }
-      if (known.size >= COSTS_PER_DOCUMENT) known.delete(known.keys().next().value as string);
-      known.set(key, cost);
-    }
-    return cost;
+    cost = complexity(schema, document, variables, operationName);
   } catch (error) {
-    if (error instanceof Error && error.message === SELECTIONS_EXCEEDED) throw refusal.tooManySelections();
-    throw error;
+    if (!(error instanceof Error && error.message === SELECTIONS_EXCEEDED)) throw error;
+    remember(document, key, TOO_MANY_SELECTIONS);
+    throw refusal.tooManySelections();
   }
+  remember(document, key, cost);
+  return cost;
+}
+
+function remember(document: DocumentNode, key: string | undefined, cost: number) {
+  if (key === undefined) return;
+  let known = costs.get(document);
+  if (!known) {
+    known = new Map();
+    costs.set(document, known);
+  }
+  if (known.size >= COSTS_PER_DOCUMENT) known.delete(known.keys().next().value as string);
+  known.set(key, cost);
 }
 
 /** Costs already worked out, per parsed document (gone with it) and per variables, the oldest out first. */
 const costs = new WeakMap<DocumentNode, Map<string, number>>();
 const COSTS_PER_DOCUMENT = 64;
+/** Remembered in place of a cost: the operation has more selections than the cost may visit. */
+const TOO_MANY_SELECTIONS = -1;
 /** Costs are remembered only for variables this small: making the key must cost less than the work it saves. */
 const MAX_KEYED_VARIABLES = 16;
 const MAX_KEYED_STRING = 256;

@@ -1,9 +1,20 @@
 // The selections bound of the GraphQL cost (schema/limits.ts), at, just under and just over it. Through HTTP the
 // token limit refuses so many plain fields first; fragments reach it there (integration/limits.test.ts).
 import { parse, print } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { getComplexity } from 'graphql-query-complexity';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { schema } from '../../src/schema/index.js';
 import { GRAPHQL_LIMITS, operationCost } from '../../src/schema/limits.js';
+
+// The cost walk itself, counted: what is remembered must not be walked again.
+vi.mock('graphql-query-complexity', async (original) => {
+  const actual = await original<typeof import('graphql-query-complexity')>();
+  return { ...actual, getComplexity: vi.fn(actual.getComplexity) };
+});
+const walks = vi.mocked(getComplexity);
+beforeEach(() => {
+  walks.mockClear();
+});
 
 /** An operation of exactly `selections` selections: entityType and `selections - 1` name fields under it. */
 const withSelections = (selections: number) =>
@@ -19,6 +30,22 @@ describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleStr
       expect.objectContaining({ reason: 'query_too_costly' }),
     );
   });
+
+  it('a refused document sent again is refused alike without walking its fragments again', () => {
+    const fragments =
+      parse(`{ entityType(guid: "00000000-0000-5000-8000-000000000000") { ${'...A '.repeat(80)} } }
+      fragment A on EntityType { ${'...B '.repeat(80)} }
+      fragment B on EntityType { name }`);
+    for (let i = 0; i < 3; i++) {
+      expect(() => operationCost(schema, fragments, undefined, undefined)).toThrow(
+        expect.objectContaining({
+          reason: 'query_too_costly',
+          message: expect.stringContaining('fragments'),
+        }),
+      );
+    }
+    expect(walks).toHaveBeenCalledTimes(1);
+  });
 });
 
 describe('the cost of a repeated operation', () => {
@@ -29,8 +56,10 @@ describe('the cost of a repeated operation', () => {
     expect(large).toBeGreaterThan(small);
     expect(operationCost(schema, document, { n: 5 }, undefined)).toBe(small);
     expect(operationCost(schema, document, { n: 500 }, undefined)).toBe(large);
+    expect(walks).toHaveBeenCalledTimes(2);
     // the same text parsed again is another document: costed alike
     expect(operationCost(schema, parse(print(document)), { n: 5 }, undefined)).toBe(small);
+    expect(walks).toHaveBeenCalledTimes(3);
   });
 
   it('is worked out each time for variables too large to key (a long string, many variables), alike', () => {
@@ -43,6 +72,7 @@ describe('the cost of a repeated operation', () => {
     expect(operationCost(schema, document, long, undefined)).toBe(keyed);
     expect(operationCost(schema, document, long, undefined)).toBe(keyed);
     expect(operationCost(schema, document, many, undefined)).toBe(keyed);
+    expect(walks).toHaveBeenCalledTimes(4);
     expect(operationCost(schema, document, { n: 500, s: 'x'.repeat(256) }, undefined)).toBeGreaterThan(keyed);
   });
 });

@@ -125,6 +125,20 @@ export function rssMbOf(pid: number | undefined): number | null {
 
 // ---- time limits ----
 
+/**
+ * The flags `npm start` gives node (package.json's start script, its `node … dist/server.js` command): the bench
+ * starts the service with exactly these, so that what it measures is what users run.
+ */
+export function serviceNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const command = pkg.scripts.start.split('&&').at(-1)?.trim().split(/\s+/) ?? [];
+  if (command[0] !== 'node' || command.at(-1) !== 'dist/server.js')
+    throw new Error(`package.json start does not end with "node … dist/server.js": ${pkg.scripts.start}`);
+  return command.slice(1, -1);
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function withTimeout<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {

@@ -116,6 +116,8 @@ export interface Report {
     levels: number[];
     targetLevel: number;
     logLevel: string;
+    /** The service's node command line, as started (npm start's flags, then --node-flags); absent in older runs. */
+    serviceCommand?: string;
     /** --storm-only: no catalog, baselines or scenarios; only the storm. */
     stormOnly?: boolean;
   };
@@ -669,7 +671,7 @@ function renderStormMarkdown(r: Report): string {
   lines.push(
     `${r.date} · ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGb} GB · Node ${r.machine.node} · Neo4j: ${r.machine.neo4j}`,
     '',
-    'The service runs in its own process (`node dist/server.js`, as `npm start` runs it, NODE_ENV=production, ' +
+    `The service runs in its own process (\`${r.settings.serviceCommand ?? 'node dist/server.js'}\`, as \`npm start\` runs it, NODE_ENV=production, ` +
       `LOG_LEVEL=${r.settings.logLevel}) on an empty database: no catalog is loaded and no scenario runs; the storm ` +
       `creates what it needs in a tenant of its own (${f(r.memory.stormSetup.seconds, 1)} s). Everything, the ` +
       `storm's clients included, shares the same ${r.machine.cpus} cores.`,
@@ -701,7 +703,7 @@ export function renderMarkdown(r: Report): string {
     `Runs of ${r.settings.seconds} s after ${r.settings.warmup} s of warm-up (GraphQL, whose requests take hundreds ` +
       `of ms: ${r.settings.graphqlRequests.perConnection} requests per connection, at least ${r.settings.graphqlRequests.min}, ` +
       `timed until all are answered, no warm-up) at ${r.settings.levels.join(', ')} connections` +
-      `${r.settings.quick ? ' (--quick)' : ''}; the service runs in its own process (\`node dist/server.js\`, as \`npm start\` runs it, ` +
+      `${r.settings.quick ? ' (--quick)' : ''}; the service runs in its own process (\`${r.settings.serviceCommand ?? 'node dist/server.js'}\`, as \`npm start\` runs it, ` +
       `NODE_ENV=production, LOG_LEVEL=${r.settings.logLevel}); load generator (autocannon) and baseline (a) in the bench process. ` +
       `Everything shares the same ${r.machine.cpus} cores, so figures are noisy; ratios within one run are what count. ` +
       'Each read scenario is measured interleaved with its baseline (a), and the two type pages with each other, in two ' +

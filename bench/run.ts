@@ -39,6 +39,7 @@ import {
   percentile,
   rssMbOf,
   Samples,
+  serviceNodeFlags,
   sleep,
   startAnnouncingChild,
   stopChild,
@@ -566,7 +567,7 @@ function measurement(
   };
 }
 
-/** Starts the service as `npm start` does (`node dist/server.js`, built first), its output in a log file; waits until ready. */
+/** Starts the service as `npm start` does (`node <its flags> dist/server.js`, built first), its output in a log file; waits until ready. */
 async function startService(uri: string, secret: string, workDir: string, profileDir: string | undefined) {
   const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`building the service failed:\n${build.stdout}${build.stderr}`);
@@ -575,7 +576,12 @@ async function startService(uri: string, secret: string, workDir: string, profil
   const fd = openSync(logPath, 'w');
   const child = spawn(
     process.execPath,
-    [...NODE_FLAGS, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), 'dist/server.js'],
+    [
+      ...serviceNodeFlags(),
+      ...NODE_FLAGS,
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      'dist/server.js',
+    ],
     {
       cwd: ROOT,
       env: {
@@ -1543,6 +1549,7 @@ async function main(): Promise<number> {
         levels: LEVELS,
         targetLevel: TARGET_LEVEL,
         logLevel: LOG_LEVEL,
+        serviceCommand: ['node', ...serviceNodeFlags(), ...NODE_FLAGS, 'dist/server.js'].join(' '),
         stormOnly: STORM_ONLY,
       },
       catalog: scenarioRun

@@ -7,6 +7,7 @@ import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { serviceNodeFlags } from '../../bench/lib.js';
 import { parseConfig } from '../../src/config.js';
 import { ROUTES } from '../../src/rest/schemas.js';
 
@@ -45,8 +46,14 @@ describe('Dockerfile', () => {
   it('builds dist/ and starts it with node', () => {
     expect(dockerfile).toMatch(/RUN npm run build/);
     expect(dockerfile).toMatch(/COPY src \.\/src/);
-    expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/server\.js"\]/);
+    expect(dockerfile).toMatch(/CMD \["node", .*"dist\/server\.js"\]/);
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
+  });
+
+  it('starts node as `npm start` does, with the same flags (the bench measures that command too)', () => {
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
+    expect(cmd).toEqual(['node', ...serviceNodeFlags(), 'dist/server.js']);
+    expect(cmd).toContain('--max-semi-space-size=8');
   });
 
   it('every package the compiled service imports is a production dependency (the image installs only those)', () => {

@@ -225,6 +225,9 @@ describe('what the document says a request may hold is what the service accepts 
       fc.asyncProperty(
         fc.oneof(variant, fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 })),
         async (name) => {
+          // A segment "." or ".." (even as %2E) is resolved away by any WHATWG URL client, this one included, before
+          // it is sent (the README says how to withdraw such a name); every other name travels as it is.
+          fc.pre(name !== '.' && name !== '..');
           const res = await api.delete(
             `/entities/attributes/${type}/${encodeURIComponent(name)}?dry_run=true`,
           );

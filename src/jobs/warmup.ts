@@ -126,16 +126,7 @@ export async function warmUp(
     roundsMs.push(Math.round(performance.now() - begun));
     if (!anotherRound(roundsMs)) break;
   }
-  await Promise.all(
-    Array.from({ length: POOL_FILL }, async () => {
-      const session = driver.session({ database });
-      try {
-        await session.run('RETURN 1');
-      } finally {
-        await session.close();
-      }
-    }),
-  );
+  await Promise.all(Array.from({ length: POOL_FILL }, () => ping(driver, database)));
   await closeBreaker(driver, database);
   return { ms: Math.round(performance.now() - started), roundsMs, statements };
 }
@@ -149,18 +140,21 @@ async function closeBreaker(driver: Driver, database: string | undefined) {
   const policy = storagePolicyOf(driver);
   for (let attempt = 0; ; attempt++) {
     try {
-      await policy.run(async () => {
-        const session = driver.session({ database });
-        try {
-          await session.run('RETURN 1');
-        } finally {
-          await session.close();
-        }
-      });
+      await policy.run(() => ping(driver, database));
       return;
     } catch (error) {
       if (attempt >= 5 || policy.state === 'closed') throw error;
       await new Promise((r) => setTimeout(r, Math.min(1_000, policy.retryAfterSeconds() * 1_000)));
     }
+  }
+}
+
+/** One trivial statement on a pooled connection (opened if none is free). */
+async function ping(driver: Driver, database: string | undefined) {
+  const session = driver.session({ database });
+  try {
+    await session.run('RETURN 1');
+  } finally {
+    await session.close();
   }
 }

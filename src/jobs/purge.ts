@@ -14,6 +14,7 @@ import {
   startPass,
   type WithdrawnDefinition,
 } from '../db/purge.js';
+import { AppError } from '../errors.js';
 
 export interface PurgeOptions {
   db: Executor;
@@ -151,7 +152,7 @@ export function createPurger(options: PurgeOptions): Purger {
         return;
       }
       background = backgroundLoop()
-        .catch((err) => logger.error({ err }, 'background purge failed; the daily job will finish it'))
+        .catch((err) => logFailure(logger, err, 'background purge', 'the daily job will finish it'))
         .finally(() => {
           background = null;
         });
@@ -279,11 +280,26 @@ export function schedulePurge(expression: string, purger: Purger, logger: Logger
   const task = cron.schedule(expression, (context) => {
     // The firing is named by its scheduled time, to the second: every instance names it alike.
     const firing = new Date(Math.floor(context.date.getTime() / 1000) * 1000).toISOString();
-    purger.runDailyJob({}, undefined, firing).catch((err) => logger.error({ err }, 'daily purge failed'));
+    purger
+      .runDailyJob({}, undefined, firing)
+      .catch((err) => logFailure(logger, err, 'daily purge', 'the next firing runs it'));
   });
   return {
     stop: () => {
       task.stop();
     },
   };
+}
+
+/**
+ * A purge that could not run because the database is unreachable or the service is still warming up on it (every
+ * transaction is refused then, see db/readiness.ts) is a warning without a stack: readiness already reports the
+ * outage, and the work is left for later. Any other failure is an error.
+ */
+export function logFailure(logger: Logger, err: unknown, what: string, later: string) {
+  if (err instanceof AppError && err.reason === 'storage_unavailable') {
+    logger.warn({ reason: err.reason }, `${what} not run: ${err.message} (${later})`);
+  } else {
+    logger.error({ err }, `${what} failed; ${later}`);
+  }
 }

@@ -22,6 +22,10 @@ export const MODEL_CACHE_KINDS = [
 ] as const;
 export type ModelCacheKind = (typeof MODEL_CACHE_KINDS)[number];
 
+/** The version of a placeholder (mark): never a model version, which is UUIDs joined by dots, or empty. */
+const PLACEHOLDER_VERSION = 'placeholder';
+const PLACEHOLDER_BYTES = 128;
+
 interface Entry {
   tenant: string;
   id: string;
@@ -137,6 +141,14 @@ export class ModelCache {
   }
 
   /**
+   * Keeps a placeholder under the key: it then `holds` an entry, of no model version (so `get` misses), until a
+   * value replaces it. For a key worth the version read only once it is asked again (ModelReads.readWhenHeld).
+   */
+  mark(tenant: string, kind: ModelCacheKind, id: string) {
+    this.set(tenant, kind, id, PLACEHOLDER_VERSION, undefined, PLACEHOLDER_BYTES);
+  }
+
+  /**
    * Keeps `value` as read at model `version`, in place of what the key held. A write makes all of a tenant's entries
    * stale at once, but they are not walked then (a tenant holding 100,000 small entries would make every write cost
    * that walk): no request asks for the old version any more, so stale entries are not hit, and being the least
@@ -145,7 +157,8 @@ export class ModelCache {
   set(tenant: string, kind: ModelCacheKind, id: string, version: string, value: unknown, bytes: number) {
     const key = ModelCache.key(tenant, kind, id);
     const replaced = this.entries.get(key);
-    if (replaced && replaced.version !== version) this.invalidations += 1;
+    if (replaced && replaced.version !== version && replaced.version !== PLACEHOLDER_VERSION)
+      this.invalidations += 1;
     this.remove(key);
     if (bytes > this.maxEntryBytes || bytes > this.maxTenantBytes) return;
     let own = this.tenants.get(tenant);

@@ -89,6 +89,25 @@ export class ModelReads {
   }
 
   /**
+   * Like `read`, for a key most requests ask once (a create-or-get's name is usually a new type's): when the cache
+   * holds nothing for it at any version, the value is loaded straight away, without the request's version read,
+   * and not kept; only a placeholder is, when a value was found, so that the next request for the key reads the
+   * version and keeps the value. A key asked once costs one statement, as before there was a cache; a key asked
+   * again is served from memory from its third request on.
+   */
+  async readWhenHeld<T>(
+    scope: ModelReadScope,
+    kind: ModelCacheKind,
+    id: string,
+    load: (run: Run) => Promise<T | null>,
+  ): Promise<T | null> {
+    if (this.cache.holds(scope.tenant, kind, id)) return this.read(scope, kind, id, load);
+    const value = await scope.readOne(load);
+    if (value !== null) this.cache.mark(scope.tenant, kind, id);
+    return value;
+  }
+
+  /**
    * Many values of one kind (a DataLoader batch): the cached ones, and the rest loaded in one statement. `load`
    * returns a value for every id it was given (`missing` where there is none, cached too).
    */

@@ -60,14 +60,17 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
   const name = cleanName(rawName);
   const key = nameKey(name);
   const guid = typeGuid(tenant, key);
-  // The first look goes through the model cache (create-or-get of an existing name is a read; a new name costs
-  // the lookup it did before, plus its share of the version read). After a refused create the database is asked
+  // The first look goes through the model cache, but reads the model version only for a name the cache holds
+  // something for (readWhenHeld): a create-or-get of an existing name asked again is a read from memory, and a
+  // new name costs the one lookup it cost before there was a cache. After a refused create the database is asked
   // directly (the winner of the race is not cached at this request's version).
   let first = true;
   const resolve = async () => {
     if (first) {
       first = false;
-      return typeByName(ctx, key);
+      return ctx.services.model.readWhenHeld(ctx.modelScope, 'type_name', key, (run) =>
+        findTypeByName(run, tenant, key, guid),
+      );
     }
     return ctx.db.readOne((run) => findTypeByName(run, tenant, key, guid));
   };

@@ -203,6 +203,31 @@ describe('what each instance serves from memory', () => {
     expect(Number(again.headers['x-db-queries'])).toBeGreaterThan(0);
   });
 
+  it('create-or-get reads the model version only for a name the cache holds: a new name costs its lookup and its create', async () => {
+    const { onSecond } = await setup();
+    const queries = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-db-queries']);
+    const misses = () => second.app.services.model.cache.stats().byKind.type_name.misses;
+    const before = misses();
+    const created = await onSecond.post('/entities/types', { name: 'Fresh Name' });
+    expect(created.status).toBe(201);
+    expect(queries(created)).toBe(2); // the lookup and the create: no share of a version read
+    // An existing name: looked up straight away the first time (a placeholder is kept), then read at the model
+    // version and kept, then served from memory.
+    const firstGet = await onSecond.post('/entities/types', { name: 'fresh name' });
+    expect([firstGet.status, queries(firstGet)]).toEqual([200, 1]);
+    const hits = hitsOf(second, 'type_name');
+    const secondGet = await onSecond.post('/entities/types', { name: 'Fresh Name' });
+    expect(secondGet.status).toBe(200);
+    expect(queries(secondGet)).toBeGreaterThan(1); // its share of the version read, and the load
+    expect(hitsOf(second, 'type_name')).toBe(hits);
+    const thirdGet = await onSecond.post('/entities/types', { name: 'Fresh Name' });
+    expect(thirdGet.status).toBe(200);
+    expect(queries(thirdGet)).toBeLessThanOrEqual(1);
+    expect(hitsOf(second, 'type_name')).toBe(hits + 1);
+    expect(misses() - before).toBe(3);
+    expect(thirdGet.body.DATA.entity_type.guid).toBe(created.body.DATA.entity_type.guid);
+  });
+
   it('concurrent writes through one instance and reads through the other: every acknowledged write is read back', async () => {
     const { onFirst, onSecond } = await setup();
     const results = await Promise.all(

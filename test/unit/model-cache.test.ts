@@ -22,6 +22,19 @@ describe('ModelCache', () => {
     expect(cache.stats().byKind.type).toMatchObject({ hits: 2, misses: 3, entries: 1, bytes: 100 });
   });
 
+  it('holds a placeholder (mark) that answers no version, until a value replaces it (not counted as invalidated)', () => {
+    const cache = new ModelCache(1_000_000);
+    expect(cache.holds('t', 'type_name', 'n')).toBe(false);
+    cache.mark('t', 'type_name', 'n');
+    expect(cache.holds('t', 'type_name', 'n')).toBe(true);
+    expect(cache.holds('other', 'type_name', 'n')).toBe(false);
+    expect(cache.get('t', 'type_name', 'n', '')).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 128 });
+    cache.set('t', 'type_name', 'n', 'v1', { guid: 'g' }, 100);
+    expect(cache.get('t', 'type_name', 'n', 'v1')).toEqual({ guid: 'g' });
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 100, invalidations: 0 });
+  });
+
   it('leaves stale entries to go first when room is needed: a tenant full of them is not walked on a write', () => {
     const cache = new ModelCache(16_000, 0.25); // a tenant holds at most 4,000 bytes: 20 entries of 200
     for (let i = 0; i < 20; i++) cache.set('t', 'type', `old${i}`, 'v1', i, 200);

@@ -12,7 +12,8 @@
 // storage_unavailable and Retry-After. Requests arriving while Neo4j was starting used to pile onto the cold
 // database and wait 6 to 19 s.
 import type { Logger } from 'pino';
-import { refuse } from '../errors.js';
+import { AppError, refuse } from '../errors.js';
+import { isUnavailable } from './storage-policy.js';
 
 export type ReadinessState = 'down' | 'warming' | 'ready';
 
@@ -167,11 +168,37 @@ export class Readiness {
     });
   }
 
+  /** The message of the last failure logged as a warning, so that one that repeats each round is logged once. */
+  private lastWarned: string | undefined;
+
+  /**
+   * A database away or busy is what this loop waits out (its probe failing, or the warm-up finding it away): a debug
+   * line. Any other failure of the warm-up (a statement the database refuses) would keep the service unready for ever, its /readyz saying the database is away: a warning,
+   * once per distinct message.
+   */
+  private logFailure(error: unknown, warming: boolean) {
+    const expected =
+      !warming ||
+      error instanceof ProbeTimeout ||
+      isUnavailable(error) ||
+      (error instanceof AppError && (error.reason === 'storage_unavailable' || error.reason === 'storage_busy'));
+    if (expected) {
+      this.options.logger.debug({ err: error }, 'database not ready yet');
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    if (message === this.lastWarned) return;
+    this.lastWarned = message;
+    this.options.logger.warn({ err: error }, 'warm-up failed: not ready; trying again');
+  }
+
   private async run() {
     while (!this.stopped) {
       const losses = this.losses;
+      let probed = false;
       try {
         await this.options.probe(READY_CHECK_MS);
+        probed = true;
         this.current = 'warming';
         const report = await this.options.warm();
         if (this.losses === losses && !this.stopped) {
@@ -185,7 +212,7 @@ export class Readiness {
         }
       } catch (error) {
         this.current = 'down';
-        this.options.logger.debug({ err: error }, 'database not ready yet');
+        this.logFailure(error, probed);
       }
       if (!this.stopped) await sleep(this.interval);
     }

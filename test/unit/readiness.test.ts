@@ -12,9 +12,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const logger = pino({ level: 'silent' });
 
 /** A database whose reachability the test sets, and a warm-up the test finishes by hand. */
-function fixture() {
+function fixture(log = logger) {
   const db = { up: false, probes: 0 };
-  const warmups: { finish(): void; fail(): void }[] = [];
+  const warmups: { finish(): void; fail(error?: Error): void }[] = [];
   const readiness = new Readiness({
     probe: async () => {
       db.probes += 1;
@@ -24,10 +24,10 @@ function fixture() {
       new Promise<WarmupReport>((resolve, reject) => {
         warmups.push({
           finish: () => resolve({ ms: 1, roundsMs: [1], statements: 1 }),
-          fail: () => reject(new Error('failed')),
+          fail: (error = new Error('failed')) => reject(error),
         });
       }),
-    logger,
+    logger: log,
     probeIntervalMs: 10,
   });
   /** The database answers: the loop starts, and the first warm-up begins. */
@@ -64,6 +64,28 @@ describe('readiness', () => {
     expect(await readiness.check(20)).toBe(false);
     await warmed(1);
     expect(await readiness.check(20)).toBe(true);
+    await readiness.stop();
+  });
+
+  it('warns of a warm-up that failed other than by the database being away, once per distinct failure', async () => {
+    const lines: { level: number; msg: string; err?: { message: string } }[] = [];
+    const capture = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const { warmups, readiness, upAndWarming } = fixture(capture);
+    await upAndWarming();
+    const warnings = () => lines.filter((l) => l.level === 40);
+    warmups[0]?.fail(new Neo4jError('gone', 'ServiceUnavailable', 'gone', ''));
+    await until(() => warmups.length === 2);
+    expect(warnings()).toEqual([]);
+    warmups[1]?.fail(new Error('Node(1) already exists with label `EntityType`'));
+    await until(() => warmups.length === 3);
+    warmups[2]?.fail(new Error('Node(1) already exists with label `EntityType`'));
+    await until(() => warmups.length === 4);
+    expect(warnings().map((l) => [l.msg, l.err?.message])).toEqual([
+      ['warm-up failed: not ready; trying again', 'Node(1) already exists with label `EntityType`'],
+    ]);
+    expect(readiness.state).toBe('warming');
+    warmups[3]?.finish();
+    await until(() => readiness.state === 'ready');
     await readiness.stop();
   });
 

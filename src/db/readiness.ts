@@ -173,15 +173,16 @@ export class Readiness {
 
   /**
    * A database away or busy is what this loop waits out (its probe failing, or the warm-up finding it away): a debug
-   * line. Any other failure of the warm-up (a statement the database refuses) would keep the service unready for ever, its /readyz saying the database is away: a warning,
-   * once per distinct message.
+   * line. Any other failure of the warm-up (a statement the database refuses) would keep the service unready for
+   * ever, its /readyz saying the database is away: a warning, once per distinct message.
    */
   private logFailure(error: unknown, warming: boolean) {
     const expected =
       !warming ||
       error instanceof ProbeTimeout ||
       isUnavailable(error) ||
-      (error instanceof AppError && (error.reason === 'storage_unavailable' || error.reason === 'storage_busy'));
+      (error instanceof AppError &&
+        (error.reason === 'storage_unavailable' || error.reason === 'storage_busy'));
     if (expected) {
       this.options.logger.debug({ err: error }, 'database not ready yet');
       return;

@@ -19,7 +19,7 @@ import { createExecutor, type Row } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
 import { bumpModelVersion, createModelVersionShards } from '../src/db/model-version.js';
-import { cpuMsOf } from './lib.js';
+import { cpuMsOf, percentile } from './lib.js';
 
 const { values: argv } = parseArgs({
   options: {
@@ -57,11 +57,12 @@ async function statements() {
   return { withVersion, withoutVersion };
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
+/** The middle value (nearest rank). */
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 async function main() {
   let local: LocalNeo4j | undefined;

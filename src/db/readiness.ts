@@ -13,7 +13,7 @@
 // database and wait 6 to 19 s.
 import type { Logger } from 'pino';
 import { AppError, refuse } from '../errors.js';
-import { isUnavailable } from './storage-policy.js';
+import { isStorageAway } from './storage-policy.js';
 
 export type ReadinessState = 'down' | 'warming' | 'ready';
 
@@ -180,9 +180,8 @@ export class Readiness {
     const expected =
       !warming ||
       error instanceof ProbeTimeout ||
-      isUnavailable(error) ||
-      (error instanceof AppError &&
-        (error.reason === 'storage_unavailable' || error.reason === 'storage_busy'));
+      isStorageAway(error) ||
+      (error instanceof AppError && error.reason === 'storage_busy');
     if (expected) {
       this.options.logger.debug({ err: error }, 'database not ready yet');
       return;

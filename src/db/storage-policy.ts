@@ -14,7 +14,7 @@
 // unreachable database for 5 s with backoff, and requests waited 7 to 8 s for their 503.
 import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
 import neo4j, { type Driver, Neo4jError } from 'neo4j-driver';
-import { refuse } from '../errors.js';
+import { AppError, refuse } from '../errors.js';
 
 export const BREAKER_FAILURES = 3;
 export const HALF_OPEN_AFTER_MS = 1_000;
@@ -31,6 +31,14 @@ export function isUnavailable(error: unknown): boolean {
     error.code.startsWith('Neo.TransientError.General.DatabaseUnavailable') ||
     error.code === 'Neo.ClientError.Database.DatabaseNotFound'
   );
+}
+
+/**
+ * The database away, as the driver says it (isUnavailable) or as the refusal the service answers with meanwhile
+ * (storage_unavailable: unreachable, or the service warming up on it): what the background jobs wait out.
+ */
+export function isStorageAway(error: unknown): boolean {
+  return isUnavailable(error) || (error instanceof AppError && error.reason === 'storage_unavailable');
 }
 
 /** A failure worth running the whole transaction again for: transient, and not the database being away. */

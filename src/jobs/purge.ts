@@ -14,7 +14,7 @@ import {
   startPass,
   type WithdrawnDefinition,
 } from '../db/purge.js';
-import { AppError } from '../errors.js';
+import { isStorageAway } from '../db/storage-policy.js';
 
 export interface PurgeOptions {
   db: Executor;
@@ -297,8 +297,8 @@ export function schedulePurge(expression: string, purger: Purger, logger: Logger
  * outage, and the work is left for later. Any other failure is an error.
  */
 export function logFailure(logger: Logger, err: unknown, what: string, later: string) {
-  if (err instanceof AppError && err.reason === 'storage_unavailable') {
-    logger.warn({ reason: err.reason }, `${what} not run: ${err.message} (${later})`);
+  if (isStorageAway(err)) {
+    logger.warn({ reason: 'storage_unavailable' }, `${what} not run: ${(err as Error).message} (${later})`);
   } else {
     logger.error({ err }, `${what} failed; ${later}`);
   }

@@ -12,7 +12,7 @@ import {
   renameType,
   type StoredType,
 } from '../db/entity-types.js';
-import { ConstraintViolation } from '../db/executor.js';
+import { ConstraintViolation, type Run } from '../db/executor.js';
 import { refuse } from '../errors.js';
 import { cleanName, nameKey, typeGuid } from './names.js';
 import { MANAGED_TYPES } from './system-types.js';
@@ -64,15 +64,14 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
   // something for (readWhenHeld): a create-or-get of an existing name asked again is a read from memory, and a
   // new name costs the one lookup it cost before there was a cache. After a refused create the database is asked
   // directly (the winner of the race is not cached at this request's version).
+  const lookup = (run: Run) => findTypeByName(run, tenant, key, guid);
   let first = true;
   const resolve = async () => {
     if (first) {
       first = false;
-      return ctx.services.model.readWhenHeld(ctx.modelScope, 'type_name', key, (run) =>
-        findTypeByName(run, tenant, key, guid),
-      );
+      return ctx.services.model.readWhenHeld(ctx.modelScope, 'type_name', key, lookup);
     }
-    return ctx.db.readOne((run) => findTypeByName(run, tenant, key, guid));
+    return ctx.db.readOne(lookup);
   };
 
   for (let attempt = 0; attempt < 3; attempt++) {

@@ -24,7 +24,6 @@ export type ModelCacheKind = (typeof MODEL_CACHE_KINDS)[number];
 
 /** The version of a placeholder (mark): never a model version, which is UUIDs joined by dots, or empty. */
 const PLACEHOLDER_VERSION = 'placeholder';
-const PLACEHOLDER_BYTES = 128;
 
 interface Entry {
   tenant: string;
@@ -142,10 +141,13 @@ export class ModelCache {
 
   /**
    * Keeps a placeholder under the key: it then `holds` an entry, of no model version (so `get` misses), until a
-   * value replaces it. For a key worth the version read only once it is asked again (ModelReads.readWhenHeld).
+   * value replaces it. For a key worth the version read only once it is asked again (ModelReads.readWhenHeld). A
+   * key that holds an entry meanwhile (another request kept a value) keeps it. Costs the fixed cost of an entry and
+   * the id's characters, within the tenant's share like any entry.
    */
   mark(tenant: string, kind: ModelCacheKind, id: string) {
-    this.set(tenant, kind, id, PLACEHOLDER_VERSION, undefined, PLACEHOLDER_BYTES);
+    if (this.entries.has(ModelCache.key(tenant, kind, id))) return;
+    this.set(tenant, kind, id, PLACEHOLDER_VERSION, undefined, 128 + 2 * id.length);
   }
 
   /**

@@ -29,10 +29,33 @@ describe('ModelCache', () => {
     expect(cache.holds('t', 'type_name', 'n')).toBe(true);
     expect(cache.holds('other', 'type_name', 'n')).toBe(false);
     expect(cache.get('t', 'type_name', 'n', '')).toBeUndefined();
-    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 128 });
+    expect(cache.stats()).toMatchObject({ entries: 1, bytes: 130 }); // 128 and the id's character
     cache.set('t', 'type_name', 'n', 'v1', { guid: 'g' }, 100);
     expect(cache.get('t', 'type_name', 'n', 'v1')).toEqual({ guid: 'g' });
     expect(cache.stats()).toMatchObject({ entries: 1, bytes: 100, invalidations: 0 });
+  });
+
+  it('marks a key that holds nothing only: a value kept meanwhile stays', () => {
+    const cache = new ModelCache(1_000_000);
+    cache.set('t', 'type_name', 'n', 'v1', { guid: 'g' }, 100);
+    cache.mark('t', 'type_name', 'n');
+    expect(cache.get('t', 'type_name', 'n', 'v1')).toEqual({ guid: 'g' });
+  });
+
+  it("counts a placeholder's id against its tenant's share: a tenant marking names evicts its own entries only", () => {
+    const cache = new ModelCache(64_000, 0.25); // a tenant holds at most 16,000 bytes, an entry at most 4,000
+    cache.set('small', 'type', 'g', 'v', 'kept', 200);
+    const id = (i: number, length = 936) => `${i}`.padEnd(length, 'x'); // 128 + 2 × 936 = 2,000 bytes
+    for (let i = 0; i < 9; i++) cache.mark('big', 'type_name', id(i)); // eight fit in the share, not nine
+    expect(cache.describe().find((t) => t.entries === 8)?.bytes).toBe(16_000);
+    expect(cache.holds('big', 'type_name', id(0))).toBe(false); // the oldest went
+    expect(cache.holds('big', 'type_name', id(8))).toBe(true);
+    expect(cache.get('small', 'type', 'g', 'v')).toBe('kept');
+    // The largest entry kept is 4,000 bytes: a placeholder of 4,000 is kept, one of 4,002 is not.
+    cache.mark('t', 'type_name', id(1, 1_936));
+    cache.mark('t', 'type_name', id(2, 1_937));
+    expect(cache.holds('t', 'type_name', id(1, 1_936))).toBe(true);
+    expect(cache.holds('t', 'type_name', id(2, 1_937))).toBe(false);
   });
 
   it('leaves stale entries to go first when room is needed: a tenant full of them is not walked on a write', () => {

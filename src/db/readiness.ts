@@ -19,6 +19,8 @@ export type ReadinessState = 'down' | 'warming' | 'ready';
 
 /** How often the recovery loop probes a database that is away. */
 export const PROBE_INTERVAL_MS = 500;
+/** A warm-up failing for another reason than the database being away is logged at most this often. */
+const WARN_EVERY_MS = 60_000;
 /** /readyz answers within this bound, waiting for a warm-up under way at most this long. */
 export const READY_CHECK_MS = 2_000;
 
@@ -168,13 +170,15 @@ export class Readiness {
     });
   }
 
-  /** The message of the last failure logged as a warning, so that one that repeats each round is logged once. */
-  private lastWarned: string | undefined;
+  /** When the last warning was logged, and the failures since (a failure repeating each round is not each logged). */
+  private lastWarnedAt = Number.NEGATIVE_INFINITY;
+  private failuresSinceWarned = 0;
 
   /**
    * A database away or busy is what this loop waits out (its probe failing, or the warm-up finding it away): a debug
    * line. Any other failure of the warm-up (a statement the database refuses) would keep the service unready for
-   * ever, its /readyz saying the database is away: a warning, once per distinct message.
+   * ever, its /readyz saying the database is away: a warning, at most one a minute (messages vary from round to
+   * round, e.g. with the throwaway tenant's ids), with the count of failures it stands for.
    */
   private logFailure(error: unknown, warming: boolean) {
     const expected =
@@ -186,10 +190,13 @@ export class Readiness {
       this.options.logger.debug({ err: error }, 'database not ready yet');
       return;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    if (message === this.lastWarned) return;
-    this.lastWarned = message;
-    this.options.logger.warn({ err: error }, 'warm-up failed: not ready; trying again');
+    this.failuresSinceWarned += 1;
+    const now = Date.now();
+    if (now - this.lastWarnedAt < WARN_EVERY_MS) return;
+    this.lastWarnedAt = now;
+    const failures = this.failuresSinceWarned;
+    this.failuresSinceWarned = 0;
+    this.options.logger.warn({ err: error, failures }, 'warm-up failed: not ready; trying again');
   }
 
   private async run() {

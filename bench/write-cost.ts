@@ -1,6 +1,6 @@
-// What the per-tenant model version (issue #12) costs a metamodel write in Neo4j itself, without the service: the
-// statement that creates a type, sent through neo4j-driver from N concurrent loops, as the service sends it (with
-// its model version change) and with that one clause taken out, in alternating rounds on one database so that both
+// What the per-tenant model version (issue #12) and the change record (issue #13) cost a metamodel write in Neo4j
+// itself, without the service: the statement that creates a type, sent through neo4j-driver from N concurrent loops,
+// as the service sends it (with its model version change and change record) and with that one clause taken out, in alternating rounds on one database so that both
 // see the same warm-up, caches and noise. Prints transactions per second and Neo4j's CPU per transaction of each.
 //
 //   npm run bench:write-cost -- [--connections 16] [--seconds 5] [--rounds 4] [--warmup 40]
@@ -13,12 +13,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { changeParams, recordChange } from '../src/db/changes.js';
 import { createDriver } from '../src/db/driver.js';
 import { createUserType } from '../src/db/entity-types.js';
 import { createExecutor, type Row } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
-import { bumpModelVersion, createModelVersionShards } from '../src/db/model-version.js';
+import { createModelVersionShards } from '../src/db/model-version.js';
 import { cpuMsOf, percentile } from './lib.js';
 
 const { values: argv } = parseArgs({
@@ -38,6 +39,16 @@ for (const [name, value] of Object.entries({ CONNECTIONS, SECONDS, ROUNDS, WARMU
     throw new Error(`--${name.toLowerCase()} must be a number of at least 1 (warmup: 0)`);
 }
 
+/** The change record the service writes with a create (issue #13): part of the version clause measured. */
+const CHANGE = changeParams(
+  { actor: 'bench', requestId: '00000000-0000-0000-0000-000000000000' },
+  {
+    kind: 'type_created',
+    before: null,
+    after: { name: 'Type', origin: 'user_defined', catalog_level: true },
+  },
+);
+
 /** The service's create statement, captured from the function that sends it, and the same without the version. */
 async function statements() {
   let withVersion = '';
@@ -50,10 +61,11 @@ async function statements() {
     'g',
     'n',
     'k',
+    CHANGE,
   );
-  const withoutVersion = withVersion.replace(bumpModelVersion(), '');
+  const withoutVersion = withVersion.replace(recordChange({ typeGuid: 't.guid', imports: ['t'] }), '');
   if (withoutVersion === withVersion)
-    throw new Error('the create statement no longer carries bumpModelVersion()');
+    throw new Error('the create statement no longer carries its recordChange clause');
   return { withVersion, withoutVersion };
 }
 
@@ -97,7 +109,13 @@ async function main() {
             const session = driver.session({ database: process.env.NEO4J_DATABASE });
             try {
               await session.executeWrite((tx) =>
-                tx.run<Row>(cypher, { tenant, guid: `${tenant}-${i}`, name: `Type ${i}`, key: `type ${i}` }),
+                tx.run<Row>(cypher, {
+                  tenant,
+                  guid: `${tenant}-${i}`,
+                  name: `Type ${i}`,
+                  key: `type ${i}`,
+                  ...CHANGE,
+                }),
               );
               done += 1;
             } finally {

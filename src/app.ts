@@ -61,6 +61,7 @@ import { EngineCache } from './resolvers/engine-cache.js';
 import { createTenantDirectory } from './resolvers/tenants.js';
 import { adminRoutes } from './rest/admin.js';
 import { attributeRoutes } from './rest/attributes.js';
+import { changeRoutes } from './rest/changes.js';
 import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { clearRefusal, fail, failBody, refusalAnswer, refusalOf } from './rest/envelope.js';
@@ -534,6 +535,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerPages(app);
 
   entityTypeRoutes(app);
+  changeRoutes(app);
   attributeRoutes(app);
   entityRoutes(app);
   platformRoutes(app);

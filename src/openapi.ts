@@ -240,6 +240,10 @@ export function buildOpenApiDocument(version: string): Json {
     tags: [
       { name: 'Entity types' },
       { name: 'Attributes' },
+      {
+        name: 'History',
+        description: 'Who changed the metamodel, when and how: per type, and as a feed to follow.',
+      },
       { name: 'Entities', description: 'The curation points this service serves.' },
       { name: 'Platform', description: 'Called by the platform’s own features (role `platform`).' },
       { name: 'Operations', description: 'Health, metrics and operator endpoints.' },

@@ -1,8 +1,8 @@
 // Cypher for attribute definitions: declare under a per-type lock, list, withdraw, and the data they own.
 import neo4j from 'neo4j-driver';
+import { type ChangeRecord, recordChange } from './changes.js';
 import { toStoredType, typeProjection } from './entity-types.js';
 import { objectFromList, type Run } from './executor.js';
-import { bumpModelVersion } from './model-version.js';
 
 /** A definition as stored; JSON-valued fields are kept as JSON text. */
 export interface StoredAttribute {
@@ -171,6 +171,7 @@ export async function createAttribute(
   typeGuid: string,
   attr: NewAttribute,
   refType: string | null,
+  change: ChangeRecord,
 ): Promise<StoredAttribute> {
   const rows = await run(
     `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
@@ -183,9 +184,9 @@ export async function createAttribute(
        MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
        CREATE (a)-[:ALLOWED_REF_TYPE]->(r)
      }
-     ${bumpModelVersion()}
+     ${recordChange({ typeGuid: '$typeGuid', attributeGuid: 'a.guid', imports: ['a'] })}
      RETURN ${ATTR_PROJECTION} AS attr`,
-    { tenant, typeGuid, attr, refType },
+    { tenant, typeGuid, attr, refType, ...change },
   );
   return toStoredAttribute(rows[0]!.attr);
 }
@@ -286,25 +287,28 @@ export async function findAttribute(run: Run, tenant: string, typeGuid: string, 
   return rows[0] ? toStoredAttribute(rows[0].attr) : null;
 }
 
-export async function markWithdrawn(run: Run, tenant: string, guid: string) {
+export async function markWithdrawn(run: Run, tenant: string, guid: string, change: ChangeRecord) {
   const rows = await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.tenant = $tenant AND a.state = 'live'
      SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0
      WITH a
-     ${bumpModelVersion()}
+     ${recordChange({ typeGuid: 'a.owner_guid', attributeGuid: 'a.guid', imports: ['a'] })}
      RETURN ${ATTR_PROJECTION} AS attr`,
-    { tenant, guid },
+    { tenant, guid, ...change },
   );
   return rows[0] ? toStoredAttribute(rows[0].attr) : null;
 }
 
-/** Withdraws every live definition declared on a type (used when the type is deleted). */
+/** Withdraws every live definition declared on a type (used when the type is deleted); returns them, by name. */
 export async function withdrawAllOfType(run: Run, tenant: string, typeGuid: string) {
-  await run(
+  const rows = await run(
     `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
-     SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0`,
+     SET a.state = 'withdrawn', a.withdrawn_at = datetime(), a.purge_cursor = '', a.values_removed = 0
+     WITH a ORDER BY a.name_key
+     RETURN a.guid AS guid, a.name AS name`,
     { tenant, typeGuid },
   );
+  return rows as { guid: string; name: string }[];
 }
 
 /** Stored values of one attribute on the instances of its type: what a withdrawal would remove. */

@@ -2,8 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import type { TypeProps } from '../resolvers/system-types.js';
+import { type ChangeRecord, recordChange } from './changes.js';
 import { objectFromList, type Run } from './executor.js';
-import { bumpModelVersion, createModelVersionShards } from './model-version.js';
+import { createModelVersionShards } from './model-version.js';
 
 /** A type as stored, with its parent level's guid; absent optional fields are null. */
 export interface StoredType {
@@ -92,6 +93,7 @@ export async function createUserType(
   derivedGuid: string,
   name: string,
   key: string,
+  change: ChangeRecord,
 ) {
   const rows = await run(
     `OPTIONAL MATCH (x:TypeTombstone {tenant: $tenant, name_key: $key})
@@ -104,9 +106,9 @@ export async function createUserType(
        MATCH (y:TypeTombstone {tenant: $tenant, guid: t.guid})
        DELETE y
      }
-     ${bumpModelVersion()}
+     ${recordChange({ typeGuid: 't.guid', imports: ['t'] })}
      RETURN ${PROJECTION}`,
-    { tenant, guid: derivedGuid, name, key },
+    { tenant, guid: derivedGuid, name, key, ...change },
   );
   return first(rows) as StoredType;
 }
@@ -124,14 +126,21 @@ export async function listTypes(run: Run, tenant: string, afterKey: string, limi
   return rows.map((r) => toStoredType(r.type));
 }
 
-export async function renameType(run: Run, tenant: string, guid: string, name: string, key: string) {
+export async function renameType(
+  run: Run,
+  tenant: string,
+  guid: string,
+  name: string,
+  key: string,
+  change: ChangeRecord,
+) {
   const rows = await run(
     `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
      SET t.name = $name, t.name_key = $key, t.updated_at = datetime()
      WITH t
-     ${bumpModelVersion()}
+     ${recordChange({ typeGuid: 't.guid', imports: ['t'] })}
      RETURN ${PROJECTION}`,
-    { tenant, guid, name, key },
+    { tenant, guid, name, key, ...change },
   );
   return first(rows);
 }
@@ -148,7 +157,13 @@ export async function findReferencingAttributes(run: Run, tenant: string, guid: 
 }
 
 /** Deletes the type node; its definitions are withdrawn first (their data is purged), its entities stay. */
-export async function deleteType(run: Run, tenant: string, guid: string, derivedFromCurrentName: string) {
+export async function deleteType(
+  run: Run,
+  tenant: string,
+  guid: string,
+  derivedFromCurrentName: string,
+  change: ChangeRecord,
+) {
   const rows = await run(
     `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
      // A renamed type's guid is not derived from its current name: remember it, so recreating that name gets it back.
@@ -156,10 +171,10 @@ export async function deleteType(run: Run, tenant: string, guid: string, derived
        MERGE (x:TypeTombstone {tenant: $tenant, name_key: t.name_key})
        SET x.guid = t.guid)
      DETACH DELETE t
-     WITH count(*) AS deleted
-     ${bumpModelVersion()}
+     WITH count(*) AS deleted WHERE deleted > 0
+     ${recordChange({ typeGuid: '$guid' })}
      RETURN deleted`,
-    { tenant, guid, derived: derivedFromCurrentName },
+    { tenant, guid, derived: derivedFromCurrentName, ...change },
   );
   return Number(rows[0]?.deleted ?? 0) > 0;
 }
@@ -241,7 +256,9 @@ export async function findNonSystemTypeForName(run: Run, tenant: string, key: st
   return (rows[0]?.guid as string | undefined) ?? null;
 }
 
-/** Sets up a managed type (idempotent) and returns it. */
+const MANAGED_FIELDS = ['name', 'catalog_level', 'label', 'icon', 'creatable', 'name_locked_hint'] as const;
+
+/** Sets up a managed type (idempotent) and returns it, with its fields before and after (before: null if new). */
 export async function mergeManagedType(run: Run, tenant: string, spec: SystemTypeSpec) {
   const rows = await run(
     `MERGE (t:EntityType {tenant: $tenant, name_key: $key})
@@ -259,5 +276,15 @@ export async function mergeManagedType(run: Run, tenant: string, spec: SystemTyp
   const created = row?.created === true;
   // Whether the type as metamodel reads return it changed: set up now, or brought in step with a new definition.
   const changed = created || JSON.stringify(row?.before) !== JSON.stringify(row?.after);
-  return { type: toStoredType(row?.type), created, changed };
+  const props = (values: unknown) =>
+    created && values === row?.before
+      ? null
+      : objectFromList<Record<string, unknown>>(MANAGED_FIELDS, values);
+  return {
+    type: toStoredType(row?.type),
+    created,
+    changed,
+    before: props(row?.before),
+    after: props(row?.after),
+  };
 }

@@ -25,6 +25,10 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE CONSTRAINT job_lease IF NOT EXISTS FOR (l:JobLease) REQUIRE l.name IS UNIQUE',
   // A tenant's model version, in shards (db/model-version.ts): one per tenant and shard, found by an index seek.
   'CREATE CONSTRAINT model_version_shard IF NOT EXISTS FOR (v:ModelVersion) REQUIRE (v.tenant, v.shard) IS UNIQUE',
+  // The metamodel's change records (db/changes.ts): one per tenant, version shard and sequence number (the change
+  // feed reads a shard's records in sequence order), and a type's history newest first by record key.
+  'CREATE CONSTRAINT model_change_seq IF NOT EXISTS FOR (c:ModelChange) REQUIRE (c.tenant, c.shard, c.seq) IS UNIQUE',
+  'CREATE INDEX model_change_type IF NOT EXISTS FOR (c:ModelChange) ON (c.tenant, c.type_guid, c.key)',
   // One record per tenant and Idempotency-Key (db/idempotency.ts); expired ones found by time for the daily job.
   'CREATE CONSTRAINT idempotency_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE (k.tenant, k.key) IS UNIQUE',
   'CREATE INDEX idempotency_expiry IF NOT EXISTS FOR (k:IdempotencyKey) ON (k.expires_at)',

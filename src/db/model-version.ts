@@ -13,31 +13,12 @@ import type { Run } from './executor.js';
  */
 export const MODEL_VERSION_SHARDS = 8;
 
-/**
- * A Cypher clause that gives the tenant's model a new version; it runs once per row reaching it, so it goes where
- * the statement has exactly one row when (and only when) it changed something. Last in its transaction's writes:
- * the shard is then locked only from there to the commit. MATCH, not MERGE: the shards exist before any request of
- * the tenant is served, and a MERGE on a unique key may take a shared lock it must then upgrade, which lets two
- * concurrent writes deadlock each other. The shard is picked before the MATCH, so the seek is on one value.
- */
-export const bumpModelVersion = (tenantVariable?: string) => {
-  const tenant = tenantVariable ?? '$tenant';
-  const imported = tenantVariable === undefined ? '' : `WITH ${tenantVariable} `;
-  return `CALL { ${imported}UNWIND [toInteger(rand() * ${MODEL_VERSION_SHARDS})] AS mvShard
-     MATCH (mv:ModelVersion {tenant: ${tenant}, shard: mvShard}) SET mv.version = randomUUID() }`;
-};
-
-/** The same as a statement of its own, for a transaction whose statements cannot carry it. */
-export async function changeModelVersion(run: Run, tenant: string) {
-  await run(bumpModelVersion(), { tenant });
-}
-
 /** Makes a tenant's version shards (idempotent): part of setting the tenant up. */
 export async function createModelVersionShards(run: Run, tenant: string) {
   await run(
     `UNWIND range(0, ${MODEL_VERSION_SHARDS - 1}) AS shard
      MERGE (v:ModelVersion {tenant: $tenant, shard: shard})
-     SET v.version = randomUUID()`,
+     SET v.version = randomUUID(), v.seq = coalesce(v.seq, 0)`,
     { tenant },
   );
 }

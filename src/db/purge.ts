@@ -1,8 +1,8 @@
 // Cypher for the purge: leases, batched removal of a withdrawn definition's stored values, final removal.
 import neo4j from 'neo4j-driver';
 import { valueProperty } from './attributes.js';
+import { type ChangeFacts, changeParams, recordChange } from './changes.js';
 import type { Run } from './executor.js';
-import { bumpModelVersion } from './model-version.js';
 
 /**
  * Takes (or renews) a named lease for `seconds`; false when another holder has it. With `firing` (a scheduled run's
@@ -133,16 +133,39 @@ export async function purgeBatch(run: Run, def: WithdrawnDefinition, cursor: str
   };
 }
 
-/** Removes a withdrawn definition whose data is gone; the name can then be declared afresh. */
+/**
+ * Removes a withdrawn definition whose data is gone, recording the change (made by the purge: no actor, no request);
+ * the name can then be declared afresh. Two statements: the first locks the definition and reads what the record
+ * says of it.
+ */
 export async function removeDefinition(run: Run, guid: string) {
-  const rows = await run(
+  const found = await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.state = 'withdrawn' AND a.purge_completed_at IS NOT NULL
-     WITH a, a {.guid, .tenant, .owner_guid, .name, .values_removed} AS removed, a.tenant AS tenant
-     DETACH DELETE a
-     WITH removed, tenant
-     ${bumpModelVersion('tenant')}
-     RETURN removed`,
+     SET a.removing = true
+     RETURN a {.guid, .tenant, .owner_guid, .name, .values_removed} AS removed`,
     { guid },
   );
-  return (rows[0]?.removed as Record<string, unknown> | undefined) ?? null;
+  const removed = found[0]?.removed as
+    | { guid: string; tenant: string; owner_guid: string; name: string; values_removed: unknown }
+    | undefined;
+  if (!removed) return null;
+  const values = Number(removed.values_removed ?? 0);
+  const facts: ChangeFacts = {
+    kind: 'attribute_removed',
+    before: { name: removed.name, state: 'withdrawn', values_removed: values },
+    after: null,
+  };
+  await run(
+    `MATCH (a:AttributeDefinition {guid: $guid})
+     DETACH DELETE a
+     WITH count(*) AS gone
+     ${recordChange({ typeGuid: '$typeGuid', attributeGuid: '$guid' })}`,
+    {
+      guid,
+      tenant: removed.tenant,
+      typeGuid: removed.owner_guid,
+      ...changeParams({ actor: null, requestId: null }, facts),
+    },
+  );
+  return { ...removed, values_removed: values };
 }

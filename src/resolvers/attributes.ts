@@ -15,6 +15,7 @@ import {
 import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation, type Run } from '../db/executor.js';
 import { refuse } from '../errors.js';
+import { changeBy } from './change-author.js';
 import { cleanName, nameKey } from './names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_TYPE_NAME } from './system-types.js';
 import {
@@ -359,7 +360,21 @@ export async function declareAttribute(
       };
       return { attribute: wouldBe, dryRun, declared: facts.liveCount };
     }
-    const created = await createAttribute(run, tenant, typeGuid, attr, d.allowedRefType);
+    const change = changeBy(ctx, {
+      kind: 'attribute_declared',
+      before: null,
+      after: {
+        name: d.name,
+        value_type: d.valueType,
+        cardinality: d.cardinality,
+        allowed_values: d.allowedValues,
+        allowed_ref_type: d.allowedRefType,
+        required: d.required,
+        default_value: d.defaultValue,
+        filterable: d.filterable,
+      },
+    });
+    const created = await createAttribute(run, tenant, typeGuid, attr, d.allowedRefType, change);
     return { attribute: created, dryRun, declared: facts.liveCount + 1 };
   };
 
@@ -458,7 +473,12 @@ export async function withdrawAttribute(
       });
       return { attribute: attr, dryRun, impact };
     }
-    const withdrawn = await markWithdrawn(run, tenant, attr.guid);
+    const change = changeBy(ctx, {
+      kind: 'attribute_withdrawn',
+      before: { name: attr.name, state: 'live' },
+      after: { name: attr.name, state: 'withdrawn' },
+    });
+    const withdrawn = await markWithdrawn(run, tenant, attr.guid, change);
     if (!withdrawn) throw refuse.conflict('attribute_def_withdrawn', `"${name}" is already withdrawn.`);
     return { attribute: withdrawn, dryRun };
   };

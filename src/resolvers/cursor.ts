@@ -2,10 +2,16 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { refuse } from '../errors.js';
 
+/**
+ * What a cursor pages through: a type list's cursor (no kind) is refused by a history or the change feed, and each
+ * of theirs by the others.
+ */
+export type CursorKind = 'history' | 'changes';
+
 export interface CursorCodec {
-  encode(tenant: string, position: string): string;
+  encode(tenant: string, position: string, kind?: CursorKind): string;
   /** Returns the position, or throws invalid_cursor. */
-  decode(tenant: string, cursor: string): string;
+  decode(tenant: string, cursor: string, kind?: CursorKind): string;
 }
 
 export function createCursorCodec(secret: string): CursorCodec {
@@ -13,11 +19,14 @@ export function createCursorCodec(secret: string): CursorCodec {
     createHmac('sha256', secret).update(tenant).update('\u0000').update(payload).digest();
 
   return {
-    encode(tenant, position) {
-      const payload = Buffer.from(JSON.stringify({ v: 1, p: position }), 'utf8').toString('base64url');
+    encode(tenant, position, kind) {
+      const payload = Buffer.from(
+        JSON.stringify(kind === undefined ? { v: 1, p: position } : { v: 1, p: position, k: kind }),
+        'utf8',
+      ).toString('base64url');
       return `${payload}.${sign(tenant, payload).toString('base64url')}`;
     },
-    decode(tenant, cursor) {
+    decode(tenant, cursor, kind) {
       const invalid = () => refuse.badRequest('invalid_cursor', 'The cursor was not issued by this API.');
       if (cursor.length > 4096) throw invalid();
       const [payload, signature, extra] = cursor.split('.');
@@ -31,7 +40,8 @@ export function createCursorCodec(secret: string): CursorCodec {
           typeof parsed === 'object' &&
           parsed !== null &&
           (parsed as { v?: unknown }).v === 1 &&
-          typeof (parsed as { p?: unknown }).p === 'string'
+          typeof (parsed as { p?: unknown }).p === 'string' &&
+          (parsed as { k?: unknown }).k === kind
         ) {
           return (parsed as { p: string }).p;
         }

@@ -1,9 +1,10 @@
 // The dashboards feature: writes dashboard catalog rows and sets up the managed `dashboard` type on the first.
 import type { RequestContext } from '../context.js';
+import { recordChangeAlone } from '../db/changes.js';
 import { mergeManagedEntity } from '../db/entities.js';
 import { findNonSystemTypeForName, mergeManagedType } from '../db/entity-types.js';
-import { changeModelVersion } from '../db/model-version.js';
 import { refuse } from '../errors.js';
+import { changeBy } from './change-author.js';
 import { cleanName, nameKey, typeGuid } from './names.js';
 import { DASHBOARD_TYPE } from './system-types.js';
 
@@ -31,7 +32,10 @@ export async function writeDashboardRow(ctx: RequestContext, rawName: string) {
     const key = nameKey(name);
     const row = await mergeManagedEntity(run, tenant, type.type.guid, `dashboard:${key}`, name, key);
     // Setting the type up (or bringing it in step) changes what metamodel reads return; a row alone does not.
-    if (type.changed) await changeModelVersion(run, tenant);
+    if (type.changed) {
+      const change = changeBy(ctx, { kind: 'managed_type_set_up', before: type.before, after: type.after });
+      await recordChangeAlone(run, tenant, type.type.guid, change);
+    }
     return { entity: row.entity, created: row.created, type: type.type, typeSetUp: type.created };
   });
 }

@@ -14,6 +14,7 @@ import {
 } from '../db/entity-types.js';
 import { ConstraintViolation, type Run } from '../db/executor.js';
 import { refuse } from '../errors.js';
+import { changeBy } from './change-author.js';
 import { cleanName, nameKey, typeGuid } from './names.js';
 import { MANAGED_TYPES } from './system-types.js';
 
@@ -84,7 +85,12 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
       );
     }
     try {
-      const created = await ctx.db.write((run) => createUserType(run, tenant, guid, name, key));
+      const change = changeBy(ctx, {
+        kind: 'type_created',
+        before: null,
+        after: { name, origin: 'user_defined', catalog_level: true },
+      });
+      const created = await ctx.db.write((run) => createUserType(run, tenant, guid, name, key, change));
       return { type: created, created: true };
     } catch (e) {
       // A concurrent create of the same name won the race: resolve it again and return the winner.
@@ -211,7 +217,12 @@ export async function renameEntityType(ctx: RequestContext, guid: string, rawNam
       if (!holder && MANAGED_TYPES.has(key)) {
         throw refuse.conflict('type_instances_managed', `The name "${name}" belongs to a managed type.`);
       }
-      return renameType(run, tenant, guid, name, key);
+      const change = changeBy(ctx, {
+        kind: 'type_renamed',
+        before: { name: current.name },
+        after: { name },
+      });
+      return renameType(run, tenant, guid, name, key, change);
     });
     if (!renamed) throw unknownType();
     return renamed;
@@ -241,8 +252,14 @@ export async function deleteEntityType(ctx: RequestContext, guid: string) {
         `Live attribute definitions reference this type (${referencing.map((r) => r.name).join(', ')}); withdraw them first.`,
       );
     }
-    await withdrawAllOfType(run, tenant, guid);
-    await deleteType(run, tenant, guid, typeGuid(tenant, current.name_key));
+    const withdrawn = await withdrawAllOfType(run, tenant, guid);
+    const { guid: _guid, ...row } = toEntityTypeRow(current);
+    const change = changeBy(ctx, {
+      kind: 'type_deleted',
+      before: { ...row, withdrawn_attributes: withdrawn },
+      after: null,
+    });
+    await deleteType(run, tenant, guid, typeGuid(tenant, current.name_key), change);
   });
   ctx.db.afterCommit(() => {
     ctx.services.engineCache.invalidate(tenant, guid);

@@ -2,8 +2,10 @@
 // requests with these schemas (rest/route.ts) and the OpenAPI document is generated from them (openapi.ts), so the
 // document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with GraphQL.
 import { z } from 'zod';
+import { CHANGE_KINDS } from '../db/changes.js';
 import { REASONS, type Reason } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../resolvers/attributes.js';
+import { CHANGE_PAGE_MAX_BYTES } from '../resolvers/changes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
 import { MAX_NAME_LENGTH, nameKey } from '../resolvers/names.js';
@@ -240,6 +242,38 @@ const GraphQLRefusal = named(
   }),
 );
 
+export const ChangeRow = named(
+  'ChangeRow',
+  'One change of the metamodel, written in the same transaction as the change itself.',
+  z.object({
+    id: z.string().describe('Stable identifier of the record (`<shard>-<sequence>`).'),
+    at: z.string().describe('When the change was made (ISO 8601 date-time, UTC, to the microsecond).'),
+    kind: z
+      .enum(CHANGE_KINDS)
+      .describe(
+        '`type_created`, `type_renamed`, `type_deleted` (its live definitions withdrawn with it, listed in `before.withdrawn_attributes`), `managed_type_set_up` (a managed type set up or brought in step by its feature), `attribute_declared`, `attribute_withdrawn`, `attribute_removed` (by the daily purge, once its data was gone).',
+      ),
+    type_guid: z.string().describe('The type changed, or whose definition changed.'),
+    attribute_guid: z.string().nullable().describe('The definition changed; null for a change of the type.'),
+    actor: z
+      .string()
+      .nullable()
+      .describe("The `sub` of the caller's token; null for the purge's own changes."),
+    request_id: z
+      .string()
+      .nullable()
+      .describe("The request's id (its `x-request-id` answer header); null for the purge's own changes."),
+    before: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('What changed, as it was (type or definition fields); null when it did not exist.'),
+    after: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('What changed, as it is now; null when it no longer exists.'),
+  }),
+);
+
 // ——— Envelopes ———
 
 export const Refusal = named(
@@ -416,7 +450,7 @@ export interface RouteDoc {
   /** Fastify path pattern (`:param`); the document shows it as `{param}`. */
   path: string;
   operationId: string;
-  tag: 'Entity types' | 'Attributes' | 'Entities' | 'Platform' | 'Operations' | 'GraphQL';
+  tag: 'Entity types' | 'Attributes' | 'History' | 'Entities' | 'Platform' | 'Operations' | 'GraphQL';
   summary: string;
   description?: string;
   /**
@@ -440,16 +474,32 @@ export interface RouteDoc {
 
 const route = <const R extends RouteDoc>(r: R) => r;
 
-/** Text that parses as a JSON object (GET /graphql's variables and extensions). */
 /** 1 to PAGE_SIZE_MAX (500) in at most 9 decimal digits, leading zeros allowed. */
 const PAGE_SIZE_TEXT = /^(0{0,8}[1-9]|0{0,7}[1-9][0-9]|0{0,6}[1-4][0-9]{2}|0{0,6}500)$/;
 if (PAGE_SIZE_MAX !== 500)
   throw new Error('PAGE_SIZE_TEXT spells out 500: write it for the new PAGE_SIZE_MAX');
+const pageSizeField = refusing(
+  z
+    .string()
+    .regex(PAGE_SIZE_TEXT)
+    .optional()
+    .describe(
+      `Rows per page, 1 to ${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT}); at most 9 decimal digits.`,
+    ),
+  { reason: 'invalid_page_size' },
+);
+/** The query of a keyset-paged list: its cursor and page size. */
+const pageQuery = (cursor: string) =>
+  z.looseObject({
+    cursor: refusing(z.string().optional().describe(cursor), { reason: 'invalid_cursor' }),
+    page_size: pageSizeField,
+  });
 /** Epoch milliseconds, or an RFC 3339 time (UTC or with an offset). */
 const LOG_TIME =
   /^([0-9]{1,15}|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))$/;
 const LOG_TIME_TEXT = 'Epoch milliseconds, or an RFC 3339 time such as 2026-01-31T12:00:00Z.';
 
+/** Text that parses as a JSON object (GET /graphql's variables and extensions). */
 const jsonObjectText = z
   .string()
   .refine((text) => {
@@ -502,21 +552,7 @@ export const ROUTES = {
     summary: 'List entity types',
     description: 'System and user-defined types together, in normalised-name order, keyset-paged.',
     auth: 'bearer',
-    query: z.looseObject({
-      cursor: refusing(z.string().optional().describe('Opaque `next_cursor` from a previous page.'), {
-        reason: 'invalid_cursor',
-      }),
-      page_size: refusing(
-        z
-          .string()
-          .regex(PAGE_SIZE_TEXT)
-          .optional()
-          .describe(
-            `Rows per page, 1 to ${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT}); at most 9 decimal digits.`,
-          ),
-        { reason: 'invalid_page_size' },
-      ),
-    }),
+    query: pageQuery('Opaque `next_cursor` from a previous page.'),
     answers: {
       200: {
         description: 'A page of types.',
@@ -538,6 +574,60 @@ export const ROUTES = {
     params: guidParams,
     answers: { 200: { description: 'The type.', data: z.object({ entity_type: EntityTypeRow }) } },
     refusals: ['unknown_entity_type'],
+  }),
+  typeHistory: route({
+    method: 'GET',
+    path: '/entities/types/:guid/history',
+    operationId: 'typeHistory',
+    tag: 'History',
+    summary: "A type's change history, newest first",
+    description:
+      "Every change of the type and of its attribute definitions: who (the token's sub), when, what, the request id, and before/after. Keyset-paged with signed cursors bound to the tenant, like type pages. A type's history outlives it: a deleted type's history is still read by its guid, and a type recreated under its name (same guid) continues it.",
+    auth: 'bearer',
+    params: guidParams,
+    query: pageQuery('Opaque `next_cursor` from a previous page of this history.'),
+    answers: {
+      200: {
+        description: 'A page of changes, newest first.',
+        data: z.object({
+          changes: z.array(ChangeRow),
+          next_cursor: z
+            .string()
+            .nullable()
+            .describe('Cursor of the next (older) page; null on the last page.'),
+        }),
+      },
+    },
+    refusals: ['unknown_entity_type', 'invalid_cursor', 'invalid_page_size'],
+  }),
+  listChanges: route({
+    method: 'GET',
+    path: '/entities/changes',
+    operationId: 'listChanges',
+    tag: 'History',
+    summary: "The tenant's change feed, oldest first",
+    description: `Every change of the tenant's metamodel, oldest first, each exactly once over successive pages: send each page's \`next_cursor\` as \`after\` to get the changes made since (an empty page keeps the same cursor; poll with it). Without \`after\`, the feed starts at the tenant's first change. Changes made one after another (the second after the first was committed) come in that order; a page carries at most \`page_size\` changes and about ${CHANGE_PAGE_MAX_BYTES / 1024 / 1024} MB of before/after.`,
+    auth: 'bearer',
+    query: z.looseObject({
+      after: refusing(
+        z.string().optional().describe('Opaque `next_cursor` of the last page read; none for the start.'),
+        { reason: 'invalid_cursor' },
+      ),
+      page_size: pageSizeField,
+    }),
+    answers: {
+      200: {
+        description: 'The next changes, oldest first.',
+        data: z.object({
+          changes: z.array(ChangeRow),
+          next_cursor: z.string().describe('Where to resume: send it as `after` next time (never null).'),
+          has_more: z
+            .boolean()
+            .describe('More changes were ready than this page carries: ask again at once.'),
+        }),
+      },
+    },
+    refusals: ['invalid_cursor', 'invalid_page_size'],
   }),
   renameEntityType: route({
     method: 'PATCH',

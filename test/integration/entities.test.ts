@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAttribute, lockTypeDefinitions } from '../../src/db/attributes.js';
+import { changeParams } from '../../src/db/changes.js';
 import {
   createType,
   createWorld,
@@ -272,6 +273,10 @@ describe('engine cache', () => {
           filterable: false,
         },
         null,
+        changeParams(
+          { actor: 'another writer', requestId: null },
+          { kind: 'attribute_declared', before: null, after: { name: 'b' } },
+        ),
       );
     });
     await session.close();

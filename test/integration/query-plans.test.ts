@@ -10,6 +10,7 @@ import {
   readDeclareFacts,
   withdrawAllOfType,
 } from '../../src/db/attributes.js';
+import { readChanges, readFeedCandidates, readHistoryHeads } from '../../src/db/changes.js';
 import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
 import type { Row, Run } from '../../src/db/executor.js';
 import { purgeBatch } from '../../src/db/purge.js';
@@ -131,5 +132,26 @@ describe('query plans', () => {
     expect(ops).toContain('NodeUniqueIndexSeek');
     expect(ops).toContain('Limit');
     expect(ops.filter((o) => /Sort|Top/.test(o))).toEqual([]);
+  });
+
+  it("a type's history and the change feed are index seeks on the change records, in index order, never a scan", async () => {
+    const seeks = (all: { op: string; details: string }[], index: string) =>
+      all.some((o) => /IndexSeek/.test(o.op) && o.details.includes(index));
+    const history = (
+      await explain((run) => readHistoryHeads(run, 't', [{ typeGuid: 'g', before: '~' }], 101))
+    ).flat();
+    expect(seeks(history, 'ModelChange(tenant, type_guid, key)')).toBe(true);
+    expect(history.filter((o) => /^(Sort|Top|PartialSort|PartialTop)$/.test(o.op))).toEqual([]);
+    const feed = (await explain((run) => readFeedCandidates(run, 't', [0, 0, 0, 0, 0, 0, 0, 0], 100))).flat();
+    expect(seeks(feed, 'ModelChange(tenant, shard, seq)')).toBe(true);
+    expect(seeks(feed, 'ModelVersion(tenant, shard)')).toBe(true);
+    expect(feed.filter((o) => /^(Sort|Top)$/.test(o.op))).toEqual([]);
+    const bodies = (
+      await explain((run) => readChanges(run, 't', [{ shard: 1, seq: 2, key: 'k', bytes: 0 }]))
+    ).flat();
+    expect(seeks(bodies, 'ModelChange(tenant, shard, seq)')).toBe(true);
+    for (const all of [history, feed, bodies]) {
+      expect(all.some((o) => /LabelScan|AllNodesScan/.test(o.op))).toBe(false);
+    }
   });
 });

@@ -1,0 +1,386 @@
+// Issue #13, part 1: every metamodel change is recorded in its own transaction (who, when, what, the request id,
+// before/after), readable as a type's history (newest first) and as the tenant's change feed (oldest first, every
+// change exactly once, also under concurrent writers).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createType,
+  createWorld,
+  newTenant,
+  operatorToken,
+  type Reply,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+interface Change {
+  id: string;
+  at: string;
+  kind: string;
+  type_guid: string;
+  attribute_guid: string | null;
+  actor: string | null;
+  request_id: string | null;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+}
+
+async function tenantApi(sub = 'alice@example.com') {
+  const tenant = newTenant();
+  const api = restClient(world.app, await tokenFor(tenant, { sub }));
+  return { tenant, api };
+}
+
+type Api = ReturnType<typeof restClient>;
+
+/** Every page of a type's history, newest first. */
+async function wholeHistory(api: Api, guid: string, pageSize = 100) {
+  const all: Change[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = `page_size=${pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res: Reply = await api.get(`/entities/types/${guid}/history?${query}`);
+    expect(res.status).toBe(200);
+    all.push(...res.body.DATA.changes);
+    cursor = res.body.DATA.next_cursor;
+  } while (cursor);
+  return all;
+}
+
+/** Reads the feed from `after` until a page says nothing more is ready; returns the changes and where to resume. */
+async function drainFeed(api: Api, after: string | null, pageSize = 100) {
+  const changes: Change[] = [];
+  let cursor = after;
+  for (;;) {
+    const query = `page_size=${pageSize}${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`;
+    const res = await api.get(`/entities/changes?${query}`);
+    expect(res.status).toBe(200);
+    changes.push(...res.body.DATA.changes);
+    cursor = res.body.DATA.next_cursor;
+    if (!res.body.DATA.has_more) return { changes, cursor: cursor as string };
+  }
+}
+
+const requestIdOf = (res: Reply) => String(res.headers['x-request-id']);
+
+describe('history: every kind of change is recorded, with who, when, the request id and before/after', () => {
+  it('type created, renamed, deleted and recreated (same guid, one history); attributes declared, withdrawn, removed by the purge', async () => {
+    const { tenant, api } = await tenantApi();
+    const created = await api.post('/entities/types', { name: 'Report' });
+    const guid = created.body.DATA.entity_type.guid as string;
+    const other = await createType(api, 'Person');
+    const renamed = await api.patch(`/entities/types/${guid}`, { name: 'Report Card' });
+    const declared = await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'grade',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: ['A', 'B'],
+      default_value: 'A',
+    });
+    const owner = await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'owner',
+      value_type: 'entity_ref',
+      cardinality: 'single',
+      allowed_ref_type: other,
+      filterable: true,
+    });
+    const withdrawn = await api.delete(`/entities/attributes/${guid}/grade`);
+    expect([declared.status, owner.status, withdrawn.status]).toEqual([201, 201, 200]);
+    await world.app.services.purger.idle();
+    const purge = await restClient(world.app, await operatorToken()).post('/admin/jobs/purge', { tenant });
+    expect(purge.status).toBe(200);
+    const deleted = await api.delete(`/entities/types/${guid}`);
+    expect(deleted.status).toBe(200);
+    const recreated = await api.post('/entities/types', { name: 'report card' });
+    expect(recreated.body.DATA.entity_type.guid).toBe(guid);
+
+    const history = await wholeHistory(api, guid);
+    expect(history.map((c) => c.kind)).toEqual([
+      'type_created',
+      'type_deleted',
+      'attribute_removed',
+      'attribute_withdrawn',
+      'attribute_declared',
+      'attribute_declared',
+      'type_renamed',
+      'type_created',
+    ]);
+    const [again, gone, removed, withdrawal, ownerDecl, gradeDecl, rename, first] = history as Change[];
+    const alice = { actor: 'alice@example.com' };
+    expect(first).toMatchObject({
+      ...alice,
+      type_guid: guid,
+      attribute_guid: null,
+      request_id: requestIdOf(created),
+      before: null,
+      after: { name: 'Report', origin: 'user_defined', catalog_level: true },
+    });
+    expect(rename).toMatchObject({
+      ...alice,
+      request_id: requestIdOf(renamed),
+      before: { name: 'Report' },
+      after: { name: 'Report Card' },
+    });
+    expect(gradeDecl).toMatchObject({
+      ...alice,
+      attribute_guid: declared.body.DATA.attribute.guid,
+      request_id: requestIdOf(declared),
+      before: null,
+      after: {
+        name: 'grade',
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: ['A', 'B'],
+        allowed_ref_type: null,
+        required: false,
+        default_value: 'A',
+        filterable: false,
+      },
+    });
+    expect(ownerDecl?.after).toMatchObject({ name: 'owner', allowed_ref_type: other, filterable: true });
+    expect(withdrawal).toMatchObject({
+      ...alice,
+      attribute_guid: declared.body.DATA.attribute.guid,
+      request_id: requestIdOf(withdrawn),
+      before: { name: 'grade', state: 'live' },
+      after: { name: 'grade', state: 'withdrawn' },
+    });
+    expect(removed).toMatchObject({
+      kind: 'attribute_removed',
+      actor: null,
+      request_id: null,
+      attribute_guid: declared.body.DATA.attribute.guid,
+      before: { name: 'grade', state: 'withdrawn', values_removed: 0 },
+      after: null,
+    });
+    expect(gone).toMatchObject({
+      ...alice,
+      request_id: requestIdOf(deleted),
+      before: {
+        name: 'Report Card',
+        origin: 'user_defined',
+        withdrawn_attributes: [{ guid: owner.body.DATA.attribute.guid, name: 'owner' }],
+      },
+      after: null,
+    });
+    expect(again).toMatchObject({ request_id: requestIdOf(recreated), after: { name: 'report card' } });
+    // newest first, times never decreasing backwards
+    const times = history.map((c) => Date.parse(c.at));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    expect(new Set(history.map((c) => c.id)).size).toBe(history.length);
+  });
+
+  it('the platform setting up the dashboard type is recorded once; later rows record nothing', async () => {
+    const tenant = newTenant();
+    const platform = restClient(world.app, await tokenFor(tenant, { roles: ['platform'], sub: 'bi-sync' }));
+    const first = await platform.post('/platform/dashboards', { name: 'Revenue' });
+    await platform.post('/platform/dashboards', { name: 'Costs' });
+    const guid = first.body.DATA.entity_type.guid;
+    const history = await wholeHistory(restClient(world.app, await tokenFor(tenant)), guid);
+    expect(history).toHaveLength(1);
+    expect(history[0]).toMatchObject({
+      kind: 'managed_type_set_up',
+      actor: 'bi-sync',
+      request_id: requestIdOf(first),
+      before: null,
+      after: { name: 'dashboard', catalog_level: true, label: 'Dashboard', creatable: false },
+    });
+  });
+
+  it('refused changes, dry runs and create-or-get of an existing name record nothing', async () => {
+    const { api } = await tenantApi();
+    const guid = await createType(api, 'Thing');
+    const declare = { name: 'a', value_type: 'number', cardinality: 'single' };
+    await api.post(`/entities/types/${guid}/attributes`, declare);
+    expect((await api.post(`/entities/types/${guid}/attributes`, declare)).status).toBe(409);
+    expect(
+      (await api.post(`/entities/types/${guid}/attributes?dry_run=true`, { ...declare, name: 'b' })).status,
+    ).toBe(200);
+    expect((await api.delete(`/entities/attributes/${guid}/a?dry_run=true`)).status).toBe(200);
+    expect((await api.post('/entities/types', { name: 'THING' })).status).toBe(200);
+    expect((await api.patch(`/entities/types/${guid}`, { name: 'dashboard' })).status).toBe(409);
+    const history = await wholeHistory(api, guid);
+    expect(history.map((c) => c.kind)).toEqual(['attribute_declared', 'type_created']);
+  });
+});
+
+describe('history: paging and tenancy', () => {
+  it('is keyset-paged newest first: every record once, at any page size', async () => {
+    const { api } = await tenantApi();
+    const guid = await createType(api, 'Paged');
+    for (let i = 0; i < 7; i += 1) {
+      await api.post(`/entities/types/${guid}/attributes`, {
+        name: `a${i}`,
+        value_type: 'string',
+        cardinality: 'single',
+      });
+    }
+    const whole = await wholeHistory(api, guid, 500);
+    expect(whole).toHaveLength(8);
+    expect(whole.map((c) => c.after?.name)).toEqual(['a6', 'a5', 'a4', 'a3', 'a2', 'a1', 'a0', 'Paged']);
+    for (const size of [1, 3, 7, 8]) expect(await wholeHistory(api, guid, size)).toEqual(whole);
+    const firstPage = await api.get(`/entities/types/${guid}/history?page_size=3`);
+    expect(firstPage.body.DATA.changes).toHaveLength(3);
+    expect(firstPage.body.DATA.next_cursor).toEqual(expect.any(String));
+    const lastPage = await api.get(`/entities/types/${guid}/history?page_size=8`);
+    expect(lastPage.body.DATA.next_cursor).toBeNull();
+  });
+
+  it("another tenant's type is unknown, its cursors invalid; page sizes outside 1..500 are refused", async () => {
+    const a = await tenantApi();
+    const b = await tenantApi();
+    const guid = await createType(a.api, 'Secret');
+    await a.api.post(`/entities/types/${guid}/attributes`, {
+      name: 'x',
+      value_type: 'json',
+      cardinality: 'multi',
+    });
+    const foreign = await b.api.get(`/entities/types/${guid}/history`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.DATA.reason).toBe('unknown_entity_type');
+    expect((await b.api.get('/entities/types/nope/history')).body.DATA.reason).toBe('unknown_entity_type');
+
+    const page = await a.api.get(`/entities/types/${guid}/history?page_size=1`);
+    const cursor = encodeURIComponent(page.body.DATA.next_cursor);
+    const bOwn = await createType(b.api, 'Secret');
+    const stolen = await b.api.get(`/entities/types/${bOwn}/history?cursor=${cursor}`);
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.DATA.reason).toBe('invalid_cursor');
+    // cursors of one list are refused by the others
+    const typeCursor = (await a.api.get('/entities/types?page_size=1')).body.DATA.next_cursor;
+    const feedCursor = (await a.api.get('/entities/changes?page_size=1')).body.DATA.next_cursor;
+    for (const [url, c] of [
+      [`/entities/types/${guid}/history?cursor=`, typeCursor],
+      [`/entities/types/${guid}/history?cursor=`, feedCursor],
+      ['/entities/changes?after=', typeCursor],
+      ['/entities/changes?after=', cursor],
+      ['/entities/types?cursor=', feedCursor],
+    ]) {
+      const res = await a.api.get(`${url}${encodeURIComponent(decodeURIComponent(c as string))}`);
+      expect(res.body.DATA.reason, url).toBe('invalid_cursor');
+    }
+    for (const size of ['0', '501', 'x']) {
+      const res = await a.api.get(`/entities/types/${guid}/history?page_size=${size}`);
+      expect(res.body.DATA.reason).toBe('invalid_page_size');
+      expect((await a.api.get(`/entities/changes?page_size=${size}`)).body.DATA.reason).toBe(
+        'invalid_page_size',
+      );
+    }
+    expect((await a.api.get(`/entities/types/${guid}/history?page_size=500`)).status).toBe(200);
+    expect((await a.api.get('/entities/changes?page_size=500')).status).toBe(200);
+    expect((await a.api.get('/entities/changes?page_size=1')).status).toBe(200);
+  });
+});
+
+describe('change feed', () => {
+  it("starts at the tenant's first change, oldest first; an empty page keeps the cursor; only the tenant's own changes", async () => {
+    const { api } = await tenantApi();
+    const other = await tenantApi();
+    await createType(other.api, 'Noise');
+    const start = await drainFeed(api, null);
+    expect(start.changes).toEqual([]);
+    const t1 = await createType(api, 'One');
+    const t2 = await createType(api, 'Two');
+    await api.patch(`/entities/types/${t1}`, { name: 'Uno' });
+    const read = await drainFeed(api, start.cursor);
+    expect(read.changes.map((c) => [c.kind, c.type_guid])).toEqual([
+      ['type_created', t1],
+      ['type_created', t2],
+      ['type_renamed', t1],
+    ]);
+    const idle = await api.get(`/entities/changes?after=${encodeURIComponent(read.cursor)}`);
+    expect(idle.body.DATA).toMatchObject({ changes: [], has_more: false });
+    expect(await drainFeed(api, idle.body.DATA.next_cursor)).toMatchObject({ changes: [] });
+    // from the start again: the same changes
+    expect((await drainFeed(api, null, 1)).changes).toEqual(read.changes);
+  });
+
+  it('a consumer reading while writers write gets every change exactly once, each type in the order it changed', async () => {
+    const { api } = await tenantApi();
+    const writers = 6;
+    const perWriter = 12;
+    const expected = new Set<string>();
+    let writing = true;
+    const consumer = (async () => {
+      const seen: Change[] = [];
+      let cursor: string | null = null;
+      while (writing) {
+        const page = await drainFeed(api, cursor, 7);
+        seen.push(...page.changes);
+        cursor = page.cursor;
+      }
+      return { seen, cursor };
+    })();
+    await Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        for (let i = 0; i < perWriter; i += 1) {
+          const created = await api.post('/entities/types', { name: `w${w}-t${i}` });
+          expected.add(requestIdOf(created));
+          const guid = created.body.DATA.entity_type.guid;
+          const declared = await api.post(`/entities/types/${guid}/attributes`, {
+            name: 'a',
+            value_type: 'string',
+            cardinality: 'single',
+          });
+          expected.add(requestIdOf(declared));
+          if (i % 3 === 0)
+            expected.add(requestIdOf(await api.patch(`/entities/types/${guid}`, { name: `w${w}-r${i}` })));
+        }
+      }),
+    );
+    writing = false;
+    const { seen, cursor } = await consumer;
+    seen.push(...(await drainFeed(api, cursor, 7)).changes);
+    const ids = seen.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length); // nothing twice
+    expect(new Set(seen.map((c) => c.request_id))).toEqual(expected); // nothing missed, nothing else
+    expect(seen).toHaveLength(expected.size);
+    // each type: created, then declared, then renamed
+    const byType = new Map<string, string[]>();
+    for (const c of seen) byType.set(c.type_guid, [...(byType.get(c.type_guid) ?? []), c.kind]);
+    for (const kinds of byType.values()) {
+      expect(kinds.slice(0, 2)).toEqual(['type_created', 'attribute_declared']);
+    }
+    // read again from the start, once every write has committed: the same changes, now all in time order (read
+    // while writers wrote, a change could come after a later one it was concurrent with, never before one it
+    // followed)
+    const again = (await drainFeed(api, null, 500)).changes;
+    expect(new Set(again.map((c) => c.id))).toEqual(new Set(ids));
+    const times = again.map((c) => c.at);
+    expect([...times].sort()).toEqual(times);
+  }, 120_000);
+
+  it('a page stops before the record that would take its before/after past 4 MiB, and carries at least one', async () => {
+    const { api } = await tenantApi();
+    const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1010)}`);
+    const types = [await createType(api, 'Big one'), await createType(api, 'Big two')];
+    const start = (await drainFeed(api, null)).cursor;
+    for (let i = 0; i < 5; i += 1) {
+      const res = await api.post(`/entities/types/${types[i % 2]}/attributes`, {
+        name: `e${i}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: big,
+      });
+      expect(res.status).toBe(201);
+    }
+    const first = await api.get(`/entities/changes?after=${encodeURIComponent(start)}&page_size=500`);
+    // each record's after is 1,017,158 characters: four make 4,068,632, a fifth would pass 4 MiB (4,194,304)
+    expect(JSON.stringify(first.body.DATA.changes[0].after).length).toBe(1_017_158);
+    expect(first.body.DATA.changes.map((c: Change) => c.after?.name)).toEqual(['e0', 'e1', 'e2', 'e3']);
+    expect(first.body.DATA.has_more).toBe(true);
+    const rest = await drainFeed(api, first.body.DATA.next_cursor, 500);
+    expect(rest.changes.map((c) => c.after?.name)).toEqual(['e4']);
+    const one = await api.get(`/entities/types/${types[0]}/history?page_size=1`);
+    expect(one.body.DATA.changes).toHaveLength(1);
+    expect((await wholeHistory(api, types[0] as string)).length).toBe(4);
+  }, 60_000);
+});

@@ -33,6 +33,23 @@ export type EntityTypeOrigin =
   /** Created by a caller (createEntityType); a catalog level under its own name. */
   | 'user_defined';
 
+/** What a change of the metamodel did. */
+export type ModelChangeKind =
+  /** An attribute definition was declared (after carries its specification). */
+  | 'attribute_declared'
+  /** The daily purge removed a withdrawn definition once its data was gone (no actor, no request id). */
+  | 'attribute_removed'
+  /** An attribute definition was withdrawn. */
+  | 'attribute_withdrawn'
+  /** A managed type (dashboard) was set up by its feature's first row, or brought in step with the feature's definition. */
+  | 'managed_type_set_up'
+  /** A user-defined type was created (or recreated under its name, with the same guid). */
+  | 'type_created'
+  /** A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes). */
+  | 'type_deleted'
+  /** A user-defined type was renamed (before and after carry the names). */
+  | 'type_renamed';
+
 export type AttributeFieldsFragment = { guid: string, name: string, valueType: string, cardinality: string, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: string, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
 
 export type DeclareAttributeMutationVariables = Exact<{
@@ -113,6 +130,25 @@ export type DeleteEntityTypeMutationVariables = Exact<{
 
 export type DeleteEntityTypeMutation = { deleteEntityType: { guid: string, deleted: boolean } };
 
+export type ModelChangeFieldsFragment = { id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, before: unknown, after: unknown };
+
+export type TypeHistoryQueryVariables = Exact<{
+  guid: string;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type TypeHistoryQuery = { entityType: { guid: string, history: { edges: Array<{ cursor: string, node: { id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, before: unknown, after: unknown } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+
+export type ModelChangesQueryVariables = Exact<{
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type ModelChangesQuery = { modelChanges: { nextCursor: string, hasMore: boolean, changes: Array<{ id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, before: unknown, after: unknown }> } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -173,6 +209,19 @@ export const EntityTypeFieldsFragmentDoc = new TypedDocumentString(`
   }
 }
     `, {"fragmentName":"EntityTypeFields"}) as unknown as TypedDocumentString<EntityTypeFieldsFragment, unknown>;
+export const ModelChangeFieldsFragmentDoc = new TypedDocumentString(`
+    fragment ModelChangeFields on ModelChange {
+  id
+  at
+  kind
+  typeGuid
+  attributeGuid
+  actor
+  requestId
+  before
+  after
+}
+    `, {"fragmentName":"ModelChangeFields"}) as unknown as TypedDocumentString<ModelChangeFieldsFragment, unknown>;
 export const DeclareAttributeDocument = new TypedDocumentString(`
     mutation DeclareAttribute($typeGuid: ID!, $input: DeclareAttributeInput!, $dryRun: Boolean) {
   declareAttribute(typeGuid: $typeGuid, input: $input, dryRun: $dryRun) {
@@ -439,3 +488,53 @@ export const DeleteEntityTypeDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DeleteEntityTypeMutation, DeleteEntityTypeMutationVariables>;
+export const TypeHistoryDocument = new TypedDocumentString(`
+    query TypeHistory($guid: ID!, $first: Int, $after: String) {
+  entityType(guid: $guid) {
+    guid
+    history(first: $first, after: $after) {
+      edges {
+        cursor
+        node {
+          ...ModelChangeFields
+        }
+      }
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+    }
+  }
+}
+    fragment ModelChangeFields on ModelChange {
+  id
+  at
+  kind
+  typeGuid
+  attributeGuid
+  actor
+  requestId
+  before
+  after
+}`) as unknown as TypedDocumentString<TypeHistoryQuery, TypeHistoryQueryVariables>;
+export const ModelChangesDocument = new TypedDocumentString(`
+    query ModelChanges($first: Int, $after: String) {
+  modelChanges(first: $first, after: $after) {
+    changes {
+      ...ModelChangeFields
+    }
+    nextCursor
+    hasMore
+  }
+}
+    fragment ModelChangeFields on ModelChange {
+  id
+  at
+  kind
+  typeGuid
+  attributeGuid
+  actor
+  requestId
+  before
+  after
+}`) as unknown as TypedDocumentString<ModelChangesQuery, ModelChangesQueryVariables>;

@@ -17,10 +17,14 @@ import {
   type EntityTypeFieldsFragment,
   EntityTypesPageDocument,
   type EntityTypesPageQuery,
+  ModelChangesDocument,
+  type ModelChangesQuery,
   RenameEntityTypeDocument,
   type RenameEntityTypeMutation,
   TypeAttributesDocument,
   type TypeAttributesQuery,
+  TypeHistoryDocument,
+  type TypeHistoryQuery,
   WithdrawAttributeDocument,
   type WithdrawAttributeMutation,
 } from './generated.js';
@@ -261,6 +265,18 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
       options?: { dryRun?: boolean },
     ): Promise<WithdrawAttributeMutation['withdrawAttribute']> =>
       (await request(WithdrawAttributeDocument, { typeGuid, name, ...dry(options) })).withdrawAttribute,
+
+    /** One page of a type's history, newest first; null for a guid that is no type of the tenant now. */
+    typeHistory: async (
+      typeGuid: string,
+      page: { first?: number; after?: string | null } = {},
+    ): Promise<TypeHistoryQuery['entityType']> =>
+      (await request(TypeHistoryDocument, { guid: typeGuid, ...page })).entityType,
+
+    /** The next changes of the tenant's feed after `after` (none: from the start), oldest first. */
+    modelChanges: async (
+      page: { first?: number; after?: string | null } = {},
+    ): Promise<ModelChangesQuery['modelChanges']> => (await request(ModelChangesDocument, page)).modelChanges,
   };
 }
 

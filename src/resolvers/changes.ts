@@ -1,7 +1,7 @@
 // The metamodel's history: who changed what and when, per type (newest first) and tenant-wide as a change feed that
 // a consumer follows exactly once (oldest first). Both APIs read it through here; the records are written by the
 // statements that make each change (db/changes.ts).
-import type { RequestContext } from '../context.js';
+import { charge, type RequestContext } from '../context.js';
 import {
   type ChangeHead,
   type ChangeKind,
@@ -73,7 +73,22 @@ function withinBudget(heads: readonly ChangeHead[]) {
   return heads.slice(0, n);
 }
 
-async function wholeRecords(run: Run, tenant: string, heads: readonly ChangeHead[]) {
+/**
+ * The whole records of `heads`. A GraphQL operation is charged for them first (`objectsEach` objects a record, and
+ * its before/after text), so an operation over its budget is refused before the texts are read.
+ */
+async function wholeRecords(
+  ctx: RequestContext,
+  run: Run,
+  heads: readonly ChangeHead[],
+  objectsEach: number,
+) {
+  charge(
+    ctx,
+    objectsEach * heads.length,
+    heads.reduce((sum, h) => sum + h.bytes, 0),
+  );
+  const tenant = ctx.viewer.tenant;
   const byKey = await readChanges(run, tenant, heads);
   return heads.flatMap((h) => {
     const c = byKey.get(h.key);
@@ -121,10 +136,12 @@ export async function readHistories(
       const page = withinBudget(heads.slice(0, p.size));
       return { page, more: heads.length > page.length };
     });
+    // An edge and its node per record.
     const records = await wholeRecords(
+      ctx,
       run,
-      tenant,
       chosen.flatMap((c) => c.page),
+      2,
     );
     const byKey = new Map(records.map((r) => [r.key, r]));
     const cursorOf = (c: StoredChange) => cursors.encode(tenant, c.key, HISTORY_CURSOR);
@@ -209,7 +226,7 @@ export async function readFeed(
       const next = [...positions];
       for (const head of taken) next[head.shard] = head.seq;
       return {
-        changes: await wholeRecords(run, tenant, taken),
+        changes: await wholeRecords(ctx, run, taken, 1),
         nextCursor: encode(next),
         more: next.some((seq, shard) => seq < (read.before[shard] as number)),
       };

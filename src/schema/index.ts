@@ -2,5 +2,6 @@
 import { builder } from './builder.js';
 import './entity-type.js';
 import './attribute.js';
+import './history.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

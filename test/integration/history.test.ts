@@ -5,9 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createType,
   createWorld,
+  graphqlClient,
   newTenant,
   operatorToken,
   type Reply,
+  refusalOf,
   restClient,
   type TestWorld,
   tokenFor,
@@ -305,8 +307,8 @@ describe('change feed', () => {
 
   it('a consumer reading while writers write gets every change exactly once, each type in the order it changed', async () => {
     const { api } = await tenantApi();
-    const writers = 6;
-    const perWriter = 12;
+    const writers = 8;
+    const perWriter = 16;
     const expected = new Set<string>();
     let writing = true;
     const consumer = (async () => {
@@ -383,4 +385,120 @@ describe('change feed', () => {
     expect(one.body.DATA.changes).toHaveLength(1);
     expect((await wholeHistory(api, types[0] as string)).length).toBe(4);
   }, 60_000);
+});
+
+describe('GraphQL: EntityType.history and modelChanges', () => {
+  it('answer the same changes as REST, page for page', async () => {
+    const tenant = newTenant();
+    const token = await tokenFor(tenant, { sub: 'gql-user' });
+    const api = restClient(world.app, token);
+    const gql = graphqlClient(world.app, token);
+    const guid = await createType(api, 'Both');
+    await gql.declareAttribute(guid, { name: 'n', valueType: 'number', cardinality: 'single' } as never);
+    await gql.renameEntityType(guid, 'Both Ways');
+    const rest = await wholeHistory(api, guid);
+    const asRest = (c: any) => ({
+      id: c.id,
+      at: c.at,
+      kind: c.kind,
+      type_guid: c.typeGuid,
+      attribute_guid: c.attributeGuid,
+      actor: c.actor,
+      request_id: c.requestId,
+      before: c.before,
+      after: c.after,
+    });
+    const viaGql: Change[] = [];
+    let after: string | null = null;
+    do {
+      const type = await gql.typeHistory(guid, { first: 2, after });
+      const history = type?.history;
+      viaGql.push(...(history?.edges ?? []).map((e) => asRest(e.node)));
+      after = history?.pageInfo.hasNextPage ? (history.pageInfo.endCursor ?? null) : null;
+    } while (after);
+    expect(viaGql).toEqual(rest);
+    expect(rest.map((c) => c.kind)).toEqual(['type_renamed', 'attribute_declared', 'type_created']);
+
+    const feed = await gql.modelChanges({ first: 500 });
+    expect(feed.changes.map(asRest)).toEqual((await drainFeed(api, null, 500)).changes);
+    expect(feed.hasMore).toBe(false);
+    const again = await gql.modelChanges({ after: feed.nextCursor });
+    expect(again).toMatchObject({ changes: [], nextCursor: feed.nextCursor, hasMore: false });
+    expect(await refusalOf(gql.modelChanges({ first: 0 }))).toBe('invalid_page_size');
+    expect(await refusalOf(gql.modelChanges({ after: 'forged.cursor' }))).toBe('invalid_cursor');
+    expect(await refusalOf(gql.typeHistory(guid, { first: 501 }))).toBe('invalid_page_size');
+  });
+
+  it('the histories of a page of types are read together, in one round of statements', async () => {
+    const tenant = newTenant();
+    const token = await tokenFor(tenant);
+    const api = restClient(world.app, token);
+    const gql = graphqlClient(world.app, token);
+    for (const name of ['h1', 'h2', 'h3', 'h4']) await createType(api, name);
+    const query = `{ entityTypes(first: 500) { edges { node { name history(first: 5) { edges { node { kind } } } } } } }`;
+    const res = await gql.request(query as never);
+    const edges = (res as any).entityTypes.edges as { node: { name: string; history: any } }[];
+    const mine = edges.filter((e) => /^h\d$/.test(e.node.name));
+    expect(mine.map((e) => e.node.history.edges.map((x: any) => x.node.kind))).toEqual([
+      ['type_created'],
+      ['type_created'],
+      ['type_created'],
+      ['type_created'],
+    ]);
+    // the system types have no history: an empty connection, not an error
+    expect(edges.find((e) => e.node.name === 'table')?.node.history.edges).toEqual([]);
+    // the page (model version and the page itself) plus the histories (heads and records): not one per type
+    expect(gql.lastQueries()).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('GraphQL: what histories cost is charged before their texts are read', () => {
+  it('histories whose before/after pass 50 MB together are refused with result_too_large; under it, answered', async () => {
+    const tenant = newTenant();
+    const token = await tokenFor(tenant);
+    const api = restClient(world.app, token);
+    const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1010)}`);
+    const types: string[] = [];
+    for (let t = 0; t < 14; t += 1) {
+      const guid = await createType(api, `Heavy ${t}`);
+      types.push(guid);
+      for (let i = 0; i < 4; i += 1) {
+        const res = await api.post(`/entities/types/${guid}/attributes`, {
+          name: `e${i}`,
+          value_type: 'string',
+          cardinality: 'single',
+          allowed_values: big,
+        });
+        expect(res.status).toBe(201);
+      }
+    }
+    // 4 records of 1,017,158 characters a type: 12 types are 48.8 MB, 14 are 57 MB (the bound is 50 MiB)
+    const query = (n: number) =>
+      `{ ${types
+        .slice(0, n)
+        .map(
+          (g, i) =>
+            `t${i}: entityType(guid: "${g}") { history(first: 10) { edges { node { kind after } } } }`,
+        )
+        .join(' ')} }`;
+    const post = async (n: number) => {
+      const res = await world.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: query(n) }),
+      });
+      return { ...res.json(), queries: Number(res.headers['x-db-queries']) };
+    };
+    // The first ask puts the types in the model cache: what a later one sends is the version, the heads, the texts.
+    expect((await post(14)).errors?.[0]?.extensions?.reason).toBe('result_too_large');
+    const over = await post(14);
+    expect(over.errors?.[0]?.extensions?.reason).toBe('result_too_large');
+    expect(over.data).toBeNull();
+    expect(over.queries).toBe(2); // the version and the records' heads: refused before the texts were read
+    const under = await post(12);
+    expect(under.errors).toBeUndefined();
+    expect(under.data.t11.history.edges).toHaveLength(5);
+    expect(under.queries).toBe(3);
+  }, 120_000);
 });

@@ -503,6 +503,9 @@ describe('every operation answers as documented', () => {
     await call(platform.post('/platform/dashboards', { name: 'Sales' }), 'POST', '/platform/dashboards', 201);
     await call(platform.post('/platform/dashboards', { name: 'sales' }), 'POST', '/platform/dashboards', 200);
     await call(operator.post('/admin/jobs/purge', { tenant }), 'POST', '/admin/jobs/purge', 200);
+    const history = `/entities/types/${guid}/history`;
+    await call(api.get(`${history}?page_size=2`), 'GET', history, 200);
+    await call(api.get('/entities/changes?page_size=3'), 'GET', '/entities/changes', 200);
     await call(operator.get('/admin/logs?limit=5'), 'GET', '/admin/logs', 200);
     await call(operator.get('/admin/engine-cache'), 'GET', '/admin/engine-cache', 200);
     await call(api.get('/healthz'), 'GET', '/healthz', 200);

@@ -1,0 +1,171 @@
+// GraphQL object family for the metamodel's history: ModelChange, EntityType.history and the modelChanges feed
+// (the same resolvers as REST's /entities/types/{guid}/history and /entities/changes).
+import DataLoader from 'dataloader';
+import type { RequestContext } from '../context.js';
+import { CHANGE_KINDS, type StoredChange } from '../db/changes.js';
+import { refuse } from '../errors.js';
+import { type HistoryPage, readFeed, readHistories, toChangeRow } from '../resolvers/changes.js';
+import { builder } from './builder.js';
+import { EntityType } from './entity-type.js';
+
+const KIND_DESCRIPTIONS: Record<(typeof CHANGE_KINDS)[number], string> = {
+  type_created: 'A user-defined type was created (or recreated under its name, with the same guid).',
+  type_renamed: 'A user-defined type was renamed (before and after carry the names).',
+  type_deleted:
+    'A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes).',
+  managed_type_set_up:
+    "A managed type (dashboard) was set up by its feature's first row, or brought in step with the feature's definition.",
+  attribute_declared: 'An attribute definition was declared (after carries its specification).',
+  attribute_withdrawn: 'An attribute definition was withdrawn.',
+  attribute_removed:
+    'The daily purge removed a withdrawn definition once its data was gone (no actor, no request id).',
+};
+
+export const ModelChangeKind = builder.enumType('ModelChangeKind', {
+  description: 'What a change of the metamodel did.',
+  values: Object.fromEntries(CHANGE_KINDS.map((k) => [k, { description: KIND_DESCRIPTIONS[k] }])) as {
+    [K in (typeof CHANGE_KINDS)[number]]: { description: string };
+  },
+});
+
+export const ModelChange = builder.objectRef<StoredChange>('ModelChange').implement({
+  description:
+    'One change of the metamodel, written in the same transaction as the change itself: who, when, what, and what it was before and after.',
+  fields: (t) => ({
+    id: t.id({
+      description: 'Stable identifier of the record.',
+      resolve: (c) => toChangeRow(c).id,
+    }),
+    at: t.string({
+      description: 'When the change was made: ISO 8601 date-time in UTC, to the microsecond.',
+      resolve: (c) => toChangeRow(c).at,
+    }),
+    kind: t.field({ type: ModelChangeKind, description: 'What the change did.', resolve: (c) => c.kind }),
+    typeGuid: t.exposeID('type_guid', { description: 'The type changed, or whose definition changed.' }),
+    attributeGuid: t.exposeID('attribute_guid', {
+      nullable: true,
+      description: 'The attribute definition changed; null for a change of the type itself.',
+    }),
+    actor: t.exposeString('actor', {
+      nullable: true,
+      description: "The sub claim of the caller's token; null for the purge's own changes.",
+    }),
+    requestId: t.exposeString('request_id', {
+      nullable: true,
+      description: "The id of the request that made the change (its x-request-id); null for the purge's.",
+    }),
+    before: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'What changed, as it was (type or definition fields); null when it did not exist.',
+      resolve: (c) => toChangeRow(c).before,
+    }),
+    after: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: 'What changed, as it is now; null when it no longer exists.',
+      resolve: (c) => toChangeRow(c).after,
+    }),
+  }),
+});
+
+/** Per request: the histories its fields ask for, read together (one round of statements for a list of types). */
+const historyLoaders = new WeakMap<RequestContext, DataLoader<string, HistoryPage>>();
+function historyLoader(ctx: RequestContext) {
+  let loader = historyLoaders.get(ctx);
+  if (!loader) {
+    loader = new DataLoader<string, HistoryPage>((keys) =>
+      readHistories(
+        ctx,
+        keys.map((key) => {
+          const [typeGuid, first, after] = JSON.parse(key) as [string, number | null, string | null];
+          return { typeGuid, pageSize: first ?? undefined, cursor: after ?? undefined };
+        }),
+      ),
+    );
+    historyLoaders.set(ctx, loader);
+  }
+  return loader;
+}
+
+builder.objectField(EntityType, 'history', (t) =>
+  t.connection(
+    {
+      type: ModelChange,
+      description:
+        "The type's changes, newest first (the changes of its attribute definitions included), paged forward with first/after: who made each, when, with which request, and before/after. Outlives the type: a type recreated under its name continues its history. first: 1..500, default 100.",
+      resolve: async (type, args, ctx) => {
+        if (args.last != null || args.before != null) {
+          throw refuse.badRequest('invalid_field', 'Only forward pagination (first/after) is supported.');
+        }
+        const page = await historyLoader(ctx).load(
+          JSON.stringify([type.guid, args.first ?? null, args.after ?? null]),
+        );
+        return {
+          edges: page.changes.map((node) => ({
+            node,
+            get cursor() {
+              return page.cursorOf(node);
+            },
+          })),
+          pageInfo: {
+            hasNextPage: page.more,
+            hasPreviousPage: args.after != null,
+            get startCursor() {
+              const first = page.changes[0];
+              return first ? page.cursorOf(first) : null;
+            },
+            get endCursor() {
+              const last = page.changes[page.changes.length - 1];
+              return last ? page.cursorOf(last) : null;
+            },
+          },
+        };
+      },
+    },
+    { description: 'One page of a type’s history.' },
+    { description: 'One change of the page, with the cursor that continues after it.' },
+  ),
+);
+
+const ModelChangePage = builder
+  .objectRef<{ changes: StoredChange[]; nextCursor: string; more: boolean }>('ModelChangePage')
+  .implement({
+    description: 'The next changes of the feed, and where to resume.',
+    fields: (t) => ({
+      changes: t.field({
+        type: [ModelChange],
+        description: 'Changes after the cursor, oldest first.',
+        resolve: (p) => p.changes,
+      }),
+      nextCursor: t.exposeString('nextCursor', {
+        description:
+          'Where to resume: pass it as after next time (never null; on an empty page it is the cursor sent).',
+      }),
+      hasMore: t.exposeBoolean('more', {
+        description: 'True when more changes were ready than this page carries: ask again at once.',
+      }),
+    }),
+  });
+
+builder.queryFields((t) => ({
+  modelChanges: t.field({
+    type: ModelChangePage,
+    description:
+      "The tenant's change feed: every change of the metamodel, oldest first, each exactly once over successive pages (pass each page's nextCursor as after). Without after, from the tenant's first change. A change made after another was committed comes after it. Refusals: invalid_cursor, invalid_page_size.",
+    args: {
+      first: t.arg.int({
+        required: false,
+        description: 'Changes per page: 1 to 500, default 100 (invalid_page_size outside).',
+      }),
+      after: t.arg.string({
+        required: false,
+        description: 'nextCursor of the last page read; none to start at the first change.',
+      }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const page = await readFeed(ctx, { after: args.after ?? undefined, pageSize: args.first ?? undefined });
+      return page;
+    },
+  }),
+}));

@@ -65,6 +65,7 @@ import { changeRoutes } from './rest/changes.js';
 import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { clearRefusal, fail, failBody, refusalAnswer, refusalOf } from './rest/envelope.js';
+import { modelRoutes } from './rest/model.js';
 import { platformRoutes } from './rest/platform.js';
 import { inputOf, route } from './rest/route.js';
 import { ROUTES } from './rest/schemas.js';
@@ -117,6 +118,7 @@ const PUBLIC_ROUTES = new Set<string>([
   '/healthz',
   '/readyz',
   '/openapi.json',
+  '/schemas/metamodel.json',
   ...DOCS_PATHS,
   `${ASSETS_PREFIX}/:name`,
 ]);
@@ -536,6 +538,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   entityTypeRoutes(app);
   changeRoutes(app);
+  modelRoutes(app);
   attributeRoutes(app);
   entityRoutes(app);
   platformRoutes(app);

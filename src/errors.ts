@@ -58,6 +58,8 @@ export const REASONS = [
   'too_many_identifiers',
   'concurrent_change',
   'purge_already_running',
+  'invalid_model',
+  'model_too_large',
   'invalid_url',
   'uri_too_long',
   'invalid_request',

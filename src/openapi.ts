@@ -241,6 +241,10 @@ export function buildOpenApiDocument(version: string): Json {
       { name: 'Entity types' },
       { name: 'Attributes' },
       {
+        name: 'Model as code',
+        description: 'The metamodel as one document: export it, plan a document against the tenant.',
+      },
+      {
         name: 'History',
         description: 'Who changed the metamodel, when and how: per type, and as a feed to follow.',
       },

@@ -8,6 +8,13 @@ import { MAX_ATTRIBUTE_DEFS } from '../resolvers/attributes.js';
 import { CHANGE_PAGE_MAX_BYTES } from '../resolvers/changes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
+import {
+  MODEL_FORMAT,
+  MODEL_MAX_DEFINITION_BYTES,
+  MODEL_MAX_TYPES,
+  PLAN_ACTIONS,
+  PLAN_MAX_IMPACTS,
+} from '../resolvers/model.js';
 import { MAX_NAME_LENGTH, nameKey } from '../resolvers/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES } from '../resolvers/system-types.js';
 import {
@@ -431,6 +438,83 @@ export const DeclareBody = named(
     .meta(DECLARE_CONDITIONS),
 );
 
+// ——— The metamodel as a document (issue #13) ———
+
+export const ModelAttribute = named(
+  'ModelAttribute',
+  'An attribute definition as a model document states it: the declaration fields, the referenced type by name, fields at their default left out.',
+  DeclareBody.extend({
+    allowed_ref_type: z
+      .string()
+      .nullish()
+      .describe('Name of the type the reference points at (entity_ref only).'),
+  }).meta(DECLARE_CONDITIONS),
+);
+
+export const ModelType = named(
+  'ModelType',
+  'A type of a model document, with its live attribute definitions.',
+  z.strictObject({
+    name: typeName,
+    renamed_from: typeName
+      .optional()
+      .describe(
+        'For a plan: when `name` resolves to no type, the type this name resolves to is renamed to `name`.',
+      ),
+    attributes: z
+      .array(ModelAttribute)
+      .max(MAX_ATTRIBUTE_DEFS)
+      .optional()
+      .describe('Its definitions, by name.'),
+  }),
+);
+
+export const ModelDocument = named(
+  'ModelDocument',
+  `A tenant's metamodel as one document (\`${MODEL_FORMAT}\`): its user-defined types and any type carrying definitions declared by callers, in normalised-name order, each with its live definitions in name order. Types are referenced by name, never by guid, so a document moves between tenants and environments.`,
+  z.strictObject({
+    format: z.literal(MODEL_FORMAT).describe('The document format and its version.'),
+    types: z.array(ModelType).max(MODEL_MAX_TYPES),
+  }),
+);
+
+const ModelSpecDoc = ModelAttribute;
+export const PlanStep = named(
+  'ModelPlanStep',
+  'One change a plan would make, in the order to apply it.',
+  z.object({
+    action: z
+      .enum(PLAN_ACTIONS)
+      .describe(
+        '`create_type`, `rename_type`, `withdraw_attribute` (live, not in the document), `redeclare_attribute` (its specification differs: definitions are immutable, so it is withdrawn, then declared again once the daily purge has removed its data), `declare_attribute`.',
+      ),
+    type: z.string().describe("The type's name in the document."),
+    type_guid: z.string().nullable().describe('The type; null for one the plan creates.'),
+    from: z.string().optional().describe("rename_type: the type's current name."),
+    attribute: z.string().optional().describe('The definition concerned.'),
+    spec: ModelSpecDoc.optional().describe('The definition as the document states it.'),
+    ref_type_guid: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'A reference declared: the guid its allowed_ref_type names now; null for a type the plan creates or renames to that name.',
+      ),
+    current: ModelSpecDoc.optional().describe('The live definition, as the tenant has it.'),
+    impact: z
+      .object({ instances: z.number(), values: z.number() })
+      .nullable()
+      .optional()
+      .describe(
+        `What withdrawing removes (a withdrawal's dry run); null past the first ${PLAN_MAX_IMPACTS} withdrawals of a plan.`,
+      ),
+    blocked: z
+      .object({ reason: z.enum(REASONS), message: z.string() })
+      .optional()
+      .describe('Applying the step now would be refused with this reason.'),
+  }),
+);
+
 // ——— Routes ———
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
@@ -450,7 +534,15 @@ export interface RouteDoc {
   /** Fastify path pattern (`:param`); the document shows it as `{param}`. */
   path: string;
   operationId: string;
-  tag: 'Entity types' | 'Attributes' | 'History' | 'Entities' | 'Platform' | 'Operations' | 'GraphQL';
+  tag:
+    | 'Entity types'
+    | 'Attributes'
+    | 'History'
+    | 'Model as code'
+    | 'Entities'
+    | 'Platform'
+    | 'Operations'
+    | 'GraphQL';
   summary: string;
   description?: string;
   /**
@@ -628,6 +720,72 @@ export const ROUTES = {
       },
     },
     refusals: ['invalid_cursor', 'invalid_page_size'],
+  }),
+  exportModel: route({
+    method: 'GET',
+    path: '/entities/model',
+    operationId: 'exportModel',
+    tag: 'Model as code',
+    summary: "The tenant's metamodel as one document (export)",
+    description: `Types by name and their live definitions, in a stable order; the document round-trips: planned and applied on an empty tenant, it exports again the same. Its JSON Schema is at \`/schemas/metamodel.json\`. A model of more than ${MODEL_MAX_TYPES} types, or whose enumerations and defaults pass ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB, is refused (\`model_too_large\`) before it is read.`,
+    auth: 'bearer',
+    answers: { 200: { description: 'The document.', data: z.object({ model: ModelDocument }) } },
+    refusals: ['model_too_large'],
+  }),
+  planModel: route({
+    method: 'POST',
+    path: '/entities/model/plan',
+    operationId: 'planModel',
+    tag: 'Model as code',
+    summary: 'What applying a model document would change (plan)',
+    description:
+      "Compares the document with the tenant and lists the steps that would make the tenant match it, in the order to apply them, each through its ordinary endpoint: types to create or rename, definitions to withdraw (with their dry-run impact), to redeclare (a changed specification) and to declare. Types the document does not list are left alone. Writes nothing. Each declaration is checked with the declare endpoint's own rules and reasons; a malformed document is `invalid_model`.",
+    auth: 'bearer',
+    body: z.looseObject({}).describe('A model document (ModelDocument).'),
+    answers: {
+      200: {
+        description: 'The plan; no steps when the tenant already matches the document.',
+        data: z.object({
+          steps: z.array(PlanStep),
+          unchanged: z
+            .object({ types: z.number(), attributes: z.number() })
+            .describe('Types and definitions of the document the tenant already has as stated.'),
+        }),
+      },
+    },
+    refusals: [
+      'invalid_model',
+      'empty_value',
+      'name_too_long',
+      'invalid_field',
+      'unknown_field',
+      'unknown_value_type',
+      'invalid_cardinality',
+      'allowed_values_not_supported',
+      'allowed_ref_type_not_supported',
+      'allowed_ref_type_required',
+      'filterable_not_supported',
+      'too_many_allowed_values',
+      'invalid_allowed_value',
+      'duplicate_allowed_value',
+      'invalid_default_value',
+      'default_value_not_allowed',
+    ],
+  }),
+  metamodelSchema: route({
+    method: 'GET',
+    path: '/schemas/metamodel.json',
+    operationId: 'metamodelSchema',
+    tag: 'Model as code',
+    summary: 'JSON Schema of a model document, for editors (no token)',
+    auth: 'none',
+    answers: {
+      200: {
+        description: 'JSON Schema (draft 2020-12).',
+        raw: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) },
+      },
+    },
+    refusals: [],
   }),
   renameEntityType: route({
     method: 'PATCH',

@@ -1,0 +1,105 @@
+// Cypher for the metamodel as one document: what an export reads, and what a plan compares a document with.
+import neo4j from 'neo4j-driver';
+import { ATTR_PROJECTION, type StoredAttribute, toStoredAttribute } from './attributes.js';
+import { type StoredType, toStoredType, typeProjection } from './entity-types.js';
+import type { Run } from './executor.js';
+
+/**
+ * What the tenant's model would hold in an export, counted without reading it: the types an export lists (the
+ * user-defined ones, and any other carrying a live definition declared by a caller), at most `maxTypes + 1` of
+ * them, and the definitions' number and JSON text.
+ */
+export async function measureModel(run: Run, tenant: string, maxTypes: number) {
+  const rows = await run(
+    `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
+     CALL {
+       WITH t
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+       WHERE a.state = 'live' AND a.origin = 'user_defined'
+       RETURN count(a) AS definitions,
+              sum(coalesce(a.json_bytes, size(coalesce(a.allowed_values_json, '')) + size(coalesce(a.default_value_json, '')))) AS bytes
+     }
+     WITH t, definitions, bytes WHERE t.origin = 'user_defined' OR definitions > 0
+     WITH t, definitions, bytes LIMIT $limit
+     RETURN count(t) AS types, sum(definitions) AS definitions, sum(bytes) AS bytes`,
+    { tenant, limit: neo4j.int(maxTypes + 1) },
+  );
+  const row = rows[0];
+  return {
+    types: Number(row?.types ?? 0),
+    definitions: Number(row?.definitions ?? 0),
+    bytes: Number(row?.bytes ?? 0),
+  };
+}
+
+export interface ModelEntry {
+  type: StoredType;
+  /** The type's live definitions declared by callers (platform attributes excluded), in name order. */
+  live: StoredAttribute[];
+}
+
+/** The types an export lists, in normalised-name order, with their live definitions (whole rows). */
+export async function readModel(run: Run, tenant: string, maxTypes: number): Promise<ModelEntry[]> {
+  const rows = await run(
+    `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
+     CALL {
+       WITH t
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+       WHERE a.state = 'live' AND a.origin = 'user_defined'
+       WITH a ORDER BY a.name_key
+       RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS live
+     }
+     WITH t, live WHERE t.origin = 'user_defined' OR size(live) > 0
+     WITH t, live ORDER BY t.tenant, t.name_key LIMIT $limit
+     RETURN ${typeProjection('t')} AS type, live`,
+    { tenant, limit: neo4j.int(maxTypes) },
+  );
+  return rows.map((r) => ({
+    type: toStoredType(r.type),
+    live: (r.live as unknown[]).map(toStoredAttribute),
+  }));
+}
+
+/**
+ * The types the given names resolve to, as a create-or-get would resolve each (the type holding the name, else the
+ * one whose guid was derived from it), with every definition declared on each (live and withdrawn).
+ */
+export async function resolveModelTypes(
+  run: Run,
+  tenant: string,
+  names: readonly { key: string; derivedGuid: string }[],
+) {
+  const rows = await run(
+    `UNWIND range(0, size($names) - 1) AS i
+     CALL {
+       WITH i
+       WITH $names[i] AS n
+       CALL {
+         WITH n
+         MATCH (t:EntityType {tenant: $tenant, name_key: n.key}) RETURN t, 0 AS rank
+         UNION
+         WITH n
+         MATCH (t:EntityType {guid: n.derivedGuid}) WHERE t.tenant = $tenant RETURN t, 1 AS rank
+       }
+       WITH t ORDER BY rank LIMIT 1
+       CALL {
+         WITH t
+         OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+         WHERE a.origin = 'user_defined'
+         WITH a ORDER BY a.name_key
+         RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS definitions
+       }
+       RETURN ${typeProjection('t')} AS type, definitions
+     }
+     RETURN i, type, definitions`,
+    { tenant, names },
+  );
+  const out: ({ type: StoredType; definitions: StoredAttribute[] } | null)[] = names.map(() => null);
+  for (const r of rows) {
+    out[Number(r.i)] = {
+      type: toStoredType(r.type),
+      definitions: (r.definitions as unknown[]).map(toStoredAttribute),
+    };
+  }
+  return out;
+}

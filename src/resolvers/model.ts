@@ -1,0 +1,415 @@
+// The metamodel as code: the tenant's model as one document (export), and the diff between a document and the
+// tenant (plan), which clients render and apply step by step through the ordinary endpoints. Both APIs call these.
+import type { RequestContext } from '../context.js';
+import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
+import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
+import type { Run } from '../db/executor.js';
+import { measureModel, readModel, resolveModelTypes } from '../db/model.js';
+import { type AppError, isAppError, refuse } from '../errors.js';
+import { checkDeclaration, MAX_ATTRIBUTE_DEFS } from './attributes.js';
+import { cleanName, nameKey, typeGuid } from './names.js';
+import { MANAGED_TYPES } from './system-types.js';
+
+export const MODEL_FORMAT = 'entity-metamodel/v1';
+/** Most types a model document lists (an export refuses a larger model, a plan a longer document). */
+export const MODEL_MAX_TYPES = 1000;
+/** Most enumeration and default text an export carries: the document stays within a request body (8 MB). */
+export const MODEL_MAX_DEFINITION_BYTES = 6 * 1024 * 1024;
+/** Withdrawals whose impact a plan counts (each counts the type's instances); later ones carry none. */
+export const PLAN_MAX_IMPACTS = 100;
+
+/** An attribute definition as a document states it: defaults left out, the referenced type by name. */
+export interface ModelAttribute {
+  name: string;
+  value_type: string;
+  cardinality: string;
+  allowed_values?: unknown[];
+  allowed_ref_type?: string;
+  required?: true;
+  default_value?: unknown;
+  filterable?: true;
+}
+
+export interface ModelType {
+  name: string;
+  /** A plan renames the type this name resolves to, when `name` resolves to none (a document never exports it). */
+  renamed_from?: string;
+  attributes: ModelAttribute[];
+}
+
+export interface ModelDocument {
+  format: typeof MODEL_FORMAT;
+  types: ModelType[];
+}
+
+const parseJson = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown));
+
+/** A stored definition as a document states it, its referenced type named by `refName`. */
+function attributeSpec(a: StoredAttribute, refName: (guid: string) => string): ModelAttribute {
+  const allowed = parseJson(a.allowed_values_json) as unknown[] | null;
+  const dflt = parseJson(a.default_value_json);
+  return {
+    name: a.name,
+    value_type: a.value_type,
+    cardinality: a.cardinality,
+    ...(allowed !== null ? { allowed_values: allowed } : {}),
+    ...(a.allowed_ref_type ? { allowed_ref_type: refName(a.allowed_ref_type) } : {}),
+    ...(a.required ? { required: true as const } : {}),
+    ...(dflt !== null ? { default_value: dflt } : {}),
+    ...(a.filterable ? { filterable: true as const } : {}),
+  };
+}
+
+/** The names of the types the definitions reference, by guid. */
+async function referencedNames(run: Run, tenant: string, definitions: readonly StoredAttribute[]) {
+  const guids = [...new Set(definitions.flatMap((a) => (a.allowed_ref_type ? [a.allowed_ref_type] : [])))];
+  const types = guids.length === 0 ? [] : await findTypesByGuids(run, tenant, guids);
+  const names = new Map(types.map((t) => [t.guid, t.name]));
+  return (guid: string) => names.get(guid) ?? guid;
+}
+
+const modelTooLarge = (what: string) =>
+  refuse.badRequest('model_too_large', `The model is too large to handle as one document: ${what}.`);
+
+/**
+ * The tenant's model as one document: its user-defined types and any other type carrying definitions declared by
+ * callers, in normalised-name order, each with its live definitions in name order (platform attributes left out).
+ * Sized first: a model past the bounds is refused before it is read.
+ */
+export async function exportModel(ctx: RequestContext): Promise<ModelDocument> {
+  const tenant = ctx.viewer.tenant;
+  return ctx.db.read(async (run) => {
+    const size = await measureModel(run, tenant, MODEL_MAX_TYPES);
+    if (size.types > MODEL_MAX_TYPES) throw modelTooLarge(`more than ${MODEL_MAX_TYPES} types`);
+    if (size.bytes > MODEL_MAX_DEFINITION_BYTES) {
+      throw modelTooLarge(
+        `${size.bytes.toLocaleString('en-US')} characters of enumerations and defaults (at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
+      );
+    }
+    const entries = await readModel(run, tenant, MODEL_MAX_TYPES);
+    const refName = await referencedNames(
+      run,
+      tenant,
+      entries.flatMap((e) => e.live),
+    );
+    return {
+      format: MODEL_FORMAT,
+      types: entries.map((e) => ({
+        name: e.type.name,
+        attributes: e.live.map((a) => attributeSpec(a, refName)),
+      })),
+    };
+  });
+}
+
+// ——— Plan ———
+
+export const PLAN_ACTIONS = [
+  'create_type',
+  'rename_type',
+  'withdraw_attribute',
+  'redeclare_attribute',
+  'declare_attribute',
+] as const;
+export type PlanAction = (typeof PLAN_ACTIONS)[number];
+
+export interface PlanStep {
+  action: PlanAction;
+  /** The type's name in the document. */
+  type: string;
+  /** The type's guid; null for a type the plan creates. */
+  type_guid: string | null;
+  /** rename_type: the type's current name. */
+  from?: string;
+  attribute?: string;
+  /** declare_attribute, redeclare_attribute: the definition as the document states it. */
+  spec?: ModelAttribute;
+  /**
+   * declare_attribute, redeclare_attribute of a reference: the guid its allowed_ref_type names now; null when that
+   * is a type the plan creates or renames to the name (apply learns its guid from that step).
+   */
+  ref_type_guid?: string | null;
+  /** withdraw_attribute, redeclare_attribute: the live definition. */
+  current?: ModelAttribute;
+  /** withdraw_attribute, redeclare_attribute: what withdrawing removes (null past PLAN_MAX_IMPACTS). */
+  impact?: { instances: number; values: number } | null;
+  /** Applying this step would be refused now, with this reason. */
+  blocked?: { reason: string; message: string };
+}
+
+export interface ModelPlan {
+  steps: PlanStep[];
+  unchanged: { types: number; attributes: number };
+}
+
+const invalidModel = (where: string, what: string) => refuse.badRequest('invalid_model', `${where}: ${what}`);
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A refusal of a part of the document, its message prefixed with where the part is. */
+function at<T>(where: string, check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (isAppError(e)) {
+      const located = e as AppError;
+      located.message = `${where}: ${located.message}`;
+      throw located;
+    }
+    throw e;
+  }
+}
+
+interface CheckedType {
+  name: string;
+  key: string;
+  renamedFrom: { name: string; key: string } | null;
+  attributes: { spec: ModelAttribute; key: string; refKey: string | null }[];
+}
+
+/** The document's shape and every declaration's rules (the declare endpoint's own checks, with their reasons). */
+export function checkModelDocument(document: unknown): CheckedType[] {
+  if (!isObject(document)) throw invalidModel('document', 'must be an object');
+  for (const field of Object.keys(document)) {
+    if (field !== 'format' && field !== 'types') throw invalidModel('document', `unknown field "${field}"`);
+  }
+  if (document.format !== MODEL_FORMAT) throw invalidModel('format', `must be "${MODEL_FORMAT}"`);
+  const types = document.types;
+  if (!Array.isArray(types)) throw invalidModel('types', 'must be a list');
+  if (types.length > MODEL_MAX_TYPES) throw invalidModel('types', `more than ${MODEL_MAX_TYPES} types`);
+  const seen = new Set<string>();
+  return types.map((t, i) => {
+    const where = `types[${i}]`;
+    if (!isObject(t)) throw invalidModel(where, 'must be an object');
+    for (const field of Object.keys(t)) {
+      if (!['name', 'renamed_from', 'attributes'].includes(field)) {
+        throw invalidModel(where, `unknown field "${field}"`);
+      }
+    }
+    if (typeof t.name !== 'string') throw invalidModel(`${where}.name`, 'must be a string');
+    const name = at(`${where}.name`, () => cleanName(t.name as string));
+    const key = nameKey(name);
+    if (seen.has(key)) throw invalidModel(`${where}.name`, `"${name}" is listed twice`);
+    seen.add(key);
+    let renamedFrom: CheckedType['renamedFrom'] = null;
+    if (t.renamed_from !== undefined) {
+      if (typeof t.renamed_from !== 'string') throw invalidModel(`${where}.renamed_from`, 'must be a string');
+      const from = at(`${where}.renamed_from`, () => cleanName(t.renamed_from as string));
+      renamedFrom = { name: from, key: nameKey(from) };
+    }
+    const attributes = t.attributes ?? [];
+    if (!Array.isArray(attributes)) throw invalidModel(`${where}.attributes`, 'must be a list');
+    if (attributes.length > MAX_ATTRIBUTE_DEFS) {
+      throw invalidModel(`${where}.attributes`, `more than ${MAX_ATTRIBUTE_DEFS} definitions`);
+    }
+    const names = new Set<string>();
+    return {
+      name,
+      key,
+      renamedFrom,
+      attributes: attributes.map((a, j) => {
+        const here = `${where}.attributes[${j}]`;
+        if (!isObject(a)) throw invalidModel(here, 'must be an object');
+        const d = at(here, () => checkDeclaration(a));
+        if (names.has(d.key)) throw invalidModel(here, `"${d.name}" is listed twice`);
+        names.add(d.key);
+        const refKey =
+          d.allowedRefType === null
+            ? null
+            : at(`${here}.allowed_ref_type`, () => nameKey(cleanName(d.allowedRefType as string)));
+        const spec: ModelAttribute = {
+          name: d.name,
+          value_type: d.valueType,
+          cardinality: d.cardinality,
+          ...(d.allowedValues !== null ? { allowed_values: d.allowedValues } : {}),
+          ...(d.allowedRefType !== null ? { allowed_ref_type: d.allowedRefType } : {}),
+          ...(d.required ? { required: true as const } : {}),
+          ...(d.defaultValue !== null ? { default_value: d.defaultValue } : {}),
+          ...(d.filterable ? { filterable: true as const } : {}),
+        };
+        return { spec, key: d.key, refKey };
+      }),
+    };
+  });
+}
+
+/** Two specifications alike but for the referenced type (compared apart, by what each name resolves to). */
+function sameSpec(a: ModelAttribute, b: ModelAttribute) {
+  const canonical = (s: ModelAttribute) =>
+    JSON.stringify([
+      s.value_type,
+      s.cardinality,
+      s.allowed_values ?? null,
+      s.required === true,
+      s.default_value ?? null,
+      s.filterable === true,
+    ]);
+  return canonical(a) === canonical(b);
+}
+
+/**
+ * What applying the document would change, in the order to apply it: types created and renamed first (later
+ * declarations may reference them), then withdrawals (freeing room under the 200 limit), then declarations.
+ * Types the document does not list are left alone. A step apply would be refused at now says so (`blocked`).
+ */
+export async function planModel(ctx: RequestContext, document: unknown): Promise<ModelPlan> {
+  const tenant = ctx.viewer.tenant;
+  const types = checkModelDocument(document);
+  const refKeys = [
+    ...new Set(types.flatMap((t) => t.attributes.flatMap((a) => (a.refKey ? [a.refKey] : [])))),
+  ];
+  const lookups = [
+    ...types.map((t) => t.key),
+    ...types.flatMap((t) => (t.renamedFrom ? [t.renamedFrom.key] : [])),
+    ...refKeys,
+  ];
+  const keys = [...new Set(lookups)];
+  return ctx.db.read(async (run) => {
+    const resolved = await resolveModelTypes(
+      run,
+      tenant,
+      keys.map((key) => ({ key, derivedGuid: typeGuid(tenant, key) })),
+    );
+    const byKey = new Map(keys.map((k, i) => [k, resolved[i] ?? null]));
+    const refName = await referencedNames(
+      run,
+      tenant,
+      resolved.flatMap((r) => r?.definitions ?? []),
+    );
+    const listedTypes = new Set(types.map((t) => t.key));
+    const structural: PlanStep[] = [];
+    const withdrawals: PlanStep[] = [];
+    const declarations: PlanStep[] = [];
+    const unchanged = { types: 0, attributes: 0 };
+    let impacts = 0;
+    const impactOf = async (typeGuidValue: string, a: StoredAttribute) => {
+      if (impacts >= PLAN_MAX_IMPACTS) return null;
+      impacts += 1;
+      return countAttributeData(run, {
+        tenant,
+        typeGuid: typeGuidValue,
+        nameKey: a.name_key,
+        multi: a.cardinality === 'multi',
+        reference: a.value_type === 'entity_ref',
+      });
+    };
+
+    for (const t of types) {
+      let current: { type: StoredType; definitions: StoredAttribute[] } | null = byKey.get(t.key) ?? null;
+      let renamed = false;
+      if (!current && t.renamedFrom) {
+        current = byKey.get(t.renamedFrom.key) ?? null;
+        renamed = current !== null;
+      } else if (current && current.type.name_key !== t.key) {
+        // The name resolves to the type created under it, renamed since: the document names it back.
+        renamed = true;
+      }
+      if (current && renamed) structural.push(renameStep(t.name, current.type));
+      if (!current) {
+        structural.push({
+          action: 'create_type',
+          type: t.name,
+          type_guid: null,
+          ...(MANAGED_TYPES.has(t.key)
+            ? {
+                blocked: {
+                  reason: 'type_instances_managed',
+                  message: `"${t.name}" is a managed type: the platform sets it up.`,
+                },
+              }
+            : {}),
+        });
+      } else if (!renamed) {
+        unchanged.types += 1;
+      }
+      const guid = current?.type.guid ?? null;
+      const live = new Map(
+        (current?.definitions ?? []).filter((a) => a.state === 'live').map((a) => [a.name_key, a]),
+      );
+      const withdrawn = new Set(
+        (current?.definitions ?? []).filter((a) => a.state === 'withdrawn').map((a) => a.name_key),
+      );
+      const listed = new Set(t.attributes.map((a) => a.key));
+      for (const [key, a] of live) {
+        if (listed.has(key)) continue;
+        withdrawals.push({
+          action: 'withdraw_attribute',
+          type: t.name,
+          type_guid: guid,
+          attribute: a.name,
+          current: attributeSpec(a, refName),
+          impact: await impactOf(guid as string, a),
+        });
+      }
+      for (const a of t.attributes) {
+        const existing = live.get(a.key);
+        const refGuid = a.refKey === null ? undefined : (byKey.get(a.refKey)?.type.guid ?? null);
+        const refKnown = a.refKey === null || listedTypes.has(a.refKey) || refGuid;
+        const ref = refGuid === undefined ? {} : { ref_type_guid: refGuid };
+        const blockedRef = refKnown
+          ? {}
+          : {
+              blocked: {
+                reason: 'unknown_entity_type',
+                message: `allowed_ref_type "${a.spec.allowed_ref_type}" names no type of the tenant or the document.`,
+              },
+            };
+        if (existing) {
+          const now = attributeSpec(existing, refName);
+          const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
+          if (sameRef && sameSpec(now, a.spec)) {
+            unchanged.attributes += 1;
+            continue;
+          }
+          withdrawals.push({
+            action: 'redeclare_attribute',
+            type: t.name,
+            type_guid: guid,
+            attribute: a.spec.name,
+            spec: a.spec,
+            ...ref,
+            current: now,
+            impact: await impactOf(guid as string, existing),
+            ...blockedRef,
+          });
+          continue;
+        }
+        declarations.push({
+          action: 'declare_attribute',
+          type: t.name,
+          type_guid: guid,
+          attribute: a.spec.name,
+          spec: a.spec,
+          ...ref,
+          ...(withdrawn.has(a.key)
+            ? {
+                blocked: {
+                  reason: 'attribute_def_withdrawn',
+                  message: `"${a.spec.name}" was withdrawn; its name is free once the daily purge has removed its data.`,
+                },
+              }
+            : blockedRef),
+        });
+      }
+    }
+    return { steps: [...structural, ...withdrawals, ...declarations], unchanged };
+  });
+}
+
+function renameStep(name: string, type: StoredType): PlanStep {
+  return {
+    action: 'rename_type',
+    type: name,
+    type_guid: type.guid,
+    from: type.name,
+    ...(type.origin !== 'user_defined'
+      ? {
+          blocked: {
+            reason: 'type_not_user_defined',
+            message: `"${type.name}" is ${type.origin}: only user-defined types can be renamed.`,
+          },
+        }
+      : {}),
+  };
+}

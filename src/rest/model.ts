@@ -1,0 +1,31 @@
+// REST routes for the metamodel as code: export, plan, and the document's JSON Schema.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { exportModel, planModel } from '../resolvers/model.js';
+import { succeed } from './envelope.js';
+import { route } from './route.js';
+import { ModelDocument, ROUTES } from './schemas.js';
+
+let jsonSchema: Record<string, unknown> | undefined;
+/** The model document's JSON Schema, from the same zod schema the OpenAPI document shows (made once). */
+export const metamodelJsonSchema = () => {
+  jsonSchema ??= {
+    $id: '/schemas/metamodel.json',
+    title: 'Entity metamodel document',
+    ...z.toJSONSchema(ModelDocument, { target: 'draft-2020-12' }),
+  };
+  return jsonSchema;
+};
+
+export function modelRoutes(app: FastifyInstance) {
+  route(app, ROUTES.exportModel, async (req, reply) => {
+    return succeed(reply, 200, { model: await exportModel(req.ctx) });
+  });
+
+  route(app, ROUTES.planModel, async (req, reply, { body }) => {
+    const plan = await planModel(req.ctx, body);
+    return succeed(reply, 200, { steps: plan.steps, unchanged: plan.unchanged });
+  });
+
+  route(app, ROUTES.metamodelSchema, async () => metamodelJsonSchema());
+}

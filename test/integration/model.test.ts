@@ -1,0 +1,351 @@
+// Issue #13, parts 2 and 3 (server side): the tenant's metamodel as one document (export, its JSON Schema), and the
+// plan that says what applying a document would change.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL_FORMAT } from '../../src/resolvers/model.js';
+import { createType, createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+type Api = ReturnType<typeof restClient>;
+
+async function tenantApi() {
+  const tenant = newTenant();
+  return { tenant, api: restClient(world.app, await tokenFor(tenant)) };
+}
+
+const exportOf = async (api: Api) => {
+  const res = await api.get('/entities/model');
+  expect(res.status).toBe(200);
+  return res.body.DATA.model;
+};
+
+const planOf = async (api: Api, document: unknown) => {
+  const res = await api.post('/entities/model/plan', document);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.DATA as { steps: any[]; unchanged: { types: number; attributes: number } };
+};
+
+/** A tenant with user types, references between them, every kind of definition, and one on a system type. */
+async function richTenant(api: Api) {
+  const person = await createType(api, 'Person');
+  const report = await createType(api, 'Report');
+  const declare = (guid: string, body: Record<string, unknown>) =>
+    api.post(`/entities/types/${guid}/attributes`, body).then((r) => expect(r.status).toBe(201));
+  await declare(report, {
+    name: 'Grade',
+    value_type: 'string',
+    cardinality: 'single',
+    allowed_values: ['A', 'B'],
+    default_value: 'A',
+    required: true,
+  });
+  await declare(report, {
+    name: 'owner',
+    value_type: 'entity_ref',
+    cardinality: 'single',
+    allowed_ref_type: person,
+    filterable: true,
+  });
+  await declare(report, { name: 'scores', value_type: 'number', cardinality: 'multi' });
+  await declare(person, { name: 'profile', value_type: 'json', cardinality: 'single' });
+  const table = (await api.post('/entities/types', { name: 'table' })).body.DATA.entity_type.guid;
+  await declare(table, {
+    name: 'steward',
+    value_type: 'entity_ref',
+    cardinality: 'multi',
+    allowed_ref_type: person,
+  });
+  await createType(api, 'Empty');
+  return { person, report, table };
+}
+
+describe('export: GET /entities/model', () => {
+  it('lists the user-defined types and any type with declared definitions, by name, definitions by name, references by name', async () => {
+    const { api } = await tenantApi();
+    await richTenant(api);
+    expect(await exportOf(api)).toEqual({
+      format: MODEL_FORMAT,
+      types: [
+        { name: 'Empty', attributes: [] },
+        { name: 'Person', attributes: [{ name: 'profile', value_type: 'json', cardinality: 'single' }] },
+        {
+          name: 'Report',
+          attributes: [
+            {
+              name: 'Grade',
+              value_type: 'string',
+              cardinality: 'single',
+              allowed_values: ['A', 'B'],
+              required: true,
+              default_value: 'A',
+            },
+            {
+              name: 'owner',
+              value_type: 'entity_ref',
+              cardinality: 'single',
+              allowed_ref_type: 'Person',
+              filterable: true,
+            },
+            { name: 'scores', value_type: 'number', cardinality: 'multi' },
+          ],
+        },
+        {
+          name: 'table',
+          attributes: [
+            { name: 'steward', value_type: 'entity_ref', cardinality: 'multi', allowed_ref_type: 'Person' },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('a new tenant exports no types; the document validates against /schemas/metamodel.json (public)', async () => {
+    const { api } = await tenantApi();
+    expect(await exportOf(api)).toEqual({ format: MODEL_FORMAT, types: [] });
+    const rich = await tenantApi();
+    await richTenant(rich.api);
+    const res = await world.app.inject({ method: 'GET', url: '/schemas/metamodel.json' });
+    expect(res.statusCode).toBe(200);
+    const validate = new Ajv2020({ strict: false }).compile(res.json());
+    const document = await exportOf(rich.api);
+    expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...document, format: 'other' })).toBe(false);
+    expect(
+      validate({
+        format: MODEL_FORMAT,
+        types: [{ name: 'x', attributes: [{ name: 'a', value_type: 'text' }] }],
+      }),
+    ).toBe(false);
+  });
+
+  it('withdrawn definitions are not exported; a renamed type is exported under its current name', async () => {
+    const { api } = await tenantApi();
+    const guid = await createType(api, 'Old');
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'gone',
+      value_type: 'date',
+      cardinality: 'single',
+    });
+    await api.delete(`/entities/attributes/${guid}/gone`);
+    await api.patch(`/entities/types/${guid}`, { name: 'New' });
+    expect((await exportOf(api)).types).toEqual([{ name: 'New', attributes: [] }]);
+  });
+
+  it('a model past 6 MiB of enumerations and defaults is refused with model_too_large before it is read', async () => {
+    const { api } = await tenantApi();
+    const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1010)}`);
+    const types = [await createType(api, 'B1'), await createType(api, 'B2')];
+    for (let i = 0; i < 7; i += 1) {
+      const res = await api.post(`/entities/types/${types[i % 2]}/attributes`, {
+        name: `e${i}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: big,
+      });
+      expect(res.status).toBe(201);
+      const exported = await api.get('/entities/model');
+      // 6 enumerations of 1,015,999 characters fit in 6 MiB (6,291,456); the seventh does not
+      if (i < 6) expect(exported.status).toBe(200);
+      else expect([exported.status, exported.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    }
+  }, 60_000);
+});
+
+describe('plan: POST /entities/model/plan', () => {
+  it('the export of a tenant planned on that tenant: no steps; on an empty tenant: every type and definition', async () => {
+    const { api } = await tenantApi();
+    await richTenant(api);
+    const document = await exportOf(api);
+    expect(await planOf(api, document)).toEqual({ steps: [], unchanged: { types: 4, attributes: 5 } });
+
+    const empty = await tenantApi();
+    const plan = await planOf(empty.api, document);
+    expect(plan.unchanged).toEqual({ types: 1, attributes: 0 }); // table exists everywhere
+    expect(plan.steps.map((s) => [s.action, s.type, s.attribute ?? null])).toEqual([
+      ['create_type', 'Empty', null],
+      ['create_type', 'Person', null],
+      ['create_type', 'Report', null],
+      ['declare_attribute', 'Person', 'profile'],
+      ['declare_attribute', 'Report', 'Grade'],
+      ['declare_attribute', 'Report', 'owner'],
+      ['declare_attribute', 'Report', 'scores'],
+      ['declare_attribute', 'table', 'steward'],
+    ]);
+    expect(plan.steps.find((s) => s.attribute === 'owner')).toMatchObject({
+      type_guid: null,
+      spec: { allowed_ref_type: 'Person', filterable: true },
+    });
+    expect(plan.steps.find((s) => s.attribute === 'steward')?.type_guid).toEqual(expect.any(String));
+    // planning writes nothing
+    expect(await exportOf(empty.api)).toEqual({ format: MODEL_FORMAT, types: [] });
+  });
+
+  it('withdrawals with their impact, changed definitions to redeclare, renames, and blocked steps', async () => {
+    const { api } = await tenantApi();
+    const { report, person } = await richTenant(api);
+    const e1 = await api.post('/entities', { type_guid: report, name: 'r1', values: { scores: [1, 2, 3] } });
+    expect(e1.status).toBe(201);
+    await api.post(`/entities/types/${person}/attributes`, {
+      name: 'nick',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    await api.delete(`/entities/attributes/${person}/nick`);
+    await api.patch(`/entities/types/${person}`, { name: 'Human' });
+    const document = {
+      format: MODEL_FORMAT,
+      types: [
+        // Person was renamed to Human: the document names it back (its name resolves to it)
+        {
+          name: 'Person',
+          attributes: [
+            { name: 'profile', value_type: 'json', cardinality: 'single' },
+            { name: 'nick', value_type: 'string', cardinality: 'single' },
+          ],
+        },
+        {
+          name: 'Report Card',
+          renamed_from: 'Report',
+          attributes: [
+            {
+              name: 'grade',
+              value_type: 'string',
+              cardinality: 'single',
+              allowed_values: ['A', 'B'],
+              required: true,
+              default_value: 'A',
+            },
+            {
+              name: 'owner',
+              value_type: 'entity_ref',
+              cardinality: 'single',
+              allowed_ref_type: 'person',
+              filterable: true,
+            },
+            {
+              name: 'notes',
+              value_type: 'string',
+              cardinality: 'single',
+              allowed_values: ['x'],
+              default_value: 'x',
+            },
+            { name: 'link', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: 'Nowhere' },
+          ],
+        },
+        { name: 'Dashboard', attributes: [] },
+      ],
+    };
+    const plan = await planOf(api, document);
+    expect(
+      plan.steps.map((s) => [s.action, s.type, s.attribute ?? s.from ?? null, s.blocked?.reason ?? null]),
+    ).toEqual([
+      ['rename_type', 'Person', 'Human', null],
+      ['rename_type', 'Report Card', 'Report', null],
+      ['create_type', 'Dashboard', null, 'type_instances_managed'],
+      ['withdraw_attribute', 'Report Card', 'scores', null],
+      ['declare_attribute', 'Person', 'nick', 'attribute_def_withdrawn'],
+      ['declare_attribute', 'Report Card', 'notes', null],
+      ['declare_attribute', 'Report Card', 'link', 'unknown_entity_type'],
+    ]);
+    expect(plan.steps[3]).toMatchObject({
+      type_guid: report,
+      current: { name: 'scores', value_type: 'number', cardinality: 'multi' },
+      impact: { instances: 1, values: 3 },
+    });
+    expect(plan.unchanged).toEqual({ types: 0, attributes: 3 });
+
+    // a definition whose specification differs is to be withdrawn and declared again
+    const changed = {
+      format: MODEL_FORMAT,
+      types: [
+        { name: 'Human', attributes: [{ name: 'profile', value_type: 'string', cardinality: 'single' }] },
+      ],
+    };
+    const redeclare = await planOf(api, changed);
+    expect(redeclare.steps).toEqual([
+      {
+        action: 'redeclare_attribute',
+        type: 'Human',
+        type_guid: person,
+        attribute: 'profile',
+        spec: { name: 'profile', value_type: 'string', cardinality: 'single' },
+        current: { name: 'profile', value_type: 'json', cardinality: 'single' },
+        impact: { instances: 0, values: 0 },
+      },
+    ]);
+  });
+
+  it('a malformed document is refused with invalid_model, a declaration with the declare endpoint’s own reason, saying where', async () => {
+    const { api } = await tenantApi();
+    const cases: [unknown, string, string][] = [
+      [{ types: [] }, 'invalid_model', 'format'],
+      [{ format: MODEL_FORMAT }, 'invalid_model', 'types'],
+      [{ format: MODEL_FORMAT, types: [], extra: 1 }, 'invalid_model', 'unknown field'],
+      [{ format: MODEL_FORMAT, types: [{ name: 'a' }, { name: ' A ' }] }, 'invalid_model', 'types[1].name'],
+      [{ format: MODEL_FORMAT, types: [{ name: '' }] }, 'empty_value', 'types[0].name'],
+      [{ format: MODEL_FORMAT, types: [{ name: 'a', colour: 'red' }] }, 'invalid_model', 'types[0]'],
+      [
+        {
+          format: MODEL_FORMAT,
+          types: [{ name: 'a', attributes: [{ name: 'x', value_type: 'text', cardinality: 'single' }] }],
+        },
+        'unknown_value_type',
+        'types[0].attributes[0]',
+      ],
+      [
+        {
+          format: MODEL_FORMAT,
+          types: [
+            {
+              name: 'a',
+              attributes: [{ name: 'x', value_type: 'string', cardinality: 'single', filterable: true }],
+            },
+          ],
+        },
+        'filterable_not_supported',
+        'types[0].attributes[0]',
+      ],
+      [
+        {
+          format: MODEL_FORMAT,
+          types: [
+            {
+              name: 'a',
+              attributes: [
+                { name: 'x', value_type: 'string', cardinality: 'single' },
+                { name: 'X', value_type: 'number', cardinality: 'single' },
+              ],
+            },
+          ],
+        },
+        'invalid_model',
+        'types[0].attributes[1]',
+      ],
+      [
+        { format: MODEL_FORMAT, types: Array.from({ length: 1001 }, (_, i) => ({ name: `t${i}` })) },
+        'invalid_model',
+        'more than 1000',
+      ],
+    ];
+    for (const [document, reason, where] of cases) {
+      const res = await api.post('/entities/model/plan', document);
+      expect([res.status, res.body.DATA.reason], JSON.stringify(document).slice(0, 80)).toEqual([
+        400,
+        reason,
+      ]);
+      expect(res.body.MESSAGE).toContain(where);
+    }
+    const atLimit = {
+      format: MODEL_FORMAT,
+      types: Array.from({ length: 1000 }, (_, i) => ({ name: `t${i}` })),
+    };
+    expect((await planOf(api, atLimit)).steps).toHaveLength(1000);
+  }, 60_000);
+});

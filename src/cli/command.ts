@@ -36,7 +36,8 @@ export interface Command {
   summary: string;
   description: string;
   examples: string[];
-  run(ctx: Ctx, args: string[], values: Values): Promise<void>;
+  /** Resolves to the exit status when it is not 0 (plan: 2 when there are changes). */
+  run(ctx: Ctx, args: string[], values: Values): Promise<void | number>;
 }
 
 export const stringOption = (values: Values, name: string): string | undefined => {

@@ -4,6 +4,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { attributesDeclare, attributesList, withdraw } from './attributes.js';
 import { Client, Refusal, TransportError, UsageError } from './client.js';
 import type { Command, Ctx, OptionSpec, Values } from './command.js';
+import { modelApply, modelExport, modelPlan } from './model.js';
 import { type Io, json, processIo } from './output.js';
 import { purge } from './purge.js';
 import { mintDevToken, TOKEN_OPTIONS } from './token.js';
@@ -61,6 +62,9 @@ export const COMMANDS: Command[] = [
   attributesList,
   attributesDeclare,
   withdraw,
+  modelExport,
+  modelPlan,
+  modelApply,
   purge,
   tokenCommand,
 ];
@@ -263,8 +267,8 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     };
     // Check --url before anything else runs, so a bad address is a usage error whatever the command does first.
     if (command.service) ctx.client();
-    await command.run(ctx, args, values);
-    return EXIT.ok;
+    const status = await command.run(ctx, args, values);
+    return typeof status === 'number' ? status : EXIT.ok;
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`error: ${err.message}\n${err.usage ?? (command ? usageLine(command) : usageFor([]))}\n`);

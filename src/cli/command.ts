@@ -37,6 +37,7 @@ export interface Command {
   description: string;
   examples: string[];
   /** Resolves to the exit status when it is not 0 (plan: 2 when there are changes). */
+  // biome-ignore lint/suspicious/noConfusingVoidType: most commands end with nothing to say (exit 0)
   run(ctx: Ctx, args: string[], values: Values): Promise<void | number>;
 }
 

@@ -3,5 +3,6 @@ import { builder } from './builder.js';
 import './entity-type.js';
 import './attribute.js';
 import './history.js';
+import './model.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -3,7 +3,16 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL_FORMAT } from '../../src/resolvers/model.js';
-import { createType, createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import {
+  createType,
+  createWorld,
+  graphqlClient,
+  newTenant,
+  refusalOf,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
 
 let world: TestWorld;
 beforeAll(async () => {
@@ -348,4 +357,41 @@ describe('plan: POST /entities/model/plan', () => {
     };
     expect((await planOf(api, atLimit)).steps).toHaveLength(1000);
   }, 60_000);
+});
+
+describe('GraphQL: model and modelPlan', () => {
+  it('answer what REST answers (same resolvers), refusals with the same reasons', async () => {
+    const tenant = newTenant();
+    const token = await tokenFor(tenant);
+    const api = restClient(world.app, token);
+    const gql = graphqlClient(world.app, token);
+    await richTenant(api);
+    const document = await exportOf(api);
+    const viaGql = (await gql.request('{ model }' as never)) as { model: unknown };
+    expect(viaGql.model).toEqual(document);
+    const changed = { ...document, types: [...document.types, { name: 'Brand New', attributes: [] }] };
+    const query = `query($d: JSON!) { modelPlan(document: $d) {
+      steps { action type typeGuid from attribute spec refTypeGuid current impact { instances values } blocked { reason message } }
+      unchanged { types attributes } } }`;
+    const res = (await gql.request(query as never, { d: changed } as never)) as any;
+    const rest = await planOf(api, changed);
+    expect(res.modelPlan.unchanged).toEqual(rest.unchanged);
+    expect(res.modelPlan.steps).toEqual([
+      {
+        action: 'create_type',
+        type: 'Brand New',
+        typeGuid: null,
+        from: null,
+        attribute: null,
+        spec: null,
+        refTypeGuid: null,
+        current: null,
+        impact: null,
+        blocked: null,
+      },
+    ]);
+    expect(await refusalOf(gql.request(query as never, { d: { format: 'x', types: [] } } as never))).toBe(
+      'invalid_model',
+    );
+  });
 });

@@ -28,7 +28,7 @@ describe('the fields whose answers may be kept', () => {
       ]),
     );
     expect(left).toEqual({
-      Query: ['modelChanges'],
+      Query: ['model', 'modelChanges', 'modelPlan'],
       QueryEntityTypesConnection: [],
       QueryEntityTypesConnectionEdge: [],
       PageInfo: [],
@@ -51,7 +51,14 @@ describe('the fields whose answers may be kept', () => {
       'state',
       'valueType',
     ]);
-    expect(fieldsOf('Query')).toEqual(['entityType', 'entityTypeByName', 'entityTypes', 'modelChanges']);
+    expect(fieldsOf('Query')).toEqual([
+      'entityType',
+      'entityTypeByName',
+      'entityTypes',
+      'model',
+      'modelChanges',
+      'modelPlan',
+    ]);
     expect(ANSWER_CACHE_FIELDS.Mutation).toBeUndefined();
     expect(ANSWER_CACHE_FIELDS.WithdrawnAttribute).toBeUndefined();
   });

@@ -73,6 +73,7 @@ import { armorPlugin, knownOperationTypesPlugin } from './schema/armor.js';
 import { operationGuardPlugin } from './schema/guard.js';
 import { schema } from './schema/index.js';
 import { Slots } from './slots.js';
+import { createTracing, graphqlTracingPlugin, type Tracing, traceOf, traceRequests } from './tracing.js';
 
 /** The id of the request being served, for code that has no request at hand (GraphQL error masking). */
 const requestScope = new AsyncLocalStorage<{ requestId: string }>();
@@ -93,6 +94,8 @@ export interface AppDeps {
   logRing?: LogRing;
   /** Identifies this process in leases (defaults to a random id). */
   instanceId?: string;
+  /** Where spans go (tests pass an in-memory exporter's); else made from the config, off without an endpoint. */
+  tracing?: Tracing;
 }
 
 /** One access line per request, when it completes (Fastify's default writes two: incoming and completed). */
@@ -302,6 +305,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.server.maxConnections = config.HTTP_MAX_CONNECTIONS;
+  // Traces (src/tracing.ts): the request's span opens first, so it covers every other hook.
+  const tracing = deps.tracing ?? createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME);
+  if (tracing.tracer) traceRequests(app, tracing.tracer);
+  app.addHook('onClose', async () => {
+    await tracing.shutdown();
+  });
   // Browsers may call the API from the configured origins only (none by default: then preflights get 405).
   if (config.CORS_ORIGINS && config.CORS_ORIGINS.length > 0) {
     await app.register(cors, {
@@ -484,6 +493,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Metrics read no tenant's data, and must be readable while the database is away.
     if (route !== ROUTES.metrics.path) await services.tenants.ensure(viewer.tenant);
     req.ctx = createContext(services, viewer, req.id, clientBookmarks);
+    const requestTrace = traceOf(req.raw);
+    if (requestTrace) req.ctx.stats.trace = requestTrace;
   });
 
   app.setErrorHandler((error: FastifyError, req, reply) => {
@@ -559,6 +570,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       oneKeyedWritePlugin(),
       operationGuardPlugin({ queryTimeMs: config.GRAPHQL_QUERY_TIMEOUT_MS }),
       useGraphQlJit({}, { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') }),
+      ...(tracing.tracer ? [graphqlTracingPlugin((ctx) => ctx.stats.trace)] : []),
     ],
     landingPage: false,
     // GraphiQL is served by the /graphql route (http/pages.ts); CORS is the app's (configured origins only).

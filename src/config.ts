@@ -45,6 +45,9 @@ const schema = z.object({
   GRAPHQL_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
   /** Wall-clock time a GraphQL query may run once it executes (its database reads get what is left). */
   GRAPHQL_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2_000),
+  /** OTLP/HTTP collector for traces (its /v1/traces is posted to); tracing is off when unset (src/tracing.ts). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
+  OTEL_SERVICE_NAME: z.string().min(1).default('entity-metamodel'),
   /** Origins (scheme://host[:port], comma-separated) whose browsers may call the API cross-origin; none by default. */
   CORS_ORIGINS: optionalString.pipe(
     z

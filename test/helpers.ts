@@ -5,7 +5,7 @@ import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { createMetamodelClient, type FetchLike, MetamodelGraphQLError } from '../client/src/index.js';
-import { buildApp } from '../src/app.js';
+import { type AppDeps, buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { parseConfig } from '../src/config.js';
 import { createDriver } from '../src/db/driver.js';
@@ -20,7 +20,10 @@ export interface TestWorld {
 }
 
 /** An app on the run's Neo4j. Purges run without a grace period unless `env` says otherwise. */
-export async function createWorld(env: Record<string, string> = {}): Promise<TestWorld> {
+export async function createWorld(
+  env: Record<string, string> = {},
+  deps: Partial<Pick<AppDeps, 'tracing'>> = {},
+): Promise<TestWorld> {
   const uri = inject('neo4jUri');
   const config = parseConfig({
     NODE_ENV: 'test',
@@ -31,7 +34,7 @@ export async function createWorld(env: Record<string, string> = {}): Promise<Tes
     ...env,
   });
   const driver = createDriver({ uri });
-  const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+  const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }), ...deps });
   await app.ready();
   await untilReady(app);
   return {

@@ -2,6 +2,7 @@
 // driver errors mapped to domain errors in one place, and a per-request count of queries sent.
 import neo4j, { type Driver, Neo4jError, type QueryResult, type Transaction } from 'neo4j-driver';
 import { refuse } from '../errors.js';
+import { type RequestTrace, tracedStatement } from '../tracing.js';
 import {
   claimIdempotencyKey,
   IdempotencyKeyTaken,
@@ -43,6 +44,8 @@ export interface QueryStats {
   bookmarks?: string[];
   /** The bookmarks of the request's last committed write, for its Neo4j-Bookmark response header. */
   written?: string[];
+  /** The request's trace, when tracing is on: each statement gets a span under its current span. */
+  trace?: RequestTrace;
 }
 
 /** A time limit reads of one request must keep (a GraphQL query's budget). */
@@ -123,7 +126,9 @@ const counted =
   (stats: QueryStats, send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>): Run =>
   async (cypher, params = {}) => {
     stats.queries += 1;
-    const result = await send(cypher, params);
+    const result = stats.trace
+      ? await tracedStatement(stats.trace, cypher, () => send(cypher, params))
+      : await send(cypher, params);
     return result.records.map((r) => r.toObject() as Row);
   };
 

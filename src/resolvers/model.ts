@@ -15,8 +15,13 @@ export const MODEL_FORMAT = 'entity-metamodel/v1';
 export const MODEL_MAX_TYPES = 1000;
 /** Most enumeration and default text an export carries: the document stays within a request body (8 MB). */
 export const MODEL_MAX_DEFINITION_BYTES = 6 * 1024 * 1024;
-/** Withdrawals whose impact a plan counts (each counts the type's instances); later ones carry none. */
-export const PLAN_MAX_IMPACTS = 100;
+/** Most live definitions an export reads (its rows are held in memory at once). */
+export const MODEL_MAX_DEFINITIONS = 50_000;
+/**
+ * Withdrawals whose impact a plan counts: each walks the instances of its type (a withdrawal's dry run), so a plan
+ * does at most this many such walks; later withdrawals carry `impact: null`.
+ */
+export const PLAN_MAX_IMPACTS = 25;
 
 /** An attribute definition as a document states it: defaults left out, the referenced type by name. */
 export interface ModelAttribute {
@@ -81,6 +86,9 @@ export async function exportModel(ctx: RequestContext): Promise<ModelDocument> {
   return ctx.db.read(async (run) => {
     const size = await measureModel(run, tenant, MODEL_MAX_TYPES);
     if (size.types > MODEL_MAX_TYPES) throw modelTooLarge(`more than ${MODEL_MAX_TYPES} types`);
+    if (size.definitions > MODEL_MAX_DEFINITIONS) {
+      throw modelTooLarge(`more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions`);
+    }
     if (size.bytes > MODEL_MAX_DEFINITION_BYTES) {
       throw modelTooLarge(
         `${size.bytes.toLocaleString('en-US')} characters of enumerations and defaults (at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,

@@ -11,6 +11,7 @@ import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
 import {
   MODEL_FORMAT,
   MODEL_MAX_DEFINITION_BYTES,
+  MODEL_MAX_DEFINITIONS,
   MODEL_MAX_TYPES,
   PLAN_ACTIONS,
   PLAN_MAX_IMPACTS,
@@ -727,7 +728,7 @@ export const ROUTES = {
     operationId: 'exportModel',
     tag: 'Model as code',
     summary: "The tenant's metamodel as one document (export)",
-    description: `Types by name and their live definitions, in a stable order; the document round-trips: planned and applied on an empty tenant, it exports again the same. Its JSON Schema is at \`/schemas/metamodel.json\`. A model of more than ${MODEL_MAX_TYPES} types, or whose enumerations and defaults pass ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB, is refused (\`model_too_large\`) before it is read.`,
+    description: `Types by name and their live definitions, in a stable order; the document round-trips: planned and applied on an empty tenant, it exports again the same. Its JSON Schema is at \`/schemas/metamodel.json\`. A model of more than ${MODEL_MAX_TYPES} types or ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions, or whose enumerations and defaults pass ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB, is refused (\`model_too_large\`) before it is read.`,
     auth: 'bearer',
     answers: { 200: { description: 'The document.', data: z.object({ model: ModelDocument }) } },
     refusals: ['model_too_large'],

@@ -2,7 +2,7 @@
 // plan that says what applying a document would change.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MODEL_FORMAT } from '../../src/resolvers/model.js';
+import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, PLAN_MAX_IMPACTS } from '../../src/resolvers/model.js';
 import {
   createType,
   createWorld,
@@ -167,7 +167,57 @@ describe('export: GET /entities/model', () => {
   }, 60_000);
 });
 
+describe('export bounds', () => {
+  it(`more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} live definitions: model_too_large; at the bound, exported`, async () => {
+    const { tenant, api } = await tenantApi();
+    // 251 types of 200 definitions, written straight in the database (50,200 declarations would take minutes)
+    await world.driver.executeQuery(
+      `UNWIND range(0, 250) AS i
+       CREATE (t:EntityType {tenant: $tenant, guid: $tenant + '-t' + i, name: 'T' + i, name_key: 't' + right('00' + i, 3),
+                             origin: 'user_defined', catalog_level: true})
+       WITH t
+       UNWIND range(0, 199) AS j
+       CREATE (t)-[:HAS_ATTRIBUTE]->(:AttributeDefinition {tenant: $tenant, owner_guid: t.guid, guid: t.guid + '-a' + j,
+         name: 'a' + j, name_key: 'a' + j, origin: 'user_defined', state: 'live', value_type: 'string',
+         cardinality: 'single', required: false, filterable: false, json_bytes: 0})`,
+      { tenant },
+    );
+    const over = await api.get('/entities/model');
+    expect([over.status, over.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(over.body.MESSAGE).toContain('50,000 definitions');
+    await world.driver.executeQuery(
+      `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $guid}) DETACH DELETE a`,
+      { tenant, guid: `${tenant}-t250` },
+    );
+    const at = await exportOf(api);
+    expect(at.types).toHaveLength(251);
+    expect(at.types.reduce((n: number, t: { attributes: unknown[] }) => n + t.attributes.length, 0)).toBe(
+      50_000,
+    );
+  }, 120_000);
+});
+
 describe('plan: POST /entities/model/plan', () => {
+  it(`counts the impact of the first ${PLAN_MAX_IMPACTS} withdrawals; later ones carry impact null`, async () => {
+    const { api } = await tenantApi();
+    const guid = await createType(api, 'Many');
+    for (let i = 0; i <= PLAN_MAX_IMPACTS; i += 1) {
+      await api.post(`/entities/types/${guid}/attributes`, {
+        name: `w${String(i).padStart(2, '0')}`,
+        value_type: 'number',
+        cardinality: 'single',
+      });
+    }
+    const plan = await planOf(api, { format: MODEL_FORMAT, types: [{ name: 'Many' }] });
+    expect(plan.steps).toHaveLength(PLAN_MAX_IMPACTS + 1);
+    expect(plan.steps.filter((s) => s.impact !== null)).toHaveLength(PLAN_MAX_IMPACTS);
+    expect(plan.steps.at(-1)).toMatchObject({
+      action: 'withdraw_attribute',
+      attribute: `w${PLAN_MAX_IMPACTS}`,
+      impact: null,
+    });
+  });
+
   it('the export of a tenant planned on that tenant: no steps; on an empty tenant: every type and definition', async () => {
     const { api } = await tenantApi();
     await richTenant(api);

@@ -6,7 +6,7 @@ import cliProgress from 'cli-progress';
 import YAML from 'yaml';
 import { nameKey } from '../resolvers/names.js';
 import { type Client, Refusal, UsageError } from './client.js';
-import { type Command, quoted, stringOption, type Values } from './command.js';
+import { type Command, type OptionSpec, quoted, stringOption, type Values } from './command.js';
 import type { Io } from './output.js';
 import { json } from './output.js';
 
@@ -28,6 +28,13 @@ interface Plan {
   steps: Step[];
   unchanged: { types: number; attributes: number };
 }
+
+const FILE_OPTION: OptionSpec = {
+  type: 'string',
+  short: 'f',
+  value: 'FILE',
+  help: 'the model document (YAML or JSON; - for stdin)',
+};
 
 /** Exit status of `plan` when the file would change something (terraform plan -detailed-exitcode). */
 export const EXIT_CHANGES = 2;
@@ -140,12 +147,7 @@ export const modelPlan: Command = {
   path: ['plan'],
   args: [],
   options: {
-    file: {
-      type: 'string',
-      short: 'f',
-      value: 'FILE',
-      help: 'the model document (YAML or JSON; - for stdin)',
-    },
+    file: FILE_OPTION,
   },
   service: true,
   synopsis: '-f FILE',
@@ -170,12 +172,7 @@ export const modelApply: Command = {
   path: ['apply'],
   args: [],
   options: {
-    file: {
-      type: 'string',
-      short: 'f',
-      value: 'FILE',
-      help: 'the model document (YAML or JSON; - for stdin)',
-    },
+    file: FILE_OPTION,
     'allow-withdraw': {
       type: 'boolean',
       help: 'also withdraw definitions the file does not list or states differently (their data is removed)',

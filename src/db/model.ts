@@ -4,6 +4,13 @@ import { ATTR_PROJECTION, type StoredAttribute, toStoredAttribute } from './attr
 import { type StoredType, toStoredType, typeProjection } from './entity-types.js';
 import type { Run } from './executor.js';
 
+/** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
+const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
+     CALL {
+       WITH t
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+       WHERE a.state = 'live' AND a.origin = 'user_defined'`;
+
 /**
  * What the tenant's model would hold in an export, counted without reading it: the types an export lists (the
  * user-defined ones, and any other carrying a live definition declared by a caller), at most `maxTypes + 1` of
@@ -11,11 +18,7 @@ import type { Run } from './executor.js';
  */
 export async function measureModel(run: Run, tenant: string, maxTypes: number) {
   const rows = await run(
-    `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
-     CALL {
-       WITH t
-       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = 'live' AND a.origin = 'user_defined'
+    `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
        RETURN count(a) AS definitions,
               sum(coalesce(a.json_bytes, size(coalesce(a.allowed_values_json, '')) + size(coalesce(a.default_value_json, '')))) AS bytes
      }
@@ -41,11 +44,7 @@ export interface ModelEntry {
 /** The types an export lists, in normalised-name order, with their live definitions (whole rows). */
 export async function readModel(run: Run, tenant: string, maxTypes: number): Promise<ModelEntry[]> {
   const rows = await run(
-    `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
-     CALL {
-       WITH t
-       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = 'live' AND a.origin = 'user_defined'
+    `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
        WITH a ORDER BY a.name_key
        RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS live
      }

@@ -518,6 +518,25 @@ export const PlanStep = named(
 
 // ——— Routes ———
 
+/** The reasons of the declaration rules that need no database (checkDeclaration): a declaration's and a plan's. */
+const DECLARATION_RULE_REASONS: Reason[] = [
+  'too_many_allowed_values',
+  'unknown_value_type',
+  'invalid_cardinality',
+  'allowed_values_not_supported',
+  'allowed_ref_type_not_supported',
+  'allowed_ref_type_required',
+  'filterable_not_supported',
+  'empty_value',
+  'name_too_long',
+  'invalid_field',
+  'unknown_field',
+  'invalid_allowed_value',
+  'duplicate_allowed_value',
+  'invalid_default_value',
+  'default_value_not_allowed',
+];
+
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 export interface Answer {
@@ -754,24 +773,7 @@ export const ROUTES = {
         }),
       },
     },
-    refusals: [
-      'invalid_model',
-      'empty_value',
-      'name_too_long',
-      'invalid_field',
-      'unknown_field',
-      'unknown_value_type',
-      'invalid_cardinality',
-      'allowed_values_not_supported',
-      'allowed_ref_type_not_supported',
-      'allowed_ref_type_required',
-      'filterable_not_supported',
-      'too_many_allowed_values',
-      'invalid_allowed_value',
-      'duplicate_allowed_value',
-      'invalid_default_value',
-      'default_value_not_allowed',
-    ],
+    refusals: ['invalid_model', ...DECLARATION_RULE_REASONS],
   }),
   metamodelSchema: route({
     method: 'GET',
@@ -864,23 +866,9 @@ export const ROUTES = {
       'attribute_def_withdrawn',
       'too_many_attribute_defs',
       'attribute_defs_too_large',
-      'too_many_allowed_values',
-      'unknown_value_type',
-      'invalid_cardinality',
-      'allowed_values_not_supported',
-      'allowed_ref_type_not_supported',
-      'allowed_ref_type_required',
-      'filterable_not_supported',
+      ...DECLARATION_RULE_REASONS,
       'referent_not_found',
       'ref_type_mismatch',
-      'empty_value',
-      'name_too_long',
-      'invalid_field',
-      'unknown_field',
-      'invalid_allowed_value',
-      'duplicate_allowed_value',
-      'invalid_default_value',
-      'default_value_not_allowed',
     ],
   }),
   listAttributes: route({

@@ -24,6 +24,10 @@ afterAll(async () => {
 });
 
 async function cli(token: string, ...argv: string[]) {
+  return cliOn(new PassThrough(), token, ...argv);
+}
+
+async function cliOn(stderrStream: PassThrough & { isTTY?: boolean }, token: string, ...argv: string[]) {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
@@ -33,7 +37,7 @@ async function cli(token: string, ...argv: string[]) {
     err: (t) => {
       stderr += t;
     },
-    stderr: new PassThrough(),
+    stderr: stderrStream,
     env: { METAMODEL_URL: url, METAMODEL_TOKEN: token },
   });
   return { code, stdout, stderr };
@@ -174,6 +178,35 @@ describe('metamodel export, plan, apply', () => {
       { name: 'Asset', attributes: [{ name: 'size', value_type: 'string', cardinality: 'single' }] },
     ]);
   }, 60_000);
+
+  it('draws a progress bar of the steps on a terminal (stderr), and none in a pipe', async () => {
+    const { token } = await tenant();
+    const model = file(
+      'bar.yaml',
+      YAML.stringify({
+        format: 'entity-metamodel/v1',
+        types: [{ name: 'Bar1' }, { name: 'Bar2' }, { name: 'Bar3' }],
+      }),
+    );
+    const terminal: PassThrough & { isTTY?: boolean } = new PassThrough();
+    terminal.isTTY = true;
+    let drawn = '';
+    terminal.on('data', (chunk: Buffer) => {
+      drawn += chunk.toString();
+    });
+    const res = await cliOn(terminal, token, 'apply', '-f', model);
+    expect(res.code).toBe(0);
+    expect(drawn).toContain('apply |');
+    expect(drawn).toContain('3/3 steps');
+    const pipe = new PassThrough();
+    let piped = '';
+    pipe.on('data', (chunk: Buffer) => {
+      piped += chunk.toString();
+    });
+    const other = await tenant();
+    expect((await cliOn(pipe, other.token, 'apply', '-f', model)).code).toBe(0);
+    expect(piped).toBe('');
+  });
 
   it('stops at the first refusal and prints what was applied', async () => {
     const { token, api } = await tenant();

@@ -122,18 +122,41 @@ async function main(): Promise<number> {
       '30',
       '--no-color',
     ];
-    /** A real page cursor of the token's tenant (two types exist, a page of one leaves a next cursor). */
-    const cursorFor = async (token: string) => {
+    /**
+     * Real cursors of the token's tenant, as a client holds them: a type page's, a type history's and the change
+     * feed's (each is refused by the others' routes). Two new types, one with a declaration, so that a page of one
+     * leaves a next cursor in each list; the names are new on every call (two runs share the tenant).
+     */
+    const cursorsFor = async (token: string): Promise<Record<string, string>> => {
       const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-      for (const name of ['Fuzz Cursor One', 'Fuzz Cursor Two']) {
-        await fetch(`${base}/entities/types`, { method: 'POST', headers, body: JSON.stringify({ name }) });
-      }
-      const page = (await (await fetch(`${base}/entities/types?page_size=1`, { headers })).json()) as {
-        DATA?: { next_cursor?: string };
+      const call = async (method: string, url: string, body?: unknown) => {
+        const res = await fetch(`${base}${url}`, {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        const answer = (await res.json()) as { DATA?: Record<string, unknown> };
+        if (!res.ok) throw new Error(`fuzz: ${method} ${url}: ${res.status} ${JSON.stringify(answer)}`);
+        return answer.DATA ?? {};
       };
-      const cursor = page.DATA?.next_cursor;
-      if (!cursor) throw new Error(`fuzz: no next_cursor in ${JSON.stringify(page)}`);
-      return cursor;
+      const suffix = randomUUID().slice(0, 8);
+      const created = await call('POST', '/entities/types', { name: `Fuzz Cursor One ${suffix}` });
+      const guid = (created.entity_type as { guid: string }).guid;
+      await call('POST', '/entities/types', { name: `Fuzz Cursor Two ${suffix}` });
+      await call('POST', `/entities/types/${guid}/attributes`, {
+        name: 'fuzz_note',
+        value_type: 'string',
+        cardinality: 'single',
+      });
+      const cursors = {
+        FUZZ_CURSOR: (await call('GET', '/entities/types?page_size=1')).next_cursor,
+        FUZZ_HISTORY_CURSOR: (await call('GET', `/entities/types/${guid}/history?page_size=1`)).next_cursor,
+        FUZZ_FEED_CURSOR: (await call('GET', '/entities/changes?page_size=1')).next_cursor,
+      };
+      for (const [name, cursor] of Object.entries(cursors)) {
+        if (typeof cursor !== 'string') throw new Error(`fuzz: no cursor for ${name}`);
+      }
+      return cursors as Record<string, string>;
     };
     const failed: string[] = [];
     const logDir = path.join(ROOT, '.data', 'fuzz');
@@ -159,7 +182,7 @@ async function main(): Promise<number> {
           // GRAPHQL_VALIDATION_FAILED, so not_a_server_error still tells them from faults; every other check runs.
           ...(run === 'graphql' ? ['--exclude-checks', 'positive_data_acceptance'] : []),
         ],
-        { FUZZ_CURSOR: await cursorFor(tokens[run]) },
+        await cursorsFor(tokens[run]),
         15 * 60_000,
         logFile,
       );

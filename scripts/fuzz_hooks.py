@@ -57,3 +57,65 @@ def map_case(context, case):
         if isinstance(allowed, list) and allowed and body.get("default_value") is not None:
             body["default_value"] = [allowed[0]] if body.get("cardinality") == "multi" else allowed[0]
     return case
+
+
+# The GraphQL JSON scalar (enumerated values, defaults, a model document for `modelPlan`): schemathesis has no
+# strategy for a custom scalar and stops at a required argument of one. Any JSON value as a GraphQL literal, and
+# model documents whose shape is right (format, types, declarations), so that the plan's own rules run too.
+from hypothesis import strategies as st  # noqa: E402
+from schemathesis.graphql import nodes  # noqa: E402
+import graphql  # noqa: E402
+
+_NAME = st.from_regex(r"\A[_A-Za-z][_0-9A-Za-z]{0,15}\Z")
+
+
+def _object(fields):
+    return nodes.Object(
+        [graphql.ObjectFieldNode(name=graphql.NameNode(value=key), value=value) for key, value in fields.items()]
+    )
+
+
+def _literal(value):
+    """A GraphQL literal of a JSON value."""
+    if value is None:
+        return nodes.Null
+    if isinstance(value, bool):
+        return nodes.Boolean(value)
+    if isinstance(value, int):
+        return nodes.Int(value)
+    if isinstance(value, float):
+        return nodes.Float(value)
+    if isinstance(value, str):
+        return nodes.String(value)
+    if isinstance(value, list):
+        return nodes.List([_literal(item) for item in value])
+    return _object({key: _literal(item) for key, item in value.items()})
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**31), 2**31 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_NAME, children, max_size=4),
+    max_leaves=12,
+)
+_declaration = st.fixed_dictionaries(
+    {
+        "name": st.from_regex(r"\A[a-z][a-z0-9_]{0,20}\Z"),
+        "value_type": st.sampled_from(["string", "number", "boolean", "date", "json", "entity_ref"]),
+        "cardinality": st.sampled_from(["single", "multi"]),
+    },
+    optional={"required": st.booleans(), "description": st.text(max_size=40)},
+)
+_model = st.fixed_dictionaries(
+    {
+        "format": st.just("entity-metamodel/v1"),
+        "types": st.lists(
+            st.fixed_dictionaries(
+                {"name": st.from_regex(r"\A[A-Za-z][A-Za-z0-9 ]{0,30}\Z")},
+                optional={"attributes": st.lists(_declaration, max_size=3)},
+            ),
+            max_size=3,
+        ),
+    }
+)
+schemathesis.graphql.scalar("JSON", (_json | _model).map(_literal))

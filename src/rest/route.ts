@@ -13,7 +13,8 @@ type Part<S> = S extends z.ZodType ? z.output<S> : undefined;
 export interface Input<R extends RouteDoc> {
   params: Part<R['params']>;
   query: Part<R['query']>;
-  body: Part<R['body']>;
+  /** As sent when the resolver checks it (bodyCheckedByResolver). */
+  body: R['bodyCheckedByResolver'] extends true ? unknown : Part<R['body']>;
 }
 
 export interface RouteOptions {
@@ -83,7 +84,7 @@ export function inputOf<R extends RouteDoc>(
   return {
     params: check(doc.params, req.params, 'params', options),
     query: check(doc.query, req.query, 'query', options),
-    body: check(doc.body, body, 'body', options),
+    body: doc.bodyCheckedByResolver ? body : check(doc.body, body, 'body', options),
   } as Input<R>;
 }
 

@@ -576,6 +576,11 @@ export interface RouteDoc {
   body?: z.ZodType;
   /** An absent body counts as `{}` (operator calls with nothing to say). */
   bodyOptional?: true;
+  /**
+   * The resolver checks the body with its own rules and reasons (the GraphQL door sends it the same value): the
+   * schema documents it, the router passes it on as sent.
+   */
+  bodyCheckedByResolver?: true;
   /** Success answers by HTTP status. */
   answers: Record<number, Answer>;
   /** Reasons this route refuses with, beyond those every route may give (see COMMON_REFUSALS). */
@@ -761,7 +766,8 @@ export const ROUTES = {
     description:
       "Compares the document with the tenant and lists the steps that would make the tenant match it, in the order to apply them, each through its ordinary endpoint: types to create or rename, definitions to withdraw (with their dry-run impact), to redeclare (a changed specification) and to declare. Types the document does not list are left alone. Writes nothing. Each declaration is checked with the declare endpoint's own rules and reasons; a malformed document is `invalid_model`.",
     auth: 'bearer',
-    body: z.looseObject({}).describe('A model document (ModelDocument).'),
+    body: ModelDocument,
+    bodyCheckedByResolver: true,
     answers: {
       200: {
         description: 'The plan; no steps when the tenant already matches the document.',

@@ -344,6 +344,9 @@ describe('plan: POST /entities/model/plan', () => {
   it('a malformed document is refused with invalid_model, a declaration with the declare endpoint’s own reason, saying where', async () => {
     const { api } = await tenantApi();
     const cases: [unknown, string, string][] = [
+      // The router passes the body on as sent: the plan's own rules and reasons, as through GraphQL.
+      [[], 'invalid_model', 'document'],
+      [{}, 'invalid_model', 'format'],
       [{ types: [] }, 'invalid_model', 'format'],
       [{ format: MODEL_FORMAT }, 'invalid_model', 'types'],
       [{ format: MODEL_FORMAT, types: [], extra: 1 }, 'invalid_model', 'unknown field'],

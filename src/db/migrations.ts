@@ -1,5 +1,6 @@
 // Schema migrations: the constraints and indexes that make the invariants hold in the database itself.
 // Every statement is idempotent (IF NOT EXISTS), so start-up applies them on every boot.
+import { LIST_KEY_SEPARATOR } from './entities.js';
 import type { Executor } from './executor.js';
 
 export const MIGRATIONS: readonly string[] = [
@@ -18,6 +19,10 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE INDEX type_tombstone_guid IF NOT EXISTS FOR (x:TypeTombstone) ON (x.tenant, x.guid)',
   // Instances of a type in guid order: the purge walks them in batches with a cursor.
   'CREATE INDEX entity_type_of IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid, e.guid)',
+  // A type's entities in listing order (name, then guid), and the entities of a type referring to an entity through
+  // an attribute, in the same order (db/entities.ts, listKey): a page of either is one ordered index seek.
+  'CREATE INDEX entity_list IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid, e.list_key)',
+  'CREATE INDEX refers_to_filter IF NOT EXISTS FOR ()-[r:REFERS_TO]-() ON (r.tgt, r.attr, r.src_type, r.src_key)',
   // A type's definitions (all of them, live or withdrawn): declarations, listings and the engine cache read these.
   'CREATE INDEX attribute_def_owner IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.tenant, a.owner_guid)',
   // Withdrawn definitions across tenants, for the purge.
@@ -34,9 +39,45 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE INDEX idempotency_expiry IF NOT EXISTS FOR (k:IdempotencyKey) ON (k.expires_at)',
 ];
 
+/**
+ * Data written before a release gains what the release reads, once per database: each step runs in batches until
+ * nothing is left to change, then leaves a marker so later starts skip it with one lookup. Steps are idempotent,
+ * so instances starting together may both run one.
+ */
+export const BACKFILLS: readonly { id: string; batch: string }[] = [
+  {
+    // Issue #14: listing keys on entities, then on the references they start (db/entities.ts, listKey).
+    id: 'entity-list-keys',
+    batch: `CALL {
+              MATCH (e:Entity) WHERE e.list_key IS NULL
+              WITH e LIMIT 5000
+              SET e.list_key = e.name_key + $separator + e.guid
+              RETURN count(*) AS entities
+            }
+            CALL {
+              MATCH (e:Entity)-[r:REFERS_TO]->(x:Entity) WHERE r.tgt IS NULL AND e.list_key IS NOT NULL
+              WITH e, r, x LIMIT 5000
+              SET r.tgt = x.guid, r.src_type = e.type_guid, r.src_key = e.list_key
+              RETURN count(*) AS references
+            }
+            RETURN entities + references AS changed`,
+  },
+];
+
 export async function migrate(db: Executor): Promise<void> {
   for (const statement of MIGRATIONS) {
     await db.write((run) => run(statement));
   }
   await db.write((run) => run('CALL db.awaitIndexes(60)'));
+  for (const step of BACKFILLS) {
+    const done = await db.read((run) => run('MATCH (m:Backfill {id: $id}) RETURN m.id', { id: step.id }));
+    if (done.length > 0) continue;
+    for (;;) {
+      const rows = await db.write((run) => run(step.batch, { separator: LIST_KEY_SEPARATOR }));
+      if (Number(rows[0]?.changed ?? 0) === 0) break;
+    }
+    await db.write((run) =>
+      run('MERGE (m:Backfill {id: $id}) ON CREATE SET m.at = datetime()', { id: step.id }),
+    );
+  }
 }

@@ -3,10 +3,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { refuse } from '../errors.js';
 
 /**
- * What a cursor pages through: a type list's cursor (no kind) is refused by a history or the change feed, and each
- * of theirs by the others.
+ * What a cursor pages through: a type list's cursor (no kind) is refused by a history, the change feed or an entity
+ * listing, and each of theirs by the others.
  */
-export type CursorKind = 'history' | 'changes';
+export type CursorKind = 'history' | 'changes' | 'entities';
 
 export interface CursorCodec {
   encode(tenant: string, position: string, kind?: CursorKind): string;

@@ -51,7 +51,10 @@ function refusalFor(schema: z.ZodType, value: unknown, issues: z.core.$ZodIssue[
     return refuse.badRequest(meta.tooMany, `"${String(field)}" has more than ${issue.maximum} entries.`);
   }
   const where = part === 'query' ? 'Query parameter' : part === 'params' ? 'Path parameter' : 'Field';
-  const detail = Array.isArray(given) && part === 'query' ? 'must be given once' : issue.message;
+  const detail =
+    Array.isArray(given) && part === 'query' && !isList(shape?.[field])
+      ? 'must be given once'
+      : issue.message;
   return refuse.badRequest(meta?.reason ?? 'invalid_field', `${where} "${String(field)}": ${detail}.`);
 }
 
@@ -74,6 +77,29 @@ function check(schema: z.ZodType | undefined, value: unknown, part: string, opti
   throw refusalFor(schema, value, result.error.issues, part);
 }
 
+/** True when `schema` (optional or not) is a list. */
+function isList(schema: z.ZodType | undefined): boolean {
+  let def = schema?.def as { type: string; innerType?: z.ZodType } | undefined;
+  while (def?.type === 'optional' || def?.type === 'nullable') def = def.innerType?.def as typeof def;
+  return def?.type === 'array';
+}
+
+/**
+ * A query parameter documented as a list may be given once or repeated (`where=a&where=b`); given once, the query
+ * string parser makes it a string, here a list of one.
+ */
+function withLists(schema: z.ZodObject | undefined, query: unknown): unknown {
+  if (!schema || !isObject(query)) return query;
+  let listed: Record<string, unknown> | undefined;
+  for (const [field, fieldSchema] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    if (typeof query[field] === 'string' && isList(fieldSchema)) {
+      listed ??= { ...query };
+      listed[field] = [query[field]];
+    }
+  }
+  return listed ?? query;
+}
+
 /** The checked params, query and body of a request, in that order (a bad path is reported before a bad body). */
 export function inputOf<R extends RouteDoc>(
   doc: R,
@@ -83,7 +109,7 @@ export function inputOf<R extends RouteDoc>(
   const body = req.body === undefined && doc.bodyOptional ? {} : req.body;
   return {
     params: check(doc.params, req.params, 'params', options),
-    query: check(doc.query, req.query, 'query', options),
+    query: check(doc.query, withLists(doc.query, req.query), 'query', options),
     body: doc.bodyCheckedByResolver ? body : check(doc.body, body, 'body', options),
   } as Input<R>;
 }

@@ -7,6 +7,7 @@ import { REASONS, type Reason } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../resolvers/attributes.js';
 import { CHANGE_PAGE_MAX_BYTES } from '../resolvers/changes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
+import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../resolvers/entity-list.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
 import {
   MODEL_FORMAT,
@@ -982,6 +983,62 @@ export const ROUTES = {
     params: z.object({ guid: guid('Entity guid.') }),
     answers: { 200: { description: 'The entity.', data: z.object({ entity: Entity }) } },
     refusals: ['not_found'],
+  }),
+  listEntities: route({
+    method: 'GET',
+    path: '/entities',
+    operationId: 'listEntities',
+    tag: 'Entities',
+    summary: 'The entities of a type, filtered by their references',
+    description: `Entities of exactly the type \`type_guid\`, in name order (then guid), keyset-paged with signed cursors bound to your tenant, like type pages. Each \`where\` is one condition, \`<attribute>:<guid>[,<guid>...]\`: the entity refers to any of those entities through that filterable reference attribute (\`tags\` on every type, or an \`entity_ref\` declared \`filterable: true\`); the attribute is what comes before the last colon. Several conditions must all hold (the same attribute twice: both). At most ${MAX_FILTER_CONDITIONS} conditions of at most ${MAX_FILTER_GUIDS} guids each. A page reads one index in order: with one condition or none it is always full until the last; with several, a page examines at most ${FILTER_SCAN_WINDOW.toLocaleString('en-US')} matches of one condition, so it can carry fewer rows than \`page_size\` (even none) and still a \`next_cursor\`: follow it until it is null. A withdrawn attribute's references stop matching when it is withdrawn (\`attribute_def_withdrawn\`), not when the purge removes them.`,
+    auth: 'bearer',
+    query: pageQuery('Opaque `next_cursor` from a previous page of the same listing.').extend({
+      type_guid: refusing(guid('The entity type whose entities are listed.'), {
+        reason: 'invalid_field',
+        missing: 'invalid_field',
+      }),
+      where: refusing(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^.+:[^:,]+(,[^:,]+)*$/)
+              .describe('`<attribute>:<guid>[,<guid>...]`'),
+          )
+          .max(MAX_FILTER_CONDITIONS)
+          .optional()
+          .describe(
+            `Conditions (repeat the parameter), at most ${MAX_FILTER_CONDITIONS}; each \`<attribute>:<guid>[,<guid>...]\` with at most ${MAX_FILTER_GUIDS} guids.`,
+          ),
+        { reason: 'invalid_filter', tooMany: 'too_many_filters' },
+      ),
+    }),
+    answers: {
+      200: {
+        description: 'A page of entities.',
+        data: z.object({
+          entities: z.array(EntitySummary),
+          next_cursor: z
+            .string()
+            .nullable()
+            .describe('Cursor of the next page; null when the listing is complete.'),
+        }),
+      },
+    },
+    refusals: [
+      'unknown_entity_type',
+      'invalid_field',
+      'invalid_filter',
+      'too_many_filters',
+      'too_many_filter_guids',
+      'unknown_attribute',
+      'attribute_not_filterable',
+      'attribute_def_withdrawn',
+      'empty_value',
+      'name_too_long',
+      'invalid_cursor',
+      'invalid_page_size',
+    ],
   }),
   lookup: route({
     method: 'POST',

@@ -4,5 +4,6 @@ import './entity-type.js';
 import './attribute.js';
 import './history.js';
 import './model.js';
+import './entities.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

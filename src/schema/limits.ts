@@ -43,6 +43,8 @@ const LIST_BOUNDS: Record<string, (args: Record<string, unknown>) => number> = {
   'EntityType.history': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
   // The feed's page is an object; its one list of changes is bounded by the page's `first`.
   'Query.modelChanges': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
+  // An entity page is an object; its one list is bounded by the page's `first`.
+  'Query.entities': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
   'EntityType.withdrawnAttributes': (args) =>
     clampPage(args.first, WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX),
   'AttributeDefinition.allowedValues': () => MAX_ALLOWED_VALUES,

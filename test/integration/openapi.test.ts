@@ -491,6 +491,12 @@ describe('every operation answers as documented', () => {
     );
     await call(api.get(`/entities/${entity.entity.guid}`), 'GET', `/entities/${entity.entity.guid}`, 200);
     await call(
+      api.get(`/entities?type_guid=${guid}&where=tags:${entity.entity.guid}&page_size=1`),
+      'GET',
+      '/entities',
+      200,
+    );
+    await call(
       api.post('/entities/lookup', { identifiers: [entity.entity.guid, 'nope'] }),
       'POST',
       '/entities/lookup',

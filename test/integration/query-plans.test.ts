@@ -11,6 +11,7 @@ import {
   withdrawAllOfType,
 } from '../../src/db/attributes.js';
 import { readChanges, readFeedCandidates, readHistoryHeads } from '../../src/db/changes.js';
+import { readEntityPage } from '../../src/db/entities.js';
 import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
 import type { Row, Run } from '../../src/db/executor.js';
 import { purgeBatch } from '../../src/db/purge.js';
@@ -152,6 +153,38 @@ describe('query plans', () => {
     expect(seeks(bodies, 'ModelChange(tenant, shard, seq)')).toBe(true);
     for (const all of [history, feed, bodies]) {
       expect(all.some((o) => /LabelScan|AllNodesScan/.test(o.op))).toBe(false);
+    }
+  });
+
+  it("an entity page is an ordered index seek: the type's entities, or the references to each filter guid, never a scan", async () => {
+    const page = (drive: boolean, others: number) =>
+      explain((run) =>
+        readEntityPage(run, {
+          tenant: 't',
+          typeGuid: 'g',
+          after: '',
+          drive: drive ? { attr: 'tags', guids: ['a', 'b'] } : null,
+          others: Array.from({ length: others }, (_, i) => ({ attr: `x${i}`, guids: ['c'] })),
+          definitions: ['d'],
+          window: 101,
+          limit: 101,
+        }),
+      ).then((plans) => plans.flat());
+    const seeks = (all: { op: string; details: string }[], index: string) =>
+      all.some((o) => /IndexSeek/.test(o.op) && o.details.includes(index));
+    const all = await page(false, 0);
+    expect(seeks(all, 'Entity(tenant, type_guid, list_key)')).toBe(true);
+    // In index order: the page needs no sort, whatever the depth of its cursor.
+    expect(all.filter((o) => /^(Sort|Top|PartialSort|PartialTop)$/.test(o.op))).toEqual([]);
+    for (const filtered of [await page(true, 0), await page(true, 2)]) {
+      expect(seeks(filtered, 'REFERS_TO(tgt, attr, src_type, src_key)')).toBe(true);
+      // Each guid's matches come in index order, stopped at the window: the only sort merges those bounded runs.
+      const sorts = filtered.filter((o) => /^(Sort|Top|PartialSort|PartialTop)$/.test(o.op));
+      expect(sorts.length).toBeLessThanOrEqual(1);
+      expect(
+        filtered.some((o) => /LabelScan|AllNodesScan|AllRelationshipsScan|RelationshipTypeScan/.test(o.op)),
+      ).toBe(false);
+      expect(filtered.some((o) => /AttributeDefinition\(guid\)/.test(o.details))).toBe(true);
     }
   });
 });

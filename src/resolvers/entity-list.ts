@@ -1,0 +1,177 @@
+// The entities of a type, filtered by their filterable references (issue #14): "whose tags include any of these",
+// "whose owner is one of these", several conditions combined with AND, keyset-paged in listing order (name, then
+// guid) with signed cursors bound to the tenant. Both doors (REST GET /entities, GraphQL Query.entities) call
+// listEntities with the same conditions; the REST query syntax is turned into them by parseWhere.
+import type { RequestContext } from '../context.js';
+import { findAttribute, findAttributesApplyingTo, type StoredAttribute } from '../db/attributes.js';
+import { type RefCondition, readEntityPage, type StoredEntity } from '../db/entities.js';
+import { refuse } from '../errors.js';
+import { listAttributes, ROOT_KEY } from './attributes.js';
+import { parsePageSize } from './entity-types.js';
+import { cleanName, nameKey } from './names.js';
+
+/** Conditions in one filter, and entity guids in one condition. */
+export const MAX_FILTER_CONDITIONS = 10;
+export const MAX_FILTER_GUIDS = 100;
+/**
+ * Rows one page may examine when a filter has several conditions: the first condition's matches are read in order
+ * and the others checked on each. A page that finds fewer rows than asked within them still has a next cursor
+ * (where the examined rows end), so a page's cost is bounded whatever the data, and the filter goes on from there.
+ */
+export const FILTER_SCAN_WINDOW = 1_000;
+
+const CURSOR_KIND = 'entities';
+
+/** A condition as a client states it: the attribute by name, the entities it may refer to by guid. */
+export interface ReferenceFilter {
+  attribute: string;
+  anyOf: readonly string[];
+}
+
+export interface EntityPage {
+  entities: StoredEntity[];
+  /** Where the next page starts; null when the listing is complete. */
+  nextCursor: string | null;
+}
+
+const invalidFilter = (message: string) => refuse.badRequest('invalid_filter', message);
+
+/**
+ * REST's `where` values, each `<attribute>:<guid>[,<guid>...]`, as conditions. The attribute name is what comes
+ * before the last colon (a name may hold colons; a guid never does).
+ */
+export function parseWhere(values: readonly string[]): ReferenceFilter[] {
+  if (values.length > MAX_FILTER_CONDITIONS) throw tooManyConditions();
+  return values.map((text) => {
+    const colon = text.lastIndexOf(':');
+    if (colon <= 0) throw invalidFilter(`"${text.slice(0, 80)}": expected <attribute>:<guid>[,<guid>...].`);
+    const guids = text.slice(colon + 1).split(',');
+    if (guids.length > MAX_FILTER_GUIDS) throw tooManyGuids(text.slice(0, colon));
+    return { attribute: text.slice(0, colon), anyOf: guids };
+  });
+}
+
+const tooManyConditions = () =>
+  refuse.badRequest('too_many_filters', `A filter has at most ${MAX_FILTER_CONDITIONS} conditions.`);
+const tooManyGuids = (attribute: string) =>
+  refuse.badRequest(
+    'too_many_filter_guids',
+    `The condition on "${attribute.slice(0, 80)}" lists more than ${MAX_FILTER_GUIDS} guids.`,
+  );
+
+interface CheckedCondition {
+  name: string;
+  key: string;
+  guids: string[];
+}
+
+/** The rules of a filter that need no database, in the order their reasons win. */
+function checkFilter(where: readonly ReferenceFilter[]): CheckedCondition[] {
+  if (where.length > MAX_FILTER_CONDITIONS) throw tooManyConditions();
+  return where.map((condition) => {
+    if (condition.anyOf.length > MAX_FILTER_GUIDS) throw tooManyGuids(condition.attribute);
+    const name = cleanName(condition.attribute);
+    if (condition.anyOf.length === 0) throw invalidFilter(`The condition on "${name}" lists no guid.`);
+    if (condition.anyOf.some((g) => g.length === 0)) {
+      throw invalidFilter(`The condition on "${name}" has an empty guid.`);
+    }
+    return { name, key: nameKey(name), guids: [...new Set(condition.anyOf)] };
+  });
+}
+
+/**
+ * Each condition's definition among the type's live ones; refuses a name that is not a filterable reference.
+ * Read through the model cache, or `fresh` from the database (after the page saw a definition withdrawn).
+ */
+async function definitionsOf(
+  ctx: RequestContext,
+  typeGuid: string,
+  conditions: readonly CheckedCondition[],
+  options: { fresh?: boolean } = {},
+): Promise<StoredAttribute[]> {
+  const attributes = options.fresh
+    ? await ctx.db.readOne(async (run) => {
+        const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
+        return found ? [...found.platform, ...found.own] : [];
+      })
+    : (await listAttributes(ctx, typeGuid)).attributes;
+  const byKey = new Map(attributes.map((a) => [a.name_key, a]));
+  const found: StoredAttribute[] = [];
+  for (const condition of conditions) {
+    const definition = byKey.get(condition.key);
+    if (!definition) {
+      const stored = await ctx.db.readOne((run) =>
+        findAttribute(run, ctx.viewer.tenant, typeGuid, condition.key),
+      );
+      if (stored?.state === 'withdrawn') {
+        throw refuse.conflict(
+          'attribute_def_withdrawn',
+          `"${condition.name}" was withdrawn: its references no longer match.`,
+        );
+      }
+      throw refuse.badRequest('unknown_attribute', `The type has no attribute "${condition.name}".`);
+    }
+    if (definition.value_type !== 'entity_ref' || !definition.filterable) {
+      throw refuse.badRequest(
+        'attribute_not_filterable',
+        `"${definition.name}" is not a filterable reference attribute.`,
+      );
+    }
+    found.push(definition);
+  }
+  return found;
+}
+
+/**
+ * A page of the entities of a type (exactly that type) meeting every condition, in listing order. A type of
+ * another tenant is an unknown type. A definition withdrawn before the page is read is refused; its references
+ * stop matching at once, not when the purge removes them.
+ */
+export async function listEntities(
+  ctx: RequestContext,
+  args: {
+    typeGuid: string;
+    where?: readonly ReferenceFilter[] | undefined;
+    cursor?: string | undefined;
+    pageSize?: number | undefined;
+  },
+): Promise<EntityPage> {
+  const tenant = ctx.viewer.tenant;
+  const size = parsePageSize(args.pageSize);
+  const after =
+    args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor, CURSOR_KIND);
+  const conditions = checkFilter(args.where ?? []);
+  const definitions = await definitionsOf(ctx, args.typeGuid, conditions);
+  // The condition with the fewest guids drives the read (fewest index seeks); the others are checked per row.
+  const all: RefCondition[] = conditions.map((c) => ({ attr: c.key, guids: c.guids }));
+  const driveAt = all.reduce((best, c, i) => (c.guids.length < (all[best]?.guids.length ?? 0) ? i : best), 0);
+  const others = all.filter((_, i) => i !== driveAt);
+  const window = others.length === 0 ? size + 1 : Math.max(size + 1, FILTER_SCAN_WINDOW);
+  const read = await ctx.db.readOne((run) =>
+    readEntityPage(run, {
+      tenant,
+      typeGuid: args.typeGuid,
+      after,
+      drive: all[driveAt] ?? null,
+      others,
+      definitions: definitions.map((d) => d.guid),
+      window,
+      limit: size + 1,
+    }),
+  );
+  // A definition withdrawn between the listing and the page: refused as if withdrawn before.
+  if (!read.live) await definitionsOf(ctx, args.typeGuid, conditions, { fresh: true });
+  const page = read.hits.slice(0, size);
+  const last = page[page.length - 1];
+  const resumeAt =
+    read.hits.length > size && last
+      ? last.key
+      : read.scanned === window && read.lastScanned !== null
+        ? read.lastScanned
+        : null;
+  return {
+    entities: read.live ? page.map((h) => h.entity) : [],
+    nextCursor:
+      read.live && resumeAt !== null ? ctx.services.cursors.encode(tenant, resumeAt, CURSOR_KIND) : null,
+  };
+}

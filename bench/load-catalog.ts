@@ -1,12 +1,14 @@
 // Loads the bench catalog straight into Neo4j with Cypher (UNWIND batches in managed write transactions), as
-// nodes and relationships of exactly the shapes the service writes itself (createUserType, createAttribute,
-// createEntity in src/db). Each tenant is first seen through the API (`touch`), so the service creates its system
+// nodes and relationships of exactly the shapes the service writes itself (createUserType, createAttribute in
+// src/db; entities through src/db's own bulk writer, insertEntities). Each tenant is first seen through the API (`touch`), so the service creates its system
 // types and platform attributes the way it always does.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Driver } from 'neo4j-driver';
 import type { NewAttribute } from '../src/db/attributes.js';
 import { valueProperty } from '../src/db/attributes.js';
+import { insertEntities } from '../src/db/entities.js';
+import type { Row } from '../src/db/executor.js';
 import { nameKey, typeGuid } from '../src/resolvers/names.js';
 
 export interface CatalogOptions {
@@ -29,6 +31,9 @@ export interface CatalogOptions {
   persons: number;
   /** Entities with values on the wide type that entity writes go to. */
   wideEntities: number;
+  /** Issue #14: entities of one type of the big tenant ("Tagged Asset"), each tagged with 3 of `tags` tags. */
+  taggedEntities: number;
+  tags: number;
   batchSize: number;
   database?: string | undefined;
   log?: (line: string) => void;
@@ -45,6 +50,9 @@ export const DEFAULT_CATALOG: Omit<CatalogOptions, 'database' | 'log'> = {
   declareTypes: 1_000,
   persons: 1_000,
   wideEntities: 2_000,
+  // Each tag on 300 entities: 100,000 × 3 / 1,000.
+  taggedEntities: 100_000,
+  tags: 1_000,
   batchSize: 5_000,
 };
 
@@ -76,6 +84,9 @@ export interface LoadedCatalog {
   wideGuids: string[];
   personGuids: string[];
   declareGuids: string[];
+  /** The type of the tagged entities, and the tag entities in tag order (tag k is on 300 of them). */
+  taggedType: string;
+  tagGuids: string[];
   /** The REST `values` of an entity write to wideGuids[1]: one of every value type, references and the enum. */
   entityValues: (i: number) => Record<string, unknown>;
   counts: { types: number; attributes: number; entities: number; relationships: number };
@@ -257,20 +268,6 @@ const CREATE_ATTRIBUTES = `UNWIND $rows AS r
 const SET_VERSIONS = `UNWIND $rows AS g
   MATCH (t:EntityType {guid: g}) SET t.definitions_version = randomUUID()`;
 
-const CREATE_ENTITIES = `UNWIND $rows AS r
-  CREATE (e:Entity {tenant: r.tenant, guid: r.guid, name: r.name, name_key: r.key, type_guid: r.typeGuid,
-                    created_at: datetime()})
-  SET e += r.properties
-  WITH e, r
-  CALL {
-    WITH e, r
-    UNWIND r.refs AS ref
-    MATCH (x:Entity {guid: ref.target}) WHERE x.tenant = r.tenant
-    CREATE (e)-[:REFERS_TO {attr: ref.attr, pos: ref.pos}]->(x)
-    RETURN count(*) AS linked
-  }
-  RETURN count(*) AS n`;
-
 async function writeBatches<T>(
   driver: Driver,
   database: string | undefined,
@@ -285,6 +282,48 @@ async function writeBatches<T>(
       await session.executeWrite((tx) => tx.run(cypher, { rows: batch }), { timeout: 300_000 });
     } finally {
       await session.close();
+    }
+  }
+}
+
+/** Entities in batches through src/db's insertEntities (one tenant per batch), the way the service writes them. */
+async function writeEntities(
+  driver: Driver,
+  database: string | undefined,
+  rows: readonly EntityRow[],
+  batchSize: number,
+) {
+  const byTenant = new Map<string, EntityRow[]>();
+  for (const row of rows) {
+    const list = byTenant.get(row.tenant);
+    if (list) list.push(row);
+    else byTenant.set(row.tenant, [row]);
+  }
+  for (const [tenant, all] of byTenant) {
+    for (let i = 0; i < all.length; i += batchSize) {
+      const batch = all.slice(i, i + batchSize).map((r) => ({
+        guid: r.guid,
+        name: r.name,
+        name_key: r.key,
+        type_guid: r.typeGuid,
+        properties: r.properties,
+        refs: r.refs,
+      }));
+      const session = driver.session({ database });
+      try {
+        await session.executeWrite(
+          (tx) =>
+            insertEntities(
+              async (cypher, params) =>
+                (await tx.run(cypher, params)).records.map((x) => x.toObject() as Row),
+              tenant,
+              batch,
+            ),
+          { timeout: 300_000 },
+        );
+      } finally {
+        await session.close();
+      }
     }
   }
 }
@@ -310,11 +349,12 @@ export async function loadCatalog(
   const bigTypeNames = Array.from({ length: options.bigTypes }, (_, i) => `Asset ${pad(i, 6)}`);
   for (const name of bigTypeNames) types.push(typeRow(bigTenant, name));
   const person = typeRow(bigTenant, 'Person');
+  const tagged = typeRow(bigTenant, 'Tagged Asset');
   const wide = Array.from({ length: options.wideTypes }, (_, i) => typeRow(bigTenant, `Wide ${i}`));
   const declare = Array.from({ length: options.declareTypes }, (_, i) =>
     typeRow(bigTenant, `Declare ${pad(i, 4)}`),
   );
-  types.push(person, ...wide, ...declare);
+  types.push(person, tagged, ...wide, ...declare);
   // The GraphQL tenant's first types in name order ("Asset 000" sorts before every system type).
   const pageTypes = Array.from({ length: options.pageTypes }, (_, i) =>
     typeRow(graphTenant, `Asset ${pad(i, 3)}`),
@@ -415,10 +455,53 @@ export async function loadCatalog(
       });
     }
   }
+  // Tags (entities of the tenant's system type `tag`), and the tagged entities: entity i carries tags t, t + 1 + k
+  // and t + 500 + k (mod tags), t = i mod tags, k = (i div tags) mod 499: three distinct tags, each tag on
+  // taggedEntities × 3 / tags entities spread over the whole name order.
+  const tagType = typeGuid(bigTenant, nameKey('tag'));
+  const tagGuids: string[] = [];
+  const tagRows: EntityRow[] = [];
+  for (let i = 0; i < options.tags; i++) {
+    const guid = randomUUID();
+    tagGuids.push(guid);
+    const name = `tag-${pad(i, 4)}`;
+    tagRows.push({
+      tenant: bigTenant,
+      guid,
+      name,
+      key: nameKey(name),
+      typeGuid: tagType,
+      properties: {},
+      refs: [],
+    });
+  }
+  const taggedRows: EntityRow[] = [];
+  for (let i = 0; i < (tagGuids.length > 0 ? options.taggedEntities : 0); i++) {
+    const t = i % tagGuids.length;
+    const k = Math.floor(i / tagGuids.length) % 499;
+    const tags = [t, (t + 1 + k) % tagGuids.length, (t + 500 + k) % tagGuids.length];
+    const name = `asset-${pad(i, 6)}`;
+    taggedRows.push({
+      tenant: bigTenant,
+      guid: randomUUID(),
+      name,
+      key: nameKey(name),
+      typeGuid: tagged.guid,
+      properties: {},
+      refs: tags.map((tag, pos) => ({ attr: 'tags', pos, target: tagGuids[tag]! })),
+    });
+  }
+  entities.push(...tagRows, ...taggedRows);
   t0 = performance.now();
-  // Persons first: the other entities refer to them.
-  await writeBatches(driver, db, CREATE_ENTITIES, entities.slice(0, options.persons), options.batchSize);
-  await writeBatches(driver, db, CREATE_ENTITIES, entities.slice(options.persons), 1_000);
+  // Persons and tags first: the other entities refer to them.
+  await writeEntities(driver, db, entities.slice(0, options.persons), options.batchSize);
+  await writeEntities(driver, db, tagRows, options.batchSize);
+  await writeEntities(
+    driver,
+    db,
+    entities.slice(options.persons).filter((e) => e.typeGuid !== tagType),
+    1_000,
+  );
   log(`  ${entities.length} entities in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   // Fresh statistics and plans for the loaded data.
@@ -443,6 +526,8 @@ export async function loadCatalog(
     existingNames: Array.from({ length: 1_000 }, (_, i) => bigTypeNames[(i * 99_991) % bigTypeNames.length]!),
     wideGuids: wide.map((w) => w.guid),
     personGuids,
+    taggedType: tagged.guid,
+    tagGuids,
     declareGuids: declare.map((d) => d.guid),
     entityValues,
     counts: { types: types.length, attributes: attributes.length, entities: entities.length, relationships },

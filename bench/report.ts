@@ -324,6 +324,17 @@ export function checkTargets(r: Report): TargetCheck[] {
         `${f(deep.queriesPerRequest, 2)} vs ${f(start.queriesPerRequest, 2)} queries`,
     });
   }
+  // Issue 14: a filtered page costs the same at the last page as at row 0 (both one ordered seek per tag).
+  const first = find(r, 'filter-tag', 'service', level);
+  const lastPage = find(r, 'filter-tag-last', 'service', level);
+  if (first && lastPage) {
+    const ratio = lastPage.rps / first.rps;
+    checks.push({
+      name: `a tag filter's last page costs the same as its first within ${TARGETS.deepPageTolerance * 100}%`,
+      met: Math.abs(1 - ratio) <= TARGETS.deepPageTolerance,
+      detail: `${f(lastPage.rps, 0)} vs ${f(first.rps, 0)} req/s (${x2(ratio)}); p99 ${f(lastPage.p99, 2)} vs ${f(first.p99, 2)} ms`,
+    });
+  }
   const trips = r.graphqlRoundTrips.filter((t) => !t.reason && t.queries !== null);
   if (trips.length > 0) {
     // Fixed means bounded by a constant, not growing with the page: on a miss the page, own definitions, platform

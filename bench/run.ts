@@ -26,11 +26,12 @@ import { neo4jSettings } from '../scripts/throwaway-service.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { findAttributesApplyingTo } from '../src/db/attributes.js';
 import { createDriver } from '../src/db/driver.js';
+import { listKey, readEntityPage } from '../src/db/entities.js';
 import { findTypeByName, listTypes } from '../src/db/entity-types.js';
 import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
-import { nameKey, typeGuid } from '../src/resolvers/names.js';
+import { nameKey, platformAttributeGuid, typeGuid } from '../src/resolvers/names.js';
 import {
   autocannon,
   children,
@@ -1183,6 +1184,49 @@ async function main(): Promise<number> {
         }),
       );
       const graphqlBody = JSON.stringify({ query: serviceCatalogQuery(100) });
+
+      // Issue #14: pages of the tagged type's entities filtered by tags. The last page of a tag (rows 200 to 299 of
+      // its 300) starts at a real cursor, found by paging there once, for the first FILTER_TAGS tags.
+      const FILTER_TAGS = 20;
+      const tagged = catalog.taggedType;
+      const tagsDefinition = platformAttributeGuid(big, 'tags');
+      const filterPath = (where: string[], after?: string) =>
+        `/entities?type_guid=${tagged}${where.map((w) => `&where=${w}`).join('')}&page_size=100` +
+        (after ? `&cursor=${encodeURIComponent(after)}` : '');
+      const lastPages: { tag: string; cursor: string; key: string }[] = [];
+      for (const tag of catalog.tagGuids.slice(0, FILTER_TAGS)) {
+        let cursor: string | undefined;
+        let key = '';
+        for (let page = 0; page < 2; page++) {
+          const res = await api.call('GET', filterPath([`tags:${tag}`], cursor));
+          const data = res.json.DATA as {
+            entities: { guid: string; name: string }[];
+            next_cursor: string | null;
+          };
+          const last = data?.entities[data.entities.length - 1];
+          if (res.status !== 200 || !data.next_cursor || !last)
+            throw new Error(
+              `filter paging for tag ${tag}: ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`,
+            );
+          cursor = data.next_cursor;
+          key = listKey(nameKey(last.name), last.guid);
+        }
+        lastPages.push({ tag, cursor: cursor as string, key });
+      }
+      const tagAt = (i: number) => catalog.tagGuids[i % FILTER_TAGS]!;
+      const filterDirect = (guids: string[], after: string) =>
+        exec.readOne((run) =>
+          readEntityPage(run, {
+            tenant: big,
+            typeGuid: tagged,
+            after,
+            drive: { attr: 'tags', guids },
+            others: [],
+            definitions: [tagsDefinition],
+            window: 101,
+            limit: 101,
+          }),
+        );
       const listGuid = catalog.wideGuids[0]!;
       const rootKey = nameKey('entity');
       const scenarios: Scenario[] = [
@@ -1249,6 +1293,33 @@ async function main(): Promise<number> {
             path: '/entities',
             body: entityBodies[i % entityBodies.length]!,
           }),
+        },
+        {
+          id: 'filter-tag',
+          label: 'entities with a tag (of 300), page at row 0 (100 rows)',
+          ok: [200],
+          request: (i) => ({ method: 'GET', path: filterPath([`tags:${tagAt(i)}`]) }),
+          direct: (i) => filterDirect([tagAt(i)], ''),
+        },
+        {
+          id: 'filter-tag-last',
+          label: 'entities with a tag (of 300), last page (rows 200-299)',
+          ok: [200],
+          request: (i) => {
+            const last = lastPages[i % lastPages.length]!;
+            return { method: 'GET', path: filterPath([`tags:${last.tag}`], last.cursor) };
+          },
+          direct: (i) => {
+            const last = lastPages[i % lastPages.length]!;
+            return filterDirect([last.tag], last.key);
+          },
+        },
+        {
+          id: 'filter-two-tags',
+          label: 'entities with either of two tags (of 600), page at row 0 (100 rows)',
+          ok: [200],
+          request: (i) => ({ method: 'GET', path: filterPath([`tags:${tagAt(i)},${tagAt(i + 7)}`]) }),
+          direct: (i) => filterDirect([tagAt(i), tagAt(i + 7)], ''),
         },
         {
           id: 'graphql',

@@ -122,6 +122,18 @@ export class ModelCache {
     return undefined;
   }
 
+  /**
+   * The value the key holds at whatever model version it was read (perhaps an older one than the tenant's), for a
+   * caller that checks what it relies on in its own statement (ModelReads.readLastKnown). Counts a hit when there is
+   * one; a miss is left to the read that follows.
+   */
+  latest<T>(tenant: string, kind: ModelCacheKind, id: string): T | undefined {
+    const entry = this.entries.get(ModelCache.key(tenant, kind, id));
+    if (entry === undefined || entry.version === PLACEHOLDER_VERSION) return undefined;
+    this.count(kind, true);
+    return entry.value as T;
+  }
+
   /** Counts a read of `kind` answered from memory (hit) or not (miss). */
   count(kind: ModelCacheKind, hit: boolean) {
     const counts = this.counts.get(kind) as KindCounts;

@@ -89,6 +89,23 @@ export class ModelReads {
   }
 
   /**
+   * The value last read for the key, at any model version, without reading the version; `read` when none is held.
+   * Only for a caller whose own statement checks, in the same read, every fact of the value it relies on (and falls
+   * back to `read` when one no longer holds): the version read is then a round trip that protects nothing.
+   */
+  async readLastKnown<T>(
+    scope: ModelReadScope,
+    kind: ModelCacheKind,
+    id: string,
+    load: (run: Run) => Promise<T>,
+    bytes: (value: T) => number = approximateBytes,
+  ): Promise<{ value: T; exact: boolean }> {
+    const held = this.cache.latest<T>(scope.tenant, kind, id);
+    if (held !== undefined) return { value: held, exact: false };
+    return { value: await this.read(scope, kind, id, load, bytes), exact: true };
+  }
+
+  /**
    * Like `read`, for a key most requests ask once (a create-or-get's name is usually a new type's): when the cache
    * holds nothing for it at any version, the value is loaded straight away, without the request's version read,
    * and not kept; only a placeholder is, when a value was found, so that the next request for the key reads the

@@ -194,8 +194,8 @@ export interface RefCondition {
 }
 
 export interface EntityPageRead {
-  /** Every definition the conditions name was still live when the page was read. */
-  live: boolean;
+  /** The type was there and every definition the conditions name still live when the page was read. */
+  current: boolean;
   /** Entities of the scanned window that meet every condition, in listing order, with their listing keys. */
   hits: { key: string; entity: StoredEntity }[];
   /** Rows of the window scanned (at most `window`), and the listing key of its last row. */
@@ -208,8 +208,9 @@ export interface EntityPageRead {
  * `window` rows is read from an index in listing order (the type's entities, or the matches of the `drive`
  * condition: one seek of the relationship index per guid, each stopped at `window`, merged), then the other
  * conditions are checked on each row (its own references, by attribute). At most `limit` hits are returned; with no
- * other condition the window is the page. `definitions`: the guids of the definitions the conditions name, checked
- * live in the same statement, so a withdrawal read before the page is not missed.
+ * other condition the window is the page. The type and `definitions` (the guids of the definitions the conditions
+ * name) are checked in the same statement (`current`): the caller may have read them from memory, at an older
+ * model version, and a type deleted or a definition withdrawn since is not missed.
  */
 export async function readEntityPage(
   run: Run,
@@ -256,13 +257,17 @@ export async function readEntityPage(
        OPTIONAL MATCH (a:AttributeDefinition {guid: d}) WHERE a.tenant = $tenant AND a.state = 'live'
        RETURN count(a) = size($definitions) AS live
      }
-     RETURN live, size(scanned) AS scanned, scanned[-1] AS lastScanned, hits[0..$limit] AS hits`,
+     CALL {
+       OPTIONAL MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
+       RETURN t IS NOT NULL AS typeFound
+     }
+     RETURN live AND typeFound AS current, size(scanned) AS scanned, scanned[-1] AS lastScanned, hits[0..$limit] AS hits`,
     { ...args, window: neo4j.int(args.window), limit: neo4j.int(args.limit) },
   );
   const row = rows[0];
   if (!row) throw new Error('readEntityPage: no row');
   return {
-    live: row.live === true,
+    current: row.current === true,
     hits: row.hits as EntityPageRead['hits'],
     scanned: Number(row.scanned),
     lastScanned: (row.lastScanned as string | null) ?? null,

@@ -393,24 +393,43 @@ export async function declareAttribute(
   }
 }
 
+/** Loads what listAttributes answers: null for a guid that is no type of the tenant. */
+const listingLoader =
+  (ctx: RequestContext, typeGuid: string) =>
+  async (run: Run): Promise<AttributeListing | null> => {
+    const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
+    if (!found) return null;
+    return {
+      attributes: orderAttributes(found.platform, found.own, found.nameKey),
+      declared: found.own.length,
+    };
+  };
+
 /** Every attribute applying to a type: the platform five (owner_type null) and its own live definitions. */
 export async function listAttributes(ctx: RequestContext, typeGuid: string): Promise<AttributeListing> {
   const listing = await ctx.services.model.read(
     ctx.modelScope,
     'attributes',
     typeGuid,
-    async (run): Promise<AttributeListing | null> => {
-      const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
-      if (!found) return null;
-      return {
-        attributes: orderAttributes(found.platform, found.own, found.nameKey),
-        declared: found.own.length,
-      };
-    },
+    listingLoader(ctx, typeGuid),
     approximateBytesServed,
   );
   if (!listing) throw unknownType();
   return listing;
+}
+
+/**
+ * The same listing as last read, perhaps at an older model version (`exact` false), without a version read: for a
+ * caller whose statement checks the type and the definitions it uses (the entity listing); null for no type.
+ */
+export async function lastKnownAttributes(ctx: RequestContext, typeGuid: string) {
+  return ctx.services.model.readLastKnown(
+    ctx.modelScope,
+    'attributes',
+    typeGuid,
+    listingLoader(ctx, typeGuid),
+    approximateBytesServed,
+  );
 }
 
 /** The attributes applying to a type, as the model cache keeps them; `restData` is serialised on first use. */

@@ -6,7 +6,7 @@ import type { RequestContext } from '../context.js';
 import { findAttribute, findAttributesApplyingTo, type StoredAttribute } from '../db/attributes.js';
 import { type RefCondition, readEntityPage, type StoredEntity } from '../db/entities.js';
 import { refuse } from '../errors.js';
-import { listAttributes, ROOT_KEY } from './attributes.js';
+import { lastKnownAttributes, listAttributes, ROOT_KEY } from './attributes.js';
 import { parsePageSize } from './entity-types.js';
 import { cleanName, nameKey } from './names.js';
 
@@ -80,26 +80,46 @@ function checkFilter(where: readonly ReferenceFilter[]): CheckedCondition[] {
 }
 
 /**
- * Each condition's definition among the type's live ones; refuses a name that is not a filterable reference.
- * Read through the model cache, or `fresh` from the database (after the page saw a definition withdrawn).
+ * Where the type's definitions are read from: as last read (no version read: the page's statement checks the type
+ * and each definition it uses, and a refusal is only given from an exact listing), at the request's model version,
+ * or straight from the database (after the page found the listing it used out of date).
  */
+type Source = 'last-known' | 'exact' | 'fresh';
+
+async function attributesFrom(ctx: RequestContext, typeGuid: string, source: Source) {
+  if (source === 'fresh') {
+    const found = await ctx.db.readOne((run) =>
+      findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY),
+    );
+    return { attributes: found ? [...found.platform, ...found.own] : null, exact: true };
+  }
+  if (source === 'exact')
+    return { attributes: (await listAttributes(ctx, typeGuid)).attributes, exact: true };
+  const { value, exact } = await lastKnownAttributes(ctx, typeGuid);
+  return { attributes: value?.attributes ?? null, exact };
+}
+
+/** Each condition's definition among the type's live ones; refuses a name that is not a filterable reference. */
 async function definitionsOf(
   ctx: RequestContext,
   typeGuid: string,
   conditions: readonly CheckedCondition[],
-  options: { fresh?: boolean } = {},
+  source: Source,
 ): Promise<StoredAttribute[]> {
-  const attributes = options.fresh
-    ? await ctx.db.readOne(async (run) => {
-        const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
-        return found ? [...found.platform, ...found.own] : [];
-      })
-    : (await listAttributes(ctx, typeGuid)).attributes;
+  const { attributes, exact } = await attributesFrom(ctx, typeGuid, source);
+  // A refusal is never given from a listing that may be out of date.
+  const refuseWith = (error: Error) => {
+    if (!exact) return definitionsOf(ctx, typeGuid, conditions, 'exact');
+    throw error;
+  };
+  if (attributes === null)
+    return refuseWith(refuse.notFound('unknown_entity_type', 'No entity type has this guid.'));
   const byKey = new Map(attributes.map((a) => [a.name_key, a]));
   const found: StoredAttribute[] = [];
   for (const condition of conditions) {
     const definition = byKey.get(condition.key);
     if (!definition) {
+      if (!exact) return definitionsOf(ctx, typeGuid, conditions, 'exact');
       const stored = await ctx.db.readOne((run) =>
         findAttribute(run, ctx.viewer.tenant, typeGuid, condition.key),
       );
@@ -112,9 +132,11 @@ async function definitionsOf(
       throw refuse.badRequest('unknown_attribute', `The type has no attribute "${condition.name}".`);
     }
     if (definition.value_type !== 'entity_ref' || !definition.filterable) {
-      throw refuse.badRequest(
-        'attribute_not_filterable',
-        `"${definition.name}" is not a filterable reference attribute.`,
+      return refuseWith(
+        refuse.badRequest(
+          'attribute_not_filterable',
+          `"${definition.name}" is not a filterable reference attribute.`,
+        ),
       );
     }
     found.push(definition);
@@ -141,26 +163,31 @@ export async function listEntities(
   const after =
     args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor, CURSOR_KIND);
   const conditions = checkFilter(args.where ?? []);
-  const definitions = await definitionsOf(ctx, args.typeGuid, conditions);
   // The condition with the fewest guids drives the read (fewest index seeks); the others are checked per row.
   const all: RefCondition[] = conditions.map((c) => ({ attr: c.key, guids: c.guids }));
   const driveAt = all.reduce((best, c, i) => (c.guids.length < (all[best]?.guids.length ?? 0) ? i : best), 0);
   const others = all.filter((_, i) => i !== driveAt);
   const window = others.length === 0 ? size + 1 : Math.max(size + 1, FILTER_SCAN_WINDOW);
-  const read = await ctx.db.readOne((run) =>
-    readEntityPage(run, {
-      tenant,
-      typeGuid: args.typeGuid,
-      after,
-      drive: all[driveAt] ?? null,
-      others,
-      definitions: definitions.map((d) => d.guid),
-      window,
-      limit: size + 1,
-    }),
-  );
-  // A definition withdrawn between the listing and the page: refused as if withdrawn before.
-  if (!read.live) await definitionsOf(ctx, args.typeGuid, conditions, { fresh: true });
+  const readPage = (definitions: StoredAttribute[]) =>
+    ctx.db.readOne((run) =>
+      readEntityPage(run, {
+        tenant,
+        typeGuid: args.typeGuid,
+        after,
+        drive: all[driveAt] ?? null,
+        others,
+        definitions: definitions.map((d) => d.guid),
+        window,
+        limit: size + 1,
+      }),
+    );
+  let read = await readPage(await definitionsOf(ctx, args.typeGuid, conditions, 'last-known'));
+  // The type or a definition changed since the listing was read: read it from the database (a refusal now is
+  // the current state's), then the page again.
+  if (!read.current) read = await readPage(await definitionsOf(ctx, args.typeGuid, conditions, 'fresh'));
+  if (!read.current) {
+    throw refuse.conflict('concurrent_change', 'The type or its definitions kept changing; try again.');
+  }
   const page = read.hits.slice(0, size);
   const last = page[page.length - 1];
   const resumeAt =
@@ -170,8 +197,7 @@ export async function listEntities(
         ? read.lastScanned
         : null;
   return {
-    entities: read.live ? page.map((h) => h.entity) : [],
-    nextCursor:
-      read.live && resumeAt !== null ? ctx.services.cursors.encode(tenant, resumeAt, CURSOR_KIND) : null,
+    entities: page.map((h) => h.entity),
+    nextCursor: resumeAt === null ? null : ctx.services.cursors.encode(tenant, resumeAt, CURSOR_KIND),
   };
 }

@@ -321,10 +321,38 @@ describe('GET /entities: a type’s entities by their references', () => {
         window: 11,
         limit: 11,
       });
-    expect((await page()).live).toBe(true);
+    expect((await page()).current).toBe(true);
     expect((await page()).hits.map((h) => h.entity.name)).toEqual(['events', 'orders']);
     await c.api.delete(`/entities/attributes/${c.table}/owner`);
-    expect((await page()).live).toBe(false);
+    expect((await page()).current).toBe(false);
+  });
+
+  it('a listing read from memory at an older model version is never trusted for an answer it cannot check', async () => {
+    const c = await catalog();
+    // The type's definitions are now in memory.
+    expect(await allPages(c, [`tags:${c.pii}`])).toEqual(byName(['Audit', 'Customers', 'orders']));
+    // A filterable reference declared since: the listing in memory does not have it, the answer must.
+    const declared = await c.api.post(`/entities/types/${c.table}/attributes`, {
+      name: 'reviewer',
+      value_type: 'entity_ref',
+      cardinality: 'multi',
+      allowed_ref_type: c.person,
+      filterable: true,
+    });
+    expect(declared.status).toBe(201);
+    const reviewed = await c.api.post('/entities', {
+      type_guid: c.table,
+      name: 'reviewed',
+      values: { reviewer: [c.bob] },
+    });
+    c.rows.reviewed = reviewed.body.DATA.entity.guid;
+    expect(await allPages(c, [`reviewer:${c.bob}`])).toEqual(['reviewed']);
+    // A type deleted since: unknown at once, though its listing is in memory.
+    const other = await createType(c.api, 'Short Lived');
+    expect((await c.api.get(query(other, [`tags:${c.pii}`]))).status).toBe(200);
+    expect((await c.api.delete(`/entities/types/${other}`)).status).toBe(200);
+    const gone = await c.api.get(query(other, [`tags:${c.pii}`]));
+    expect([gone.status, gone.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
   });
 
   it('with several conditions a page examines a bounded window: short pages carry a cursor, and every match comes once', async () => {

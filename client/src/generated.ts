@@ -24,6 +24,14 @@ export type DeclareAttributeInput = {
   valueType: string;
 };
 
+/** One condition: the entity refers, through a filterable reference attribute, to any of the given entities. */
+export type EntityReferenceFilter = {
+  /** Entity guids, 1 to 100 (too_many_filter_guids past that). */
+  anyOf: Array<string>;
+  /** Name of a filterable reference attribute of the type (tags, or an entity_ref declared filterable). */
+  attribute: string;
+};
+
 /** Where a type comes from. Only user_defined types can be renamed or deleted. */
 export type EntityTypeOrigin =
   /** Reported by a connector; carries none of the optional fields. */
@@ -83,6 +91,16 @@ export type CatalogWithAttributesQueryVariables = Exact<{
 
 
 export type CatalogWithAttributesQuery = { entityTypes: { edges: Array<{ node: { name: string, parentType: { name: string } | null, attributes: Array<{ name: string, ownerType: { name: string } | null, allowedRefType: { name: string } | null }> } }> } };
+
+export type EntitiesQueryVariables = Exact<{
+  typeGuid: string;
+  where?: Array<EntityReferenceFilter> | EntityReferenceFilter | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type EntitiesQuery = { entities: { nextCursor: string | null, entities: Array<{ guid: string, name: string, typeGuid: string }> } };
 
 export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, parentType: { guid: string, name: string } | null };
 
@@ -363,6 +381,18 @@ export const CatalogWithAttributesDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<CatalogWithAttributesQuery, CatalogWithAttributesQueryVariables>;
+export const EntitiesDocument = new TypedDocumentString(`
+    query Entities($typeGuid: ID!, $where: [EntityReferenceFilter!], $first: Int, $after: String) {
+  entities(typeGuid: $typeGuid, where: $where, first: $first, after: $after) {
+    entities {
+      guid
+      name
+      typeGuid
+    }
+    nextCursor
+  }
+}
+    `) as unknown as TypedDocumentString<EntitiesQuery, EntitiesQueryVariables>;
 export const EntityTypeByGuidDocument = new TypedDocumentString(`
     query EntityTypeByGuid($guid: ID!) {
   entityType(guid: $guid) {

@@ -10,6 +10,8 @@ import {
   type DeclareAttributeMutation,
   DeleteEntityTypeDocument,
   type DeleteEntityTypeMutation,
+  EntitiesDocument,
+  type EntitiesQuery,
   EntityTypeByGuidDocument,
   type EntityTypeByGuidQuery,
   EntityTypeByNameDocument,
@@ -277,6 +279,17 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
     modelChanges: async (
       page: { first?: number; after?: string | null } = {},
     ): Promise<ModelChangesQuery['modelChanges']> => (await request(ModelChangesDocument, page)).modelChanges,
+
+    /**
+     * A page of the entities of a type whose references meet every condition of `where` (each: the attribute refers
+     * to any of `anyOf`), in name order; follow `nextCursor` as `after` until it is null.
+     */
+    entities: async (
+      typeGuid: string,
+      where: { attribute: string; anyOf: string[] }[] = [],
+      page: { first?: number; after?: string | null } = {},
+    ): Promise<EntitiesQuery['entities']> =>
+      (await request(EntitiesDocument, { typeGuid, where, ...page })).entities,
   };
 }
 

@@ -167,20 +167,9 @@ describe('GET /entities: a type’s entities by their references', () => {
 
   it('REST and GraphQL answer the same rows and cursors for the same conditions', async () => {
     const c = await catalog();
-    const gqlPage = async (where: { attribute: string; anyOf: string[] }[], first: number, after?: string) =>
-      (
-        (await c.gql.request(
-          `query($t: ID!, $w: [EntityReferenceFilter!], $f: Int, $a: String) {
-             entities(typeGuid: $t, where: $w, first: $f, after: $a) { entities { guid name typeGuid } nextCursor }
-           }` as never,
-          { t: c.table, w: where, f: first, a: after } as never,
-        )) as {
-          entities: {
-            entities: { guid: string; name: string; typeGuid: string }[];
-            nextCursor: string | null;
-          };
-        }
-      ).entities;
+    // Through the typed client (client/operations/entities.graphql).
+    const gqlPage = (where: { attribute: string; anyOf: string[] }[], first: number, after?: string) =>
+      c.gql.entities(c.table, where, { first, after: after ?? null });
     const filters: [string[], { attribute: string; anyOf: string[] }[]][] = [
       [[], []],
       [[`tags:${c.pii},${c.raw}`], [{ attribute: 'tags', anyOf: [c.pii, c.raw] }]],

@@ -31,13 +31,13 @@ import { answerKey, type CachedAnswer, GraphQLAnswers } from './cache/graphql-an
 import { ModelCache } from './cache/model-cache.js';
 import { ModelReads } from './cache/model-reads.js';
 import { VersionReader } from './cache/version-reader.js';
-import type { Config } from './config.js';
+import { type Config, cursorKeyOf } from './config.js';
 import { createContext, type RequestContext, type Services } from './context.js';
 import { createExecutor } from './db/executor.js';
 import { type IdempotencyScope, readIdempotencyRecord } from './db/idempotency.js';
 import { ProbeTimeout, Readiness } from './db/readiness.js';
 import { storagePolicyOf } from './db/storage-policy.js';
-import { AppError, isAppError, refusalExtensions, refuse } from './errors.js';
+import { type AppError, isAppError, refusalExtensions, refuse } from './errors.js';
 import { BOOKMARK_HEADER, createBookmarkCodec } from './http/bookmarks.js';
 import { answerClientError } from './http/client-errors.js';
 import {
@@ -160,14 +160,14 @@ function toAppError(error: FastifyError): AppError | null {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return tooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('unsupported_media_type', 415, 'Send the body as application/json.');
+      return refuse('unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return refuse.badRequest('invalid_json', 'The body is empty; send a JSON object.');
+      return refuse('invalid_json', 'The body is empty; send a JSON object.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return refuse.badRequest('invalid_body', 'The body length does not match Content-Length.');
+      return refuse('invalid_body', 'The body length does not match Content-Length.');
     default:
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-        return new AppError('invalid_body', error.statusCode, 'The request could not be read.');
+        return refuse('invalid_body', 'The request could not be read.');
       }
       return null;
   }
@@ -242,8 +242,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const db = createExecutor(deps.driver, config.NEO4J_DATABASE, undefined, undefined, undefined, () =>
     readiness.admit(),
   );
-  // Cursors and bookmarks must verify on every instance: one CURSOR_SECRET (or one token secret) for all.
-  const cursorKey = config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`;
+  const cursorKey = cursorKeyOf(config, jwtSecret);
   const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
   const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
   const model = new ModelReads(new ModelCache(cacheBytes - engineCache.maxBytes), new VersionReader(db));
@@ -292,14 +291,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
     // Refusals the router makes before any handler (bad percent-encoding, over-long segment) get the envelope too.
     frameworkErrors: (error, _req, reply) => {
-      const status = error.statusCode === 414 ? 414 : 400;
       return fail(
         reply,
-        new AppError(
-          status === 414 ? 'uri_too_long' : 'invalid_url',
-          status,
-          'The request URL is malformed.',
-        ),
+        refuse(error.statusCode === 414 ? 'uri_too_long' : 'invalid_url', 'The request URL is malformed.'),
       );
     },
   });
@@ -478,9 +472,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const allowed = methods.allowed(path);
       if (allowed.length > 0) {
         reply.header('allow', allowed.join(', '));
-        throw new AppError('method_not_allowed', 405, `${req.method} is not served at this path.`);
+        throw refuse('method_not_allowed', `${req.method} is not served at this path.`);
       }
-      throw refuse.notFound('not_found', `No route ${req.method} ${path}.`);
+      throw refuse('not_found', `No route ${req.method} ${path}.`);
     }
     if (PUBLIC_ROUTES.has(route)) return;
     if (route === '/graphql' && wantsGraphiQL(req)) return;
@@ -501,11 +495,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const refusal = isAppError(error) ? error : toAppError(error);
     if (refusal) return fail(reply, refusal, { graphql: req.routeOptions.url === '/graphql' });
     req.log.error({ err: error, requestId: req.id }, 'unexpected error');
-    return fail(reply, new AppError('internal_error', 500, `Unexpected error (request ${req.id}).`));
+    return fail(reply, refuse('internal_error', `Unexpected error (request ${req.id}).`));
   });
 
   app.setNotFoundHandler((req, reply) =>
-    fail(reply, refuse.notFound('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`)),
+    fail(reply, refuse('not_found', `No route ${req.method} ${req.url.split('?')[0]}.`)),
   );
 
   route(app, ROUTES.healthz, async () => ({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { status: 'ok' } }));
@@ -595,9 +589,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // sees a well-formed GraphQL request.
       inputOf(req.method === 'GET' ? ROUTES.graphqlGet : ROUTES.graphqlPost, req);
       if (!acceptsGraphQLAnswer(req.headers.accept)) {
-        throw new AppError(
+        throw refuse(
           'not_acceptable',
-          406,
           'The answer is JSON (application/json or application/graphql-response+json).',
         );
       }
@@ -613,11 +606,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           );
         } catch {
           reply.header('retry-after', '1');
-          throw new AppError(
-            'server_busy',
-            503,
-            'Too many GraphQL operations are waiting; try again shortly.',
-          );
+          throw refuse('server_busy', 'Too many GraphQL operations are waiting; try again shortly.');
         }
         try {
           return await yoga.handleNodeRequestAndResponse(req, reply, { req });

@@ -17,7 +17,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
-import { AppError, refuse } from './errors.js';
+import { type AppError, refuse } from './errors.js';
 import { JsonShapeScanner, MAX_BODY_DEPTH, MAX_BODY_VALUES, type ShapeViolation } from './json-scan.js';
 import { Slots } from './slots.js';
 
@@ -31,20 +31,14 @@ export const BODY_IDLE_TIMEOUT_MS = 10_000;
 /** How long the rest of a refused body is read and discarded after the answer before the connection is closed. */
 export const LINGER_MS = 5_000;
 
-export const tooLarge = () => new AppError('request_too_large', 413, 'The request body exceeds 8 MB.');
-export const tooSlow = () =>
-  new AppError('request_timeout', 408, 'The request body took too long to arrive.');
+export const tooLarge = () => refuse('request_too_large', 'The request body exceeds 8 MB.');
+export const tooSlow = () => refuse('request_timeout', 'The request body took too long to arrive.');
 
 const shapeRefusal = (violation: ShapeViolation) =>
   violation === 'depth'
-    ? new AppError(
-        'json_too_deep',
-        400,
-        `The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`,
-      )
-    : new AppError(
+    ? refuse('json_too_deep', `The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`)
+    : refuse(
         'json_too_large',
-        400,
         `The body holds more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON values.`,
       );
 
@@ -150,15 +144,15 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
     }
     function onEnd() {
       if (declared !== null && size !== declared) {
-        return settle(refuse.badRequest('invalid_body', 'The body length does not match Content-Length.'));
+        return settle(refuse('invalid_body', 'The body length does not match Content-Length.'));
       }
       settle(null, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     }
     function onError() {
-      settle(refuse.badRequest('invalid_body', 'The request body could not be read.'));
+      settle(refuse('invalid_body', 'The request body could not be read.'));
     }
     function onClose() {
-      if (!settled) settle(refuse.badRequest('invalid_body', 'The connection closed before the body ended.'));
+      if (!settled) settle(refuse('invalid_body', 'The connection closed before the body ended.'));
     }
 
     armIdle();
@@ -195,6 +189,6 @@ export function parseJsonBody(body: Buffer): unknown {
   try {
     return sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
   } catch {
-    throw refuse.badRequest('invalid_json', 'The body is not valid JSON.');
+    throw refuse('invalid_json', 'The body is not valid JSON.');
   }
 }

@@ -1,4 +1,5 @@
 // The only reader of process.env: parses it once with zod into a frozen, typed configuration.
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 const optionalString = z
@@ -6,7 +7,13 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
-const schema = z.object({
+/**
+ * Curation writes (entity creates) end within this time, fixed rather than configured: a purge pass begun at least
+ * this long after a withdrawal sees every value written before it, so PURGE_GRACE_SECONDS may not be shorter.
+ */
+export const CURATION_TX_TIMEOUT_MS = 30_000;
+
+const fields = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -70,7 +77,45 @@ const schema = z.object({
   METRICS_TOKEN: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
 });
 
+/**
+ * Rules across variables. In production: tokens must be verifiable (a secret or a JWKS URL); cursors and bookmarks
+ * must verify on every instance and after restarts, so their key is CURSOR_SECRET or the token secret, never made up
+ * per process; and no purge pass may count as final while a curation write begun before the withdrawal can still
+ * commit. Elsewhere (development, tests, the load test) a shorter grace is allowed, so a run sees names freed.
+ */
+const schema = fields.superRefine((c, ctx) => {
+  if (c.NODE_ENV !== 'production') return;
+  if (!c.AUTH_JWT_SECRET && !c.AUTH_JWKS_URL) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['AUTH_JWT_SECRET'],
+      message: 'AUTH_JWT_SECRET or AUTH_JWKS_URL must be set in production',
+    });
+  }
+  if (!c.AUTH_JWT_SECRET && !c.CURSOR_SECRET) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CURSOR_SECRET'],
+      message: 'must be set in production when AUTH_JWT_SECRET is not',
+    });
+  }
+  if (c.PURGE_GRACE_SECONDS * 1000 < CURATION_TX_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PURGE_GRACE_SECONDS'],
+      message: `at least ${CURATION_TX_TIMEOUT_MS / 1000} (the curation transaction timeout) in production`,
+    });
+  }
+});
+
 export type Config = Readonly<z.infer<typeof schema>>;
+
+/**
+ * The key cursors and bookmarks are signed with: CURSOR_SECRET, else one derived from the token secret (the same on
+ * every instance), else, outside production only (the schema refuses it there), a key made up for this process.
+ */
+export const cursorKeyOf = (config: Config, jwtSecret = config.AUTH_JWT_SECRET): string =>
+  config.CURSOR_SECRET ?? `cursor:${jwtSecret ?? randomUUID()}`;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

@@ -1,123 +1,139 @@
 // Refusals: one error type carrying the spec's reason code and HTTP status, rendered by REST and GraphQL.
 
-/** Every refusal reason, in the order the README table groups them (spec, contract, project). */
-export const REASONS = [
+/**
+ * Every refusal reason and the HTTP status it is answered with, in the order the README's reasons table groups
+ * them (spec, contract, project). The one place a reason's status is decided: `refuse()` and the OpenAPI document
+ * read it. GraphQL answers a refusal inside a 200 with `extensions.reason`; the status here is its REST one.
+ */
+export const REFUSALS = {
   // spec
-  'attribute_def_already_exists',
-  'attribute_def_withdrawn',
-  'type_instances_managed',
-  'too_many_attribute_defs',
-  'too_many_allowed_values',
-  'base_type_not_owner',
-  'unknown_entity_type',
-  'unknown_value_type',
-  'invalid_cardinality',
-  'allowed_values_not_supported',
-  'allowed_ref_type_not_supported',
-  'allowed_ref_type_required',
-  'filterable_not_supported',
-  'referent_not_found',
-  'ref_type_mismatch',
-  'empty_value',
-  'invalid_page_size',
-  'invalid_cursor',
-  'invalid_bookmark',
-  'request_too_large',
+  attribute_def_already_exists: 409,
+  attribute_def_withdrawn: 409,
+  type_instances_managed: 409,
+  too_many_attribute_defs: 400,
+  too_many_allowed_values: 400,
+  base_type_not_owner: 400,
+  unknown_entity_type: 404,
+  unknown_value_type: 400,
+  invalid_cardinality: 400,
+  allowed_values_not_supported: 400,
+  allowed_ref_type_not_supported: 400,
+  allowed_ref_type_required: 400,
+  filterable_not_supported: 400,
+  referent_not_found: 404,
+  ref_type_mismatch: 400,
+  empty_value: 400,
+  invalid_page_size: 400,
+  invalid_cursor: 400,
+  invalid_bookmark: 400,
+  request_too_large: 413,
   // contract
-  'unauthenticated',
-  'not_authorized',
+  unauthenticated: 401,
+  not_authorized: 403,
   // project (documented in the README's reason table)
-  'invalid_json',
-  'invalid_body',
-  'invalid_field',
-  'unknown_field',
-  'unsupported_media_type',
-  'request_timeout',
-  'name_too_long',
-  'not_found',
-  'method_not_allowed',
-  'not_acceptable',
-  'type_not_user_defined',
-  'invalid_idempotency_key',
-  'idempotency_key_reused',
-  'idempotency_key_not_supported',
-  'type_name_taken',
-  'type_referenced',
-  'managed_type_blocked',
-  'invalid_allowed_value',
-  'duplicate_allowed_value',
-  'invalid_default_value',
-  'default_value_not_allowed',
-  'attribute_def_not_found',
-  'attribute_defs_too_large',
-  'type_not_creatable',
-  'unknown_attribute',
-  'invalid_value',
-  'value_not_allowed',
-  'required_value_missing',
-  'too_many_identifiers',
-  'invalid_filter',
-  'too_many_filters',
-  'too_many_filter_guids',
-  'attribute_not_filterable',
-  'concurrent_change',
-  'purge_already_running',
-  'invalid_model',
-  'model_too_large',
-  'invalid_url',
-  'uri_too_long',
-  'invalid_request',
-  'headers_too_large',
-  'json_too_deep',
-  'json_too_large',
-  'server_busy',
+  invalid_json: 400,
+  invalid_body: 400,
+  invalid_field: 400,
+  unknown_field: 400,
+  unsupported_media_type: 415,
+  request_timeout: 408,
+  name_too_long: 400,
+  not_found: 404,
+  method_not_allowed: 405,
+  not_acceptable: 406,
+  type_not_user_defined: 409,
+  invalid_idempotency_key: 400,
+  idempotency_key_reused: 422,
+  idempotency_key_not_supported: 400,
+  type_name_taken: 409,
+  type_referenced: 409,
+  managed_type_blocked: 409,
+  invalid_allowed_value: 400,
+  duplicate_allowed_value: 400,
+  invalid_default_value: 400,
+  default_value_not_allowed: 400,
+  attribute_def_not_found: 404,
+  attribute_defs_too_large: 400,
+  type_not_creatable: 409,
+  unknown_attribute: 400,
+  invalid_value: 400,
+  value_not_allowed: 400,
+  required_value_missing: 400,
+  too_many_identifiers: 400,
+  invalid_filter: 400,
+  too_many_filters: 400,
+  too_many_filter_guids: 400,
+  attribute_not_filterable: 400,
+  concurrent_change: 409,
+  purge_already_running: 409,
+  invalid_model: 400,
+  model_too_large: 400,
+  invalid_url: 400,
+  uri_too_long: 414,
+  invalid_request: 400,
+  headers_too_large: 431,
+  json_too_deep: 400,
+  json_too_large: 400,
+  server_busy: 503,
   // GraphQL operation bounds (schema/armor.ts, schema/limits.ts)
-  'query_too_deep',
-  'too_many_aliases',
-  'too_many_tokens',
-  'too_many_directives',
-  'query_too_costly',
-  'result_too_large',
-  'query_timeout',
-  'operation_not_supported',
-  'storage_unavailable',
-  'storage_busy',
-  'internal_error',
-] as const;
+  query_too_deep: 400,
+  too_many_aliases: 400,
+  too_many_tokens: 400,
+  too_many_directives: 400,
+  query_too_costly: 400,
+  result_too_large: 400,
+  query_timeout: 400,
+  operation_not_supported: 400,
+  storage_unavailable: 503,
+  storage_busy: 503,
+  internal_error: 500,
+} as const satisfies Record<
+  string,
+  400 | 401 | 403 | 404 | 405 | 406 | 408 | 409 | 413 | 414 | 415 | 422 | 431 | 500 | 503
+>;
 
-export type Reason = (typeof REASONS)[number];
+export type Reason = keyof typeof REFUSALS;
+
+/** Every reason, for the schemas that enumerate them. */
+export const REASONS = Object.keys(REFUSALS) as [Reason, ...Reason[]];
+
+/** The HTTP status of a refusal reason. */
+export const statusOf = (reason: Reason): number => REFUSALS[reason];
 
 export class AppError extends Error {
+  readonly status: number;
   constructor(
     readonly reason: Reason,
-    readonly status: number,
     message: string,
     /** Seconds a client should wait before trying again (a Retry-After header), on a 503. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';
+    this.status = REFUSALS[reason];
   }
 }
 
-export const refuse = {
-  badRequest: (reason: Reason, message: string) => new AppError(reason, 400, message),
-  notFound: (reason: Reason, message: string) => new AppError(reason, 404, message),
-  conflict: (reason: Reason, message: string) => new AppError(reason, 409, message),
-  unauthenticated: (message = 'A valid bearer token is required.') =>
-    new AppError('unauthenticated', 401, message),
-  notAuthorized: (message = 'You are not allowed to do this.') =>
-    new AppError('not_authorized', 403, message),
-  storageBusy: () =>
-    new AppError(
-      'storage_busy',
-      503,
-      'The database is too busy to take this request now; try again shortly.',
-      1,
-    ),
-  storageUnavailable: (retryAfterSeconds = 1, message = 'The database is unreachable; try again shortly.') =>
-    new AppError('storage_unavailable', 503, message, retryAfterSeconds),
-};
+/** A refusal: its status comes from REFUSALS; the named ones carry their usual message. */
+export const refuse = Object.assign(
+  (reason: Reason, message: string, retryAfterSeconds?: number) =>
+    new AppError(reason, message, retryAfterSeconds),
+  {
+    unauthenticated: (message = 'A valid bearer token is required.') =>
+      new AppError('unauthenticated', message),
+    notAuthorized: (message = 'You are not allowed to do this.') => new AppError('not_authorized', message),
+    storageBusy: () =>
+      new AppError(
+        'storage_busy',
+        'The database is too busy to take this request now; try again shortly.',
+        1,
+      ),
+    storageUnavailable: (
+      retryAfterSeconds = 1,
+      message = 'The database is unreachable; try again shortly.',
+    ) => new AppError('storage_unavailable', message, retryAfterSeconds),
+  },
+);
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 

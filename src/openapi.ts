@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { BODY_LIMIT_BYTES } from './body.js';
 import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
-import type { Reason } from './errors.js';
+import { type Reason, statusOf } from './errors.js';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './http/idempotency.js';
 import {
   BODY_REFUSALS,
@@ -15,39 +15,6 @@ import {
 } from './rest/schemas.js';
 
 type Json = Record<string, unknown>;
-
-/** HTTP status of each refusal reason, as the service answers it. */
-export const REFUSAL_STATUS: Partial<Record<Reason, number>> = {
-  unauthenticated: 401,
-  not_authorized: 403,
-  not_found: 404,
-  unknown_entity_type: 404,
-  referent_not_found: 404,
-  attribute_def_not_found: 404,
-  request_timeout: 408,
-  attribute_def_already_exists: 409,
-  attribute_def_withdrawn: 409,
-  type_instances_managed: 409,
-  type_not_user_defined: 409,
-  type_name_taken: 409,
-  type_referenced: 409,
-  managed_type_blocked: 409,
-  type_not_creatable: 409,
-  concurrent_change: 409,
-  purge_already_running: 409,
-  method_not_allowed: 405,
-  not_acceptable: 406,
-  request_too_large: 413,
-  uri_too_long: 414,
-  headers_too_large: 431,
-  unsupported_media_type: 415,
-  idempotency_key_reused: 422,
-  internal_error: 500,
-  storage_unavailable: 503,
-  storage_busy: 503,
-  server_busy: 503,
-};
-export const statusOf = (reason: Reason) => REFUSAL_STATUS[reason] ?? 400;
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad request',

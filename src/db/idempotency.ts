@@ -88,6 +88,6 @@ export interface IdempotencyScope {
  */
 export class IdempotencyKeyTaken extends AppError {
   constructor() {
-    super('storage_busy', 503, 'The Idempotency-Key is held by another request; try again shortly.', 1);
+    super('storage_busy', 'The Idempotency-Key is held by another request; try again shortly.', 1);
   }
 }

@@ -20,16 +20,12 @@ export function createBookmarkCodec(secret: string): BookmarkCodec {
   // A key of its own: a page cursor is not a bookmark, nor the other way round.
   const codec: CursorCodec = createCursorCodec(`bookmark:${secret}`);
   const invalid = () =>
-    refuse.badRequest(
-      'invalid_bookmark',
-      'The Neo4j-Bookmark header was not issued by this API to your tenant.',
-    );
+    refuse('invalid_bookmark', 'The Neo4j-Bookmark header was not issued by this API to your tenant.');
   return {
     encode: (tenant, bookmarks) => codec.encode(tenant, JSON.stringify(bookmarks)),
     decode(tenant, header) {
       if (header === undefined || header === '') return [];
-      if (Array.isArray(header))
-        throw refuse.badRequest('invalid_bookmark', 'Send one Neo4j-Bookmark header.');
+      if (Array.isArray(header)) throw refuse('invalid_bookmark', 'Send one Neo4j-Bookmark header.');
       let text: string;
       try {
         text = codec.decode(tenant, header.trim());

@@ -2,24 +2,20 @@
 // slow, an unknown method): the same JSON envelope as every other refusal, then the connection is closed.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { AppError } from '../errors.js';
+import { type AppError, refuse } from '../errors.js';
 import { failBody } from '../rest/envelope.js';
 
 /** The refusal for a client error Node's HTTP parser reports (`err.code`). */
 export function clientErrorRefusal(code: string | undefined): AppError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new AppError(
-        'headers_too_large',
-        431,
-        'The request headers are larger than the server accepts.',
-      );
+      return refuse('headers_too_large', 'The request headers are larger than the server accepts.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new AppError('request_timeout', 408, 'The request took too long to arrive.');
+      return refuse('request_timeout', 'The request took too long to arrive.');
     case 'HPE_INVALID_METHOD':
-      return new AppError('method_not_allowed', 405, 'The request method is not one this API serves.');
+      return refuse('method_not_allowed', 'The request method is not one this API serves.');
     default:
-      return new AppError('invalid_request', 400, 'The request is not well-formed HTTP.');
+      return refuse('invalid_request', 'The request is not well-formed HTTP.');
   }
 }
 

@@ -15,13 +15,13 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { IdempotencyRecord, IdempotencyScope } from '../db/idempotency.js';
-import { AppError } from '../errors.js';
+import { refuse } from '../errors.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
 export const IDEMPOTENCY_KEY_MAX = 255;
 
-const invalid = (message: string) => new AppError('invalid_idempotency_key', 400, message);
+const invalid = (message: string) => refuse('invalid_idempotency_key', message);
 /** A key as sent: quoted (a structured-field string without escapes) or bare; the OpenAPI document's pattern. */
 export const IDEMPOTENCY_KEY_PATTERN = `^("[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}}"|[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}})$`;
 const SENT = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -59,9 +59,8 @@ export const takesIdempotencyKey = (method: string, path: string) =>
  */
 export function storedAnswer(scope: IdempotencyScope, record: IdempotencyRecord) {
   if (record.fingerprint !== scope.fingerprint) {
-    throw new AppError(
+    throw refuse(
       'idempotency_key_reused',
-      422,
       'This Idempotency-Key was sent with another request (method, path or body); use a new key for a new request.',
     );
   }

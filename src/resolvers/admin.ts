@@ -24,14 +24,13 @@ export async function runPurgeNow(
 ) {
   assertOperator(ctx);
   if (tenant !== undefined && tenant !== null && (typeof tenant !== 'string' || tenant === '')) {
-    throw refuse.badRequest('invalid_field', '"tenant" must be a tenant id.');
+    throw refuse('invalid_field', '"tenant" must be a tenant id.');
   }
   const report = await ctx.services.purger.runDailyJob(
     typeof tenant === 'string' ? { tenant } : {},
     onProgress,
   );
-  if (report.skipped)
-    throw refuse.conflict('purge_already_running', 'Another instance is running the purge now.');
+  if (report.skipped) throw refuse('purge_already_running', 'Another instance is running the purge now.');
   return report;
 }
 
@@ -56,18 +55,18 @@ export function recentLogs(
   const ring = ctx.services.logRing;
   const minLevel = filter.level === undefined ? undefined : (LEVELS[filter.level] ?? Number(filter.level));
   if (minLevel !== undefined && !Number.isFinite(minLevel)) {
-    throw refuse.badRequest('invalid_field', 'level must be trace, debug, info, warn, error or fatal.');
+    throw refuse('invalid_field', 'level must be trace, debug, info, warn, error or fatal.');
   }
   const time = (value: string | undefined, field: string) => {
     if (value === undefined) return undefined;
     const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
     if (!Number.isFinite(ms))
-      throw refuse.badRequest('invalid_field', `${field} must be an ISO time or epoch milliseconds.`);
+      throw refuse('invalid_field', `${field} must be an ISO time or epoch milliseconds.`);
     return ms;
   };
   const limit = filter.limit === undefined ? 100 : Number(filter.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw refuse.badRequest('invalid_field', 'limit must be an integer from 1 to 1000.');
+    throw refuse('invalid_field', 'limit must be an integer from 1 to 1000.');
   }
   return ring.query({
     minLevel,

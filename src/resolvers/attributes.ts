@@ -151,44 +151,41 @@ const present = (v: unknown) => v !== undefined && v !== null;
 function optionalBoolean(input: DeclareInput, field: string): boolean | undefined {
   const v = input[field];
   if (!present(v)) return undefined;
-  if (typeof v !== 'boolean') throw refuse.badRequest('invalid_field', `"${field}" must be a boolean.`);
+  if (typeof v !== 'boolean') throw refuse('invalid_field', `"${field}" must be a boolean.`);
   return v;
 }
 
 /** The rules that need no database: shapes and combinations, each refused with its own reason. */
 export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
   for (const field of Object.keys(input)) {
-    if (!DECLARE_FIELDS.has(field)) throw refuse.badRequest('unknown_field', `Unknown field "${field}".`);
+    if (!DECLARE_FIELDS.has(field)) throw refuse('unknown_field', `Unknown field "${field}".`);
   }
   const rawName = input.name;
   if (present(rawName) && typeof rawName !== 'string') {
-    throw refuse.badRequest('invalid_field', '"name" must be a string.');
+    throw refuse('invalid_field', '"name" must be a string.');
   }
   const name = cleanName((rawName as string | undefined) ?? '');
   const key = nameKey(name);
   if (RESERVED_ATTRIBUTE_NAMES.has(key)) {
-    throw refuse.badRequest(
-      'invalid_field',
-      `"${name}" is reserved: values are sent and listed under attribute names.`,
-    );
+    throw refuse('invalid_field', `"${name}" is reserved: values are sent and listed under attribute names.`);
   }
 
   const valueType = input.value_type;
   if (!isValueType(valueType)) {
-    throw refuse.badRequest(
+    throw refuse(
       'unknown_value_type',
       'value_type must be string, number, boolean, date, json or entity_ref.',
     );
   }
   const cardinality = input.cardinality;
   if (!isCardinality(cardinality))
-    throw refuse.badRequest('invalid_cardinality', 'cardinality must be single or multi.');
+    throw refuse('invalid_cardinality', 'cardinality must be single or multi.');
   const reference = valueType === 'entity_ref';
 
   let allowedValues: unknown[] | null = null;
   if (present(input.allowed_values)) {
     if (reference) {
-      throw refuse.badRequest(
+      throw refuse(
         'allowed_values_not_supported',
         'allowed_values is for scalar types only; a reference is constrained by allowed_ref_type.',
       );
@@ -199,22 +196,19 @@ export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
   let allowedRefType: string | null = null;
   if (present(input.allowed_ref_type)) {
     if (!reference) {
-      throw refuse.badRequest(
-        'allowed_ref_type_not_supported',
-        'allowed_ref_type is for entity_ref attributes only.',
-      );
+      throw refuse('allowed_ref_type_not_supported', 'allowed_ref_type is for entity_ref attributes only.');
     }
     if (typeof input.allowed_ref_type !== 'string') {
-      throw refuse.badRequest('invalid_field', '"allowed_ref_type" must be a type guid.');
+      throw refuse('invalid_field', '"allowed_ref_type" must be a type guid.');
     }
     allowedRefType = input.allowed_ref_type;
   } else if (reference) {
-    throw refuse.badRequest('allowed_ref_type_required', 'An entity_ref attribute needs allowed_ref_type.');
+    throw refuse('allowed_ref_type_required', 'An entity_ref attribute needs allowed_ref_type.');
   }
 
   const filterable = optionalBoolean(input, 'filterable');
   if (filterable !== undefined && !reference) {
-    throw refuse.badRequest('filterable_not_supported', 'filterable applies to entity_ref attributes only.');
+    throw refuse('filterable_not_supported', 'filterable applies to entity_ref attributes only.');
   }
   const required = optionalBoolean(input, 'required') ?? false;
 
@@ -228,7 +222,7 @@ export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
       cardinality === 'multi' ? MAX_VALUE_DEPTH + 1 : MAX_VALUE_DEPTH,
     );
     if (JSON.stringify(defaultValue).length > MAX_DEFAULT_VALUE_LENGTH) {
-      throw refuse.badRequest(
+      throw refuse(
         'invalid_default_value',
         `default_value is larger than ${MAX_DEFAULT_VALUE_LENGTH} characters.`,
       );
@@ -258,7 +252,7 @@ export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
   };
 }
 
-const unknownType = () => refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');
 
 export interface DeclareResult {
   attribute: StoredAttribute;
@@ -288,45 +282,36 @@ export async function declareAttribute(
     });
     if (!facts.typeFound) throw unknownType();
     if (facts.typeNameKey === ROOT_KEY) {
-      throw refuse.badRequest(
-        'base_type_not_owner',
-        'The platform attribute owner cannot own declared attributes.',
-      );
+      throw refuse('base_type_not_owner', 'The platform attribute owner cannot own declared attributes.');
     }
     if (facts.existingState === 'live' || PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
-      throw refuse.conflict(
-        'attribute_def_already_exists',
-        `An attribute named "${d.name}" is live on this type.`,
-      );
+      throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
     }
     if (facts.existingState === 'withdrawn') {
-      throw refuse.conflict(
+      throw refuse(
         'attribute_def_withdrawn',
         `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
       );
     }
     if (facts.liveCount >= MAX_ATTRIBUTE_DEFS) {
-      throw refuse.badRequest(
-        'too_many_attribute_defs',
-        `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`,
-      );
+      throw refuse('too_many_attribute_defs', `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`);
     }
     const jsonBytes = (d.allowedValuesJson?.length ?? 0) + (d.defaultValueJson?.length ?? 0);
     if (facts.liveJsonBytes + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
-      throw refuse.badRequest(
+      throw refuse(
         'attribute_defs_too_large',
         `The type's definitions would hold ${(facts.liveJsonBytes + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
       );
     }
     if (d.allowedRefType !== null && !facts.refTypeFound) {
-      throw refuse.notFound('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
+      throw refuse('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
     }
     for (const referent of facts.referents) {
       if (referent.type_guid === null) {
-        throw refuse.notFound('referent_not_found', `default_value names no entity (${referent.guid}).`);
+        throw refuse('referent_not_found', `default_value names no entity (${referent.guid}).`);
       }
       if (referent.type_guid !== d.allowedRefType) {
-        throw refuse.badRequest(
+        throw refuse(
           'ref_type_mismatch',
           `default_value names an entity of another type (${referent.guid}).`,
         );
@@ -384,10 +369,7 @@ export async function declareAttribute(
     return result;
   } catch (e) {
     if (e instanceof ConstraintViolation) {
-      throw refuse.conflict(
-        'attribute_def_already_exists',
-        `An attribute named "${d.name}" exists on this type.`,
-      );
+      throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" exists on this type.`);
     }
     throw e;
   }
@@ -457,7 +439,7 @@ export async function withdrawAttribute(
   const key = nameKey(name);
   const dryRun = options.dryRun === true;
   const platformOwned = () =>
-    refuse.badRequest('base_type_not_owner', `"${name}" is a platform attribute; the platform owns it.`);
+    refuse('base_type_not_owner', `"${name}" is a platform attribute; the platform owns it.`);
   const work = async (run: Run): Promise<WithdrawResult> => {
     const locked = dryRun ? null : await lockTypeDefinitions(run, tenant, typeGuid);
     const attr = await findAttribute(run, tenant, typeGuid, key);
@@ -468,19 +450,13 @@ export async function withdrawAttribute(
       if (PLATFORM_ATTRIBUTE_NAMES.has(key)) {
         throw platformOwned();
       }
-      throw refuse.notFound(
-        'attribute_def_not_found',
-        `No attribute named "${name}" is declared on this type.`,
-      );
+      throw refuse('attribute_def_not_found', `No attribute named "${name}" is declared on this type.`);
     }
     if (attr.origin === 'system') {
       throw platformOwned();
     }
     if (attr.state === 'withdrawn') {
-      throw refuse.conflict(
-        'attribute_def_withdrawn',
-        `"${name}" is already withdrawn; its data is being removed.`,
-      );
+      throw refuse('attribute_def_withdrawn', `"${name}" is already withdrawn; its data is being removed.`);
     }
     if (dryRun) {
       const impact = await countAttributeData(run, {
@@ -498,7 +474,7 @@ export async function withdrawAttribute(
       after: { name: attr.name, state: 'withdrawn' },
     });
     const withdrawn = await markWithdrawn(run, tenant, attr.guid, change);
-    if (!withdrawn) throw refuse.conflict('attribute_def_withdrawn', `"${name}" is already withdrawn.`);
+    if (!withdrawn) throw refuse('attribute_def_withdrawn', `"${name}" is already withdrawn.`);
     return { attribute: withdrawn, dryRun };
   };
   const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);

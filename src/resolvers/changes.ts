@@ -164,7 +164,7 @@ export async function typeHistory(
 ) {
   const [page] = await readHistories(ctx, [{ typeGuid, ...args }]);
   if (!page || (page.changes.length === 0 && args.cursor === undefined)) {
-    throw refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+    throw refuse('unknown_entity_type', 'No entity type has this guid.');
   }
   return page;
 }
@@ -183,7 +183,7 @@ function decodePositions(ctx: RequestContext, cursor: string | undefined): numbe
     positions.length !== MODEL_VERSION_SHARDS ||
     !positions.every((p) => Number.isSafeInteger(p) && p >= 0)
   ) {
-    throw refuse.badRequest('invalid_cursor', 'The cursor was not issued by this API.');
+    throw refuse('invalid_cursor', 'The cursor was not issued by this API.');
   }
   return positions;
 }

@@ -27,7 +27,7 @@ export function createCursorCodec(secret: string): CursorCodec {
       return `${payload}.${sign(tenant, payload).toString('base64url')}`;
     },
     decode(tenant, cursor, kind) {
-      const invalid = () => refuse.badRequest('invalid_cursor', 'The cursor was not issued by this API.');
+      const invalid = () => refuse('invalid_cursor', 'The cursor was not issued by this API.');
       if (cursor.length > 4096) throw invalid();
       const [payload, signature, extra] = cursor.split('.');
       if (!payload || !signature || extra !== undefined) throw invalid();

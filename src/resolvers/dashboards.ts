@@ -23,7 +23,7 @@ export async function writeDashboardRow(ctx: RequestContext, rawName: string) {
     // A caller's own `dashboard` type from before the managed-type release blocks the feature while it exists.
     const legacy = await findNonSystemTypeForName(run, tenant, typeKey, guid);
     if (legacy) {
-      throw refuse.conflict(
+      throw refuse(
         'managed_type_blocked',
         'A user-defined "dashboard" type exists in this tenant; the platform adds no dashboards while it does.',
       );

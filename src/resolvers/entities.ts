@@ -1,6 +1,8 @@
 // The curation points this service touches: create an entity with values validated against its type's live
 // definitions (read through the engine cache), read it back, and resolve many identifiers at once.
+
 import { randomUUID } from 'node:crypto';
+import { CURATION_TX_TIMEOUT_MS } from '../config.js';
 import type { RequestContext } from '../context.js';
 import { findAttributesApplyingTo, type StoredAttribute, valueProperty } from '../db/attributes.js';
 import {
@@ -18,8 +20,6 @@ import { cleanName, nameKey } from './names.js';
 import { allowedKeysOf, checkValue, ENTITY_VALUE_REASONS, type ValueShape } from './values.js';
 
 export const MAX_LOOKUP_IDENTIFIERS = 1000;
-/** Curation writes end within this time, so a purge pass begun later sees every value written before a withdrawal. */
-export const CURATION_TX_TIMEOUT_MS = 30_000;
 
 /**
  * A definition's shape for value checks, made once per cached definition (its enumeration parsed and keyed once, not
@@ -53,7 +53,7 @@ async function definitionsAt(
   const cached = cache.get(ctx.viewer.tenant, typeGuid, version);
   if (cached) return cached;
   const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
-  if (!found) throw refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+  if (!found) throw refuse('unknown_entity_type', 'No entity type has this guid.');
   const definitions: TypeDefinitions = {
     version: found.version,
     creatable: found.creatable,
@@ -86,16 +86,16 @@ export interface CreateEntityInput {
 /** The rules of an entity write that need no database, in the order their reasons win. */
 export function checkEntityInput(input: CreateEntityInput) {
   if (typeof input.type_guid !== 'string' || input.type_guid === '') {
-    throw refuse.badRequest('invalid_field', '"type_guid" must be an entity type guid.');
+    throw refuse('invalid_field', '"type_guid" must be an entity type guid.');
   }
   const typeGuid = input.type_guid;
   if (input.name !== undefined && input.name !== null && typeof input.name !== 'string') {
-    throw refuse.badRequest('invalid_field', '"name" must be a string.');
+    throw refuse('invalid_field', '"name" must be a string.');
   }
   const name = cleanName((input.name as string | undefined) ?? '');
   const values = input.values ?? {};
   if (typeof values !== 'object' || values === null || Array.isArray(values)) {
-    throw refuse.badRequest('invalid_field', '"values" must be an object of attribute name to value.');
+    throw refuse('invalid_field', '"values" must be an object of attribute name to value.');
   }
   return { typeGuid, name, values: values as Record<string, unknown> };
 }
@@ -108,12 +108,9 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
     const created = await ctx.db.write(
       async (run) => {
         const type = await readTypeForWrite(run, tenant, typeGuid, referenceCandidates(values));
-        if (!type) throw refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+        if (!type) throw refuse('unknown_entity_type', 'No entity type has this guid.');
         if (type.creatable === false) {
-          throw refuse.conflict(
-            'type_not_creatable',
-            'Instances of this type are written by the platform only.',
-          );
+          throw refuse('type_not_creatable', 'Instances of this type are written by the platform only.');
         }
         const defs = await definitionsAt(ctx, run, typeGuid, type.version);
         const byKey = new Map(defs.attributes.map((a) => [a.name_key, a]));
@@ -121,8 +118,7 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
         const given = new Map<string, unknown>();
         for (const [rawKey, value] of Object.entries(values as Record<string, unknown>)) {
           const key = nameKey(cleanName(rawKey));
-          if (!byKey.has(key))
-            throw refuse.badRequest('unknown_attribute', `The type has no attribute "${rawKey}".`);
+          if (!byKey.has(key)) throw refuse('unknown_attribute', `The type has no attribute "${rawKey}".`);
           if (value !== null && value !== undefined) given.set(key, value);
         }
 
@@ -140,10 +136,7 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
           }
           if (value === undefined) {
             if (def.required) {
-              throw refuse.badRequest(
-                'required_value_missing',
-                `"${def.name}" is required and has no default.`,
-              );
+              throw refuse('required_value_missing', `"${def.name}" is required and has no default.`);
             }
             continue;
           }
@@ -169,13 +162,9 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
         const targets = new Map([...type.referents, ...(await findEntityTypesOf(run, tenant, unseen))]);
         for (const ref of refs) {
           const actual = targets.get(ref.target);
-          if (actual === undefined)
-            throw refuse.notFound('referent_not_found', `No entity has guid ${ref.target}.`);
+          if (actual === undefined) throw refuse('referent_not_found', `No entity has guid ${ref.target}.`);
           if (actual !== ref.expectedType) {
-            throw refuse.badRequest(
-              'ref_type_mismatch',
-              `Entity ${ref.target} is not of the referenced type.`,
-            );
+            throw refuse('ref_type_mismatch', `Entity ${ref.target} is not of the referenced type.`);
           }
         }
 
@@ -197,10 +186,7 @@ export async function createEntityWithValues(ctx: RequestContext, input: CreateE
     if (created) return created;
     // The definitions changed between reading and writing: validate again against the new ones.
   }
-  throw refuse.conflict(
-    'concurrent_change',
-    'The type’s definitions kept changing during the write; try again.',
-  );
+  throw refuse('concurrent_change', 'The type’s definitions kept changing during the write; try again.');
 }
 
 /** An entity with the values of its type's live attributes, keyed by attribute name. */
@@ -208,7 +194,7 @@ export async function getEntity(ctx: RequestContext, guid: string) {
   const tenant = ctx.viewer.tenant;
   return ctx.db.read(async (run) => {
     const entity = await findEntity(run, tenant, guid);
-    if (!entity) throw refuse.notFound('not_found', 'No entity has this guid.');
+    if (!entity) throw refuse('not_found', 'No entity has this guid.');
     const values: Record<string, unknown> = {};
     if (entity.version !== null) {
       const defs = await definitionsAt(ctx, run, entity.type_guid, entity.version);
@@ -233,14 +219,11 @@ export async function getEntity(ctx: RequestContext, guid: string) {
 
 /** Resolves entity guids of the caller's tenant in one round trip; unknown ones resolve to null. */
 export async function lookupIdentifiers(ctx: RequestContext, identifiers: unknown) {
-  const notStrings = () => refuse.badRequest('invalid_field', '"identifiers" must be an array of strings.');
+  const notStrings = () => refuse('invalid_field', '"identifiers" must be an array of strings.');
   if (!Array.isArray(identifiers)) throw notStrings();
   // The count first: a long list is refused without looking at its elements.
   if (identifiers.length > MAX_LOOKUP_IDENTIFIERS) {
-    throw refuse.badRequest(
-      'too_many_identifiers',
-      `"identifiers" has more than ${MAX_LOOKUP_IDENTIFIERS} entries.`,
-    );
+    throw refuse('too_many_identifiers', `"identifiers" has more than ${MAX_LOOKUP_IDENTIFIERS} entries.`);
   }
   if (!identifiers.every((i) => typeof i === 'string')) throw notStrings();
   const found = await ctx.db.readOne((run) =>

@@ -34,7 +34,7 @@ export interface EntityPage {
   nextCursor: string | null;
 }
 
-const invalidFilter = (message: string) => refuse.badRequest('invalid_filter', message);
+const invalidFilter = (message: string) => refuse('invalid_filter', message);
 
 /**
  * REST's `where` values, each `<attribute>:<guid>[,<guid>...]`, as conditions. The attribute name is what comes
@@ -52,9 +52,9 @@ export function parseWhere(values: readonly string[]): ReferenceFilter[] {
 }
 
 const tooManyConditions = () =>
-  refuse.badRequest('too_many_filters', `A filter has at most ${MAX_FILTER_CONDITIONS} conditions.`);
+  refuse('too_many_filters', `A filter has at most ${MAX_FILTER_CONDITIONS} conditions.`);
 const tooManyGuids = (attribute: string) =>
-  refuse.badRequest(
+  refuse(
     'too_many_filter_guids',
     `The condition on "${attribute.slice(0, 80)}" lists more than ${MAX_FILTER_GUIDS} guids.`,
   );
@@ -112,8 +112,7 @@ async function definitionsOf(
     if (!exact) return definitionsOf(ctx, typeGuid, conditions, 'exact');
     throw error;
   };
-  if (attributes === null)
-    return refuseWith(refuse.notFound('unknown_entity_type', 'No entity type has this guid.'));
+  if (attributes === null) return refuseWith(refuse('unknown_entity_type', 'No entity type has this guid.'));
   const byKey = new Map(attributes.map((a) => [a.name_key, a]));
   const found: StoredAttribute[] = [];
   for (const condition of conditions) {
@@ -124,19 +123,16 @@ async function definitionsOf(
         findAttribute(run, ctx.viewer.tenant, typeGuid, condition.key),
       );
       if (stored?.state === 'withdrawn') {
-        throw refuse.conflict(
+        throw refuse(
           'attribute_def_withdrawn',
           `"${condition.name}" was withdrawn: its references no longer match.`,
         );
       }
-      throw refuse.badRequest('unknown_attribute', `The type has no attribute "${condition.name}".`);
+      throw refuse('unknown_attribute', `The type has no attribute "${condition.name}".`);
     }
     if (definition.value_type !== 'entity_ref' || !definition.filterable) {
       return refuseWith(
-        refuse.badRequest(
-          'attribute_not_filterable',
-          `"${definition.name}" is not a filterable reference attribute.`,
-        ),
+        refuse('attribute_not_filterable', `"${definition.name}" is not a filterable reference attribute.`),
       );
     }
     found.push(definition);
@@ -186,7 +182,7 @@ export async function listEntities(
   // the current state's), then the page again.
   if (!read.current) read = await readPage(await definitionsOf(ctx, args.typeGuid, conditions, 'fresh'));
   if (!read.current) {
-    throw refuse.conflict('concurrent_change', 'The type or its definitions kept changing; try again.');
+    throw refuse('concurrent_change', 'The type or its definitions kept changing; try again.');
   }
   const page = read.hits.slice(0, size);
   const last = page[page.length - 1];

@@ -54,7 +54,7 @@ export function toEntityTypeRow(t: StoredType): EntityTypeRow {
 export const PAGE_SIZE_DEFAULT = 100;
 export const PAGE_SIZE_MAX = 500;
 
-const unknownType = () => refuse.notFound('unknown_entity_type', 'No entity type has this guid.');
+const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');
 
 export async function createOrGetEntityType(ctx: RequestContext, rawName: string) {
   const tenant = ctx.viewer.tenant;
@@ -79,7 +79,7 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
     const existing = await resolve();
     if (existing) return { type: existing, created: false };
     if (MANAGED_TYPES.has(key)) {
-      throw refuse.conflict(
+      throw refuse(
         'type_instances_managed',
         `Instances of "${name}" are managed by the platform; the type is set up when the platform writes its first one.`,
       );
@@ -97,13 +97,13 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
       if (!(e instanceof ConstraintViolation)) throw e;
     }
   }
-  throw refuse.conflict('type_name_taken', 'The name is being changed concurrently; try again.');
+  throw refuse('type_name_taken', 'The name is being changed concurrently; try again.');
 }
 
 export function parsePageSize(pageSize: number | undefined): number {
   if (pageSize === undefined) return PAGE_SIZE_DEFAULT;
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) {
-    throw refuse.badRequest('invalid_page_size', `page_size must be an integer from 1 to ${PAGE_SIZE_MAX}.`);
+    throw refuse('invalid_page_size', `page_size must be an integer from 1 to ${PAGE_SIZE_MAX}.`);
   }
   return pageSize;
 }
@@ -116,8 +116,7 @@ export async function listEntityTypes(
   ctx: RequestContext,
   args: { cursor?: string | undefined; pageSize?: number | undefined; backward?: boolean },
 ) {
-  if (args.backward)
-    throw refuse.badRequest('invalid_field', 'Only forward pagination (first/after) is supported.');
+  if (args.backward) throw refuse('invalid_field', 'Only forward pagination (first/after) is supported.');
   const tenant = ctx.viewer.tenant;
   const size = parsePageSize(args.pageSize);
   const after = args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor);
@@ -190,7 +189,7 @@ export async function findEntityTypeByName(ctx: RequestContext, rawName: string)
 
 const assertUserDefined = (t: StoredType, verb: string) => {
   if (t.origin !== 'user_defined') {
-    throw refuse.conflict(
+    throw refuse(
       'type_not_user_defined',
       `Only user-defined types can be ${verb}; "${t.name}" is ${t.origin}.`,
     );
@@ -212,10 +211,10 @@ export async function renameEntityType(ctx: RequestContext, guid: string, rawNam
       assertUserDefined(current, 'renamed');
       const holder = await findTypeByName(run, tenant, key, typeGuid(tenant, key));
       if (holder && holder.guid !== guid) {
-        throw refuse.conflict('type_name_taken', `The name "${name}" already resolves to another type.`);
+        throw refuse('type_name_taken', `The name "${name}" already resolves to another type.`);
       }
       if (!holder && MANAGED_TYPES.has(key)) {
-        throw refuse.conflict('type_instances_managed', `The name "${name}" belongs to a managed type.`);
+        throw refuse('type_instances_managed', `The name "${name}" belongs to a managed type.`);
       }
       const change = changeBy(ctx, {
         kind: 'type_renamed',
@@ -228,7 +227,7 @@ export async function renameEntityType(ctx: RequestContext, guid: string, rawNam
     return renamed;
   } catch (e) {
     if (e instanceof ConstraintViolation) {
-      throw refuse.conflict('type_name_taken', `The name "${name}" already resolves to another type.`);
+      throw refuse('type_name_taken', `The name "${name}" already resolves to another type.`);
     }
     throw e;
   }
@@ -247,7 +246,7 @@ export async function deleteEntityType(ctx: RequestContext, guid: string) {
     assertUserDefined(current, 'deleted');
     const referencing = await findReferencingAttributes(run, tenant, guid);
     if (referencing.length > 0) {
-      throw refuse.conflict(
+      throw refuse(
         'type_referenced',
         `Live attribute definitions reference this type (${referencing.map((r) => r.name).join(', ')}); withdraw them first.`,
       );

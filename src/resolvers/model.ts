@@ -74,7 +74,7 @@ async function referencedNames(run: Run, tenant: string, definitions: readonly S
 }
 
 const modelTooLarge = (what: string) =>
-  refuse.badRequest('model_too_large', `The model is too large to handle as one document: ${what}.`);
+  refuse('model_too_large', `The model is too large to handle as one document: ${what}.`);
 
 /**
  * The tenant's model as one document: its user-defined types and any other type carrying definitions declared by
@@ -150,7 +150,7 @@ export interface ModelPlan {
   unchanged: { types: number; attributes: number };
 }
 
-const invalidModel = (where: string, what: string) => refuse.badRequest('invalid_model', `${where}: ${what}`);
+const invalidModel = (where: string, what: string) => refuse('invalid_model', `${where}: ${what}`);
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

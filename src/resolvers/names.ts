@@ -15,14 +15,14 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 export function cleanName(raw: string): string {
   if (!raw.isWellFormed()) {
-    throw refuse.badRequest('invalid_field', 'The name is not well-formed Unicode (a lone surrogate).');
+    throw refuse('invalid_field', 'The name is not well-formed Unicode (a lone surrogate).');
   }
   const name = raw.normalize('NFC').trim();
-  if (name.length === 0) throw refuse.badRequest('empty_value', 'The name is empty once spaces are trimmed.');
+  if (name.length === 0) throw refuse('empty_value', 'The name is empty once spaces are trimmed.');
   if ([...name].length > MAX_NAME_LENGTH) {
-    throw refuse.badRequest('name_too_long', `The name is longer than ${MAX_NAME_LENGTH} characters.`);
+    throw refuse('name_too_long', `The name is longer than ${MAX_NAME_LENGTH} characters.`);
   }
-  if (CONTROL.test(name)) throw refuse.badRequest('invalid_field', 'The name contains control characters.');
+  if (CONTROL.test(name)) throw refuse('invalid_field', 'The name contains control characters.');
   return name;
 }
 

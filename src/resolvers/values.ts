@@ -60,7 +60,7 @@ export function jsonDepth(value: unknown, limit = MAX_VALUE_DEPTH): number {
 /** Refuses a value nested deeper than MAX_VALUE_DEPTH, before anything walks it recursively. */
 export function assertValueDepth(value: unknown, what: string, limit = MAX_VALUE_DEPTH) {
   if (jsonDepth(value, limit) > limit) {
-    throw refuse.badRequest(
+    throw refuse(
       'json_too_deep',
       `${what} nests arrays and objects more than ${MAX_VALUE_DEPTH} levels deep.`,
     );
@@ -114,9 +114,9 @@ export function canonicalJson(v: unknown): string {
 /** Checks `allowed_values` for a scalar type; returns the list, or null when none (absent, null or empty). */
 export function checkAllowedValues(valueType: ScalarType, raw: unknown): unknown[] | null {
   if (raw === undefined || raw === null) return null;
-  if (!Array.isArray(raw)) throw refuse.badRequest('invalid_field', '"allowed_values" must be an array.');
+  if (!Array.isArray(raw)) throw refuse('invalid_field', '"allowed_values" must be an array.');
   if (raw.length > MAX_ALLOWED_VALUES) {
-    throw refuse.badRequest(
+    throw refuse(
       'too_many_allowed_values',
       `"allowed_values" has ${raw.length} entries; at most ${MAX_ALLOWED_VALUES} are allowed.`,
     );
@@ -127,17 +127,16 @@ export function checkAllowedValues(valueType: ScalarType, raw: unknown): unknown
   const seen = new Set<string>();
   for (const [i, entry] of raw.entries()) {
     if (!fitsScalar(valueType, entry)) {
-      throw refuse.badRequest('invalid_allowed_value', `allowed_values[${i}] is not a ${valueType} value.`);
+      throw refuse('invalid_allowed_value', `allowed_values[${i}] is not a ${valueType} value.`);
     }
     const key = canonicalJson(entry);
     if ((typeof entry === 'string' ? entry.length : key.length) > MAX_ALLOWED_VALUE_LENGTH) {
-      throw refuse.badRequest(
+      throw refuse(
         'invalid_allowed_value',
         `allowed_values[${i}] is longer than ${MAX_ALLOWED_VALUE_LENGTH} characters.`,
       );
     }
-    if (seen.has(key))
-      throw refuse.badRequest('duplicate_allowed_value', `allowed_values[${i}] is listed twice.`);
+    if (seen.has(key)) throw refuse('duplicate_allowed_value', `allowed_values[${i}] is listed twice.`);
     seen.add(key);
   }
   return raw;
@@ -182,19 +181,16 @@ export function checkValue(def: ValueShape, value: unknown, reasons: ValueReason
   );
   const entries = def.cardinality === 'multi' ? value : [value];
   if (!Array.isArray(entries)) {
-    throw refuse.badRequest(reasons.invalid, `${what} of "${def.name}" must be a list (cardinality multi).`);
+    throw refuse(reasons.invalid, `${what} of "${def.name}" must be a list (cardinality multi).`);
   }
   if (entries.length > MAX_MULTI_VALUES) {
-    throw refuse.badRequest(
-      reasons.invalid,
-      `${what} of "${def.name}" has more than ${MAX_MULTI_VALUES} entries.`,
-    );
+    throw refuse(reasons.invalid, `${what} of "${def.name}" has more than ${MAX_MULTI_VALUES} entries.`);
   }
   const allowed = def.allowedKeys ?? (def.allowed_values ? allowedKeysOf(def.allowed_values) : null);
   for (const entry of entries) {
     if (def.value_type === 'entity_ref') {
       if (typeof entry !== 'string' || entry.length === 0 || entry.length > 256) {
-        throw refuse.badRequest(
+        throw refuse(
           reasons.invalid,
           `${what} of "${def.name}" must be entity guid${def.cardinality === 'multi' ? 's' : ''}.`,
         );
@@ -202,17 +198,14 @@ export function checkValue(def: ValueShape, value: unknown, reasons: ValueReason
       continue;
     }
     if (!fitsScalar(def.value_type, entry)) {
-      throw refuse.badRequest(reasons.invalid, `${what} of "${def.name}" is not a ${def.value_type} value.`);
+      throw refuse(reasons.invalid, `${what} of "${def.name}" is not a ${def.value_type} value.`);
     }
     if (allowed && !allowed.has(canonicalJson(entry))) {
-      throw refuse.badRequest(
-        reasons.notAllowed,
-        `${what} of "${def.name}" is not one of its allowed_values.`,
-      );
+      throw refuse(reasons.notAllowed, `${what} of "${def.name}" is not one of its allowed_values.`);
     }
   }
   if (def.value_type === 'entity_ref' && new Set(entries).size !== entries.length) {
-    throw refuse.badRequest(reasons.invalid, `${what} of "${def.name}" names an entity twice.`);
+    throw refuse(reasons.invalid, `${what} of "${def.name}" names an entity twice.`);
   }
   return entries;
 }

@@ -1,7 +1,7 @@
 // REST routes for operators (admins of the default tenant, cross-tenant accounts).
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, isAppError } from '../errors.js';
+import { type AppError, isAppError, refuse } from '../errors.js';
 import type { PurgeProgress } from '../jobs/purge.js';
 import { engineCacheDiagnostic, recentLogs, runPurgeNow } from '../resolvers/admin.js';
 import { type Envelope, failBody, succeed } from './envelope.js';
@@ -59,7 +59,7 @@ async function streamPurge(req: FastifyRequest, reply: FastifyReply, tenant: unk
         if (isAppError(err)) refusal = err;
         else {
           req.log.error({ err, requestId: req.id }, 'unexpected error');
-          refusal = new AppError('internal_error', 500, `Unexpected error (request ${req.id}).`);
+          refusal = refuse('internal_error', `Unexpected error (request ${req.id}).`);
         }
         write(failBody(refusal));
       },

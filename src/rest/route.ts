@@ -30,32 +30,32 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 function refusalFor(schema: z.ZodType, value: unknown, issues: z.core.$ZodIssue[], part: string): AppError {
   const unknownKeys = issues.find((i) => i.code === 'unrecognized_keys');
-  if (unknownKeys) return refuse.badRequest('unknown_field', `Unknown field "${unknownKeys.keys[0]}".`);
+  if (unknownKeys) return refuse('unknown_field', `Unknown field "${unknownKeys.keys[0]}".`);
   const issue = issues[0] as z.core.$ZodIssue;
   const field = issue.path[0];
   if (field === undefined || !isObject(value)) {
     return part === 'body'
-      ? refuse.badRequest('invalid_body', 'The request body must be a JSON object.')
-      : refuse.badRequest('invalid_field', `The ${part} is malformed.`);
+      ? refuse('invalid_body', 'The request body must be a JSON object.')
+      : refuse('invalid_field', `The ${part} is malformed.`);
   }
   const shape = (schema as z.ZodObject).shape as Record<PropertyKey, z.ZodType> | undefined;
   const meta = shape?.[field] ? refusals.get(shape[field]) : undefined;
   const given = value[field as string];
   if ((given === undefined || given === null) && meta?.missing) {
-    return refuse.badRequest(
+    return refuse(
       meta.missing,
       meta.missing === 'empty_value' ? `"${String(field)}" is empty.` : `"${String(field)}" is required.`,
     );
   }
   if (issue.code === 'too_big' && issue.origin === 'array' && meta?.tooMany) {
-    return refuse.badRequest(meta.tooMany, `"${String(field)}" has more than ${issue.maximum} entries.`);
+    return refuse(meta.tooMany, `"${String(field)}" has more than ${issue.maximum} entries.`);
   }
   const where = part === 'query' ? 'Query parameter' : part === 'params' ? 'Path parameter' : 'Field';
   const detail =
     Array.isArray(given) && part === 'query' && !isList(shape?.[field])
       ? 'must be given once'
       : issue.message;
-  return refuse.badRequest(meta?.reason ?? 'invalid_field', `${where} "${String(field)}": ${detail}.`);
+  return refuse(meta?.reason ?? 'invalid_field', `${where} "${String(field)}": ${detail}.`);
 }
 
 /** The first key of `value` a strict object schema does not know (found without building any issue list). */
@@ -70,7 +70,7 @@ function check(schema: z.ZodType | undefined, value: unknown, part: string, opti
   if (schema === undefined) return undefined;
   // A body with a million unknown keys is refused at the first one, not after zod lists them all.
   const unknownKey = firstUnknownKey(schema, value);
-  if (unknownKey !== undefined) throw refuse.badRequest('unknown_field', `Unknown field "${unknownKey}".`);
+  if (unknownKey !== undefined) throw refuse('unknown_field', `Unknown field "${unknownKey}".`);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   if (part === 'body' && options.rulesFirst && isObject(value)) options.rulesFirst(value);

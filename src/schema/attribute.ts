@@ -201,10 +201,7 @@ builder.objectField(EntityType, 'withdrawnAttributes', (t) =>
     resolve: async (type, args, ctx) => {
       const first = args.first ?? WITHDRAWN_LISTED_DEFAULT;
       if (!Number.isInteger(first) || first < 1 || first > WITHDRAWN_LISTED_MAX) {
-        throw refuse.badRequest(
-          'invalid_page_size',
-          `first must be an integer from 1 to ${WITHDRAWN_LISTED_MAX}.`,
-        );
+        throw refuse('invalid_page_size', `first must be an integer from 1 to ${WITHDRAWN_LISTED_MAX}.`);
       }
       const withdrawn = (await ctx.loaders.withdrawnAttributesByType.load(type.guid)).slice(0, first);
       charge(ctx, withdrawn.length);

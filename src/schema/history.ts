@@ -96,7 +96,7 @@ builder.objectField(EntityType, 'history', (t) =>
         "The type's changes, newest first (the changes of its attribute definitions included), paged forward with first/after: who made each, when, with which request, and before/after. Outlives the type: a type recreated under its name continues its history. first: 1..500, default 100.",
       resolve: async (type, args, ctx) => {
         if (args.last != null || args.before != null) {
-          throw refuse.badRequest('invalid_field', 'Only forward pagination (first/after) is supported.');
+          throw refuse('invalid_field', 'Only forward pagination (first/after) is supported.');
         }
         const page = await historyLoader(ctx).load(
           JSON.stringify([type.guid, args.first ?? null, args.after ?? null]),

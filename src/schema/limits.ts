@@ -6,7 +6,7 @@
 // its own reason, and the whole answer is replaced by that refusal: no partial multi-megabyte answer is sent.
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { AppError } from '../errors.js';
+import { refuse } from '../errors.js';
 import {
   MAX_LISTED_ATTRIBUTES,
   WITHDRAWN_LISTED_DEFAULT,
@@ -154,21 +154,19 @@ function complexity(
 
 export const refusal = {
   tooCostly: (cost: number) =>
-    new AppError(
+    refuse(
       'query_too_costly',
-      400,
       `The operation costs ${cost.toLocaleString('en-US')}; at most ${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')} is allowed (every list counts at its largest possible size). Ask for fewer fields, lists or rows.`,
     ),
   tooManySelections: () =>
-    new AppError(
+    refuse(
       'query_too_costly',
-      400,
       `The operation selects more than ${GRAPHQL_LIMITS.maxSelections.toLocaleString('en-US')} fields once its fragments are expanded where they are spread. Ask for fewer fields, or spread fragments fewer times.`,
     ),
   tooLarge: (what: string) =>
-    new AppError('result_too_large', 400, `The answer would hold ${what}; ask for fewer fields or rows.`),
+    refuse('result_too_large', `The answer would hold ${what}; ask for fewer fields or rows.`),
   tooSlow: () =>
-    new AppError('query_timeout', 400, 'The query ran out of its time budget; ask for fewer fields or rows.'),
+    refuse('query_timeout', 'The query ran out of its time budget; ask for fewer fields or rows.'),
 };
 
 /**

@@ -222,9 +222,10 @@ describe('deploy/kubernetes', () => {
     expect(config.NEO4J_URI).toMatch(/^neo4j(\+s|\+ssc)?:\/\//);
     expect(config.NEO4J_PASSWORD).toBeDefined();
     expect(config.METRICS_TOKEN).toBeDefined();
-    // The start-up checks src/server.ts makes in production beyond the schema.
+    // What the schema's production rules ask for (its superRefine), and a grace over the curation timeout.
     expect(config.AUTH_JWT_SECRET ?? config.AUTH_JWKS_URL).toBeDefined();
     expect(config.CURSOR_SECRET).toBeDefined();
+    expect(config.PURGE_GRACE_SECONDS).toBeGreaterThanOrEqual(30);
     // Only variables src/config.ts reads (NODE_OPTIONS is Node's own), each defined in one place.
     for (const name of [...Object.keys(configMap.data), ...Object.keys(secretValues)]) {
       expect(configVariables, name).toContain(name);

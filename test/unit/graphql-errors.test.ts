@@ -2,8 +2,7 @@ import { GraphQLError } from 'graphql';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { maskGraphQLError } from '../../src/app.js';
-import { AppError, REASONS, refusalExtensions } from '../../src/errors.js';
-import { statusOf } from '../../src/openapi.js';
+import { type AppError, REASONS, refusalExtensions, refuse, statusOf } from '../../src/errors.js';
 
 const mask = maskGraphQLError(pino({ level: 'silent' }));
 
@@ -11,7 +10,7 @@ describe('GraphQL error masking', () => {
   it('turns a refusal into its reason', () => {
     const wrapped = new GraphQLError('x', {
       path: ['a'],
-      originalError: new AppError('empty_value', 400, 'Empty.'),
+      originalError: refuse('empty_value', 'Empty.'),
     });
     const out = mask(wrapped, 'Unexpected error.') as GraphQLError;
     expect(out.message).toBe('Empty.');

@@ -2,14 +2,15 @@
 // nodes and relationships of exactly the shapes the service writes itself (createUserType, createAttribute in
 // src/db; entities through src/db's own bulk writer, insertEntities). Each tenant is first seen through the API (`touch`), so the service creates its system
 // types and platform attributes the way it always does.
+
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Driver } from 'neo4j-driver';
 import type { NewAttribute } from '../src/db/attributes.js';
 import { valueProperty } from '../src/db/attributes.js';
 import { insertEntities } from '../src/db/entities.js';
-import type { Row } from '../src/db/executor.js';
-import { nameKey, typeGuid } from '../src/resolvers/names.js';
+import type { Row } from '../src/db/run.js';
+import { nameKey, typeGuid } from '../src/model/names.js';
 
 export interface CatalogOptions {
   tenants: number;

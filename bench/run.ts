@@ -31,7 +31,7 @@ import { findTypeByName, listTypes } from '../src/db/entity-types.js';
 import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
-import { nameKey, platformAttributeGuid, typeGuid } from '../src/resolvers/names.js';
+import { nameKey, platformAttributeGuid, typeGuid } from '../src/model/names.js';
 import {
   autocannon,
   children,

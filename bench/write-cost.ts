@@ -9,6 +9,7 @@
 // the statement measured first loses. So both run, alternating and uncounted, for --warmup seconds first.
 //
 // Starts a throwaway local Neo4j unless NEO4J_URI is set (then its CPU is not measured, its process not ours).
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,10 +17,11 @@ import { parseArgs } from 'node:util';
 import { changeParams, recordChange } from '../src/db/changes.js';
 import { createDriver } from '../src/db/driver.js';
 import { createUserType } from '../src/db/entity-types.js';
-import { createExecutor, type Row } from '../src/db/executor.js';
+import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
 import { createModelVersionShards } from '../src/db/model-version.js';
+import type { Row } from '../src/db/run.js';
 import { cpuMsOf, percentile } from './lib.js';
 
 const { values: argv } = parseArgs({

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import type { Driver } from 'neo4j-driver';
 import { withTimeout } from '../bench/lib.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { nameKey } from '../src/resolvers/names.js';
+import { nameKey } from '../src/model/names.js';
 import { runNeo4jRestartFault } from './loadtest/fault.js';
 import { type Answer, HttpTarget } from './loadtest/http.js';
 import { killInstance, type ServiceInstance, startInstances, stopInstances } from './loadtest/instances.js';

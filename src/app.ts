@@ -27,7 +27,7 @@ import {
   readBody,
   tooLarge,
 } from './body.js';
-import { answerKey, type CachedAnswer, GraphQLAnswers } from './cache/graphql-answers.js';
+import { EngineCache } from './cache/engine-cache.js';
 import { ModelCache } from './cache/model-cache.js';
 import { ModelReads } from './cache/model-reads.js';
 import { VersionReader } from './cache/version-reader.js';
@@ -38,7 +38,6 @@ import { type IdempotencyScope, readIdempotencyRecord } from './db/idempotency.j
 import { ProbeTimeout, Readiness } from './db/readiness.js';
 import { storagePolicyOf } from './db/storage-policy.js';
 import { type AppError, isAppError, refusalExtensions, refuse } from './errors.js';
-import { BOOKMARK_HEADER, createBookmarkCodec } from './http/bookmarks.js';
 import { answerClientError } from './http/client-errors.js';
 import {
   fingerprintOf,
@@ -56,9 +55,6 @@ import { createLogger, LogRing } from './logging.js';
 import { createMetrics } from './metrics.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { assertOperator } from './resolvers/admin.js';
-import { createCursorCodec } from './resolvers/cursor.js';
-import { EngineCache } from './resolvers/engine-cache.js';
-import { createTenantDirectory } from './resolvers/tenants.js';
 import { adminRoutes } from './rest/admin.js';
 import { attributeRoutes } from './rest/attributes.js';
 import { changeRoutes } from './rest/changes.js';
@@ -70,8 +66,12 @@ import { platformRoutes } from './rest/platform.js';
 import { inputOf, route } from './rest/route.js';
 import { ROUTES } from './rest/schemas.js';
 import { armorPlugin, knownOperationTypesPlugin } from './schema/armor.js';
+import { answerKey, type CachedAnswer, GraphQLAnswers } from './schema/graphql-answers.js';
 import { operationGuardPlugin } from './schema/guard.js';
 import { schema } from './schema/index.js';
+import { BOOKMARK_HEADER, createBookmarkCodec } from './services/bookmarks.js';
+import { createCursorCodec } from './services/cursor.js';
+import { createTenantDirectory } from './services/tenants.js';
 import { Slots } from './slots.js';
 import { createTracing, graphqlTracingPlugin, type Tracing, traceOf, traceRequests } from './tracing.js';
 
@@ -406,7 +406,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (req.ctx) {
       // A shared statement counts as this request's share of it (three decimals).
       reply.header('x-db-queries', String(Math.round(req.ctx.stats.queries * 1000) / 1000));
-      // A write's commit, as a bookmark the client may send back to any instance (see http/bookmarks.ts).
+      // A write's commit, as a bookmark the client may send back to any instance (see services/bookmarks.ts).
       const written = req.ctx.stats.written;
       if (written && written.length > 0) {
         reply.header(BOOKMARK_HEADER, services.bookmarks.encode(req.ctx.viewer.tenant, written));
@@ -564,7 +564,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       oneKeyedWritePlugin(),
       operationGuardPlugin({ queryTimeMs: config.GRAPHQL_QUERY_TIMEOUT_MS }),
       useGraphQlJit({}, { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') }),
-      ...(tracing.tracer ? [graphqlTracingPlugin((ctx) => ctx.stats.trace)] : []),
+      ...(tracing.tracer ? [graphqlTracingPlugin((ctx: RequestContext) => ctx.stats.trace)] : []),
     ],
     landingPage: false,
     // GraphiQL is served by the /graphql route (http/pages.ts); CORS is the app's (configured origins only).
@@ -615,7 +615,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         }
       };
       // A query answered before at the request's model version, or being answered now, is sent as it was made
-      // (cache/graphql-answers.ts); any other operation executes.
+      // (schema/graphql-answers.ts); any other operation executes.
       const key =
         ctx &&
         answerKey({

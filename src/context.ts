@@ -1,6 +1,9 @@
 // Per-request context: who is asking (viewer), a query-counting executor and fresh DataLoaders.
+
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
+import type { Viewer } from './auth/tokens.js';
+import type { EngineCache } from './cache/engine-cache.js';
 import type { ModelReadScope, ModelReads } from './cache/model-reads.js';
 import type { Config } from './config.js';
 import {
@@ -12,29 +15,24 @@ import {
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
 import type { IdempotencyScope } from './db/idempotency.js';
-import type { BookmarkCodec } from './http/bookmarks.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
 import type { Metrics } from './metrics.js';
+import { MAX_ATTRIBUTE_DEFS, WITHDRAWN_LISTED_MAX } from './model/limits.js';
+import { ROOT_KEY } from './model/system-types.js';
 import type { OperationBudget } from './operation-budget.js';
-import { MAX_ATTRIBUTE_DEFS, WITHDRAWN_LISTED_MAX } from './resolvers/attributes.js';
-import type { CursorCodec } from './resolvers/cursor.js';
-import type { EngineCache } from './resolvers/engine-cache.js';
-import type { TenantDirectory } from './resolvers/tenants.js';
+import type { BookmarkCodec } from './services/bookmarks.js';
+import type { CursorCodec } from './services/cursor.js';
+import type { TenantDirectory } from './services/tenants.js';
 
-export interface Viewer {
-  subject: string;
-  tenant: string;
-  roles: ReadonlySet<string>;
-  crossTenant: boolean;
-}
+export type { Viewer };
 
 /** Long-lived collaborators shared by all requests of one app. */
 export interface Services {
   config: Config;
   db: Executor;
   cursors: CursorCodec;
-  /** Signs the Neo4j-Bookmark header values (see http/bookmarks.ts). */
+  /** Signs the Neo4j-Bookmark header values (see services/bookmarks.ts). */
   bookmarks: BookmarkCodec;
   tenants: TenantDirectory;
   logger: Logger;
@@ -74,8 +72,6 @@ export function typeByGuid(ctx: RequestContext, guid: string): StoredType | Prom
   return ctx.loaders.typesSeen.get(guid) ?? ctx.loaders.entityTypeByGuid.load(guid);
 }
 
-const ROOT_TYPE_KEY = 'entity';
-
 export interface RequestContext {
   requestId: string;
   viewer: Viewer;
@@ -87,7 +83,7 @@ export interface RequestContext {
   /** The GraphQL operation being executed for this request: its budget (none for REST). */
   operation: {
     budget: OperationBudget | null;
-    /** The key of the operation's answer, when it is small enough to be kept (src/cache/graphql-answers.ts). */
+    /** The key of the operation's answer, when it is small enough to be kept (src/schema/graphql-answers.ts). */
     answerKey?: string;
     /** Set when the operation's answer may be kept whole. */
     answerCacheable?: boolean;
@@ -221,9 +217,7 @@ export function createContext(
       },
       platformAttributes: () => {
         platform ??= model
-          .read(modelScope, 'platform_attributes', '', (run) =>
-            findPlatformAttributes(run, tenant, ROOT_TYPE_KEY),
-          )
+          .read(modelScope, 'platform_attributes', '', (run) => findPlatformAttributes(run, tenant, ROOT_KEY))
           .then(({ attributes, referencedTypes }) => {
             // Every type's attribute list shows them: their referenced types are wanted next.
             for (const t of referencedTypes) typesSeen.set(t.guid, t);

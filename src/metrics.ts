@@ -2,8 +2,8 @@
 // statements, engine cache hits and misses, purge progress. Labels never carry a tenant, guid or name: routes are
 // the route patterns (`/entities/types/:guid`), reasons the documented refusal codes.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { EngineCache } from './cache/engine-cache.js';
 import type { ModelReads } from './cache/model-reads.js';
-import type { EngineCache } from './resolvers/engine-cache.js';
 
 export interface Metrics {
   registry: Registry;

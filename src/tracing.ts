@@ -18,7 +18,6 @@ import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trac
 import type { FastifyInstance } from 'fastify';
 import { type DocumentNode, Kind, type OperationDefinitionNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { RequestContext } from './context.js';
 
 export const TRACER_NAME = 'entity-metamodel';
 
@@ -111,12 +110,12 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer) {
 }
 
 /** A span for the GraphQL operation a request runs, between its HTTP span and its statements. */
-export function graphqlTracingPlugin(
-  traceOfContext: (ctx: RequestContext) => RequestTrace | undefined,
+export function graphqlTracingPlugin<Context>(
+  traceOfContext: (ctx: Context) => RequestTrace | undefined,
 ): Plugin {
   return {
     onExecute({ args }) {
-      const t = traceOfContext(args.contextValue as unknown as RequestContext);
+      const t = traceOfContext(args.contextValue as unknown as Context);
       if (!t) return;
       const document = args.document as DocumentNode;
       const operation = document.definitions.find(

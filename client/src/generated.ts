@@ -4,6 +4,20 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** Where a definition stands. */
+export type AttributeState =
+  /** Declared and applying to instances. */
+  | 'live'
+  /** Withdrawn; its stored values are being removed, then its name is free. */
+  | 'withdrawn';
+
+/** How many values an instance may carry for an attribute. */
+export type Cardinality =
+  /** A list of up to 1,000 values. */
+  | 'multi'
+  /** One value. */
+  | 'single';
+
 /** A declaration. valueType and cardinality are strings so that a wrong value gets the same refusal reason as over REST. Null means "not sent" for every optional field; each malformed combination is refused with its own reason, never ignored. */
 export type DeclareAttributeInput = {
   /** Guid of the type an entity_ref attribute points at: required on entity_ref (allowed_ref_type_required), refused on other value types (allowed_ref_type_not_supported); unknown_entity_type when it does not resolve. */
@@ -58,7 +72,22 @@ export type ModelChangeKind =
   /** A user-defined type was renamed (before and after carry the names). */
   | 'type_renamed';
 
-export type AttributeFieldsFragment = { guid: string, name: string, valueType: string, cardinality: string, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: string, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
+/** Kind of value an attribute holds. */
+export type ValueType =
+  /** true or false. */
+  | 'boolean'
+  /** An ISO 8601 date or date-time. */
+  | 'date'
+  /** A reference to an entity of allowedRefType (its guid). */
+  | 'entity_ref'
+  /** Any JSON value. */
+  | 'json'
+  /** A JSON number. */
+  | 'number'
+  /** Text, at most 65,536 characters per value. */
+  | 'string';
+
+export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
 
 export type DeclareAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -67,7 +96,7 @@ export type DeclareAttributeMutationVariables = Exact<{
 }>;
 
 
-export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: string, cardinality: string, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: string, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type WithdrawAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -76,14 +105,14 @@ export type WithdrawAttributeMutationVariables = Exact<{
 }>;
 
 
-export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: string, cardinality: string, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: string, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type TypeAttributesQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: string, cardinality: string, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: string, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: string, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
+export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
 
 export type CatalogWithAttributesQueryVariables = Exact<{
   first?: number | null | undefined;

@@ -1,8 +1,15 @@
 // Bearer token verification (jose) and dev token minting. Claims: sub, tenant, roles, cross_tenant.
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import type { Viewer } from '../context.js';
 import { refuse } from '../errors.js';
+
+/** Who is asking: the token's subject, its tenant and roles (CONTRACT.md's claims). */
+export interface Viewer {
+  subject: string;
+  tenant: string;
+  roles: ReadonlySet<string>;
+  crossTenant: boolean;
+}
 
 export interface AuthSettings {
   jwtSecret?: string | undefined;

@@ -5,8 +5,10 @@
 // read returned, so it sees every change the version stands for (and perhaps a later one, which is harmless: a
 // later change has a new version, and requests holding it will not take this entry). Requests holding the same
 // version share a load in flight for the same key.
-import type { QueryStats, Run } from '../db/executor.js';
+
+import type { QueryStats } from '../db/executor.js';
 import { readModelVersion } from '../db/model-version.js';
+import type { Run } from '../db/run.js';
 import { approximateBytes, type ModelCache, type ModelCacheKind } from './model-cache.js';
 import type { SharedRead, VersionReader } from './version-reader.js';
 

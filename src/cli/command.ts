@@ -1,7 +1,7 @@
 // The shape of a CLI command, and small helpers the commands share.
 import { type Client, UsageError } from './client.js';
 import type { Io } from './output.js';
-import type { TypeResolver } from './types.js';
+import type { TypeResolver } from './type-resolver.js';
 
 export interface OptionSpec {
   type: 'string' | 'boolean';

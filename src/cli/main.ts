@@ -1,5 +1,6 @@
 // `metamodel`: the command-line client of the metamodel service's REST API (bin/metamodel.mjs runs this).
 // Exit status: 0 done; 1 the service refused; 2 usage error; 3 no usable answer (unreachable, not an envelope).
+
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { attributesDeclare, attributesList, withdraw } from './attributes.js';
 import { Client, Refusal, TransportError, UsageError } from './client.js';
@@ -8,7 +9,8 @@ import { modelApply, modelExport, modelPlan } from './model.js';
 import { type Io, json, processIo } from './output.js';
 import { purge } from './purge.js';
 import { mintDevToken, TOKEN_OPTIONS } from './token.js';
-import { TypeResolver, typesCreate, typesList } from './types.js';
+import { TypeResolver } from './type-resolver.js';
+import { typesCreate, typesList } from './types.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:4000';
 

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import YAML from 'yaml';
-import { nameKey } from '../resolvers/names.js';
+import { nameKey } from '../model/names.js';
 import { type Client, Refusal, UsageError } from './client.js';
 import { type Command, type OptionSpec, quoted, stringOption, type Values } from './command.js';
 import type { Io } from './output.js';

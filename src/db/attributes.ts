@@ -1,8 +1,9 @@
 // Cypher for attribute definitions: declare under a per-type lock, list, withdraw, and the data they own.
+
 import neo4j from 'neo4j-driver';
 import { type ChangeRecord, recordChange } from './changes.js';
 import { toStoredType, typeProjection } from './entity-types.js';
-import { objectFromList, type Run } from './executor.js';
+import { objectFromList, type Run } from './run.js';
 
 /** A definition as stored; JSON-valued fields are kept as JSON text. */
 export interface StoredAttribute {

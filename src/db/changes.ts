@@ -1,8 +1,9 @@
 // Cypher for the metamodel's change records: written by the statement that makes each change, in its transaction,
 // and read back as a type's history (newest first) and as the tenant's change feed (oldest first, exactly once).
+
 import neo4j from 'neo4j-driver';
-import { objectFromList, type Run } from './executor.js';
 import { MODEL_VERSION_SHARDS } from './model-version.js';
+import { objectFromList, type Run } from './run.js';
 
 export const CHANGE_KINDS = [
   'type_created',

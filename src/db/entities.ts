@@ -1,7 +1,8 @@
 // Cypher for entities (instances of a type) as far as this service writes them.
+
 import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
-import type { Run } from './executor.js';
+import type { Run } from './run.js';
 
 export interface StoredEntity {
   guid: string;

@@ -1,10 +1,11 @@
 // Cypher for entity types. Every statement is scoped by tenant and parameterised.
+
 import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
-import type { TypeProps } from '../resolvers/system-types.js';
+import type { TypeProps } from '../model/system-types.js';
 import { type ChangeRecord, recordChange } from './changes.js';
-import { objectFromList, type Run } from './executor.js';
 import { createModelVersionShards } from './model-version.js';
+import { objectFromList, type Run } from './run.js';
 
 /** A type as stored, with its parent level's guid; absent optional fields are null. */
 export interface StoredType {
@@ -196,6 +197,9 @@ export interface PlatformAttributeSpec {
   guid: string;
   name: string;
   cardinality: string;
+  value_type: string;
+  required: boolean;
+  filterable: boolean;
   refKey: string;
 }
 
@@ -229,8 +233,8 @@ export async function upsertSystemTypes(
      UNWIND $attributes AS pa
      MERGE (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid, name_key: pa.name})
        ON CREATE SET a.guid = pa.guid, a.created_at = datetime()
-     SET a.name = pa.name, a.origin = 'system', a.value_type = 'entity_ref', a.cardinality = pa.cardinality,
-         a.required = false, a.filterable = true, a.state = 'live'
+     SET a.name = pa.name, a.origin = 'system', a.value_type = pa.value_type, a.cardinality = pa.cardinality,
+         a.required = pa.required, a.filterable = pa.filterable, a.state = 'live'
      MERGE (root)-[:HAS_ATTRIBUTE]->(a)
      WITH a, pa
      MATCH (r:EntityType {tenant: $tenant, name_key: pa.refKey})

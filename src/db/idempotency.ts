@@ -1,9 +1,10 @@
 // Idempotency records (issue #17): one per tenant and Idempotency-Key, written in the transaction of the write it
 // guards, with that write's answer. Kept IDEMPOTENCY_TTL_HOURS, then removed by the daily job; an expired record
 // is treated as absent (and replaced by the next write with its key).
+
 import neo4j from 'neo4j-driver';
 import { AppError } from '../errors.js';
-import type { Run } from './executor.js';
+import type { Run } from './run.js';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 

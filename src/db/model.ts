@@ -1,8 +1,9 @@
 // Cypher for the metamodel as one document: what an export reads, and what a plan compares a document with.
+
 import neo4j from 'neo4j-driver';
 import { ATTR_PROJECTION, type StoredAttribute, toStoredAttribute } from './attributes.js';
 import { type StoredType, toStoredType, typeProjection } from './entity-types.js';
-import type { Run } from './executor.js';
+import type { Run } from './run.js';
 
 /** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
 const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''

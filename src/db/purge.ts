@@ -1,8 +1,9 @@
 // Cypher for the purge: leases, batched removal of a withdrawn definition's stored values, final removal.
+
 import neo4j from 'neo4j-driver';
 import { valueProperty } from './attributes.js';
 import { type ChangeFacts, changeParams, recordChange } from './changes.js';
-import type { Run } from './executor.js';
+import type { Run } from './run.js';
 
 /**
  * Takes (or renews) a named lease for `seconds`; false when another holder has it. With `firing` (a scheduled run's

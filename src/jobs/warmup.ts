@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Driver } from 'neo4j-driver';
+import { EngineCache } from '../cache/engine-cache.js';
 import { ModelCache } from '../cache/model-cache.js';
 import { ModelReads } from '../cache/model-reads.js';
 import { VersionReader } from '../cache/version-reader.js';
@@ -22,10 +23,9 @@ import { claimIdempotencyKey, readIdempotencyRecord, storeIdempotentAnswer } fro
 import type { WarmupReport } from '../db/readiness.js';
 import { storagePolicyOf } from '../db/storage-policy.js';
 import { declareAttribute, listAttributes } from '../resolvers/attributes.js';
-import { EngineCache } from '../resolvers/engine-cache.js';
 import { createEntityWithValues, getEntity } from '../resolvers/entities.js';
 import { createOrGetEntityType, listEntityTypes } from '../resolvers/entity-types.js';
-import { createTenantDirectory } from '../resolvers/tenants.js';
+import { createTenantDirectory } from '../services/tenants.js';
 
 /** The budget of the rehearsal's own caches. */
 const PRIVATE_CACHE_BYTES = 1024 * 1024;

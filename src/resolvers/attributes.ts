@@ -1,4 +1,5 @@
 // Attribute definitions: declare, list, withdraw. Every rule of the spec for definitions lives here once.
+
 import { randomUUID } from 'node:crypto';
 import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
@@ -13,11 +14,13 @@ import {
   type StoredAttribute,
 } from '../db/attributes.js';
 import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
-import { ConstraintViolation, type Run } from '../db/executor.js';
+import { ConstraintViolation } from '../db/executor.js';
+import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
+import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { cleanName, nameKey } from '../model/names.js';
+import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
-import { cleanName, nameKey } from './names.js';
-import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_TYPE_NAME } from './system-types.js';
 import {
   assertValueDepth,
   type Cardinality,
@@ -31,21 +34,16 @@ import {
   type ValueType,
 } from './values.js';
 
-export const MAX_ATTRIBUTE_DEFS = 200;
 /**
  * Most JSON text (enumerations and defaults) a type's live definitions may hold together. Every curation write
  * against the type reads them, and the attribute listing returns them: this bounds both, as the 200 limit bounds
  * their number.
  */
 export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
-/** Withdrawn definitions listed per type: `first` defaults to this, and may be at most WITHDRAWN_LISTED_MAX. */
-export const WITHDRAWN_LISTED_DEFAULT = 100;
-export const WITHDRAWN_LISTED_MAX = 500;
 /** Most attributes listed for a type: its own live definitions and the platform's. */
 export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
 /** Names a JSON body parser drops or a JavaScript object cannot hold as a plain key. */
 const RESERVED_ATTRIBUTE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
-export const ROOT_KEY = nameKey(ROOT_TYPE_NAME);
 
 /** Attribute definition as the spec lists it: every field present on every row. */
 export interface AttributeRow {

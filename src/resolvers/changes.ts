@@ -1,6 +1,7 @@
 // The metamodel's history: who changed what and when, per type (newest first) and tenant-wide as a change feed that
 // a consumer follows exactly once (oldest first). Both APIs read it through here; the records are written by the
 // statements that make each change (db/changes.ts).
+
 import { charge, type RequestContext } from '../context.js';
 import {
   type ChangeHead,
@@ -10,8 +11,8 @@ import {
   readHistoryHeads,
   type StoredChange,
 } from '../db/changes.js';
-import type { Run } from '../db/executor.js';
 import { MODEL_VERSION_SHARDS } from '../db/model-version.js';
+import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
 import { parsePageSize } from './entity-types.js';
 

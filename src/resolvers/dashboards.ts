@@ -4,9 +4,9 @@ import { recordChangeAlone } from '../db/changes.js';
 import { mergeManagedEntity } from '../db/entities.js';
 import { findNonSystemTypeForName, mergeManagedType } from '../db/entity-types.js';
 import { refuse } from '../errors.js';
+import { cleanName, nameKey, typeGuid } from '../model/names.js';
+import { DASHBOARD_TYPE } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
-import { cleanName, nameKey, typeGuid } from './names.js';
-import { DASHBOARD_TYPE } from './system-types.js';
 
 export function assertPlatform(ctx: RequestContext) {
   if (!ctx.viewer.roles.has('platform'))

@@ -2,6 +2,7 @@
 // definitions (read through the engine cache), read it back, and resolve many identifiers at once.
 
 import { randomUUID } from 'node:crypto';
+import type { TypeDefinitions } from '../cache/engine-cache.js';
 import { CURATION_TX_TIMEOUT_MS } from '../config.js';
 import type { RequestContext } from '../context.js';
 import { findAttributesApplyingTo, type StoredAttribute, valueProperty } from '../db/attributes.js';
@@ -12,11 +13,11 @@ import {
   lookupEntities,
   readTypeForWrite,
 } from '../db/entities.js';
-import type { Run } from '../db/executor.js';
+import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
-import { orderAttributes, ROOT_KEY } from './attributes.js';
-import type { TypeDefinitions } from './engine-cache.js';
-import { cleanName, nameKey } from './names.js';
+import { cleanName, nameKey } from '../model/names.js';
+import { ROOT_KEY } from '../model/system-types.js';
+import { orderAttributes } from './attributes.js';
 import { allowedKeysOf, checkValue, ENTITY_VALUE_REASONS, type ValueShape } from './values.js';
 
 export const MAX_LOOKUP_IDENTIFIERS = 1000;

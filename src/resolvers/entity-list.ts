@@ -2,13 +2,15 @@
 // "whose owner is one of these", several conditions combined with AND, keyset-paged in listing order (name, then
 // guid) with signed cursors bound to the tenant. Both doors (REST GET /entities, GraphQL Query.entities) call
 // listEntities with the same conditions; the REST query syntax is turned into them by parseWhere.
+
 import type { RequestContext } from '../context.js';
 import { findAttribute, findAttributesApplyingTo, type StoredAttribute } from '../db/attributes.js';
 import { type RefCondition, readEntityPage, type StoredEntity } from '../db/entities.js';
 import { refuse } from '../errors.js';
-import { lastKnownAttributes, listAttributes, ROOT_KEY } from './attributes.js';
+import { cleanName, nameKey } from '../model/names.js';
+import { ROOT_KEY } from '../model/system-types.js';
+import { lastKnownAttributes, listAttributes } from './attributes.js';
 import { parsePageSize } from './entity-types.js';
-import { cleanName, nameKey } from './names.js';
 
 /** Conditions in one filter, and entity guids in one condition. */
 export const MAX_FILTER_CONDITIONS = 10;

@@ -1,4 +1,5 @@
 // Entity types: create-or-get, list, look up, rename, delete. Every rule of the spec for types lives here once.
+
 import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
 import { withdrawAllOfType } from '../db/attributes.js';
@@ -12,11 +13,12 @@ import {
   renameType,
   type StoredType,
 } from '../db/entity-types.js';
-import { ConstraintViolation, type Run } from '../db/executor.js';
+import { ConstraintViolation } from '../db/executor.js';
+import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
+import { cleanName, nameKey, typeGuid } from '../model/names.js';
+import { MANAGED_TYPES } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
-import { cleanName, nameKey, typeGuid } from './names.js';
-import { MANAGED_TYPES } from './system-types.js';
 
 /** Entity type row as the spec renders it: fields that do not apply are left out, never false or null. */
 export interface EntityTypeRow {

@@ -1,14 +1,16 @@
 // The metamodel as code: the tenant's model as one document (export), and the diff between a document and the
 // tenant (plan), which clients render and apply step by step through the ordinary endpoints. Both APIs call these.
+
 import type { RequestContext } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
-import type { Run } from '../db/executor.js';
 import { measureModel, readModel, resolveModelTypes } from '../db/model.js';
+import type { Run } from '../db/run.js';
 import { type AppError, isAppError, refuse } from '../errors.js';
-import { checkDeclaration, MAX_ATTRIBUTE_DEFS } from './attributes.js';
-import { cleanName, nameKey, typeGuid } from './names.js';
-import { MANAGED_TYPES } from './system-types.js';
+import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { cleanName, nameKey, typeGuid } from '../model/names.js';
+import { MANAGED_TYPES } from '../model/system-types.js';
+import { checkDeclaration } from './attributes.js';
 
 export const MODEL_FORMAT = 'entity-metamodel/v1';
 /** Most types a model document lists (an export refuses a larger model, a plan a longer document). */

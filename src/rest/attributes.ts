@@ -1,10 +1,11 @@
 // REST routes for attribute definitions: declare, list, withdraw (the curation API's DELETE).
+
 import type { FastifyInstance } from 'fastify';
+import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import {
   checkDeclaration,
   declareAttribute,
   listAttributes,
-  MAX_ATTRIBUTE_DEFS,
   toAttributeRow,
   withdrawAttribute,
 } from '../resolvers/attributes.js';

@@ -1,10 +1,13 @@
 // The REST contract as data: each route's path, parameters, body and answers as zod schemas. The router validates
 // requests with these schemas (rest/route.ts) and the OpenAPI document is generated from them (openapi.ts), so the
 // document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with GraphQL.
+
 import { z } from 'zod';
 import { CHANGE_KINDS } from '../db/changes.js';
 import { REASONS, type Reason } from '../errors.js';
-import { MAX_ATTRIBUTE_DEFS } from '../resolvers/attributes.js';
+import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { MAX_NAME_LENGTH, nameKey } from '../model/names.js';
+import { PLATFORM_ATTRIBUTE_NAMES } from '../model/system-types.js';
 import { CHANGE_PAGE_MAX_BYTES } from '../resolvers/changes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../resolvers/entity-list.js';
@@ -17,8 +20,6 @@ import {
   PLAN_ACTIONS,
   PLAN_MAX_IMPACTS,
 } from '../resolvers/model.js';
-import { MAX_NAME_LENGTH, nameKey } from '../resolvers/names.js';
-import { PLATFORM_ATTRIBUTE_NAMES } from '../resolvers/system-types.js';
 import {
   CARDINALITIES,
   MAX_ALLOWED_VALUE_LENGTH,
@@ -57,7 +58,7 @@ const guid = (what: string) => z.string().describe(what);
 
 /**
  * What a name must look like, for the document only (the service's own checks, with their distinct reasons, are in
- * resolvers/names.ts): once the spaces JavaScript's trim() removes are gone, 1 to 256 characters, the first and last
+ * model/names.ts): once the spaces JavaScript's trim() removes are gone, 1 to 256 characters, the first and last
  * not spaces, and no C0/C1 control characters. Every class is spelled out, so that it means the same to any regex
  * engine (a fuzzer's included).
  */

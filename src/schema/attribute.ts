@@ -4,18 +4,16 @@
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { refuse } from '../errors.js';
+import { MAX_ATTRIBUTE_DEFS, WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX } from '../model/limits.js';
 import {
   attributesOf,
   attributeUsageOf,
   type DeclareInput,
   declareAttribute,
-  MAX_ATTRIBUTE_DEFS,
   ownerTypeOf,
-  WITHDRAWN_LISTED_DEFAULT,
-  WITHDRAWN_LISTED_MAX,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
-import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
+import { type Cardinality, MAX_ALLOWED_VALUES, type ValueType } from '../resolvers/values.js';
 import { builder } from './builder.js';
 import { chargedType, EntityType } from './entity-type.js';
 import './scalars.js';
@@ -28,6 +26,35 @@ const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implem
       description: 'The most entries allowed (200 definitions per type, 1,000 enumerated values).',
     }),
   }),
+});
+
+/** The spec's value types, cardinalities and definition states as GraphQL enums (the same lower-case words). */
+const ValueTypeEnum = builder.enumType('ValueType', {
+  description: 'Kind of value an attribute holds.',
+  values: {
+    string: { description: 'Text, at most 65,536 characters per value.' },
+    number: { description: 'A JSON number.' },
+    boolean: { description: 'true or false.' },
+    date: { description: 'An ISO 8601 date or date-time.' },
+    json: { description: 'Any JSON value.' },
+    entity_ref: { description: 'A reference to an entity of allowedRefType (its guid).' },
+  } satisfies Record<ValueType, { description: string }>,
+});
+
+const CardinalityEnum = builder.enumType('Cardinality', {
+  description: 'How many values an instance may carry for an attribute.',
+  values: {
+    single: { description: 'One value.' },
+    multi: { description: 'A list of up to 1,000 values.' },
+  } satisfies Record<Cardinality, { description: string }>,
+});
+
+const AttributeStateEnum = builder.enumType('AttributeState', {
+  description: 'Where a definition stands.',
+  values: {
+    live: { description: 'Declared and applying to instances.' },
+    withdrawn: { description: 'Withdrawn; its stored values are being removed, then its name is free.' },
+  } satisfies Record<StoredAttribute['state'], { description: string }>,
 });
 
 export const AttributeDefinition = builder.objectRef<StoredAttribute>('AttributeDefinition');
@@ -68,12 +95,16 @@ AttributeDefinition.implement({
         return owner ? chargedType(ctx, typeByGuid(ctx, owner)) : null;
       },
     }),
-    valueType: t.exposeString('value_type', {
+    valueType: t.field({
+      type: ValueTypeEnum,
       description:
         'Kind of value: string, number, boolean, date, json or entity_ref (a reference to an entity).',
+      resolve: (a) => a.value_type as ValueType,
     }),
-    cardinality: t.exposeString('cardinality', {
+    cardinality: t.field({
+      type: CardinalityEnum,
       description: 'single (one value) or multi (a list of up to 1,000 values).',
+      resolve: (a) => a.cardinality as Cardinality,
     }),
     allowedValues: t.field({
       type: ['JSON'],
@@ -116,8 +147,10 @@ AttributeDefinition.implement({
     origin: t.exposeString('origin', {
       description: 'system for the five platform attributes, user_defined for declared ones.',
     }),
-    state: t.exposeString('state', {
+    state: t.field({
+      type: AttributeStateEnum,
       description: 'live, or withdrawn while its stored values are being removed.',
+      resolve: (a) => a.state,
     }),
   }),
 });
@@ -131,7 +164,7 @@ const WithdrawnAttribute = builder.objectRef<StoredAttribute>('WithdrawnAttribut
       description: 'The definition as it was declared (state withdrawn).',
       resolve: (a) => a,
     }),
-    state: t.exposeString('state', { description: 'Always withdrawn.' }),
+    state: t.field({ type: AttributeStateEnum, description: 'Always withdrawn.', resolve: (a) => a.state }),
     withdrawnAt: t.string({
       nullable: true,
       description: 'When the definition was withdrawn (ISO 8601 date-time).',

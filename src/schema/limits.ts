@@ -4,14 +4,12 @@
 // While it runs: a budget of objects materialised, bytes of large values loaded (charged before they are read) and
 // wall-clock time (queries), then the answer's size measured before it is serialised. Each bound is refused with
 // its own reason, and the whole answer is replaced by that refusal: no partial multi-megabyte answer is sent.
+
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
-import {
-  MAX_LISTED_ATTRIBUTES,
-  WITHDRAWN_LISTED_DEFAULT,
-  WITHDRAWN_LISTED_MAX,
-} from '../resolvers/attributes.js';
+import { WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX } from '../model/limits.js';
+import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
 import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
 

@@ -1,4 +1,5 @@
-// The `metamodel` command-line tool, run as a child process (bin/metamodel.mjs) against the app on a real port.
+// The `metamodel` command-line tool against the app on a real port: in-process through main(argv, io) (what
+// bin/metamodel.mjs calls), and as a child process for the smoke tests and the runs that need their own cwd.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -42,19 +43,48 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `node bin/metamodel.mjs ...args` (asynchronously: the service answers from this process). */
-function run(
-  args: string[],
-  options: { token?: string; env?: Record<string, string>; cwd?: string; nodeArgs?: boolean } = {},
-): Promise<Run> {
+interface RunOptions {
+  token?: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  /** `args` are node's own (another script), not the CLI's. */
+  nodeArgs?: boolean;
+  /** Through `node bin/metamodel.mjs`, as a user runs it. */
+  process?: boolean;
+}
+
+/** The environment a run sees: this process's, without the CLI's and the service's own variables, plus the run's. */
+function runEnv(options: RunOptions): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && !key.startsWith('METAMODEL_') && key !== 'AUTH_JWT_SECRET') env[key] = value;
   }
   Object.assign(env, { METAMODEL_URL: url, ...(options.token ? { METAMODEL_TOKEN: options.token } : {}) });
-  Object.assign(env, options.env);
+  return Object.assign(env, options.env);
+}
+
+/** Runs the CLI: in-process unless the run needs a process of its own (its own cwd, node's arguments). */
+async function run(args: string[], options: RunOptions = {}): Promise<Run> {
+  if (options.process || options.nodeArgs || options.cwd) return spawnRun(args, options);
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, {
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+    stderr: new PassThrough(),
+    env: runEnv(options),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs `node bin/metamodel.mjs ...args` (asynchronously: the service answers from this process). */
+function spawnRun(args: string[], options: RunOptions): Promise<Run> {
+  const env = runEnv(options);
   return new Promise((resolve, reject) => {
-    // nodeArgs: `args` are node's own (another script), not the CLI's
     const child = spawn(process.execPath, options.nodeArgs ? args : [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
       env,
@@ -93,6 +123,22 @@ async function closedPort() {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+describe('as a program (bin/metamodel.mjs in a process of its own)', () => {
+  it('prints its help and exits 0', async () => {
+    const help = await run(['--help'], { process: true });
+    expect([help.code, help.stderr]).toEqual([0, '']);
+    expect(help.stdout).toContain('types list');
+  });
+  it('talks to the service: creates a type and lists it, exit status 0', async () => {
+    const { token } = await setup();
+    const created = await run(['types', 'create', 'Smoke Test', '--json'], { token, process: true });
+    expect([created.code, created.stderr]).toEqual([0, '']);
+    const listed = await run(['types', 'list', '--all', '--json'], { token, process: true });
+    expect(listed.code).toBe(0);
+    expect(JSON.stringify(JSON.parse(listed.stdout))).toContain('Smoke Test');
+  });
+});
 
 describe('help and usage errors', () => {
   it('--help lists every command and how TYPE is resolved; a command has its own --help', async () => {

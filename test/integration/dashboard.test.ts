@@ -1,6 +1,6 @@
 // Spec: Entity type row rules 5-6 and POST /entities/types rules 4-5: the managed `dashboard` type.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { typeGuid } from '../../src/resolvers/names.js';
+import { typeGuid } from '../../src/model/names.js';
 import { createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 let world: TestWorld;

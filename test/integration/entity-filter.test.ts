@@ -1,16 +1,17 @@
 // Issue #14: the entities of a type filtered by their filterable references, over REST (GET /entities) and GraphQL
 // (Query.entities), on the real Neo4j.
+
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEntities, type NewEntity, readEntityPage } from '../../src/db/entities.js';
-import type { Row, Run } from '../../src/db/executor.js';
 import { BACKFILLS } from '../../src/db/migrations.js';
+import type { Row, Run } from '../../src/db/run.js';
+import { nameKey } from '../../src/model/names.js';
 import {
   FILTER_SCAN_WINDOW,
   MAX_FILTER_CONDITIONS,
   MAX_FILTER_GUIDS,
 } from '../../src/resolvers/entity-list.js';
-import { nameKey } from '../../src/resolvers/names.js';
 import {
   createType,
   createWorld,

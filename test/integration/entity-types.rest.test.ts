@@ -1,7 +1,7 @@
 // Spec: "Entity type row", "POST /entities/types", "GET /entities/types", and CONTRACT.md rename/delete.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { typeGuid } from '../../src/resolvers/names.js';
+import { typeGuid } from '../../src/model/names.js';
 import { createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 let world: TestWorld;

@@ -59,8 +59,12 @@ describe('Neo4j outage', () => {
     neo4j.process.kill('SIGKILL'); // a crash, not a clean stop
     await neo4j.stop();
     const before = statuses.length;
-    await sleep(6000);
-    const outage = await app.inject({ method: 'GET', url: '/readyz' });
+    // Not-ready as soon as the service sees the database gone (polled, not slept: at most 10 s).
+    let outage = await app.inject({ method: 'GET', url: '/readyz' });
+    for (let i = 0; i < 100 && outage.statusCode !== 503; i++) {
+      await sleep(100);
+      outage = await app.inject({ method: 'GET', url: '/readyz' });
+    }
     expect(outage.statusCode).toBe(503);
     expect(outage.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'storage_unavailable' } });
     const downMetrics = await app.inject({
@@ -166,7 +170,7 @@ describe('SIGTERM', () => {
     server?.kill('SIGKILL');
   });
 
-  it('drains the request in flight, closes the driver and the cron job, exits 0, and wrote nothing to stdout but pino records', async () => {
+  it('drains the request in flight, then closes the HTTP server and then the driver (logged in that order), exits 0, and wrote nothing to stdout but pino records', async () => {
     const port = await freePort();
     server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       env: {
@@ -252,5 +256,12 @@ describe('SIGTERM', () => {
       expect([line, typeof record?.level]).toEqual([line, 'number']);
       expect(line).not.toContain('c2lnbmF0dXJl'); // no token, not even a forged one, in the log
     }
+    // server.ts logs each step of its shutdown: the in-flight request answered (above) before the server closed,
+    // the driver closed after it ('stopped' follows driver.close()).
+    const messages = lines.map((line) => (JSON.parse(line) as { msg?: string }).msg);
+    const step = (msg: string) => messages.indexOf(msg);
+    expect(step('shutting down')).toBeGreaterThan(-1);
+    expect(step('http server closed')).toBeGreaterThan(step('shutting down'));
+    expect(step('stopped')).toBeGreaterThan(step('http server closed'));
   });
 });

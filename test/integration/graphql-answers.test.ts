@@ -1,4 +1,4 @@
-// Whole GraphQL answers from memory (src/cache/graphql-answers.ts): a query reading only cached kinds is answered
+// Whole GraphQL answers from memory (src/schema/graphql-answers.ts): a query reading only cached kinds is answered
 // once per model version and request; the next identical request gets the same bytes for a share of one version
 // read; requests arriving together share one execution; a change (on any instance) makes the next request execute
 // afresh; nothing else is kept (mutations, withdrawn definitions, refusals, other tenants, other variables).

@@ -1,9 +1,11 @@
 // Every bound a request is held to, at, under and over its limit (fast-check properties), through REST and
 // GraphQL: the refusal carries its own reason, and a refused request writes nothing.
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
-import { MAX_TYPE_DEFINITIONS_JSON_BYTES, WITHDRAWN_LISTED_MAX } from '../../src/resolvers/attributes.js';
+import { WITHDRAWN_LISTED_MAX } from '../../src/model/limits.js';
+import { MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/resolvers/attributes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../src/resolvers/entities.js';
 import { MAX_VALUE_DEPTH } from '../../src/resolvers/values.js';
 import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';

@@ -1,4 +1,5 @@
 // Query plans of the hot paths: a test fails if a lookup stops using the index it was written for.
+
 import neo4j from 'neo4j-driver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,8 +14,8 @@ import {
 import { readChanges, readFeedCandidates, readHistoryHeads } from '../../src/db/changes.js';
 import { readEntityPage } from '../../src/db/entities.js';
 import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
-import type { Row, Run } from '../../src/db/executor.js';
 import { purgeBatch } from '../../src/db/purge.js';
+import type { Row, Run } from '../../src/db/run.js';
 import { createWorld, type TestWorld } from '../helpers.js';
 
 let world: TestWorld;

@@ -1,7 +1,7 @@
 // Neo4j-Bookmark header values: signed and bound to the tenant, and bounded (at most 16 bookmarks of at most 512
 // characters) — at, just under and just over each bound.
 import { describe, expect, it } from 'vitest';
-import { createBookmarkCodec } from '../../src/http/bookmarks.js';
+import { createBookmarkCodec } from '../../src/services/bookmarks.js';
 
 const codec = createBookmarkCodec('unit-secret-that-is-long-enough-0123456789');
 const refused = (f: () => unknown) =>

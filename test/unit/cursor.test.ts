@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCursorCodec } from '../../src/resolvers/cursor.js';
+import { createCursorCodec } from '../../src/services/cursor.js';
 
 const codec = createCursorCodec('k'.repeat(40));
 const invalid = (f: () => unknown) =>

@@ -1,7 +1,7 @@
 // The engine cache's memory bounds: entries and bytes, least recently used out first, oversized entries not kept.
 import { describe, expect, it } from 'vitest';
+import { definitionsBytes, EngineCache, type TypeDefinitions } from '../../src/cache/engine-cache.js';
 import type { StoredAttribute } from '../../src/db/attributes.js';
-import { definitionsBytes, EngineCache, type TypeDefinitions } from '../../src/resolvers/engine-cache.js';
 
 const definitions = (version: string, enumeration = 0): TypeDefinitions => ({
   version,

@@ -1,4 +1,4 @@
-// Which GraphQL requests may have their whole answer kept (src/cache/graphql-answers.ts): the fields admitted,
+// Which GraphQL requests may have their whole answer kept (src/schema/graphql-answers.ts): the fields admitted,
 // pinned against the schema so that a new field is placed on purpose; documents; and the request key's bounds.
 import { isObjectType, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import {
   ANSWER_KEY_LIMITS,
   answerKey,
   isCacheableDocument,
-} from '../../src/cache/graphql-answers.js';
+} from '../../src/schema/graphql-answers.js';
 import { schema } from '../../src/schema/index.js';
 
 const fieldsOf = (name: string) => {

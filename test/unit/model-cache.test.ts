@@ -1,9 +1,11 @@
 // The model cache's rules without a database: exact versions, the byte budget, a tenant's share of it, and the
 // shared version read that a request may join only if it started after the request arrived.
+
 import { describe, expect, it } from 'vitest';
 import { ModelCache } from '../../src/cache/model-cache.js';
 import { VersionReader } from '../../src/cache/version-reader.js';
-import type { Executor, Run } from '../../src/db/executor.js';
+import type { Executor } from '../../src/db/executor.js';
+import type { Run } from '../../src/db/run.js';
 
 describe('ModelCache', () => {
   it('answers only at the exact version it holds, per tenant', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AppError, refuse } from '../../src/errors.js';
-import { cleanName, MAX_NAME_LENGTH, nameKey, typeGuid } from '../../src/resolvers/names.js';
+import { cleanName, MAX_NAME_LENGTH, nameKey, typeGuid } from '../../src/model/names.js';
 
 const reason = (f: () => unknown) => {
   try {

@@ -19,8 +19,8 @@ import {
   visitWithTypeInfo,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { ModelReads } from '../cache/model-reads.js';
 import type { RequestContext } from '../context.js';
-import type { ModelReads } from './model-reads.js';
 
 const KIND = 'graphql_answer';
 

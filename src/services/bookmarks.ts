@@ -4,7 +4,7 @@
 // header value is signed and bound to the tenant like a page cursor, so a client can only send back what this API
 // issued to its tenant: no made-up bookmark reaches Neo4j.
 import { refuse } from '../errors.js';
-import { type CursorCodec, createCursorCodec } from '../resolvers/cursor.js';
+import { type CursorCodec, createCursorCodec } from './cursor.js';
 
 export const BOOKMARK_HEADER = 'neo4j-bookmark';
 /** The most bookmarks one header value may carry (a commit has one; a cluster with several databases a few). */

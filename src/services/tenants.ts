@@ -1,14 +1,14 @@
 // Makes sure a tenant's system types exist before its first request is served (once per tenant per process).
 import { readTenantVersion, upsertSystemTypes } from '../db/entity-types.js';
 import type { Executor } from '../db/executor.js';
-import { nameKey, platformAttributeGuid, typeGuid } from './names.js';
+import { nameKey, platformAttributeGuid, typeGuid } from '../model/names.js';
 import {
   PARENT_LINKS,
   PLATFORM_ATTRIBUTES,
-  ROOT_TYPE_NAME,
+  ROOT_KEY,
   SYSTEM_TYPES,
   SYSTEM_TYPES_VERSION,
-} from './system-types.js';
+} from '../model/system-types.js';
 
 export interface TenantDirectory {
   ensure(tenant: string): Promise<void>;
@@ -26,15 +26,17 @@ export function createTenantDirectory(db: Executor): TenantDirectory {
       const key = nameKey(props.name);
       return { key, guid: typeGuid(tenant, key), props };
     });
-    const rootKey = nameKey(ROOT_TYPE_NAME);
     const attributes = PLATFORM_ATTRIBUTES.map((a) => ({
       guid: platformAttributeGuid(tenant, a.name),
       name: a.name,
       cardinality: a.cardinality,
+      value_type: a.value_type,
+      required: a.required,
+      filterable: a.filterable,
       refKey: nameKey(a.refType),
     }));
     await db.write((run) =>
-      upsertSystemTypes(run, tenant, types, PARENT_LINKS, rootKey, attributes, SYSTEM_TYPES_VERSION),
+      upsertSystemTypes(run, tenant, types, PARENT_LINKS, ROOT_KEY, attributes, SYSTEM_TYPES_VERSION),
     );
   }
 

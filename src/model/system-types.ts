@@ -1,4 +1,5 @@
 // The types that exist in every tenant (CONTRACT.md), and the managed types the platform sets up itself.
+import { nameKey } from './names.js';
 
 export interface TypeProps {
   name: string;
@@ -13,6 +14,8 @@ export interface TypeProps {
 
 /** The root class: owner of the platform attributes; nothing may be declared on it. */
 export const ROOT_TYPE_NAME = 'entity';
+/** Its name key, the one the database finds it by. */
+export const ROOT_KEY = nameKey(ROOT_TYPE_NAME);
 
 /** Catalog levels from the top; each level's parent_type is the level above it. */
 export const CATALOG_LEVELS: readonly TypeProps[] = [
@@ -60,17 +63,18 @@ export const DASHBOARD_TYPE: TypeProps = {
 /** Managed types by normalised name: kept by their feature, never created by hand. */
 export const MANAGED_TYPES: ReadonlyMap<string, TypeProps> = new Map([[DASHBOARD_TYPE.name, DASHBOARD_TYPE]]);
 
-/** The five platform attributes: owned by the root type, applying to every type, all references to vocabularies. */
-export const PLATFORM_ATTRIBUTES: readonly {
-  name: string;
-  cardinality: 'single' | 'multi';
-  refType: string;
-}[] = [
-  { name: 'domain', cardinality: 'single', refType: 'domain' },
-  { name: 'env', cardinality: 'single', refType: 'env' },
-  { name: 'tags', cardinality: 'multi', refType: 'tag' },
-  { name: 'classification', cardinality: 'single', refType: 'classification' },
-  { name: 'groups', cardinality: 'multi', refType: 'group' },
-];
+/**
+ * The five platform attributes: owned by the root type, applying to every type, all optional filterable references
+ * to vocabularies. Every stored field of theirs is stated here (db/entity-types.ts writes them as they are).
+ */
+const platformAttribute = (name: string, cardinality: 'single' | 'multi', refType: string) =>
+  ({ name, cardinality, refType, value_type: 'entity_ref', required: false, filterable: true }) as const;
+export const PLATFORM_ATTRIBUTES = [
+  platformAttribute('domain', 'single', 'domain'),
+  platformAttribute('env', 'single', 'env'),
+  platformAttribute('tags', 'multi', 'tag'),
+  platformAttribute('classification', 'single', 'classification'),
+  platformAttribute('groups', 'multi', 'group'),
+] as const;
 
 export const PLATFORM_ATTRIBUTE_NAMES: ReadonlySet<string> = new Set(PLATFORM_ATTRIBUTES.map((a) => a.name));

@@ -1,0 +1,94 @@
+// The layers of src/ (ARCHITECTURE.md), checked by `npm run check:deps` (part of `npm run lint`): imports point
+// down, never up, and never in a circle. From the bottom: base modules, model/, db/, the services below the request
+// context, context.ts, resolvers/, the doors (REST, GraphQL, HTTP plumbing, start-up jobs), app.ts and server.ts.
+const BASE = '^src/(config|errors|logging|tracing|json-scan|slots|operation-budget)[.]ts$';
+const ENTRY = '^src/(app|server)[.]ts$';
+const DOORS = '^src/(rest|schema|http|cli)/|^src/(openapi|body)[.]ts$|^src/jobs/warmup[.]ts$';
+const SERVICES = '^src/(cache|services|auth)/|^src/metrics[.]ts$|^src/jobs/purge[.]ts$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'no import cycle, type-only ones included',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'base-imports-base',
+      severity: 'error',
+      comment:
+        'configuration, refusals, logging, tracing and the bounded-input helpers know nothing of the domain',
+      from: { path: BASE },
+      to: { path: '^src/', pathNot: BASE },
+    },
+    {
+      name: 'model-is-pure',
+      severity: 'error',
+      comment: "model/ (names, system types, the spec's limits) needs only the refusal type",
+      from: { path: '^src/model/' },
+      to: { path: '^src/', pathNot: '^src/model/|^src/errors[.]ts$' },
+    },
+    {
+      name: 'db-below-services',
+      severity: 'error',
+      comment: 'db/ (Cypher, the executor) is reached from above and reaches only base and model/',
+      from: { path: '^src/db/' },
+      to: { path: '^src/', pathNot: `^src/(db|model)/|${BASE}` },
+    },
+    {
+      name: 'services-below-context',
+      severity: 'error',
+      comment:
+        'caches, codecs, the tenant directory, tokens, metrics and the purger serve the request context',
+      from: { path: SERVICES },
+      to: { path: `^src/(context|resolvers)|${DOORS}|${ENTRY}` },
+    },
+    {
+      name: 'context-below-resolvers',
+      severity: 'error',
+      from: { path: '^src/context[.]ts$' },
+      to: { path: `^src/resolvers/|${DOORS}|${ENTRY}` },
+    },
+    {
+      name: 'resolvers-below-doors',
+      severity: 'error',
+      comment: 'the rules (resolvers/) are called by REST and GraphQL alike and know neither',
+      from: { path: '^src/resolvers/' },
+      to: { path: `${DOORS}|${ENTRY}` },
+    },
+    {
+      name: 'doors-apart',
+      severity: 'error',
+      comment: 'REST and GraphQL share the resolvers, not each other',
+      from: { path: '^src/(rest|schema)/' },
+      to: { path: '^src/(rest|schema)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'entry-on-top',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/server[.]ts$' },
+      to: { path: ENTRY, pathNot: '^src/app[.]ts$' },
+    },
+    {
+      name: 'app-from-server-only',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/server[.]ts$' },
+      to: { path: '^src/app[.]ts$' },
+    },
+    {
+      name: 'cli-is-a-client',
+      severity: 'error',
+      comment: 'the command-line tool talks to the service over REST; it reads the contract, not the server',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/(db|resolvers|cache|services|schema|jobs)/|^src/(context|app|server)[.]ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+  },
+};

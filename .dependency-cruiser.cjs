@@ -32,6 +32,14 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/model/|^src/errors[.]ts$' },
     },
     {
+      name: 'contract-is-pure',
+      severity: 'error',
+      comment:
+        "contract/ (the envelope and the rows, as zod schemas) is the REST contract's shared vocabulary",
+      from: { path: '^src/contract/' },
+      to: { path: '^src/', pathNot: '^src/(contract|model)/' },
+    },
+    {
       name: 'db-below-services',
       severity: 'error',
       comment: 'db/ (Cypher, the executor) is reached from above and reaches only base and model/',

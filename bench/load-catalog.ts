@@ -185,7 +185,7 @@ function pageAttributes(count: number, refTypes: () => string): AttributeSpec[] 
   });
 }
 
-interface AttributeRow {
+interface LoadedDefinition {
   tenant: string;
   typeGuid: string;
   refType: string | null;
@@ -193,7 +193,7 @@ interface AttributeRow {
   attr: NewAttribute;
 }
 
-function attributeRow(tenant: string, owner: string, spec: AttributeSpec): AttributeRow {
+function attributeRow(tenant: string, owner: string, spec: AttributeSpec): LoadedDefinition {
   const allowed = spec.allowed_values === null ? null : JSON.stringify(spec.allowed_values);
   const dflt = spec.default_value === null ? null : JSON.stringify(spec.default_value);
   return {
@@ -374,7 +374,7 @@ export async function loadCatalog(
   log(`  ${types.length} types in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   // 3. Attribute definitions.
-  const attributes: AttributeRow[] = [];
+  const attributes: LoadedDefinition[] = [];
   const wideSpecs = wideAttributes(person.guid);
   for (const w of wide) for (const spec of wideSpecs) attributes.push(attributeRow(bigTenant, w.guid, spec));
   // The GraphQL page: references spread over the tenant's other types, so most referenced types are not on the page.

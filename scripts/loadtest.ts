@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import type { Driver } from 'neo4j-driver';
 import { withTimeout } from '../bench/lib.js';
 import { mintToken } from '../src/auth/tokens.js';
+import type { Envelope } from '../src/contract/wire.js';
 import { nameKey } from '../src/model/names.js';
 import { runNeo4jRestartFault } from './loadtest/fault.js';
 import { type Answer, HttpTarget } from './loadtest/http.js';
@@ -268,13 +269,10 @@ function pickHot(tenant: Tenant): HotType {
   return Math.random() < 0.5 ? tenant.hot[0]! : pick(tenant.hot);
 }
 
-interface Envelope {
-  STATUS?: string;
-  DATA?: Record<string, unknown>;
-}
-function parseEnvelope(body: string): Envelope | null {
+/** An answer's envelope, as far as the body holds one (a 5xx or a reset may not). */
+function parseEnvelope(body: string): Partial<Envelope> | null {
   try {
-    return JSON.parse(body) as Envelope;
+    return JSON.parse(body) as Partial<Envelope>;
   } catch {
     return null;
   }

@@ -137,6 +137,14 @@ export const refuse = Object.assign(
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 
+/** What a write was sent, as an object of fields; anything else (an array, a string, null) is refused. */
+export function bodyObject(sent: unknown): Record<string, unknown> {
+  if (typeof sent !== 'object' || sent === null || Array.isArray(sent)) {
+    throw refuse('invalid_body', 'The request body must be a JSON object.');
+  }
+  return sent as Record<string, unknown>;
+}
+
 /** Refusals of an operation before it runs: its shape is over a bound, or of a kind the schema does not have. */
 const OPERATION_BOUND_REASONS: ReadonlySet<Reason> = new Set<Reason>([
   'query_too_deep',

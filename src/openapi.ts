@@ -1,18 +1,13 @@
 // The OpenAPI 3.1 document, generated once from the REST contract (rest/schemas.ts): the same zod schemas that
 // validate requests describe them here, and the answers' schemas are the envelopes the routes send.
+
 import { z } from 'zod';
 import { BODY_LIMIT_BYTES } from './body.js';
+import { components } from './contract/wire.js';
 import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import { type Reason, statusOf } from './errors.js';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './http/idempotency.js';
-import {
-  BODY_REFUSALS,
-  COMMON_REFUSALS,
-  components,
-  ROUTES,
-  type RouteDoc,
-  success,
-} from './rest/schemas.js';
+import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, success } from './rest/schemas.js';
 
 type Json = Record<string, unknown>;
 

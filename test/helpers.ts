@@ -8,6 +8,7 @@ import { createMetamodelClient, type FetchLike, MetamodelGraphQLError } from '..
 import { type AppDeps, buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { parseConfig } from '../src/config.js';
+import type { Envelope } from '../src/contract/wire.js';
 import { createDriver } from '../src/db/driver.js';
 import { assertConforms } from './conformance.js';
 
@@ -75,12 +76,6 @@ export function tokenFor(
   opts: { roles?: string[]; crossTenant?: boolean; sub?: string } = {},
 ) {
   return mintToken(TEST_SECRET, { tenant, ...opts });
-}
-
-export interface Envelope<D = Record<string, unknown>> {
-  STATUS: 'SUCCESS' | 'FAIL';
-  MESSAGE: string;
-  DATA: D;
 }
 
 export interface Reply<D = Record<string, any>> {

@@ -1,14 +1,13 @@
 // Attribute definitions from the command line: list, declare, withdraw.
 
-import type { z } from 'zod';
-import type { AttributeRow as AttributeDefinition } from '../rest/schemas.js';
+import type { AttributeRow as WireAttributeRow } from '../contract/wire.js';
 import { UsageError } from './client.js';
 import { type Command, type Ctx, jsonOption, quoted, stringOption, type Values } from './command.js';
 import { cell, json, listCell, record, table } from './output.js';
 import type { TypeRow } from './type-resolver.js';
 
 /** A definition as the REST API lists it (its schema in the REST contract), with `state` when withdrawn. */
-export type AttributeRow = z.output<typeof AttributeDefinition> & { state?: string };
+export type AttributeRow = WireAttributeRow & { state?: string };
 
 /** Names of the referenced types, for display (a guid that no longer resolves is shown as it is). */
 async function refTypeNames(ctx: Ctx, attributes: AttributeRow[]): Promise<Map<string, string>> {

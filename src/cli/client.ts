@@ -1,13 +1,8 @@
 // The CLI's REST client: global fetch, every answer an envelope {STATUS, MESSAGE, DATA}. The token is kept in a
 // private field and only ever written into the Authorization header.
 import { randomUUID } from 'node:crypto';
+import { type Envelope, NDJSON } from '../contract/wire.js';
 import { takesIdempotencyKey } from '../http/idempotency.js';
-
-export interface Envelope<D = Record<string, unknown>> {
-  STATUS: 'SUCCESS' | 'FAIL';
-  MESSAGE: string;
-  DATA: D;
-}
 
 export type Data = Record<string, unknown>;
 
@@ -45,8 +40,6 @@ export class UsageError extends Error {
     this.name = 'UsageError';
   }
 }
-
-export const NDJSON = 'application/x-ndjson';
 
 /** Sends of one request at most, the first included, while the service answers 503. */
 export const RETRY_ATTEMPTS = 4;

@@ -1,13 +1,9 @@
 // `metamodel purge`: runs the purge job now, streaming its progress (NDJSON) into a bar on a terminal.
 import cliProgress from 'cli-progress';
-import type { z } from 'zod';
-import type { PurgeReport as PurgeReportSchema } from '../rest/schemas.js';
+import type { PurgeReport } from '../contract/wire.js';
 import type { Data } from './client.js';
 import type { Command } from './command.js';
 import { json, table } from './output.js';
-
-/** The purge report as the REST API sends it (its schema in the REST contract). */
-export type PurgeReport = z.output<typeof PurgeReportSchema>;
 
 const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 

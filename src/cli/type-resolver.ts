@@ -1,11 +1,10 @@
 // TYPE arguments given as a guid or a name, and reading every type of the tenant page after page.
-import type { z } from 'zod';
+import type { EntityTypeRow } from '../contract/wire.js';
 import { nameKey } from '../model/names.js';
-import type { EntityTypeRow } from '../rest/schemas.js';
 import { type Client, Refusal, UsageError } from './client.js';
 
 /** An entity type row as the REST API sends it (its schema in the REST contract). */
-export type TypeRow = z.output<typeof EntityTypeRow>;
+export type TypeRow = EntityTypeRow;
 
 export interface TypePage {
   entity_types: TypeRow[];

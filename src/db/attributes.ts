@@ -1,6 +1,7 @@
 // Cypher for attribute definitions: declare under a per-type lock, list, withdraw, and the data they own.
 
 import neo4j from 'neo4j-driver';
+import type { Cardinality, ValueType } from '../model/value-types.js';
 import { type ChangeRecord, recordChange } from './changes.js';
 import { toStoredType, typeProjection } from './entity-types.js';
 import { objectFromList, type Run } from './run.js';
@@ -12,8 +13,8 @@ export interface StoredAttribute {
   name_key: string;
   owner_guid: string;
   origin: 'user_defined' | 'system';
-  value_type: string;
-  cardinality: string;
+  value_type: ValueType;
+  cardinality: Cardinality;
   allowed_values_json: string | null;
   allowed_ref_type: string | null;
   required: boolean;

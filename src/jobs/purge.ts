@@ -1,8 +1,10 @@
 // The purge: removes withdrawn definitions' stored values in bounded batches (in the background after a
 // withdrawal, and in the daily job), then removes definitions whose data is gone. One instance at a time per
 // definition and for the daily job, by leases in Neo4j; progress is kept per batch, so a restart loses nothing.
+
 import cron from 'node-cron';
 import type { Logger } from 'pino';
+import type { PurgeReport as WirePurgeReport } from '../contract/wire.js';
 import type { Executor } from '../db/executor.js';
 import { removeExpiredIdempotencyRecords } from '../db/idempotency.js';
 import {
@@ -45,13 +47,8 @@ export interface PurgeProgress {
   batches: number;
 }
 
-export interface PurgeReport {
-  removed: { guid: string; type_guid: string; name: string; values_removed: number }[];
-  values_removed: number;
-  batches: number;
-  pending: number;
-  skipped?: 'another_instance_is_running';
-}
+/** A run's report as sent, and whether it was skipped (another instance held the lease; refused, never sent). */
+export type PurgeReport = WirePurgeReport & { skipped?: 'another_instance_is_running' };
 
 export interface Purger {
   /** Starts removing withdrawn definitions' data in the background (no-op when already running). */

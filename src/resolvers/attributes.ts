@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
+import type { AttributeRow } from '../contract/wire.js';
 import {
   countAttributeData,
   createAttribute,
@@ -16,14 +17,14 @@ import {
 import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
-import { refuse } from '../errors.js';
+import { bodyObject, refuse } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
+import type { Cardinality, ValueType } from '../model/value-types.js';
 import { changeBy } from './change-author.js';
 import {
   assertValueDepth,
-  type Cardinality,
   checkAllowedValues,
   checkValue,
   DEFAULT_VALUE_REASONS,
@@ -31,7 +32,6 @@ import {
   isValueType,
   MAX_DEFAULT_VALUE_LENGTH,
   MAX_VALUE_DEPTH,
-  type ValueType,
 } from './values.js';
 
 /**
@@ -44,21 +44,6 @@ export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
 export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
 /** Names a JSON body parser drops or a JavaScript object cannot hold as a plain key. */
 const RESERVED_ATTRIBUTE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
-
-/** Attribute definition as the spec lists it: every field present on every row. */
-export interface AttributeRow {
-  guid: string;
-  name: string;
-  owner_type: string | null;
-  value_type: string;
-  cardinality: string;
-  allowed_values: unknown[] | null;
-  allowed_ref_type: string | null;
-  required: boolean;
-  default_value: unknown;
-  filterable: boolean;
-  origin: string;
-}
 
 const parseJson = (text: string | null): unknown =>
   text === null || text === undefined ? null : JSON.parse(text);
@@ -113,19 +98,41 @@ export async function attributeUsageOf(ctx: RequestContext, type: StoredType) {
   return { used: own.length, limit: MAX_ATTRIBUTE_DEFS };
 }
 
-const DECLARE_FIELDS = new Set([
-  'name',
-  'value_type',
-  'cardinality',
-  'allowed_values',
-  'allowed_ref_type',
-  'required',
-  'default_value',
-  'filterable',
-]);
+/**
+ * The fields of a declaration: REST sends them under these names, GraphQL under the camelCase ones, the model
+ * document (plan, apply) as REST does. The REST body schema and the GraphQL input are checked against this list by
+ * the compiler, and GraphQL's fields are mapped back through it: one list, two doors.
+ */
+export const DECLARATION_FIELDS = {
+  name: 'name',
+  value_type: 'valueType',
+  cardinality: 'cardinality',
+  allowed_values: 'allowedValues',
+  allowed_ref_type: 'allowedRefType',
+  required: 'required',
+  default_value: 'defaultValue',
+  filterable: 'filterable',
+} as const;
+export type DeclarationField = keyof typeof DECLARATION_FIELDS;
+export type GraphQLDeclarationField = (typeof DECLARATION_FIELDS)[DeclarationField];
+
+const isDeclarationField = (field: string): field is DeclarationField =>
+  Object.hasOwn(DECLARATION_FIELDS, field);
 
 /** A declaration as sent: fields are unchecked JSON values, whichever API they came through. */
 export type DeclareInput = Record<string, unknown>;
+
+/** A declaration sent through GraphQL (camelCase fields), under the names the rules read. */
+export function declarationFromGraphQL(
+  input: Partial<Record<GraphQLDeclarationField, unknown>>,
+): DeclareInput {
+  const out: DeclareInput = {};
+  for (const [field, graphqlField] of Object.entries(DECLARATION_FIELDS)) {
+    const value = input[graphqlField];
+    if (value !== undefined) out[field] = value;
+  }
+  return out;
+}
 
 interface CheckedDeclaration {
   name: string;
@@ -154,9 +161,10 @@ function optionalBoolean(input: DeclareInput, field: string): boolean | undefine
 }
 
 /** The rules that need no database: shapes and combinations, each refused with its own reason. */
-export function checkDeclaration(input: DeclareInput): CheckedDeclaration {
+export function checkDeclaration(sent: unknown): CheckedDeclaration {
+  const input = bodyObject(sent);
   for (const field of Object.keys(input)) {
-    if (!DECLARE_FIELDS.has(field)) throw refuse('unknown_field', `Unknown field "${field}".`);
+    if (!isDeclarationField(field)) throw refuse('unknown_field', `Unknown field "${field}".`);
   }
   const rawName = input.name;
   if (present(rawName) && typeof rawName !== 'string') {
@@ -261,7 +269,7 @@ export interface DeclareResult {
 export async function declareAttribute(
   ctx: RequestContext,
   typeGuid: string,
-  input: DeclareInput,
+  input: unknown,
   options: { dryRun?: boolean } = {},
 ): Promise<DeclareResult> {
   const tenant = ctx.viewer.tenant;

@@ -14,7 +14,7 @@ import {
   readTypeForWrite,
 } from '../db/entities.js';
 import type { Run } from '../db/run.js';
-import { refuse } from '../errors.js';
+import { bodyObject, refuse } from '../errors.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { ROOT_KEY } from '../model/system-types.js';
 import { orderAttributes } from './attributes.js';
@@ -85,7 +85,8 @@ export interface CreateEntityInput {
 }
 
 /** The rules of an entity write that need no database, in the order their reasons win. */
-export function checkEntityInput(input: CreateEntityInput) {
+export function checkEntityInput(sent: unknown) {
+  const input: CreateEntityInput = bodyObject(sent);
   if (typeof input.type_guid !== 'string' || input.type_guid === '') {
     throw refuse('invalid_field', '"type_guid" must be an entity type guid.');
   }
@@ -101,7 +102,7 @@ export function checkEntityInput(input: CreateEntityInput) {
   return { typeGuid, name, values: values as Record<string, unknown> };
 }
 
-export async function createEntityWithValues(ctx: RequestContext, input: CreateEntityInput) {
+export async function createEntityWithValues(ctx: RequestContext, input: unknown) {
   const tenant = ctx.viewer.tenant;
   const { typeGuid, name, values } = checkEntityInput(input);
 

@@ -2,6 +2,7 @@
 
 import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
+import type { EntityTypeRow } from '../contract/wire.js';
 import { withdrawAllOfType } from '../db/attributes.js';
 import {
   createUserType,
@@ -19,20 +20,6 @@ import { refuse } from '../errors.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
-
-/** Entity type row as the spec renders it: fields that do not apply are left out, never false or null. */
-export interface EntityTypeRow {
-  guid: string;
-  name: string;
-  origin: string;
-  catalog_level?: boolean;
-  vocabulary?: boolean;
-  label?: string;
-  icon?: string;
-  parent_type?: string;
-  creatable?: boolean;
-  name_locked_hint?: string;
-}
 
 const OPTIONAL_FIELDS = [
   'catalog_level',

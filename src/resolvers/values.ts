@@ -1,11 +1,12 @@
 // What a value of each value type looks like, and how a value is checked against a definition's shape.
 import { type Reason, refuse } from '../errors.js';
-
-export const VALUE_TYPES = ['string', 'number', 'boolean', 'date', 'json', 'entity_ref'] as const;
-export type ValueType = (typeof VALUE_TYPES)[number];
-export type ScalarType = Exclude<ValueType, 'entity_ref'>;
-export const CARDINALITIES = ['single', 'multi'] as const;
-export type Cardinality = (typeof CARDINALITIES)[number];
+import {
+  CARDINALITIES,
+  type Cardinality,
+  type ScalarType,
+  VALUE_TYPES,
+  type ValueType,
+} from '../model/value-types.js';
 
 export const MAX_ALLOWED_VALUES = 1000;
 /** Longest accepted string value (characters), for attribute values and enumerated values alike. */

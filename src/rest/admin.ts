@@ -1,14 +1,13 @@
 // REST routes for operators (admins of the default tenant, cross-tenant accounts).
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Envelope, NDJSON } from '../contract/wire.js';
 import { type AppError, isAppError, refuse } from '../errors.js';
 import type { PurgeProgress } from '../jobs/purge.js';
 import { engineCacheDiagnostic, recentLogs, runPurgeNow } from '../resolvers/admin.js';
-import { type Envelope, failBody, succeed } from './envelope.js';
+import { failBody, succeed } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
-
-export const NDJSON = 'application/x-ndjson';
 
 /** Whether the Accept header lists application/x-ndjson (with a q above 0). */
 export function acceptsNdjson(accept: string | undefined): boolean {

@@ -3,7 +3,6 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import {
-  checkDeclaration,
   declareAttribute,
   listAttributes,
   toAttributeRow,
@@ -14,20 +13,15 @@ import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
 export function attributeRoutes(app: FastifyInstance) {
-  route(
-    app,
-    ROUTES.declareAttribute,
-    async (req, reply, { params, query, body }) => {
-      const dryRun = query.dry_run;
-      const result = await declareAttribute(req.ctx, params.guid, body, { dryRun });
-      const data = {
-        attribute: toAttributeRow(result.attribute),
-        usage: { declared: result.declared, limit: MAX_ATTRIBUTE_DEFS },
-      };
-      return dryRun ? succeed(reply, 200, { dry_run: true, ...data }) : succeed(reply, 201, data);
-    },
-    { rulesFirst: checkDeclaration },
-  );
+  route(app, ROUTES.declareAttribute, async (req, reply, { params, query, body }) => {
+    const dryRun = query.dry_run;
+    const result = await declareAttribute(req.ctx, params.guid, body, { dryRun });
+    const data = {
+      attribute: toAttributeRow(result.attribute),
+      usage: { declared: result.declared, limit: MAX_ATTRIBUTE_DEFS },
+    };
+    return dryRun ? succeed(reply, 200, { dry_run: true, ...data }) : succeed(reply, 201, data);
+  });
 
   route(app, ROUTES.listAttributes, async (req, reply, { params }) => {
     const result = await listAttributes(req.ctx, params.guid);

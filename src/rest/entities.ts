@@ -1,27 +1,17 @@
 // REST routes for the curation points: create an entity, read it, list a type's entities by their references,
 // look up many identifiers.
 import type { FastifyInstance } from 'fastify';
-import {
-  checkEntityInput,
-  createEntityWithValues,
-  getEntity,
-  lookupIdentifiers,
-} from '../resolvers/entities.js';
+import { createEntityWithValues, getEntity, lookupIdentifiers } from '../resolvers/entities.js';
 import { listEntities, parseWhere } from '../resolvers/entity-list.js';
 import { succeed } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
 export function entityRoutes(app: FastifyInstance) {
-  route(
-    app,
-    ROUTES.createEntity,
-    async (req, reply, { body }) => {
-      const entity = await createEntityWithValues(req.ctx, body);
-      return succeed(reply, 201, { entity });
-    },
-    { rulesFirst: checkEntityInput },
-  );
+  route(app, ROUTES.createEntity, async (req, reply, { body }) => {
+    const entity = await createEntityWithValues(req.ctx, body);
+    return succeed(reply, 201, { entity });
+  });
 
   route(app, ROUTES.getEntity, async (req, reply, { params }) => {
     return succeed(reply, 200, { entity: await getEntity(req.ctx, params.guid) });

@@ -1,12 +1,7 @@
 // The JSON envelope every REST response uses: {STATUS, MESSAGE, DATA}.
 import type { FastifyReply } from 'fastify';
+import type { Envelope } from '../contract/wire.js';
 import { type AppError, refusalExtensions } from '../errors.js';
-
-export interface Envelope {
-  STATUS: 'SUCCESS' | 'FAIL';
-  MESSAGE: string;
-  DATA: Record<string, unknown>;
-}
 
 export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {
   const body: Envelope = { STATUS: 'SUCCESS', MESSAGE: '', DATA: data };

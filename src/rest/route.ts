@@ -17,14 +17,6 @@ export interface Input<R extends RouteDoc> {
   body: R['bodyCheckedByResolver'] extends true ? unknown : Part<R['body']>;
 }
 
-export interface RouteOptions {
-  /**
-   * The shared rules for a body, run first when the body fails its schema, so a request breaking both is refused
-   * with the rule's own reason (the order the spec's reasons are checked in lives in resolvers/ once).
-   */
-  rulesFirst?: (body: Record<string, unknown>) => void;
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -66,14 +58,13 @@ function firstUnknownKey(schema: z.ZodType, value: unknown): string | undefined 
   return undefined;
 }
 
-function check(schema: z.ZodType | undefined, value: unknown, part: string, options: RouteOptions) {
+function check(schema: z.ZodType | undefined, value: unknown, part: string) {
   if (schema === undefined) return undefined;
   // A body with a million unknown keys is refused at the first one, not after zod lists them all.
   const unknownKey = firstUnknownKey(schema, value);
   if (unknownKey !== undefined) throw refuse('unknown_field', `Unknown field "${unknownKey}".`);
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  if (part === 'body' && options.rulesFirst && isObject(value)) options.rulesFirst(value);
   throw refusalFor(schema, value, result.error.issues, part);
 }
 
@@ -101,16 +92,12 @@ function withLists(schema: z.ZodObject | undefined, query: unknown): unknown {
 }
 
 /** The checked params, query and body of a request, in that order (a bad path is reported before a bad body). */
-export function inputOf<R extends RouteDoc>(
-  doc: R,
-  req: FastifyRequest,
-  options: RouteOptions = {},
-): Input<R> {
+export function inputOf<R extends RouteDoc>(doc: R, req: FastifyRequest): Input<R> {
   const body = req.body === undefined && doc.bodyOptional ? {} : req.body;
   return {
-    params: check(doc.params, req.params, 'params', options),
-    query: check(doc.query, withLists(doc.query, req.query), 'query', options),
-    body: doc.bodyCheckedByResolver ? body : check(doc.body, body, 'body', options),
+    params: check(doc.params, req.params, 'params'),
+    query: check(doc.query, withLists(doc.query, req.query), 'query'),
+    body: doc.bodyCheckedByResolver ? body : check(doc.body, body, 'body'),
   } as Input<R>;
 }
 
@@ -119,7 +106,6 @@ export function route<R extends RouteDoc>(
   app: FastifyInstance,
   doc: R,
   handler: (req: FastifyRequest, reply: FastifyReply, input: Input<R>) => Promise<unknown>,
-  options: RouteOptions = {},
 ) {
   app.route({
     method: doc.method,
@@ -128,7 +114,7 @@ export function route<R extends RouteDoc>(
       // Who may call comes before what they sent: without the right, any body is 403 (the resolvers check again).
       if (doc.auth === 'operator') assertOperator(req.ctx);
       else if (doc.auth === 'platform') assertPlatform(req.ctx);
-      return handler(req, reply, inputOf(doc, req, options));
+      return handler(req, reply, inputOf(doc, req));
     },
   });
 }

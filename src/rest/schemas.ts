@@ -3,11 +3,14 @@
 // document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with GraphQL.
 
 import { z } from 'zod';
+import { AttributeRow, EntityTypeRow, guid, named, PurgeReport } from '../contract/wire.js';
 import { CHANGE_KINDS } from '../db/changes.js';
 import { REASONS, type Reason } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { MAX_NAME_LENGTH, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES } from '../model/system-types.js';
+import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
+import type { DeclarationField } from '../resolvers/attributes.js';
 import { CHANGE_PAGE_MAX_BYTES } from '../resolvers/changes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../resolvers/entity-list.js';
@@ -21,16 +24,11 @@ import {
   PLAN_MAX_IMPACTS,
 } from '../resolvers/model.js';
 import {
-  CARDINALITIES,
   MAX_ALLOWED_VALUE_LENGTH,
   MAX_ALLOWED_VALUES,
   MAX_MULTI_VALUES,
   MAX_STRING_VALUE,
-  VALUE_TYPES,
 } from '../resolvers/values.js';
-
-/** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
-export const components = new Map<z.ZodType, { id: string; description: string }>();
 
 /**
  * The refusal a field's schema failure maps to: `reason` when the value is wrong, `missing` when absent/null,
@@ -43,18 +41,11 @@ export interface FieldRefusals {
 }
 export const refusals = z.registry<FieldRefusals>();
 
-const named = <T extends z.ZodType>(id: string, description: string, schema: T): T => {
-  components.set(schema, { id, description });
-  return schema;
-};
-
 /** A field refused with `reason` when malformed (and with `missing` when absent or null, if given). */
 const refusing = <T extends z.ZodType>(schema: T, meta: FieldRefusals): T => {
   refusals.add(schema, meta);
   return schema;
 };
-
-const guid = (what: string) => z.string().describe(what);
 
 /**
  * What a name must look like, for the document only (the service's own checks, with their distinct reasons, are in
@@ -121,68 +112,6 @@ const nameField = (description: string) =>
 
 // ——— Rows ———
 
-export const EntityTypeRow = named(
-  'EntityTypeRow',
-  'An entity type. Fields that do not apply to a row are left out (never sent as false or null).',
-  z.object({
-    guid: guid(
-      'Identifier, derived from (tenant, normalised name): a type recreated under its name gets it back.',
-    ),
-    name: z.string().describe('Type name as first spelled.'),
-    origin: z
-      .enum(['system', 'user_defined', 'connector'])
-      .describe(
-        '`user_defined` for types you create, `system` for shipped ones, `connector` for reported ones.',
-      ),
-    catalog_level: z
-      .literal(true)
-      .optional()
-      .describe(
-        'Its entities are rows in the Entity Catalog table (built-in levels, managed and user types).',
-      ),
-    vocabulary: z
-      .literal(true)
-      .optional()
-      .describe(
-        'Its entities are values picked in an attribute cell (domain, env, tag, classification, group).',
-      ),
-    label: z.string().optional().describe('Display name (built-in levels, managed types).'),
-    icon: z.string().optional().describe('Key the client maps to an icon (built-in levels, managed types).'),
-    parent_type: guid('Guid of the level one step above (database, schema, table, column).').optional(),
-    creatable: z
-      .literal(false)
-      .optional()
-      .describe('Managed types: creating an instance through the curation API is refused.'),
-    name_locked_hint: z
-      .string()
-      .optional()
-      .describe('Managed types: text to show where an instance name cannot be edited.'),
-  }),
-);
-
-export const AttributeRow = named(
-  'AttributeDefinition',
-  'An attribute definition as listed: every field is present on every row.',
-  z.object({
-    guid: guid('Identifier of the definition.'),
-    name: z.string().describe('Attribute name, unique within the owning type (letter case ignored).'),
-    owner_type: guid('Owning type; null for the five platform attributes.').nullable(),
-    value_type: z.enum(VALUE_TYPES).describe('Kind of value instances carry.'),
-    cardinality: z.enum(CARDINALITIES).describe('`single`: one value; `multi`: a list.'),
-    allowed_values: z
-      .array(z.unknown())
-      .nullable()
-      .describe('Enumerated values (scalar types only); null when none.'),
-    allowed_ref_type: guid('Type an entity_ref attribute points at; null otherwise.').nullable(),
-    required: z.boolean().describe('Whether instances must carry a value.'),
-    default_value: z
-      .unknown()
-      .describe('Applied when an instance is created without a value; null when none.'),
-    filterable: z.boolean().describe('Whether the attribute can be filtered on (entity_ref only).'),
-    origin: z.enum(['system', 'user_defined']).describe('`system` for the platform attributes.'),
-  }),
-);
-
 const AttributeState = z
   .enum(['live', 'withdrawn'])
   .describe('`withdrawn`: its stored values are being removed; the daily job then removes the definition.');
@@ -201,21 +130,6 @@ export const Entity = named(
 );
 
 const EntitySummary = z.object({ guid: z.string(), name: z.string(), type_guid: z.string() });
-
-export const PurgeReport = named(
-  'PurgeReport',
-  'What a run of the daily purge job removed.',
-  z.object({
-    removed: z
-      .array(
-        z.object({ guid: z.string(), type_guid: z.string(), name: z.string(), values_removed: z.number() }),
-      )
-      .describe('Withdrawn definitions removed, with the values removed for each.'),
-    values_removed: z.number().describe('Stored values removed in this run.'),
-    batches: z.number().describe('Removal batches run.'),
-    pending: z.number().describe('Withdrawn definitions still waiting (their grace period has not passed).'),
-  }),
-);
 
 const GraphQLResult = named(
   'GraphQLResult',
@@ -437,7 +351,7 @@ export const DeclareBody = named(
         .boolean()
         .nullish()
         .describe('entity_ref only (default false); refused when sent on others.'),
-    })
+    } satisfies Record<DeclarationField, z.ZodType>)
     .meta(DECLARE_CONDITIONS),
 );
 
@@ -848,6 +762,7 @@ export const ROUTES = {
     params: guidParams,
     query: z.looseObject({ dry_run: dryRun }),
     body: DeclareBody,
+    bodyCheckedByResolver: true,
     answers: {
       201: {
         description: 'Declared.',
@@ -947,6 +862,7 @@ export const ROUTES = {
     summary: 'Create an entity of a type (curation)',
     description: 'Values are validated against the type’s live definitions; defaults are applied.',
     auth: 'bearer',
+    bodyCheckedByResolver: true,
     body: z.looseObject({
       type_guid: refusing(z.string().min(1).describe('Its entity type.'), {
         reason: 'invalid_field',

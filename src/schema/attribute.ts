@@ -5,15 +5,17 @@ import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { refuse } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS, WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX } from '../model/limits.js';
+import type { Cardinality, ValueType } from '../model/value-types.js';
 import {
   attributesOf,
   attributeUsageOf,
-  type DeclareInput,
+  declarationFromGraphQL,
   declareAttribute,
+  type GraphQLDeclarationField,
   ownerTypeOf,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
-import { type Cardinality, MAX_ALLOWED_VALUES, type ValueType } from '../resolvers/values.js';
+import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
 import { builder } from './builder.js';
 import { chargedType, EntityType } from './entity-type.js';
 import './scalars.js';
@@ -99,12 +101,12 @@ AttributeDefinition.implement({
       type: ValueTypeEnum,
       description:
         'Kind of value: string, number, boolean, date, json or entity_ref (a reference to an entity).',
-      resolve: (a) => a.value_type as ValueType,
+      resolve: (a) => a.value_type,
     }),
     cardinality: t.field({
       type: CardinalityEnum,
       description: 'single (one value) or multi (a list of up to 1,000 values).',
-      resolve: (a) => a.cardinality as Cardinality,
+      resolve: (a) => a.cardinality,
     }),
     allowedValues: t.field({
       type: ['JSON'],
@@ -246,47 +248,48 @@ builder.objectField(EntityType, 'withdrawnAttributes', (t) =>
 const DeclareAttributeInput = builder.inputType('DeclareAttributeInput', {
   description:
     'A declaration. valueType and cardinality are strings so that a wrong value gets the same refusal reason as over REST. Null means "not sent" for every optional field; each malformed combination is refused with its own reason, never ignored.',
-  fields: (t) => ({
-    name: t.string({
-      required: true,
-      description:
-        'Attribute name, unique within the type (letter case ignored): at most 256 characters after trimming. Refusals: empty_value, name_too_long, invalid_field (control characters; __proto__, constructor, prototype), attribute_def_already_exists (also the platform names), attribute_def_withdrawn.',
-    }),
-    valueType: t.string({
-      required: true,
-      description: 'string, number, boolean, date, json or entity_ref; anything else: unknown_value_type.',
-    }),
-    cardinality: t.string({
-      required: true,
-      description: 'single or multi; anything else: invalid_cardinality.',
-    }),
-    allowedValues: t.field({
-      type: ['JSON'],
-      required: false,
-      description:
-        'Enumerated values, scalar value types only (on entity_ref: allowed_values_not_supported). At most 1,000 (too_many_allowed_values), distinct (duplicate_allowed_value), each fitting valueType and at most 1,024 characters (invalid_allowed_value). Empty means no enumeration.',
-    }),
-    allowedRefType: t.id({
-      required: false,
-      description:
-        'Guid of the type an entity_ref attribute points at: required on entity_ref (allowed_ref_type_required), refused on other value types (allowed_ref_type_not_supported); unknown_entity_type when it does not resolve.',
-    }),
-    required: t.boolean({
-      required: false,
-      description: 'Whether instances must carry a value; default false.',
-    }),
-    defaultValue: t.field({
-      type: 'JSON',
-      required: false,
-      description:
-        'Applied when an instance is created without a value: must fit valueType and cardinality (invalid_default_value) and the enumeration (default_value_not_allowed); at most 64 KB of JSON. For references an entity guid of allowedRefType (referent_not_found, ref_type_mismatch).',
-    }),
-    filterable: t.boolean({
-      required: false,
-      description:
-        'Whether the attribute can be filtered on; default false. entity_ref only: sent at all on another value type is filterable_not_supported.',
-    }),
-  }),
+  fields: (t) =>
+    ({
+      name: t.string({
+        required: true,
+        description:
+          'Attribute name, unique within the type (letter case ignored): at most 256 characters after trimming. Refusals: empty_value, name_too_long, invalid_field (control characters; __proto__, constructor, prototype), attribute_def_already_exists (also the platform names), attribute_def_withdrawn.',
+      }),
+      valueType: t.string({
+        required: true,
+        description: 'string, number, boolean, date, json or entity_ref; anything else: unknown_value_type.',
+      }),
+      cardinality: t.string({
+        required: true,
+        description: 'single or multi; anything else: invalid_cardinality.',
+      }),
+      allowedValues: t.field({
+        type: ['JSON'],
+        required: false,
+        description:
+          'Enumerated values, scalar value types only (on entity_ref: allowed_values_not_supported). At most 1,000 (too_many_allowed_values), distinct (duplicate_allowed_value), each fitting valueType and at most 1,024 characters (invalid_allowed_value). Empty means no enumeration.',
+      }),
+      allowedRefType: t.id({
+        required: false,
+        description:
+          'Guid of the type an entity_ref attribute points at: required on entity_ref (allowed_ref_type_required), refused on other value types (allowed_ref_type_not_supported); unknown_entity_type when it does not resolve.',
+      }),
+      required: t.boolean({
+        required: false,
+        description: 'Whether instances must carry a value; default false.',
+      }),
+      defaultValue: t.field({
+        type: 'JSON',
+        required: false,
+        description:
+          'Applied when an instance is created without a value: must fit valueType and cardinality (invalid_default_value) and the enumeration (default_value_not_allowed); at most 64 KB of JSON. For references an entity guid of allowedRefType (referent_not_found, ref_type_mismatch).',
+      }),
+      filterable: t.boolean({
+        required: false,
+        description:
+          'Whether the attribute can be filtered on; default false. entity_ref only: sent at all on another value type is filterable_not_supported.',
+      }),
+    }) satisfies Record<GraphQLDeclarationField, unknown>,
 });
 
 const DeclareAttributePayload = builder
@@ -342,17 +345,6 @@ const WithdrawAttributePayload = builder
     }),
   });
 
-const GRAPHQL_TO_REST_FIELDS: Record<string, string> = {
-  name: 'name',
-  valueType: 'value_type',
-  cardinality: 'cardinality',
-  allowedValues: 'allowed_values',
-  allowedRefType: 'allowed_ref_type',
-  required: 'required',
-  defaultValue: 'default_value',
-  filterable: 'filterable',
-};
-
 builder.mutationFields((t) => ({
   declareAttribute: t.field({
     type: DeclareAttributePayload,
@@ -367,13 +359,10 @@ builder.mutationFields((t) => ({
         description: 'True: run every check and return the result, write nothing.',
       }),
     },
-    resolve: (_root, args, ctx) => {
-      const input: DeclareInput = {};
-      for (const [field, value] of Object.entries(args.input)) {
-        if (value !== undefined) input[GRAPHQL_TO_REST_FIELDS[field] ?? field] = value;
-      }
-      return declareAttribute(ctx, String(args.typeGuid), input, { dryRun: args.dryRun === true });
-    },
+    resolve: (_root, args, ctx) =>
+      declareAttribute(ctx, String(args.typeGuid), declarationFromGraphQL(args.input), {
+        dryRun: args.dryRun === true,
+      }),
   }),
   withdrawAttribute: t.field({
     type: WithdrawAttributePayload,

@@ -1,0 +1,108 @@
+// The REST contract's shared shapes: the envelope, and the rows the service sends, as zod schemas. The OpenAPI
+// document is generated from them (rest/schemas.ts names the routes around them), and every TypeScript type of a
+// row is derived from them, for the service, the CLI, the load test and the tests alike.
+import { z } from 'zod';
+import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
+
+/** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
+export const components = new Map<z.ZodType, { id: string; description: string }>();
+
+export const named = <T extends z.ZodType>(id: string, description: string, schema: T): T => {
+  components.set(schema, { id, description });
+  return schema;
+};
+
+export const guid = (what: string) => z.string().describe(what);
+
+/** Every REST answer: `{STATUS, MESSAGE, DATA}`; a refusal has STATUS FAIL and `DATA.reason`. */
+export interface Envelope<D = Record<string, unknown>> {
+  STATUS: 'SUCCESS' | 'FAIL';
+  MESSAGE: string;
+  DATA: D;
+}
+
+/** The media type of the purge's progress stream: one JSON object per line, the envelope last. */
+export const NDJSON = 'application/x-ndjson';
+
+export const EntityTypeRow = named(
+  'EntityTypeRow',
+  'An entity type. Fields that do not apply to a row are left out (never sent as false or null).',
+  z.object({
+    guid: guid(
+      'Identifier, derived from (tenant, normalised name): a type recreated under its name gets it back.',
+    ),
+    name: z.string().describe('Type name as first spelled.'),
+    origin: z
+      .enum(['system', 'user_defined', 'connector'])
+      .describe(
+        '`user_defined` for types you create, `system` for shipped ones, `connector` for reported ones.',
+      ),
+    catalog_level: z
+      .literal(true)
+      .optional()
+      .describe(
+        'Its entities are rows in the Entity Catalog table (built-in levels, managed and user types).',
+      ),
+    vocabulary: z
+      .literal(true)
+      .optional()
+      .describe(
+        'Its entities are values picked in an attribute cell (domain, env, tag, classification, group).',
+      ),
+    label: z.string().optional().describe('Display name (built-in levels, managed types).'),
+    icon: z.string().optional().describe('Key the client maps to an icon (built-in levels, managed types).'),
+    parent_type: guid('Guid of the level one step above (database, schema, table, column).').optional(),
+    creatable: z
+      .literal(false)
+      .optional()
+      .describe('Managed types: creating an instance through the curation API is refused.'),
+    name_locked_hint: z
+      .string()
+      .optional()
+      .describe('Managed types: text to show where an instance name cannot be edited.'),
+  }),
+);
+
+export type EntityTypeRow = z.output<typeof EntityTypeRow>;
+
+export const AttributeRow = named(
+  'AttributeDefinition',
+  'An attribute definition as listed: every field is present on every row.',
+  z.object({
+    guid: guid('Identifier of the definition.'),
+    name: z.string().describe('Attribute name, unique within the owning type (letter case ignored).'),
+    owner_type: guid('Owning type; null for the five platform attributes.').nullable(),
+    value_type: z.enum(VALUE_TYPES).describe('Kind of value instances carry.'),
+    cardinality: z.enum(CARDINALITIES).describe('`single`: one value; `multi`: a list.'),
+    allowed_values: z
+      .array(z.unknown())
+      .nullable()
+      .describe('Enumerated values (scalar types only); null when none.'),
+    allowed_ref_type: guid('Type an entity_ref attribute points at; null otherwise.').nullable(),
+    required: z.boolean().describe('Whether instances must carry a value.'),
+    default_value: z
+      .unknown()
+      .describe('Applied when an instance is created without a value; null when none.'),
+    filterable: z.boolean().describe('Whether the attribute can be filtered on (entity_ref only).'),
+    origin: z.enum(['system', 'user_defined']).describe('`system` for the platform attributes.'),
+  }),
+);
+
+export type AttributeRow = z.output<typeof AttributeRow>;
+
+export const PurgeReport = named(
+  'PurgeReport',
+  'What a run of the daily purge job removed.',
+  z.object({
+    removed: z
+      .array(
+        z.object({ guid: z.string(), type_guid: z.string(), name: z.string(), values_removed: z.number() }),
+      )
+      .describe('Withdrawn definitions removed, with the values removed for each.'),
+    values_removed: z.number().describe('Stored values removed in this run.'),
+    batches: z.number().describe('Removal batches run.'),
+    pending: z.number().describe('Withdrawn definitions still waiting (their grace period has not passed).'),
+  }),
+);
+
+export type PurgeReport = z.output<typeof PurgeReport>;

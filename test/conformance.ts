@@ -1,7 +1,8 @@
 // Holds real responses against the OpenAPI document: the operation the request matched, the documented answer for
 // its status (or `default`), and that answer's JSON schema. restClient checks every REST call of the suite this way.
+
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { openApi } from '../src/app.js';
+import { openApi } from '../src/app/operations.js';
 
 interface Operation {
   operationId: string;

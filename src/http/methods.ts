@@ -2,6 +2,9 @@
 // 405 method_not_allowed with an Allow header (RFC 9110 §15.5.6), and an unknown path 404, before its body is read.
 import FindMyWay from 'find-my-way';
 
+/** Longest path segment the router matches (names may be 256 characters, more once percent-encoded). */
+export const MAX_PARAM_LENGTH = 4096;
+
 export interface RouteMethods {
   /** Methods the path is served with; empty when no route matches it. */
   allowed(path: string): string[];

@@ -96,6 +96,22 @@ describe('a write sent again with its Idempotency-Key', () => {
     expect(await entitiesOf(tenant, typeGuid)).toBe(2);
   });
 
+  it('a type create replayed after the type was deleted: the first 201 again (the key stands for that answer), not a second create', async () => {
+    const { token, api } = await setup();
+    const body = { name: 'Short Lived' };
+    const first = await send(world.app, token, 'POST', '/entities/types', body, 'create-short-lived');
+    expect(first.status).toBe(201);
+    const guid = first.json.DATA.entity_type.guid as string;
+    expect((await api.delete(`/entities/types/${guid}`)).status).toBe(200);
+    const again = await send(world.app, token, 'POST', '/entities/types', body, 'create-short-lived');
+    expect([again.status, again.body, again.replayed]).toEqual([201, first.body, 'true']);
+    // nothing was created by the replay: the guid it names stays gone until a new request creates the type again
+    expect((await api.get(`/entities/types/${guid}`)).status).toBe(404);
+    const anew = await send(world.app, token, 'POST', '/entities/types', body, 'create-short-lived-2');
+    expect([anew.status, anew.replayed]).toEqual([201, undefined]);
+    expect((await api.get(`/entities/types/${guid}`)).status).toBe(200);
+  });
+
   it('another request with the key: 422 idempotency_key_reused, nothing written', async () => {
     const { token, typeGuid, tenant } = await setup();
     const key = 'reused';

@@ -1,10 +1,11 @@
 // The OpenAPI document: a valid 3.1 document, served without a token at /openapi.json with a reference at /docs,
 // listing exactly the routes the router serves, and matching what each route really answers.
+
 import { validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApi } from '../../src/app.js';
+import { openApi } from '../../src/app/operations.js';
 import { ASSETS_PREFIX, DOCS_PATHS } from '../../src/http/pages.js';
 import { openApiPath } from '../../src/openapi.js';
 import { assertConforms, operationFor } from '../conformance.js';

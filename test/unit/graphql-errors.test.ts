@@ -1,7 +1,8 @@
 import { GraphQLError } from 'graphql';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { maskGraphQLError } from '../../src/app.js';
+import { maskGraphQLError } from '../../src/app/errors.js';
+import { yogaLogger } from '../../src/app/graphql.js';
 import { type AppError, REASONS, refusalExtensions, refuse, statusOf } from '../../src/errors.js';
 
 const mask = maskGraphQLError(pino({ level: 'silent' }));
@@ -89,5 +90,31 @@ describe('driver error mapping', () => {
     expect(
       mapDriverError(driverError('dup', 'Neo.ClientError.Schema.ConstraintValidationFailed')),
     ).toBeInstanceOf(ConstraintViolation);
+  });
+});
+
+describe("Yoga's log lines, through the app's logger", () => {
+  const lines = () => {
+    const out: { level: number; msg: string; component?: string }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => out.push(JSON.parse(line)) });
+    return { out, log: yogaLogger(logger) };
+  };
+  it('an error already answered (it carries a reason) is a debug line, not a second error line', () => {
+    const { out, log } = lines();
+    log.error(
+      new GraphQLError('No entity type has this guid.', { extensions: { reason: 'unknown_entity_type' } }),
+    );
+    expect(out.map((l) => [l.level, l.component, l.msg])).toEqual([
+      [20, 'graphql-yoga', 'No entity type has this guid.'],
+    ]);
+  });
+  it('any other error Yoga reports is an error line', () => {
+    const { out, log } = lines();
+    log.error(new Error('socket hang up'));
+    log.warn('slow');
+    expect(out.map((l) => [l.level, l.msg])).toEqual([
+      [50, 'Error: socket hang up'],
+      [40, 'slow'],
+    ]);
   });
 });

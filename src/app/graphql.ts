@@ -1,0 +1,182 @@
+// GraphQL at /graphql: the request's shape checked with the REST contract, a fair share of GRAPHQL_CONCURRENCY
+// slots, whole answers from memory when the model has not changed, then Yoga with the bounds (armor, guard), the
+// one-keyed-write rule and graphql-jit, over the Pothos schema.
+import { useGraphQlJit } from '@envelop/graphql-jit';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { getOperationAST } from 'graphql';
+import { createGraphQLError, createYoga, type Plugin, type YogaLogger } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { RequestContext, Services } from '../context.js';
+import { isAppError, refusalExtensions, refuse } from '../errors.js';
+import { sendGraphiQL, wantsGraphiQL } from '../http/pages.js';
+import { inputOf } from '../rest/route.js';
+import { ROUTES } from '../rest/schemas.js';
+import { armorPlugin, knownOperationTypesPlugin } from '../schema/armor.js';
+import { answerKey, type CachedAnswer, GraphQLAnswers } from '../schema/graphql-answers.js';
+import { operationGuardPlugin } from '../schema/guard.js';
+import { schema } from '../schema/index.js';
+import { Slots } from '../slots.js';
+import { graphqlTracingPlugin, type Tracing } from '../tracing.js';
+import { maskGraphQLError } from './errors.js';
+
+/** Whether an Accept header admits a JSON answer (absent, or listing a JSON type or a wildcard with q > 0). */
+export function acceptsGraphQLAnswer(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    if (q !== undefined && !(Number(q.slice(2)) > 0)) return false;
+    return ['*/*', 'application/*', 'application/json', 'application/graphql-response+json'].includes(
+      type ?? '',
+    );
+  });
+}
+
+/**
+ * An Idempotency-Key stands for one write and its answer: a keyed mutation operation selects one field, or it is
+ * refused before it runs (idempotency_key_not_supported), so that no part of it is written under a key.
+ */
+function oneKeyedWritePlugin(): Plugin<RequestContext> {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as RequestContext;
+      if (!ctx.keyed?.scope) return;
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.operation !== 'mutation' || operation.selectionSet.selections.length === 1) return;
+      setResultAndStopExecution({
+        errors: [
+          createGraphQLError('An Idempotency-Key covers one write; send one mutation field per request.', {
+            extensions: refusalExtensions('idempotency_key_not_supported', 400),
+          }),
+        ],
+      });
+    },
+  };
+}
+
+/**
+ * Yoga's own log lines, through the app's logger (and so its scrubbing), at the app's levels. An error Yoga reports
+ * that carries a reason has been answered already (a refusal, or a fault maskGraphQLError logged with its request
+ * id): it is a debug line here, not a second error line.
+ */
+export function yogaLogger(logger: Logger): YogaLogger {
+  const child = logger.child({ component: 'graphql-yoga' });
+  const at =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]) =>
+      child[level]({ details: args.slice(1) }, String(args[0]));
+  // A refusal (AppError, with its reason), or a GraphQL error carrying one, or wrapping one.
+  const answered = (e: unknown): boolean => {
+    if (typeof e !== 'object' || e === null) return false;
+    const error = e as { reason?: unknown; extensions?: { reason?: unknown }; originalError?: unknown };
+    return (
+      isAppError(e) ||
+      error.extensions?.reason !== undefined ||
+      (error.originalError !== undefined && answered(error.originalError))
+    );
+  };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: (...args: unknown[]) => (answered(args[0]) ? at('debug') : at('error'))(...args),
+  };
+}
+
+export const graphqlRoute = fp(
+  async (app: FastifyInstance, { services, tracing }: { services: Services; tracing: Tracing }) => {
+    const { config, logger } = services;
+    const graphqlSlots = new Slots(config.GRAPHQL_CONCURRENCY);
+    const answers = new GraphQLAnswers(services.model, config.GRAPHQL_QUERY_TIMEOUT_MS);
+    const yoga = createYoga<{ req: { ctx: RequestContext | null } }>({
+      schema,
+      graphqlEndpoint: '/graphql',
+      plugins: [
+        armorPlugin(),
+        knownOperationTypesPlugin(),
+        answers.plugin(),
+        oneKeyedWritePlugin(),
+        operationGuardPlugin({ queryTimeMs: config.GRAPHQL_QUERY_TIMEOUT_MS }),
+        useGraphQlJit(
+          {},
+          { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') },
+        ),
+        ...(tracing.tracer ? [graphqlTracingPlugin((ctx: RequestContext) => ctx.stats.trace)] : []),
+      ],
+      landingPage: false,
+      // GraphiQL is served by the /graphql route (http/pages.ts); CORS is the app's (configured origins only).
+      graphiql: false,
+      cors: false,
+      multipart: false,
+      logging: yogaLogger(logger),
+      context: ({ req }) => {
+        if (!req.ctx) throw refuse.unauthenticated();
+        return req.ctx;
+      },
+      // isDev off: Yoga's own refusals must not carry originalError (internals) whatever NODE_ENV says.
+      maskedErrors: { maskError: maskGraphQLError(logger), isDev: false },
+    });
+
+    app.route({
+      url: '/graphql',
+      method: ['GET', 'POST'],
+      handler: async (req, reply) => {
+        if (wantsGraphiQL(req)) return sendGraphiQL(req, reply);
+        // The request's shape is checked here, with the REST contract's schemas and reasons, so that Yoga only ever
+        // sees a well-formed GraphQL request.
+        inputOf(req.method === 'GET' ? ROUTES.graphqlGet : ROUTES.graphqlPost, req);
+        if (!acceptsGraphQLAnswer(req.headers.accept)) {
+          throw refuse(
+            'not_acceptable',
+            'The answer is JSON (application/json or application/graphql-response+json).',
+          );
+        }
+        const ctx = req.ctx;
+        const execute = async () => {
+          // A few operations at a time: a nested catalog query holds megabytes of rows and result while it runs,
+          // and on 2 cores running 64 at once only multiplies memory, not throughput. The rest wait their turn.
+          let release: () => void;
+          try {
+            release = await graphqlSlots.acquire(
+              ctx?.viewer.tenant ?? '',
+              AbortSignal.timeout(config.GRAPHQL_QUEUE_TIMEOUT_MS),
+            );
+          } catch {
+            reply.header('retry-after', '1');
+            throw refuse('server_busy', 'Too many GraphQL operations are waiting; try again shortly.');
+          }
+          try {
+            return await yoga.handleNodeRequestAndResponse(req, reply, { req });
+          } finally {
+            release();
+          }
+        };
+        // A query answered before at the request's model version, or being answered now, is sent as it was made
+        // (schema/graphql-answers.ts); any other operation executes.
+        const key =
+          ctx &&
+          answerKey({
+            method: req.method,
+            accept: req.headers.accept,
+            params: req.method === 'GET' ? req.query : req.body,
+          });
+        const answer = ctx && key ? await answers.serve(ctx, key, execute) : await execute();
+        // A kept answer's body is bytes; Yoga's Response (not necessarily this runtime's Response class) streams.
+        if (Buffer.isBuffer(answer.body)) {
+          for (const [name, value] of (answer as CachedAnswer).headers) reply.header(name, value);
+          reply.status(answer.status);
+          return reply.send(answer.body);
+        }
+        const response = answer as Response;
+        response.headers.forEach((value, name) => {
+          reply.header(name, value);
+        });
+        reply.status(response.status);
+        // Under an Idempotency-Key the answer is read whole: it is stored with the write, or replaced, on send.
+        return reply.send(ctx?.keyed.scope ? Buffer.from(await response.arrayBuffer()) : response.body);
+      },
+    });
+  },
+  { name: 'graphql' },
+);

@@ -1,0 +1,157 @@
+// What every request goes through around its route: the body read under its limits, an Idempotency-Key's stored
+// answer or its write's commit, the headers every answer carries, and the access metrics.
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { bodyLeftUnread, LARGE_BODY_SLOTS, lingerAfterRefusal, parseJsonBody, readBody } from '../body.js';
+import type { RequestContext, Services } from '../context.js';
+import { type IdempotencyScope, readIdempotencyRecord } from '../db/idempotency.js';
+import { type AppError, refuse } from '../errors.js';
+import {
+  fingerprintOf,
+  IDEMPOTENCY_HEADER,
+  parseIdempotencyKey,
+  replayed,
+  storedAnswer,
+  takesIdempotencyKey,
+} from '../http/idempotency.js';
+import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
+import { BOOKMARK_HEADER } from '../services/bookmarks.js';
+import { Slots } from '../slots.js';
+
+export const httpHooks = fp(
+  async (app: FastifyInstance, { services }: { services: Services }) => {
+    const { config, metrics } = services;
+    // Every body is read under the size and shape limits with bounded memory and time, then parsed as JSON (see
+    // body.ts); large bodies take turns in slots shared fairly between tenants.
+    const largeBodySlots = new Slots(LARGE_BODY_SLOTS);
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) =>
+      parseJsonBody(
+        await readBody(req.raw, payload, {
+          slots: largeBodySlots,
+          key: req.ctx?.viewer.tenant ?? '',
+          timeoutMs: config.HTTP_BODY_TIMEOUT_MS,
+          idleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
+        }),
+      ),
+    );
+
+    /**
+     * The end of a request under an Idempotency-Key (http/idempotency.ts), REST and GraphQL alike: its write commits
+     * here with its answer stored in it (an answer of 500 or more rolls it back; a failed commit answers 503, and a
+     * retry with the key then gets the stored answer if the commit went through after all, or runs the write if it
+     * did not). A write that found the key held by a request that committed meanwhile answers with that one's answer.
+     * Returns the payload to send.
+     */
+    const settleKeyedWrite = async (
+      ctx: RequestContext,
+      reply: FastifyReply,
+      scope: IdempotencyScope,
+      payload: unknown,
+      graphql: boolean,
+    ): Promise<unknown> => {
+      const open = scope.open;
+      scope.open = undefined;
+      if (open) {
+        const body =
+          typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+        if (reply.statusCode >= 500 || body === null) {
+          await open.rollback();
+          return payload;
+        }
+        try {
+          const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+          ctx.stats.written = await open.commit({ status: reply.statusCode, body, contentType });
+          return payload;
+        } catch {
+          return JSON.stringify(refusalAnswer(reply, refuse.storageUnavailable(), { graphql }));
+        }
+      }
+      if (!scope.taken) return payload;
+      scope.taken = false;
+      const record = await ctx.db
+        .readOne((run) => readIdempotencyRecord(run, scope.tenant, scope.key))
+        .catch(() => null);
+      // Gone again (expired at that very moment): the refusal (503 storage_busy) stands, and a retry runs the write.
+      if (!record) return payload;
+      try {
+        const answer = replayed(reply, storedAnswer(scope, record));
+        clearRefusal(reply);
+        reply.removeHeader('retry-after');
+        return answer;
+      } catch (e) {
+        return JSON.stringify(refusalAnswer(reply, e as AppError, { graphql }));
+      }
+    };
+
+    // While closing, answers end their connection, so a drained keep-alive socket does not hold the close open.
+    let closing = false;
+    app.addHook('preClose', async () => {
+      closing = true;
+    });
+
+    app.addHook('onSend', async (req, reply, payload) => {
+      const ctx = req.ctx;
+      const scope = ctx?.keyed.scope;
+      let sent = payload;
+      if (ctx && scope)
+        sent = await settleKeyedWrite(ctx, reply, scope, payload, req.routeOptions.url === '/graphql');
+      // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      reply.header('x-content-type-options', 'nosniff');
+      // Database queries this request sent: the benchmark's round-trips-per-request figure.
+      if (req.ctx) {
+        // A shared statement counts as this request's share of it (three decimals).
+        reply.header('x-db-queries', String(Math.round(req.ctx.stats.queries * 1000) / 1000));
+        // A write's commit, as a bookmark the client may send back to any instance (see services/bookmarks.ts).
+        const written = req.ctx.stats.written;
+        if (written && written.length > 0) {
+          reply.header(BOOKMARK_HEADER, services.bookmarks.encode(req.ctx.viewer.tenant, written));
+        }
+      }
+      if (closing) reply.header('connection', 'close');
+      // Fastify closes the connection after any body-parser refusal; for a body refused unread that would reset the
+      // socket with the client still sending, often before it reads the 413. Its rest is drained instead (body.ts).
+      else if (bodyLeftUnread(req.raw)) reply.removeHeader('connection');
+      return sent;
+    });
+
+    // An Idempotency-Key on a write (http/idempotency.ts): a stored answer is sent again; otherwise the request's
+    // write will claim the key. Operators' routes (/admin) take none.
+    app.addHook('preHandler', async (req, reply) => {
+      const ctx = req.ctx;
+      if (!ctx || !takesIdempotencyKey(req.method, req.routeOptions.url ?? '/admin')) return;
+      const key = parseIdempotencyKey(req.headers[IDEMPOTENCY_HEADER]);
+      if (key === undefined) return;
+      const tenant = ctx.viewer.tenant;
+      const scope = { tenant, key, fingerprint: fingerprintOf(req.method, req.url, req.body) };
+      // Read before the handler runs, not left to the write's claim: a request sent again may not reach a write
+      // at all (a create-or-get finds the type its first send created and answers 200, not the stored 201).
+      const record = await ctx.db.readOne((run) => readIdempotencyRecord(run, tenant, key));
+      if (record) return reply.send(replayed(reply, storedAnswer(scope, record)));
+      ctx.keyed.scope = scope;
+    });
+
+    app.addHook('onResponse', (req, reply, done) => {
+      // A keyed write whose answer was never sent (the connection went first): not committed.
+      const open = req.ctx?.keyed.scope?.open;
+      if (open && req.ctx?.keyed.scope) {
+        req.ctx.keyed.scope.open = undefined;
+        void open.rollback();
+      }
+      // The rest of a body refused unread is discarded for a while, then the connection is closed (see body.ts).
+      lingerAfterRefusal(req.raw);
+      metrics.observeRequest({
+        method: req.method,
+        route: req.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        reason: refusalOf(reply) ?? '',
+        seconds: reply.elapsedTime / 1000,
+        queries: req.ctx?.stats.queries ?? 0,
+      });
+      done();
+    });
+  },
+  { name: 'http-hooks' },
+);

@@ -1,0 +1,95 @@
+// The app's long-lived collaborators, made once from its dependencies: the executor (admitting transactions once
+// ready), the caches, the codecs, the tenant directory, metrics, the purger, the token verifier, readiness, tracing.
+import { randomUUID } from 'node:crypto';
+import type { Driver } from 'neo4j-driver';
+import type { Logger } from 'pino';
+import { createTokenVerifier } from '../auth/tokens.js';
+import { EngineCache } from '../cache/engine-cache.js';
+import { ModelCache } from '../cache/model-cache.js';
+import { ModelReads } from '../cache/model-reads.js';
+import { VersionReader } from '../cache/version-reader.js';
+import { type Config, cursorKeyOf } from '../config.js';
+import type { Services } from '../context.js';
+import { createExecutor } from '../db/executor.js';
+import { ProbeTimeout, Readiness } from '../db/readiness.js';
+import { createPurger } from '../jobs/purge.js';
+import { warmUp } from '../jobs/warmup.js';
+import { createLogger, LogRing } from '../logging.js';
+import { createMetrics } from '../metrics.js';
+import { createBookmarkCodec } from '../services/bookmarks.js';
+import { createCursorCodec } from '../services/cursor.js';
+import { createTenantDirectory } from '../services/tenants.js';
+import { createTracing, type Tracing } from '../tracing.js';
+
+export interface AppDeps {
+  config: Config;
+  driver: Driver;
+  /** Signing secret for bearer tokens when the config has none (development). */
+  jwtSecret?: string | undefined;
+  logger?: Logger;
+  /** Where the logger keeps recent entries for GET /admin/logs (made here when the logger is). */
+  logRing?: LogRing;
+  /** Identifies this process in leases (defaults to a random id). */
+  instanceId?: string;
+  /** Where spans go (tests pass an in-memory exporter's); else made from the config, off without an endpoint. */
+  tracing?: Tracing;
+}
+
+export function createServices(deps: AppDeps) {
+  const { config } = deps;
+  const logRing = deps.logRing ?? new LogRing();
+  const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
+  const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
+  // Transactions start once readiness admits them (see /readyz below).
+  const db = createExecutor(deps.driver, config.NEO4J_DATABASE, undefined, undefined, undefined, () =>
+    readiness.admit(),
+  );
+  const cursorKey = cursorKeyOf(config, jwtSecret);
+  const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
+  const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
+  const model = new ModelReads(new ModelCache(cacheBytes - engineCache.maxBytes), new VersionReader(db));
+  const metrics = createMetrics({ engineCache, model });
+  const services: Services = {
+    config,
+    db,
+    logger,
+    cursors: createCursorCodec(cursorKey),
+    bookmarks: createBookmarkCodec(cursorKey),
+    tenants: createTenantDirectory(db),
+    engineCache,
+    model,
+    logRing,
+    metrics,
+    purger: createPurger({
+      db,
+      logger,
+      instanceId: deps.instanceId ?? randomUUID(),
+      graceSeconds: config.PURGE_GRACE_SECONDS,
+      batchSize: config.PURGE_BATCH_SIZE,
+      onProgress: (p) => metrics.observePurge(p),
+    }),
+  };
+  const verify = createTokenVerifier({
+    jwtSecret,
+    jwksUrl: config.AUTH_JWKS_URL,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+  });
+
+  const tracing = deps.tracing ?? createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME);
+  // Ready once the database answers and the hot paths are warmed on it (db/readiness.ts), again after each outage.
+  const readiness = new Readiness({
+    probe: (timeoutMs) =>
+      Promise.race([
+        deps.driver.getServerInfo({ database: config.NEO4J_DATABASE }).then(() => undefined),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new ProbeTimeout(timeoutMs)), timeoutMs).unref(),
+        ),
+      ]),
+    warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE),
+    logger,
+    onReady: (report) => metrics.observeWarmup(report),
+  });
+  metrics.watchReadiness(() => readiness.state === 'ready');
+  return { services, verify, readiness, tracing };
+}

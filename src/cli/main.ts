@@ -1,5 +1,7 @@
 // `metamodel`: the command-line client of the metamodel service's REST API (bin/metamodel.mjs runs this).
 // Exit status: 0 done; 1 the service refused; 2 usage error; 3 no usable answer (unreachable, not an envelope).
+// Over 300 lines: the global options, the general and per-command help and the dispatch are one reading; the
+// commands themselves live in the files beside it.
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { attributesDeclare, attributesList, withdraw } from './attributes.js';

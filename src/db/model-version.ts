@@ -1,8 +1,8 @@
-import type { Run } from './run.js';
 // The per-tenant model version: a property of the tenant's node that every transaction changing what a metamodel
 // read can return (types, their level links, attribute definitions) sets to a fresh value, in the same transaction.
 // Instances serve metamodel reads from memory only while the version they read for the request is the one their
 // copy was loaded at (see src/cache/model-cache.ts).
+import type { Run } from './run.js';
 
 /**
  * The version is kept in MODEL_VERSION_SHARDS nodes per tenant, `(:ModelVersion {tenant, shard, version})`, made with

@@ -1,6 +1,8 @@
 // The purge: removes withdrawn definitions' stored values in bounded batches (in the background after a
 // withdrawal, and in the daily job), then removes definitions whose data is gone. One instance at a time per
 // definition and for the daily job, by leases in Neo4j; progress is kept per batch, so a restart loses nothing.
+// Over 300 lines: the background pass, the daily job and their leases share one lease-and-batch loop, kept in one
+// place so that the at-most-one-runner rule is read (and changed) once.
 
 import cron from 'node-cron';
 import type { Logger } from 'pino';

@@ -1,4 +1,6 @@
-// Attribute definitions: declare, list, withdraw. Every rule of the spec for definitions lives here once.
+// Attribute definitions: declare, list, withdraw. The rules that need the database live here (the 200 limit, names
+// taken or withdrawn, the referenced type), those that do not in declaration.ts.
+// Over 300 lines: declare and withdraw share the type's lock, its facts and the model version change.
 
 import { randomUUID } from 'node:crypto';
 import { approximateBytesServed } from '../cache/model-cache.js';
@@ -17,22 +19,12 @@ import {
 import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
-import { bodyObject, refuse } from '../errors.js';
+import { refuse } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
-import type { Cardinality, ValueType } from '../model/value-types.js';
 import { changeBy } from './change-author.js';
-import {
-  assertValueDepth,
-  checkAllowedValues,
-  checkValue,
-  DEFAULT_VALUE_REASONS,
-  isCardinality,
-  isValueType,
-  MAX_DEFAULT_VALUE_LENGTH,
-  MAX_VALUE_DEPTH,
-} from './values.js';
+import { checkDeclaration } from './declaration.js';
 
 /**
  * Most JSON text (enumerations and defaults) a type's live definitions may hold together. Every curation write
@@ -42,8 +34,6 @@ import {
 export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
 /** Most attributes listed for a type: its own live definitions and the platform's. */
 export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
-/** Names a JSON body parser drops or a JavaScript object cannot hold as a plain key. */
-const RESERVED_ATTRIBUTE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
 const parseJson = (text: string | null): unknown =>
   text === null || text === undefined ? null : JSON.parse(text);
@@ -96,166 +86,6 @@ export async function attributesOf(ctx: RequestContext, type: StoredType) {
 export async function attributeUsageOf(ctx: RequestContext, type: StoredType) {
   const own = type.name_key === ROOT_KEY ? [] : await ctx.loaders.ownAttributesByType.load(type.guid);
   return { used: own.length, limit: MAX_ATTRIBUTE_DEFS };
-}
-
-/**
- * The fields of a declaration: REST sends them under these names, GraphQL under the camelCase ones, the model
- * document (plan, apply) as REST does. The REST body schema and the GraphQL input are checked against this list by
- * the compiler, and GraphQL's fields are mapped back through it: one list, two doors.
- */
-export const DECLARATION_FIELDS = {
-  name: 'name',
-  value_type: 'valueType',
-  cardinality: 'cardinality',
-  allowed_values: 'allowedValues',
-  allowed_ref_type: 'allowedRefType',
-  required: 'required',
-  default_value: 'defaultValue',
-  filterable: 'filterable',
-} as const;
-export type DeclarationField = keyof typeof DECLARATION_FIELDS;
-export type GraphQLDeclarationField = (typeof DECLARATION_FIELDS)[DeclarationField];
-
-const isDeclarationField = (field: string): field is DeclarationField =>
-  Object.hasOwn(DECLARATION_FIELDS, field);
-
-/** A declaration as sent: fields are unchecked JSON values, whichever API they came through. */
-export type DeclareInput = Record<string, unknown>;
-
-/** A declaration sent through GraphQL (camelCase fields), under the names the rules read. */
-export function declarationFromGraphQL(
-  input: Partial<Record<GraphQLDeclarationField, unknown>>,
-): DeclareInput {
-  const out: DeclareInput = {};
-  for (const [field, graphqlField] of Object.entries(DECLARATION_FIELDS)) {
-    const value = input[graphqlField];
-    if (value !== undefined) out[field] = value;
-  }
-  return out;
-}
-
-interface CheckedDeclaration {
-  name: string;
-  key: string;
-  valueType: ValueType;
-  cardinality: Cardinality;
-  allowedValues: unknown[] | null;
-  allowedRefType: string | null;
-  required: boolean;
-  filterable: boolean;
-  defaultValue: unknown;
-  /** Entity guids a reference default names, still to be resolved. */
-  referents: string[];
-  /** The enumeration and default as stored (JSON text), null when none. */
-  allowedValuesJson: string | null;
-  defaultValueJson: string | null;
-}
-
-const present = (v: unknown) => v !== undefined && v !== null;
-
-function optionalBoolean(input: DeclareInput, field: string): boolean | undefined {
-  const v = input[field];
-  if (!present(v)) return undefined;
-  if (typeof v !== 'boolean') throw refuse('invalid_field', `"${field}" must be a boolean.`);
-  return v;
-}
-
-/** The rules that need no database: shapes and combinations, each refused with its own reason. */
-export function checkDeclaration(sent: unknown): CheckedDeclaration {
-  const input = bodyObject(sent);
-  for (const field of Object.keys(input)) {
-    if (!isDeclarationField(field)) throw refuse('unknown_field', `Unknown field "${field}".`);
-  }
-  const rawName = input.name;
-  if (present(rawName) && typeof rawName !== 'string') {
-    throw refuse('invalid_field', '"name" must be a string.');
-  }
-  const name = cleanName((rawName as string | undefined) ?? '');
-  const key = nameKey(name);
-  if (RESERVED_ATTRIBUTE_NAMES.has(key)) {
-    throw refuse('invalid_field', `"${name}" is reserved: values are sent and listed under attribute names.`);
-  }
-
-  const valueType = input.value_type;
-  if (!isValueType(valueType)) {
-    throw refuse(
-      'unknown_value_type',
-      'value_type must be string, number, boolean, date, json or entity_ref.',
-    );
-  }
-  const cardinality = input.cardinality;
-  if (!isCardinality(cardinality))
-    throw refuse('invalid_cardinality', 'cardinality must be single or multi.');
-  const reference = valueType === 'entity_ref';
-
-  let allowedValues: unknown[] | null = null;
-  if (present(input.allowed_values)) {
-    if (reference) {
-      throw refuse(
-        'allowed_values_not_supported',
-        'allowed_values is for scalar types only; a reference is constrained by allowed_ref_type.',
-      );
-    }
-    allowedValues = checkAllowedValues(valueType, input.allowed_values);
-  }
-
-  let allowedRefType: string | null = null;
-  if (present(input.allowed_ref_type)) {
-    if (!reference) {
-      throw refuse('allowed_ref_type_not_supported', 'allowed_ref_type is for entity_ref attributes only.');
-    }
-    if (typeof input.allowed_ref_type !== 'string') {
-      throw refuse('invalid_field', '"allowed_ref_type" must be a type guid.');
-    }
-    allowedRefType = input.allowed_ref_type;
-  } else if (reference) {
-    throw refuse('allowed_ref_type_required', 'An entity_ref attribute needs allowed_ref_type.');
-  }
-
-  const filterable = optionalBoolean(input, 'filterable');
-  if (filterable !== undefined && !reference) {
-    throw refuse('filterable_not_supported', 'filterable applies to entity_ref attributes only.');
-  }
-  const required = optionalBoolean(input, 'required') ?? false;
-
-  let referents: string[] = [];
-  const defaultValue = present(input.default_value) ? input.default_value : null;
-  if (defaultValue !== null) {
-    // A list default (multi) is one level more than each of its entries.
-    assertValueDepth(
-      defaultValue,
-      'default_value',
-      cardinality === 'multi' ? MAX_VALUE_DEPTH + 1 : MAX_VALUE_DEPTH,
-    );
-    if (JSON.stringify(defaultValue).length > MAX_DEFAULT_VALUE_LENGTH) {
-      throw refuse(
-        'invalid_default_value',
-        `default_value is larger than ${MAX_DEFAULT_VALUE_LENGTH} characters.`,
-      );
-    }
-    const entries = checkValue(
-      { name, value_type: valueType, cardinality, allowed_values: allowedValues },
-      defaultValue,
-      DEFAULT_VALUE_REASONS,
-      'default_value',
-    );
-    if (reference) referents = entries as string[];
-  }
-
-  return {
-    name,
-    key,
-    valueType,
-    cardinality,
-    allowedValues,
-    allowedRefType,
-    required,
-    filterable: filterable ?? false,
-    defaultValue,
-    referents,
-    allowedValuesJson: allowedValues === null ? null : JSON.stringify(allowedValues),
-    defaultValueJson: defaultValue === null ? null : JSON.stringify(defaultValue),
-  };
 }
 
 const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');

@@ -1,5 +1,6 @@
 // The metamodel as code: the tenant's model as one document (export), and the diff between a document and the
 // tenant (plan), which clients render and apply step by step through the ordinary endpoints. Both APIs call these.
+// Over 300 lines: a plan is computed from the document as export writes it, so the two are kept side by side.
 
 import type { RequestContext } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
@@ -10,7 +11,7 @@ import { type AppError, isAppError, refuse } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
-import { checkDeclaration } from './attributes.js';
+import { checkDeclaration } from './declaration.js';
 
 export const MODEL_FORMAT = 'entity-metamodel/v1';
 /** Most types a model document lists (an export refuses a larger model, a plan a longer document). */

@@ -1,6 +1,9 @@
-// The REST contract as data: each route's path, parameters, body and answers as zod schemas. The router validates
-// requests with these schemas (rest/route.ts) and the OpenAPI document is generated from them (openapi.ts), so the
-// document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with GraphQL.
+// The REST contract as data: each route's path, parameters, body and answers as zod schemas. The router checks
+// requests' shapes with these schemas (rest/route.ts) and the OpenAPI document is generated from them (openapi.ts),
+// so the document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with
+// GraphQL; a body whose rules a resolver checks whole (bodyCheckedByResolver) is documented here and checked there.
+// Over 300 lines: it is the whole REST contract, one entry per route, read in one place by the router, the
+// OpenAPI document, the conformance test and the fuzzer.
 
 import { z } from 'zod';
 import { AttributeRow, EntityTypeRow, guid, named, PurgeReport } from '../contract/wire.js';
@@ -10,8 +13,8 @@ import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { MAX_NAME_LENGTH, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES } from '../model/system-types.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
-import type { DeclarationField } from '../resolvers/attributes.js';
 import { CHANGE_PAGE_MAX_BYTES } from '../resolvers/changes.js';
+import type { DeclarationField } from '../resolvers/declaration.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../resolvers/entity-list.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';

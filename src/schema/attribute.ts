@@ -1,5 +1,6 @@
 // GraphQL object family for attribute definitions: AttributeDefinition, EntityType.attributes and usage,
 // withdrawn definitions with their purge state, and the declare/withdraw mutations (same resolvers as REST).
+// Over 300 lines: one object family per file (house style), and every field carries its description.
 
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
@@ -9,12 +10,11 @@ import type { Cardinality, ValueType } from '../model/value-types.js';
 import {
   attributesOf,
   attributeUsageOf,
-  declarationFromGraphQL,
   declareAttribute,
-  type GraphQLDeclarationField,
   ownerTypeOf,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
+import { declarationFromGraphQL, type GraphQLDeclarationField } from '../resolvers/declaration.js';
 import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
 import { builder } from './builder.js';
 import { chargedType, EntityType } from './entity-type.js';

@@ -92,7 +92,7 @@ module.exports = {
       severity: 'error',
       comment: 'the command-line tool talks to the service over REST; it reads the contract, not the server',
       from: { path: '^src/cli/' },
-      to: { path: '^src/(db|resolvers|cache|services|schema|jobs)/|^src/(context|app|server)[.]ts$' },
+      to: { path: '^src/(db|resolvers|cache|services|schema|jobs|model)/|^src/(context|app|server)[.]ts$' },
     },
   ],
   options: {

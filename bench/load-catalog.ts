@@ -1,15 +1,15 @@
-// Loads the bench catalog straight into Neo4j with Cypher (UNWIND batches in managed write transactions), as
-// nodes and relationships of exactly the shapes the service writes itself (createUserType, createAttribute in
-// src/db; entities through src/db's own bulk writer, insertEntities). Each tenant is first seen through the API (`touch`), so the service creates its system
-// types and platform attributes the way it always does.
-
+// Loads the bench catalog into Neo4j through src/db's bulk writers (insertUserTypes, insertAttributes,
+// insertEntities: the node and relationship shapes the service's own writes make), in batches of one tenant in
+// managed write transactions. Each tenant is first seen through the API (`touch`), so the service creates its
+// system types and platform attributes the way it always does.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Driver } from 'neo4j-driver';
 import type { NewAttribute } from '../src/db/attributes.js';
-import { valueProperty } from '../src/db/attributes.js';
+import { insertAttributes, valueProperty } from '../src/db/attributes.js';
 import { insertEntities } from '../src/db/entities.js';
-import type { Row } from '../src/db/run.js';
+import { insertUserTypes } from '../src/db/entity-types.js';
+import type { Row, Run } from '../src/db/run.js';
 import { nameKey, typeGuid } from '../src/model/names.js';
 
 export interface CatalogOptions {
@@ -247,54 +247,18 @@ function storedValues(specs: readonly AttributeSpec[], values: Record<string, un
   return { properties, refs };
 }
 
-// ---- Cypher: the shapes of createUserType, createAttribute and createEntity ----
+// ---- Writes: through src/db's bulk writers (insertUserTypes, insertAttributes, insertEntities), the node shapes
+// the service's own writes make, in batches of one tenant in managed write transactions ----
 
-const CREATE_TYPES = `UNWIND $rows AS r
-  CREATE (t:EntityType {tenant: r.tenant, guid: r.guid, name: r.name, name_key: r.key,
-                        origin: 'user_defined', catalog_level: true, created_at: datetime()})`;
-
-const CREATE_ATTRIBUTES = `UNWIND $rows AS r
-  MATCH (t:EntityType {guid: r.typeGuid}) WHERE t.tenant = r.tenant
-  CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
-  SET a = r.attr, a.tenant = r.tenant, a.owner_guid = r.typeGuid, a.origin = 'user_defined', a.state = 'live',
-      a.allowed_ref_type = r.refType, a.created_at = datetime()
-  WITH a, r
-  CALL {
-    WITH a, r
-    MATCH (x:EntityType {guid: r.refType}) WHERE x.tenant = r.tenant
-    CREATE (a)-[:ALLOWED_REF_TYPE]->(x)
-  }`;
-
-// A declaration changes its type's definitions version (lockTypeDefinitions); loaded types get one too.
-const SET_VERSIONS = `UNWIND $rows AS g
-  MATCH (t:EntityType {guid: g}) SET t.definitions_version = randomUUID()`;
-
-async function writeBatches<T>(
+/** `rows` grouped by tenant, in batches, each written by `write` in a managed write transaction of its own. */
+async function writeByTenant<R extends { tenant: string }>(
   driver: Driver,
   database: string | undefined,
-  cypher: string,
-  rows: readonly T[],
+  rows: readonly R[],
   batchSize: number,
+  write: (run: Run, tenant: string, batch: R[]) => Promise<void>,
 ) {
-  for (let i = 0; i < rows.length; i += batchSize) {
-    const batch = rows.slice(i, i + batchSize);
-    const session = driver.session({ database });
-    try {
-      await session.executeWrite((tx) => tx.run(cypher, { rows: batch }), { timeout: 300_000 });
-    } finally {
-      await session.close();
-    }
-  }
-}
-
-/** Entities in batches through src/db's insertEntities (one tenant per batch), the way the service writes them. */
-async function writeEntities(
-  driver: Driver,
-  database: string | undefined,
-  rows: readonly EntityRow[],
-  batchSize: number,
-) {
-  const byTenant = new Map<string, EntityRow[]>();
+  const byTenant = new Map<string, R[]>();
   for (const row of rows) {
     const list = byTenant.get(row.tenant);
     if (list) list.push(row);
@@ -302,19 +266,12 @@ async function writeEntities(
   }
   for (const [tenant, all] of byTenant) {
     for (let i = 0; i < all.length; i += batchSize) {
-      const batch = all.slice(i, i + batchSize).map((r) => ({
-        guid: r.guid,
-        name: r.name,
-        name_key: r.key,
-        type_guid: r.typeGuid,
-        properties: r.properties,
-        refs: r.refs,
-      }));
+      const batch = all.slice(i, i + batchSize);
       const session = driver.session({ database });
       try {
         await session.executeWrite(
           (tx) =>
-            insertEntities(
+            write(
               async (cypher, params) =>
                 (await tx.run(cypher, params)).records.map((x) => x.toObject() as Row),
               tenant,
@@ -328,6 +285,28 @@ async function writeEntities(
     }
   }
 }
+
+/** Entities in batches through src/db's insertEntities (one tenant per batch), the way the service writes them. */
+const writeEntities = (
+  driver: Driver,
+  database: string | undefined,
+  rows: readonly EntityRow[],
+  batchSize: number,
+) =>
+  writeByTenant(driver, database, rows, batchSize, (run, tenant, batch) =>
+    insertEntities(
+      run,
+      tenant,
+      batch.map((r) => ({
+        guid: r.guid,
+        name: r.name,
+        name_key: r.key,
+        type_guid: r.typeGuid,
+        properties: r.properties,
+        refs: r.refs,
+      })),
+    ),
+  );
 
 export async function loadCatalog(
   driver: Driver,
@@ -370,7 +349,13 @@ export async function loadCatalog(
     types.push(...rows);
   }
   let t0 = performance.now();
-  await writeBatches(driver, db, CREATE_TYPES, types, options.batchSize);
+  await writeByTenant(driver, db, types, options.batchSize, (run, tenant, batch) =>
+    insertUserTypes(
+      run,
+      tenant,
+      batch.map((t) => ({ guid: t.guid, name: t.name, name_key: t.key })),
+    ),
+  );
   log(`  ${types.length} types in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   // 3. Attribute definitions.
@@ -394,9 +379,7 @@ export async function loadCatalog(
     }
   }
   t0 = performance.now();
-  await writeBatches(driver, db, CREATE_ATTRIBUTES, attributes, options.batchSize);
-  const owners = [...new Set(attributes.map((a) => a.typeGuid))];
-  await writeBatches(driver, db, SET_VERSIONS, owners, options.batchSize);
+  await writeByTenant(driver, db, attributes, options.batchSize, insertAttributes);
   log(`  ${attributes.length} attribute definitions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   // 4. Entities: persons (reference targets), entities with values on the write-target wide type, a few elsewhere.

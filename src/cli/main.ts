@@ -91,9 +91,9 @@ function optionLines(options: Record<string, OptionSpec>): string {
 }
 
 const TYPE_NOTE =
-  'TYPE is a type guid or a type name. A name is looked up by paging GET /entities/types and compared the way\n' +
-  'the service compares names (trimmed, ignoring letter case); it is never created. A type is found under its\n' +
-  'current name only (not a name it had before a rename).';
+  'TYPE is a type guid or a type name. A name is resolved by the service (GET /entities/types/by-name), compared\n' +
+  'trimmed and ignoring letter case; a renamed type is also found by the name it was created under. It is never\n' +
+  'created.';
 
 function commandHelp(c: Command): string {
   const own = Object.keys(c.options).length > 0 ? `\nOptions:\n${optionLines(c.options)}\n` : '';

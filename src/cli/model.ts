@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import YAML from 'yaml';
-import { nameKey } from '../model/names.js';
 import { type Client, Refusal, UsageError } from './client.js';
 import { type Command, type OptionSpec, quoted, stringOption, type Values } from './command.js';
 import type { Io } from './output.js';
@@ -39,8 +38,6 @@ const FILE_OPTION: OptionSpec = {
 
 /** Exit status of `plan` when the file would change something (terraform plan -detailed-exitcode). */
 export const EXIT_CHANGES = 2;
-
-const key = (name: string) => nameKey(name.normalize('NFC').trim());
 
 function readModelFile(values: Values): { document: unknown; file: string } {
   const file = stringOption(values, 'file');
@@ -202,13 +199,11 @@ export const modelApply: Command = {
     const skipped = plan.steps.filter((s) => !toApply.includes(s));
     const applied: Step[] = [];
     const waiting: Step[] = [...skipped.filter((s) => s.blocked?.reason === 'attribute_def_withdrawn')];
-    const guids = new Map<string, string>();
-    for (const s of plan.steps) if (s.type_guid) guids.set(key(s.type), s.type_guid);
-    const typeGuidOf = (step: Step) => {
-      const guid = step.type_guid ?? guids.get(key(step.type));
-      if (!guid) throw new Error(`no guid known for type ${quoted(step.type)}`);
-      return guid;
-    };
+    // A type the plan names without its guid (created by an earlier step) is found by name, as the service
+    // resolves names: the CLI does not compare names itself.
+    const types = ctx.types();
+    const guidOf = async (name: string, guid: string | null | undefined) =>
+      guid ?? (await types.resolve(name)).guid;
     let bar: cliProgress.SingleBar | undefined;
     if (ctx.io.stderr.isTTY === true && toApply.length > 0) {
       bar = new cliProgress.SingleBar(
@@ -256,7 +251,7 @@ export const modelApply: Command = {
     }
     try {
       for (const step of toApply) {
-        await applyStep(client, step, typeGuidOf, guids);
+        await applyStep(client, step, guidOf);
         applied.push(step);
         if (step.action === 'redeclare_attribute') waiting.push(step);
         bar?.increment();
@@ -278,37 +273,32 @@ export const modelApply: Command = {
 async function applyStep(
   client: Client,
   step: Step,
-  typeGuidOf: (step: Step) => string,
-  guids: Map<string, string>,
+  guidOf: (name: string, guid: string | null | undefined) => Promise<string>,
 ) {
-  const attributePath = () =>
-    `/entities/attributes/${encodeURIComponent(typeGuidOf(step))}/${encodeURIComponent(step.attribute ?? '')}`;
+  const typeGuid = () => guidOf(step.type, step.type_guid);
+  const attributePath = async () =>
+    `/entities/attributes/${encodeURIComponent(await typeGuid())}/${encodeURIComponent(step.attribute ?? '')}`;
   switch (step.action) {
     case 'create_type': {
-      const created = await client.request<{ entity_type: { guid: string } }>('POST', '/entities/types', {
-        body: { name: step.type },
-      });
-      guids.set(key(step.type), created.entity_type.guid);
+      await client.request('POST', '/entities/types', { body: { name: step.type } });
       return;
     }
     case 'rename_type':
-      await client.request('PATCH', `/entities/types/${encodeURIComponent(typeGuidOf(step))}`, {
+      await client.request('PATCH', `/entities/types/${encodeURIComponent(await typeGuid())}`, {
         body: { name: step.type },
       });
       return;
     case 'withdraw_attribute':
     case 'redeclare_attribute':
       // A redeclaration is declared by a later apply, once the purge has freed the name.
-      await client.request('DELETE', attributePath());
+      await client.request('DELETE', await attributePath());
       return;
     case 'declare_attribute': {
       const spec = { ...step.spec };
       if (spec.allowed_ref_type !== undefined) {
-        const ref = step.ref_type_guid ?? guids.get(key(spec.allowed_ref_type));
-        if (!ref) throw new Error(`no guid known for type ${quoted(spec.allowed_ref_type)}`);
-        spec.allowed_ref_type = ref;
+        spec.allowed_ref_type = await guidOf(spec.allowed_ref_type, step.ref_type_guid);
       }
-      await client.request('POST', `/entities/types/${encodeURIComponent(typeGuidOf(step))}/attributes`, {
+      await client.request('POST', `/entities/types/${encodeURIComponent(await typeGuid())}/attributes`, {
         body: spec,
       });
       return;

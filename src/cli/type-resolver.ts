@@ -1,6 +1,5 @@
-// TYPE arguments given as a guid or a name, and reading every type of the tenant page after page.
+// TYPE arguments given as a guid or a name, resolved by the service; and a page of types.
 import type { EntityTypeRow } from '../contract/wire.js';
-import { nameKey } from '../model/names.js';
 import { type Client, Refusal, UsageError } from './client.js';
 
 /** An entity type row as the REST API sends it (its schema in the REST contract). */
@@ -16,59 +15,59 @@ export const MAX_PAGE_SIZE = '500';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** How the service compares type names (spec: trimmed, letter case ignored; the service also composes to NFC). */
-export const typeNameKey = (name: string) => nameKey(name.normalize('NFC').trim());
-
 export const listTypesPage = (client: Client, query: { page_size?: string; cursor?: string }) =>
   client.request<TypePage>('GET', '/entities/types', { query });
 
-/** Every type of the tenant, page after page (following next_cursor). */
-export async function* allTypes(client: Client, pageSize = MAX_PAGE_SIZE): AsyncGenerator<TypeRow> {
-  let cursor: string | undefined;
-  do {
-    const page = await listTypesPage(client, { page_size: pageSize, ...(cursor ? { cursor } : {}) });
-    yield* page.entity_types;
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-}
-
 /**
- * Resolves TYPE arguments: a type guid, or a type's current name compared as the service does. A name is looked up
- * by paging GET /entities/types (read once per command, however many names it resolves); nothing is ever created.
+ * Resolves TYPE arguments: a type guid, or a type's name as the service resolves it (GET /entities/types/by-name:
+ * trimmed, letter case ignored, and a renamed type also by the name it was created under). One request per
+ * argument, a type found remembered for the command; nothing is ever created.
  */
 export class TypeResolver {
-  #byKey: Map<string, TypeRow> | undefined;
+  readonly #seen = new Map<string, Promise<TypeRow>>();
 
   constructor(private readonly client: Client) {}
 
   async resolve(ref: string, what = 'TYPE'): Promise<TypeRow> {
     const trimmed = ref.trim();
     if (trimmed === '') throw new UsageError(`${what} must be a type guid or a type name, not empty.`);
-    if (UUID.test(trimmed)) {
+    let found = this.#seen.get(trimmed);
+    if (!found) {
+      found = this.#lookUp(trimmed);
+      this.#seen.set(trimmed, found);
+      // Only a type found is remembered: a name may come to resolve later in the command (apply creates types).
+      found.catch(() => this.#seen.delete(trimmed));
+    }
+    return found;
+  }
+
+  async #lookUp(ref: string): Promise<TypeRow> {
+    const unknown = (err: unknown) => err instanceof Refusal && err.reason === 'unknown_entity_type';
+    if (UUID.test(ref)) {
       try {
         const { entity_type } = await this.client.request<{ entity_type: TypeRow }>(
           'GET',
-          `/entities/types/${encodeURIComponent(trimmed)}`,
+          `/entities/types/${encodeURIComponent(ref)}`,
         );
         return entity_type;
       } catch (err) {
         // Not a type guid of this tenant: it may still be a type's name.
-        if (!(err instanceof Refusal && err.reason === 'unknown_entity_type')) throw err;
+        if (!unknown(err)) throw err;
       }
     }
-    if (!this.#byKey) {
-      this.#byKey = new Map();
-      for await (const row of allTypes(this.client)) {
-        const key = typeNameKey(row.name);
-        if (!this.#byKey.has(key)) this.#byKey.set(key, row);
-      }
+    try {
+      const { entity_type } = await this.client.request<{ entity_type: TypeRow }>(
+        'GET',
+        `/entities/types/by-name/${encodeURIComponent(ref)}`,
+      );
+      return entity_type;
+    } catch (err) {
+      if (!unknown(err)) throw err;
+      throw new Refusal(404, {
+        STATUS: 'FAIL',
+        MESSAGE: `No entity type with the guid or name "${ref}" in your tenant (names are compared trimmed and ignoring case; nothing was created).`,
+        DATA: { reason: 'unknown_entity_type' },
+      });
     }
-    const found = this.#byKey.get(typeNameKey(trimmed));
-    if (found) return found;
-    throw new Refusal(404, {
-      STATUS: 'FAIL',
-      MESSAGE: `No entity type with the guid or name "${trimmed}" in your tenant (names are compared trimmed and ignoring case; nothing was created).`,
-      DATA: { reason: 'unknown_entity_type' },
-    });
   }
 }

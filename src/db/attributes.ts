@@ -195,6 +195,37 @@ export async function createAttribute(
 }
 
 /**
+ * Many live definitions of one tenant at once, each as createAttribute writes it, and a new definitions version for
+ * each owner (as a declaration's lock gives it), without change records: for loading a catalog (the bench's).
+ */
+export async function insertAttributes(
+  run: Run,
+  tenant: string,
+  rows: readonly { typeGuid: string; attr: NewAttribute; refType: string | null }[],
+) {
+  await run(
+    `UNWIND $rows AS r
+     MATCH (t:EntityType {guid: r.typeGuid}) WHERE t.tenant = $tenant
+     CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
+     SET a = r.attr, a.tenant = $tenant, a.owner_guid = r.typeGuid, a.origin = 'user_defined', a.state = 'live',
+         a.allowed_ref_type = r.refType, a.created_at = datetime()
+     WITH a, r
+     CALL {
+       WITH a, r
+       MATCH (x:EntityType {guid: r.refType}) WHERE x.tenant = $tenant
+       CREATE (a)-[:ALLOWED_REF_TYPE]->(x)
+     }`,
+    { tenant, rows },
+  );
+  await run(
+    `UNWIND $owners AS g
+     MATCH (t:EntityType {guid: g}) WHERE t.tenant = $tenant
+     SET t.definitions_version = randomUUID()`,
+    { tenant, owners: [...new Set(rows.map((r) => r.typeGuid))] },
+  );
+}
+
+/**
  * Definitions in one state declared on each of the given types (platform attributes excluded), by name, as light
  * rows (no enumeration or default text), at most `limit` per type.
  */

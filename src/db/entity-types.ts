@@ -115,6 +115,23 @@ export async function createUserType(
 }
 
 /**
+ * Many user-defined types of one tenant at once, each as createUserType writes it, for loading a catalog into a
+ * tenant that has none of these names (no tombstone to honour, no change record): the bench's catalog.
+ */
+export async function insertUserTypes(
+  run: Run,
+  tenant: string,
+  types: readonly { guid: string; name: string; name_key: string }[],
+) {
+  await run(
+    `UNWIND $types AS n
+     CREATE (t:EntityType {tenant: $tenant, guid: n.guid, name: n.name, name_key: n.name_key,
+                           origin: 'user_defined', catalog_level: true, created_at: datetime()})`,
+    { tenant, types },
+  );
+}
+
+/**
  * One page in name order after `afterKey`. Ordering by both index properties lets the (tenant, name_key) index
  * provide the order, so the page is a seek plus a limit: the same cost at row 100,000 as at row 0.
  */

@@ -1,8 +1,10 @@
 // REST routes for entity types: handlers take the checked input, call resolvers, and shape the envelope.
 import type { FastifyInstance } from 'fastify';
+import { refuse } from '../errors.js';
 import {
   createOrGetEntityType,
   deleteEntityType,
+  findEntityTypeByName,
   getEntityType,
   listEntityTypes,
   renameEntityType,
@@ -36,6 +38,12 @@ export function entityTypeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.getEntityType, async (req, reply, { params }) => {
     const type = await getEntityType(req.ctx, params.guid);
+    return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
+  });
+
+  route(app, ROUTES.getEntityTypeByName, async (req, reply, { params }) => {
+    const type = await findEntityTypeByName(req.ctx, params.name);
+    if (!type) throw refuse('unknown_entity_type', 'No entity type has this name.');
     return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
   });
 

@@ -611,6 +611,19 @@ export const ROUTES = {
     answers: { 200: { description: 'The type.', data: z.object({ entity_type: EntityTypeRow }) } },
     refusals: ['unknown_entity_type'],
   }),
+  getEntityTypeByName: route({
+    method: 'GET',
+    path: '/entities/types/by-name/:name',
+    operationId: 'getEntityTypeByName',
+    tag: 'Entity types',
+    summary: 'Read one entity type by its name',
+    description:
+      'The name is compared as create-or-get compares it (trimmed, letter case ignored), and a name a type was created under keeps resolving to it after a rename. Percent-encode the name in the path (`/` as `%2F`). Nothing is ever created.',
+    auth: 'bearer',
+    params: z.object({ name: z.string().describe('Type name.').meta(NAME_DOC) }),
+    answers: { 200: { description: 'The type.', data: z.object({ entity_type: EntityTypeRow }) } },
+    refusals: ['unknown_entity_type', 'empty_value', 'name_too_long', 'invalid_field'],
+  }),
   typeHistory: route({
     method: 'GET',
     path: '/entities/types/:guid/history',

@@ -367,6 +367,11 @@ describe('attributes', () => {
     expect(unknownGuid).toEqual({ reason: 'unknown_entity_type' });
     const types = (await api.get('/entities/types?page_size=500')).body.DATA.entity_types;
     expect(types.map((t: any) => t.name)).not.toContain('Reports');
+
+    // Names are resolved by the service, as it resolves them: a renamed type also by the name it was created under.
+    expect((await api.patch(`/entities/types/${report}`, { name: 'Quarterly Report' })).status).toBe(200);
+    expect(await runJson(['attributes', 'list', 'quarterly report'], token)).toEqual(byGuid);
+    expect(await runJson(['attributes', 'list', 'Report'], token)).toEqual(byGuid);
   });
 
   it('list prints a table with the constraints, referenced types by name', async () => {

@@ -282,6 +282,50 @@ describe('GET /entities/types', () => {
   });
 });
 
+describe('GET /entities/types/by-name/{name}', () => {
+  const byName = (api: ReturnType<typeof restClient>, name: string) =>
+    api.get(`/entities/types/by-name/${encodeURIComponent(name)}`);
+
+  it('resolves a name as create-or-get compares it (trimmed, letter case ignored), and creates nothing', async () => {
+    const { api } = await clientFor();
+    const created = (await api.post('/entities/types', { name: 'Data Product' })).body.DATA.entity_type;
+    for (const spelling of ['Data Product', '  data PRODUCT ', 'DATA PRODUCT']) {
+      const res = await byName(api, spelling);
+      expect([spelling, res.status, res.body.DATA.entity_type]).toEqual([spelling, 200, created]);
+    }
+    const unknown = await byName(api, 'Never Created');
+    expect([unknown.status, unknown.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
+    expect((await byName(api, 'Never Created')).status).toBe(404);
+    // system types too, and a name holding a slash (percent-encoded in the path)
+    expect((await byName(api, 'table')).body.DATA.entity_type.origin).toBe('system');
+    const slashed = (await api.post('/entities/types', { name: 'a/b' })).body.DATA.entity_type;
+    expect((await byName(api, 'A/B')).body.DATA.entity_type.guid).toBe(slashed.guid);
+  });
+
+  it('a renamed type by its new name and by the name it was created under', async () => {
+    const { api } = await clientFor();
+    const created = (await api.post('/entities/types', { name: 'Orders' })).body.DATA.entity_type;
+    expect((await api.patch(`/entities/types/${created.guid}`, { name: 'Purchase Orders' })).status).toBe(
+      200,
+    );
+    expect((await byName(api, 'purchase orders')).body.DATA.entity_type.guid).toBe(created.guid);
+    const former = await byName(api, 'Orders');
+    expect([former.status, former.body.DATA.entity_type.name]).toEqual([200, 'Purchase Orders']);
+  });
+
+  it("another tenant's type is unknown; names that are no names are refused with their reason", async () => {
+    const a = await clientFor();
+    const b = await clientFor();
+    await a.api.post('/entities/types', { name: 'Secret Type' });
+    const other = await byName(b.api, 'Secret Type');
+    expect([other.status, other.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
+    const blank = await byName(a.api, '   ');
+    expect([blank.status, blank.body.DATA.reason]).toEqual([400, 'empty_value']);
+    const long = await byName(a.api, 'x'.repeat(257));
+    expect([long.status, long.body.DATA.reason]).toEqual([400, 'name_too_long']);
+  });
+});
+
 describe('Tenant isolation', () => {
   it('one tenant never sees, resolves, renames or deletes another tenant’s types', async () => {
     const a = await clientFor();

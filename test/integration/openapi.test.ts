@@ -468,6 +468,7 @@ describe('every operation answers as documented', () => {
     await call(api.post('/entities/types', { name: ' report ' }), 'POST', '/entities/types', 200);
     await call(api.get('/entities/types?page_size=2'), 'GET', '/entities/types', 200);
     await call(api.get(`/entities/types/${guid}`), 'GET', `/entities/types/${guid}`, 200);
+    await call(api.get('/entities/types/by-name/report'), 'GET', '/entities/types/by-name/report', 200);
     await call(
       api.patch(`/entities/types/${guid}`, { name: 'Reports' }),
       'PATCH',

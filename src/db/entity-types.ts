@@ -1,4 +1,5 @@
 // Cypher for entity types. Every statement is scoped by tenant and parameterised.
+// Over 300 lines: one file per feature (house style): create-or-get, pages, rename, delete, system types, bulk load.
 
 import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';

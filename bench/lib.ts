@@ -1,4 +1,4 @@
-// Small helpers for the bench: autocannon's typed surface, process CPU and memory from /proc, percentiles,
+// Small helpers for the bench and the load test: autocannon's typed surface, process CPU and memory from /proc, percentiles,
 // child processes that announce their port, and time limits.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ export interface CannonRequest {
   body?: string | Buffer | undefined;
   [key: string]: unknown;
 }
-export interface CannonOptions {
+export interface CannonOptions<Context = Record<string, unknown>> {
   url: string;
   connections: number;
   /** Seconds to run; ignored when `amount` is set. */
@@ -22,20 +22,33 @@ export interface CannonOptions {
   amount?: number;
   timeout: number;
   requests: {
-    setupRequest: (req: CannonRequest, context: Record<string, unknown>) => CannonRequest;
+    setupRequest: (req: CannonRequest, context: Context) => CannonRequest;
     onResponse: (
       status: number,
       body: string,
-      context: Record<string, unknown>,
+      context: Context,
       headers: Record<string, string | string[]>,
     ) => void;
   }[];
+}
+export interface CannonHistogram {
+  average: number;
+  p50: number;
+  p99: number;
+  max: number;
+  total: number;
+  sent?: number;
 }
 export interface CannonResult {
   duration: number;
   errors: number;
   timeouts: number;
   non2xx: number;
+  '2xx': number;
+  '4xx': number;
+  '5xx': number;
+  latency: CannonHistogram;
+  requests: CannonHistogram;
 }
 export interface CannonInstance {
   stop(): void;
@@ -44,8 +57,8 @@ export interface CannonInstance {
     listener: (client: unknown, status: number, bytes: number, responseTimeMs: number) => void,
   ): void;
 }
-export type Autocannon = (
-  options: CannonOptions,
+export type Autocannon = <Context = Record<string, unknown>>(
+  options: CannonOptions<Context>,
   done: (error: Error | null, result: CannonResult) => void,
 ) => CannonInstance;
 export const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;

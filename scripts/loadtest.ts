@@ -5,14 +5,13 @@
 // With --instances N (2 or more) the service runs as N processes of its own on the one Neo4j, the clients spread
 // over them, and the run also checks what only several instances can break (see the section "--instances N").
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Driver } from 'neo4j-driver';
-import { withTimeout } from '../bench/lib.js';
+import { autocannon, type CannonRequest, type CannonResult, percentile, withTimeout } from '../bench/lib.js';
 import { mintToken } from '../src/auth/tokens.js';
 import type { Envelope } from '../src/contract/wire.js';
-import { nameKey } from '../src/model/names.js';
+import { cleanName, nameKey } from '../src/model/names.js';
 import { runNeo4jRestartFault } from './loadtest/fault.js';
 import { type Answer, HttpTarget } from './loadtest/http.js';
 import { killInstance, type ServiceInstance, startInstances, stopInstances } from './loadtest/instances.js';
@@ -26,57 +25,10 @@ import {
   type ThrowawayService,
 } from './throwaway-service.js';
 
-// ---- autocannon (no type declarations ship with it): the part of its API this script uses ----
-
-interface CannonRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string | Buffer | undefined;
-  [key: string]: unknown;
-}
+/** What a client's requests carry from setup to answer. */
 interface CannonContext {
   pending?: Pending | undefined;
 }
-interface CannonOptions {
-  url: string;
-  connections: number;
-  duration: number;
-  timeout: number;
-  requests: {
-    setupRequest: (req: CannonRequest, context: CannonContext) => CannonRequest;
-    onResponse: (
-      status: number,
-      body: string,
-      context: CannonContext,
-      headers: Record<string, string | string[]>,
-    ) => void;
-  }[];
-}
-interface CannonHistogram {
-  average: number;
-  p50: number;
-  p99: number;
-  max: number;
-  total: number;
-  sent?: number;
-}
-interface CannonResult {
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  '2xx': number;
-  '4xx': number;
-  '5xx': number;
-  latency: CannonHistogram;
-  requests: CannonHistogram;
-}
-type Autocannon = (
-  options: CannonOptions,
-  done: (error: Error | null, result: CannonResult) => void,
-) => { stop(): void };
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // ---- options ----
 
@@ -252,7 +204,8 @@ function answerCheck(name: AnswerCheck, ok: boolean, detail: () => string) {
 const bump = <K>(map: Map<K, number>, key: K, by = 1) => map.set(key, (map.get(key) ?? 0) + by);
 const randInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
-const nameOf = (raw: string) => nameKey(raw.normalize('NFC').trim());
+/** The key the service compares a name by (its own functions, not a copy of the rule). */
+const nameOf = (raw: string) => nameKey(cleanName(raw));
 const tenantKey = (...parts: string[]) => parts.join('\u0000');
 
 function randomCase(name: string): string {
@@ -923,8 +876,8 @@ async function checkDatabase(driver: Driver) {
 
 // ---- reporting ----
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+/** A percentile of an ascending list (bench/lib's nearest rank), 0 for none. */
+const pct = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : percentile(sorted, p));
 const pad = (s: string | number, n: number) => String(s).padStart(n);
 
 /** What the report needs of a run's traffic (autocannon's result has it; so has the --instances N runner's). */
@@ -965,7 +918,7 @@ function printTraffic(result: TrafficSummary, cpuNote: string) {
     const perAnswer = sorted.length === 0 ? 0 : dbQueries.get(op)! / sorted.length;
     console.log(
       `${op.padEnd(10)}${pad(sent.get(op)!, 7)}${pad(count(200), 7)}${pad(count(400), 7)}${pad(count(500), 5)}` +
-        `${pad(percentile(sorted, 50).toFixed(0), 8)}${pad(percentile(sorted, 99).toFixed(0), 8)}` +
+        `${pad(pct(sorted, 50).toFixed(0), 8)}${pad(pct(sorted, 99).toFixed(0), 8)}` +
         `${pad(perAnswer.toFixed(1), 7)}  ${refusals || '-'}`,
     );
   }
@@ -1488,8 +1441,8 @@ async function runClusterTraffic(): Promise<TrafficSummary> {
     '4xx': byClass(4),
     '5xx': byClass(5),
     latency: {
-      p50: Math.round(percentile(sorted, 50)),
-      p99: Math.round(percentile(sorted, 99)),
+      p50: Math.round(pct(sorted, 50)),
+      p99: Math.round(pct(sorted, 99)),
       max: Math.round(sorted[sorted.length - 1] ?? 0),
     },
     requests: { total: clusterTotals.answered, average: clusterTotals.answered / duration },

@@ -1,24 +1,9 @@
 // Spec: "Attribute definition", "POST /entities/types/{guid}/attributes", "Errors" and "Limits".
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createType,
-  createWorld,
-  newTenant,
-  restClient,
-  type TestWorld,
-  tokenFor,
-  typeGuidByName,
-} from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { it } from '../fixtures.js';
+import { createType, newTenant, restClient, type TestWorld, tokenFor, typeGuidByName } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
-
-async function setup() {
+async function setup(world: TestWorld) {
   const tenant = newTenant();
   const api = restClient(world.app, await tokenFor(tenant));
   const type = await createType(api, 'Report');
@@ -41,8 +26,10 @@ async function expectRefused(res: { status: number; body: any }, status: number,
 }
 
 describe('declare: success and defaults', () => {
-  it('201 with every listed field; required and filterable default to false; origin user_defined', async () => {
-    const { type, declare, list } = await setup();
+  it('201 with every listed field; required and filterable default to false; origin user_defined', async ({
+    world,
+  }) => {
+    const { type, declare, list } = await setup(world);
     const res = await declare(str(' Owner Email '));
     expect(res.status).toBe(201);
     const row = res.body.DATA.attribute;
@@ -63,8 +50,10 @@ describe('declare: success and defaults', () => {
     expect((await list()).find((a) => a.guid === row.guid)).toEqual(row);
   });
 
-  it('every value type and both cardinalities can be declared, with enumerations and defaults that fit', async () => {
-    const { declare } = await setup();
+  it('every value type and both cardinalities can be declared, with enumerations and defaults that fit', async ({
+    world,
+  }) => {
+    const { declare } = await setup(world);
     const cases = [
       str('s', { allowed_values: ['a', 'b'], default_value: 'a', required: true }),
       {
@@ -97,8 +86,10 @@ describe('declare: success and defaults', () => {
     }
   });
 
-  it('an entity_ref attribute is linked to its allowed_ref_type by a Neo4j relationship', async () => {
-    const { tenant, api, declare } = await setup();
+  it('an entity_ref attribute is linked to its allowed_ref_type by a Neo4j relationship', async ({
+    world,
+  }) => {
+    const { tenant, api, declare } = await setup(world);
     const owner = await createType(api, 'Person');
     const res = await declare({
       name: 'owner',
@@ -120,8 +111,8 @@ describe('declare: success and defaults', () => {
     expect(rel.records.map((r) => r.get('g'))).toEqual([owner]);
   });
 
-  it('?dry_run=true validates everything and writes nothing', async () => {
-    const { declare, list } = await setup();
+  it('?dry_run=true validates everything and writes nothing', async ({ world }) => {
+    const { declare, list } = await setup(world);
     const dry = await declare(str('preview'), '?dry_run=true');
     expect(dry.status).toBe(200);
     expect(dry.body.DATA).toMatchObject({
@@ -141,8 +132,10 @@ describe('declare: success and defaults', () => {
 });
 
 describe('declare: each malformed combination is refused with its own reason', () => {
-  it('rule 1: allowed_values on an entity_ref attribute → allowed_values_not_supported', async () => {
-    const { api, declare } = await setup();
+  it('rule 1: allowed_values on an entity_ref attribute → allowed_values_not_supported', async ({
+    world,
+  }) => {
+    const { api, declare } = await setup(world);
     const ref = await createType(api, 'Target');
     await expectRefused(
       await declare({
@@ -157,8 +150,10 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 2: allowed_ref_type on a non-reference attribute → allowed_ref_type_not_supported', async () => {
-    const { api, declare } = await setup();
+  it('rule 2: allowed_ref_type on a non-reference attribute → allowed_ref_type_not_supported', async ({
+    world,
+  }) => {
+    const { api, declare } = await setup(world);
     const ref = await createType(api, 'Target');
     await expectRefused(
       await declare(str('s', { allowed_ref_type: ref })),
@@ -167,8 +162,8 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 3: entity_ref without allowed_ref_type → allowed_ref_type_required', async () => {
-    const { declare } = await setup();
+  it('rule 3: entity_ref without allowed_ref_type → allowed_ref_type_required', async ({ world }) => {
+    const { declare } = await setup(world);
     await expectRefused(
       await declare({ name: 'r', value_type: 'entity_ref', cardinality: 'multi' }),
       400,
@@ -176,14 +171,18 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 4: filterable on a non-reference attribute (true or false) → filterable_not_supported', async () => {
-    const { declare } = await setup();
+  it('rule 4: filterable on a non-reference attribute (true or false) → filterable_not_supported', async ({
+    world,
+  }) => {
+    const { declare } = await setup(world);
     await expectRefused(await declare(str('s', { filterable: true })), 400, 'filterable_not_supported');
     await expectRefused(await declare(str('s', { filterable: false })), 400, 'filterable_not_supported');
   });
 
-  it('rule 5: a reference default that resolves to no entity → referent_not_found (404); wrong type → ref_type_mismatch', async () => {
-    const { api, declare } = await setup();
+  it('rule 5: a reference default that resolves to no entity → referent_not_found (404); wrong type → ref_type_mismatch', async ({
+    world,
+  }) => {
+    const { api, declare } = await setup(world);
     const person = await createType(api, 'Person');
     const team = await createType(api, 'Team');
     const alice = (await api.post('/entities', { type_guid: person, name: 'Alice' })).body.DATA.entity.guid;
@@ -215,8 +214,10 @@ describe('declare: each malformed combination is refused with its own reason', (
     expect(ok.body.DATA.attribute.default_value).toBe(alice);
   });
 
-  it('rule 6: value_type outside the six → unknown_value_type; cardinality → invalid_cardinality', async () => {
-    const { declare } = await setup();
+  it('rule 6: value_type outside the six → unknown_value_type; cardinality → invalid_cardinality', async ({
+    world,
+  }) => {
+    const { declare } = await setup(world);
     for (const value_type of ['text', 'STRING', '', 5, null, undefined]) {
       await expectRefused(
         await declare({ name: 'x', value_type, cardinality: 'single' }),
@@ -233,8 +234,10 @@ describe('declare: each malformed combination is refused with its own reason', (
     }
   });
 
-  it('rule 7: declaring on the root type → base_type_not_owner; an unknown or foreign type guid → unknown_entity_type (404)', async () => {
-    const { api } = await setup();
+  it('rule 7: declaring on the root type → base_type_not_owner; an unknown or foreign type guid → unknown_entity_type (404)', async ({
+    world,
+  }) => {
+    const { api } = await setup(world);
     const root = await typeGuidByName(api, 'entity');
     await expectRefused(
       await api.post(`/entities/types/${root}/attributes`, str('x')),
@@ -254,8 +257,8 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('an allowed_ref_type that does not resolve in the tenant → unknown_entity_type', async () => {
-    const { declare } = await setup();
+  it('an allowed_ref_type that does not resolve in the tenant → unknown_entity_type', async ({ world }) => {
+    const { declare } = await setup(world);
     await expectRefused(
       await declare({ name: 'r', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: 'nope' }),
       404,
@@ -263,8 +266,8 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 9: a name empty after trimming → empty_value (also missing or null)', async () => {
-    const { declare } = await setup();
+  it('rule 9: a name empty after trimming → empty_value (also missing or null)', async ({ world }) => {
+    const { declare } = await setup(world);
     for (const name of ['', '   ', null, undefined]) {
       await expectRefused(
         await declare({ name, value_type: 'string', cardinality: 'single' }),
@@ -274,8 +277,8 @@ describe('declare: each malformed combination is refused with its own reason', (
     }
   });
 
-  it('values of the wrong JSON type get documented reasons', async () => {
-    const { declare } = await setup();
+  it('values of the wrong JSON type get documented reasons', async ({ world }) => {
+    const { declare } = await setup(world);
     await expectRefused(await declare(str('s', { allowed_values: ['a', 1] })), 400, 'invalid_allowed_value');
     await expectRefused(
       await declare(str('s', { allowed_values: ['a', 'a'] })),
@@ -321,8 +324,10 @@ describe('declare: each malformed combination is refused with its own reason', (
     }
   });
 
-  it('allowed_values: 1,000 entries are accepted, 1,001 refused with too_many_allowed_values', async () => {
-    const { declare } = await setup();
+  it('allowed_values: 1,000 entries are accepted, 1,001 refused with too_many_allowed_values', async ({
+    world,
+  }) => {
+    const { declare } = await setup(world);
     const values = Array.from({ length: 1001 }, (_, i) => `v${i}`);
     await expectRefused(
       await declare(str('big', { allowed_values: values })),
@@ -334,8 +339,8 @@ describe('declare: each malformed combination is refused with its own reason', (
     expect(ok.body.DATA.attribute.allowed_values).toHaveLength(1000);
   });
 
-  it('a refused declaration writes nothing', async () => {
-    const { tenant, declare, list } = await setup();
+  it('a refused declaration writes nothing', async ({ world }) => {
+    const { tenant, declare, list } = await setup(world);
     const before = await list();
     await declare(str('s', { filterable: true }));
     await declare(str('s', { allowed_values: ['a', 'a'] }));
@@ -350,8 +355,10 @@ describe('declare: each malformed combination is refused with its own reason', (
 });
 
 describe('declare: names and states', () => {
-  it('a live name (any case or spacing) → attribute_def_already_exists (409), not a no-op', async () => {
-    const { declare } = await setup();
+  it('a live name (any case or spacing) → attribute_def_already_exists (409), not a no-op', async ({
+    world,
+  }) => {
+    const { declare } = await setup(world);
     expect((await declare(str('Status'))).status).toBe(201);
     await expectRefused(await declare(str(' status ')), 409, 'attribute_def_already_exists');
     await expectRefused(
@@ -361,22 +368,24 @@ describe('declare: names and states', () => {
     );
   });
 
-  it('the names of the platform attributes are taken on every type', async () => {
-    const { declare } = await setup();
+  it('the names of the platform attributes are taken on every type', async ({ world }) => {
+    const { declare } = await setup(world);
     for (const name of ['tags', 'Domain', 'ENV', 'classification', 'groups']) {
       await expectRefused(await declare(str(name)), 409, 'attribute_def_already_exists');
     }
   });
 
-  it('the same name on another type is independent', async () => {
-    const { api, declare } = await setup();
+  it('the same name on another type is independent', async ({ world }) => {
+    const { api, declare } = await setup(world);
     const other = await createType(api, 'Other');
     expect((await declare(str('shared'))).status).toBe(201);
     expect((await api.post(`/entities/types/${other}/attributes`, str('shared'))).status).toBe(201);
   });
 
-  it('while withdrawn with data being removed, redeclaring → attribute_def_withdrawn (409)', async () => {
-    const { api, type, declare } = await setup();
+  it('while withdrawn with data being removed, redeclaring → attribute_def_withdrawn (409)', async ({
+    world,
+  }) => {
+    const { api, type, declare } = await setup(world);
     await declare(str('legacy'));
     expect((await api.delete(`/entities/attributes/${type}/legacy`)).status).toBe(200);
     await expectRefused(await declare(str('Legacy')), 409, 'attribute_def_withdrawn');
@@ -384,8 +393,8 @@ describe('declare: names and states', () => {
 });
 
 describe('limits under concurrency', () => {
-  it('200 definitions per type: the 201st is refused with too_many_attribute_defs', async () => {
-    const { declare, list } = await setup();
+  it('200 definitions per type: the 201st is refused with too_many_attribute_defs', async ({ world }) => {
+    const { declare, list } = await setup(world);
     for (let i = 0; i < 200; i += 20) {
       const batch = await Promise.all(Array.from({ length: 20 }, (_, j) => declare(str(`a${i + j}`))));
       expect(batch.every((r) => r.status === 201)).toBe(true);
@@ -394,8 +403,8 @@ describe('limits under concurrency', () => {
     expect(await list()).toHaveLength(205);
   });
 
-  it('230 simultaneous declarations of distinct names create exactly 200', async () => {
-    const { tenant, type, declare } = await setup();
+  it('230 simultaneous declarations of distinct names create exactly 200', async ({ world }) => {
+    const { tenant, type, declare } = await setup(world);
     const results = await Promise.all(Array.from({ length: 230 }, (_, i) => declare(str(`c${i}`))));
     expect(results.filter((r) => r.status === 201)).toHaveLength(200);
     const refused = results.filter((r) => r.status !== 201);
@@ -408,8 +417,8 @@ describe('limits under concurrency', () => {
     expect(stored.records[0]!.get('n')).toBe(200);
   });
 
-  it('20 simultaneous declarations of one name create exactly one', async () => {
-    const { tenant, type, declare } = await setup();
+  it('20 simultaneous declarations of one name create exactly one', async ({ world }) => {
+    const { tenant, type, declare } = await setup(world);
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => declare(str(i % 2 ? 'dup' : ' DUP '))),
     );

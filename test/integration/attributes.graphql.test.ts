@@ -1,14 +1,14 @@
 // GraphQL for attribute definitions: same resolvers and reasons as REST; nested reads batched by DataLoaders.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import {
   CatalogWithAttributesDocument,
   DeclareAttributeDocument,
   TypeAttributesDocument,
   WithdrawAttributeDocument,
 } from '../../client/src/index.js';
+import { it } from '../fixtures.js';
 import {
   createType,
-  createWorld,
   graphqlClient,
   newTenant,
   refusalOf,
@@ -17,15 +17,7 @@ import {
   tokenFor,
 } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
-
-async function setup() {
+async function setup(world: TestWorld) {
   const tenant = newTenant();
   const token = await tokenFor(tenant);
   const api = restClient(world.app, token);
@@ -33,8 +25,10 @@ async function setup() {
 }
 
 describe('declareAttribute and EntityType.attributes', () => {
-  it('declares through the shared resolver; REST lists what GraphQL declared, with the same fields', async () => {
-    const { client, api, type } = await setup();
+  it('declares through the shared resolver; REST lists what GraphQL declared, with the same fields', async ({
+    world,
+  }) => {
+    const { client, api, type } = await setup(world);
     const target = await createType(api, 'Feature');
     const res = await client.request(DeclareAttributeDocument, {
       typeGuid: type,
@@ -76,8 +70,10 @@ describe('declareAttribute and EntityType.attributes', () => {
     expect(await client.typeAttributes(type)).toEqual(listed.entityType);
   });
 
-  it('refusals carry the REST reasons in extensions.reason, including for valueType and cardinality', async () => {
-    const { client, type } = await setup();
+  it('refusals carry the REST reasons in extensions.reason, including for valueType and cardinality', async ({
+    world,
+  }) => {
+    const { client, type } = await setup(world);
     const declare = (input: any) =>
       refusalOf(client.request(DeclareAttributeDocument, { typeGuid: type, input }));
     expect(await declare({ name: 'x', valueType: 'text', cardinality: 'single' })).toBe('unknown_value_type');
@@ -102,8 +98,10 @@ describe('declareAttribute and EntityType.attributes', () => {
     ).toBe('unknown_entity_type');
   });
 
-  it('allowedValuesUsage reports the enumeration against its 1,000 limit; dryRun writes nothing', async () => {
-    const { client, type } = await setup();
+  it('allowedValuesUsage reports the enumeration against its 1,000 limit; dryRun writes nothing', async ({
+    world,
+  }) => {
+    const { client, type } = await setup(world);
     const dry = await client.request(DeclareAttributeDocument, {
       typeGuid: type,
       input: {
@@ -125,8 +123,10 @@ describe('declareAttribute and EntityType.attributes', () => {
 });
 
 describe('withdrawAttribute and withdrawn definitions', () => {
-  it('reports the impact on a dry run, then shows the withdrawn definition with its purge state', async () => {
-    const { client, api, type } = await setup();
+  it('reports the impact on a dry run, then shows the withdrawn definition with its purge state', async ({
+    world,
+  }) => {
+    const { client, api, type } = await setup(world);
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'notes',
       value_type: 'string',
@@ -161,8 +161,10 @@ describe('withdrawAttribute and withdrawn definitions', () => {
 });
 
 describe('round trips', () => {
-  it('every type with every attribute and its referenced type costs at most 4 queries, whatever the page size', async () => {
-    const { client, api } = await setup();
+  it('every type with every attribute and its referenced type costs at most 4 queries, whatever the page size', async ({
+    world,
+  }) => {
+    const { client, api } = await setup(world);
     const types: string[] = [];
     for (let i = 0; i < 40; i++) types.push(await createType(api, `k${String(i).padStart(2, '0')}`));
     for (let i = 0; i < types.length; i++) {

@@ -1,17 +1,10 @@
 // Spec: Entity type row rules 5-6 and POST /entities/types rules 4-5: the managed `dashboard` type.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { typeGuid } from '../../src/model/names.js';
-import { createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import { it } from '../fixtures.js';
+import { newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
-
-async function tenantClients() {
+async function tenantClients(world: TestWorld) {
   const tenant = newTenant();
   return {
     tenant,
@@ -20,7 +13,7 @@ async function tenantClients() {
   };
 }
 
-const countDashboardTypes = async (tenant: string) =>
+const countDashboardTypes = async (world: TestWorld, tenant: string) =>
   (
     await world.driver.executeQuery(
       `MATCH (t:EntityType {tenant: $tenant}) WHERE t.name_key = 'dashboard' RETURN count(t) AS n`,
@@ -29,30 +22,34 @@ const countDashboardTypes = async (tenant: string) =>
   ).records[0]!.get('n');
 
 describe('managed type dashboard, not yet set up', () => {
-  it('creating it is refused with type_instances_managed (409), whatever the case and spacing', async () => {
-    const { tenant, user } = await tenantClients();
+  it('creating it is refused with type_instances_managed (409), whatever the case and spacing', async ({
+    world,
+  }) => {
+    const { tenant, user } = await tenantClients(world);
     for (const name of ['dashboard', ' Dashboard ', 'DASHBOARD']) {
       const res = await user.post('/entities/types', { name });
       expect(res.status).toBe(409);
       expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'type_instances_managed' } });
     }
-    expect(await countDashboardTypes(tenant)).toBe(0);
+    expect(await countDashboardTypes(world, tenant)).toBe(0);
     const list = await user.get('/entities/types?page_size=500');
     expect(list.body.DATA.entity_types.some((t: any) => t.name === 'dashboard')).toBe(false);
   });
 
-  it('only the platform role may write dashboard rows (403 not_authorized otherwise)', async () => {
-    const { tenant, user } = await tenantClients();
+  it('only the platform role may write dashboard rows (403 not_authorized otherwise)', async ({ world }) => {
+    const { tenant, user } = await tenantClients(world);
     const res = await user.post('/platform/dashboards', { name: 'Revenue' });
     expect(res.status).toBe(403);
     expect(res.body.DATA.reason).toBe('not_authorized');
-    expect(await countDashboardTypes(tenant)).toBe(0);
+    expect(await countDashboardTypes(world, tenant)).toBe(0);
   });
 });
 
 describe('managed type dashboard, set up by the first dashboard row', () => {
-  it('the first row sets the type up; the row has exactly the managed fields; later rows reuse it', async () => {
-    const { tenant, user, platform } = await tenantClients();
+  it('the first row sets the type up; the row has exactly the managed fields; later rows reuse it', async ({
+    world,
+  }) => {
+    const { tenant, user, platform } = await tenantClients(world);
     const first = await platform.post('/platform/dashboards', { name: 'Revenue' });
     expect(first.status).toBe(201);
     expect(first.body.DATA).toMatchObject({ created: true, type_set_up: true, entity: { name: 'Revenue' } });
@@ -80,11 +77,13 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
     expect(byCaller.body.DATA).toEqual({ entity_type: row, created: false });
     const listed = (await user.get('/entities/types?page_size=500')).body.DATA.entity_types;
     expect(listed.filter((t: any) => t.name === 'dashboard')).toEqual([row]);
-    expect(await countDashboardTypes(tenant)).toBe(1);
+    expect(await countDashboardTypes(world, tenant)).toBe(1);
   });
 
-  it('the platform keeps the managed type in step: a drifted row is brought back by the next dashboard write', async () => {
-    const { tenant, platform } = await tenantClients();
+  it('the platform keeps the managed type in step: a drifted row is brought back by the next dashboard write', async ({
+    world,
+  }) => {
+    const { tenant, platform } = await tenantClients(world);
     const row = (await platform.post('/platform/dashboards', { name: 'One' })).body.DATA.entity_type;
     await world.driver.executeQuery(
       "MATCH (t:EntityType {tenant: $tenant, name_key: 'dashboard'}) SET t.label = 'Old label', t.creatable = true",
@@ -93,8 +92,8 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
     const next = await platform.post('/platform/dashboards', { name: 'Two' });
     expect(next.body.DATA.entity_type).toEqual(row);
   });
-  it('the managed type cannot be renamed or deleted', async () => {
-    const { user, platform } = await tenantClients();
+  it('the managed type cannot be renamed or deleted', async ({ world }) => {
+    const { user, platform } = await tenantClients(world);
     const guid = (await platform.post('/platform/dashboards', { name: 'Ops' })).body.DATA.entity_type.guid;
     expect((await user.patch(`/entities/types/${guid}`, { name: 'boards' })).body.DATA.reason).toBe(
       'type_not_user_defined',
@@ -102,15 +101,15 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
     expect((await user.delete(`/entities/types/${guid}`)).body.DATA.reason).toBe('type_not_user_defined');
   });
 
-  it('20 concurrent first rows set the type up exactly once', async () => {
-    const { tenant, platform } = await tenantClients();
+  it('20 concurrent first rows set the type up exactly once', async ({ world }) => {
+    const { tenant, platform } = await tenantClients(world);
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => platform.post('/platform/dashboards', { name: `Board ${i % 5}` })),
     );
     expect(results.every((r) => r.status === 200 || r.status === 201)).toBe(true);
     expect(results.filter((r) => r.body.DATA.type_set_up === true)).toHaveLength(1);
     expect(results.filter((r) => r.body.DATA.created === true)).toHaveLength(5);
-    expect(await countDashboardTypes(tenant)).toBe(1);
+    expect(await countDashboardTypes(world, tenant)).toBe(1);
     const rows = await world.driver.executeQuery(
       'MATCH (e:Entity {tenant: $tenant}) WHERE e.managed_key STARTS WITH "dashboard:" RETURN count(e) AS n',
       { tenant },
@@ -118,9 +117,11 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
     expect(rows.records[0]!.get('n')).toBe(5);
   });
 
-  it('the managed type is per tenant: setting it up in one tenant does not set it up in another', async () => {
-    const a = await tenantClients();
-    const b = await tenantClients();
+  it('the managed type is per tenant: setting it up in one tenant does not set it up in another', async ({
+    world,
+  }) => {
+    const a = await tenantClients(world);
+    const b = await tenantClients(world);
     await a.platform.post('/platform/dashboards', { name: 'X' });
     expect((await b.user.post('/entities/types', { name: 'dashboard' })).body.DATA.reason).toBe(
       'type_instances_managed',
@@ -130,8 +131,8 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
 
 describe('a user-defined dashboard type from before the managed-type release', () => {
   /** The state a migration of pre-release data finds: a caller's own `dashboard` type. */
-  async function legacyTenant() {
-    const clients = await tenantClients();
+  async function legacyTenant(world: TestWorld) {
+    const clients = await tenantClients(world);
     await clients.user.get('/entities/types'); // the tenant is seen (system types exist)
     const guid = typeGuid(clients.tenant, 'dashboard');
     await world.driver.executeQuery(
@@ -142,8 +143,10 @@ describe('a user-defined dashboard type from before the managed-type release', (
     return { ...clients, guid };
   }
 
-  it('stays user_defined, is returned by create-or-get, and is listed as a user-defined catalog level', async () => {
-    const { user, guid } = await legacyTenant();
+  it('stays user_defined, is returned by create-or-get, and is listed as a user-defined catalog level', async ({
+    world,
+  }) => {
+    const { user, guid } = await legacyTenant(world);
     const res = await user.post('/entities/types', { name: 'dashboard' });
     expect(res.status).toBe(200);
     expect(res.body.DATA).toEqual({
@@ -154,12 +157,14 @@ describe('a user-defined dashboard type from before the managed-type release', (
     expect(listed.filter((t: any) => t.guid === guid)).toEqual([res.body.DATA.entity_type]);
   });
 
-  it('blocks the platform from adding dashboards while it exists (409 managed_type_blocked, nothing written)', async () => {
-    const { tenant, platform } = await legacyTenant();
+  it('blocks the platform from adding dashboards while it exists (409 managed_type_blocked, nothing written)', async ({
+    world,
+  }) => {
+    const { tenant, platform } = await legacyTenant(world);
     const res = await platform.post('/platform/dashboards', { name: 'Revenue' });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'managed_type_blocked' } });
-    expect(await countDashboardTypes(tenant)).toBe(1);
+    expect(await countDashboardTypes(world, tenant)).toBe(1);
     const entities = await world.driver.executeQuery(
       'MATCH (e:Entity {tenant: $tenant}) RETURN count(e) AS n',
       { tenant },
@@ -167,8 +172,10 @@ describe('a user-defined dashboard type from before the managed-type release', (
     expect(entities.records[0]!.get('n')).toBe(0);
   });
 
-  it('still blocks after being renamed (its guid keeps the name), and unblocks once deleted', async () => {
-    const { user, platform, guid } = await legacyTenant();
+  it('still blocks after being renamed (its guid keeps the name), and unblocks once deleted', async ({
+    world,
+  }) => {
+    const { user, platform, guid } = await legacyTenant(world);
     await user.patch(`/entities/types/${guid}`, { name: 'Old Boards' });
     expect((await platform.post('/platform/dashboards', { name: 'Revenue' })).body.DATA.reason).toBe(
       'managed_type_blocked',

@@ -2,7 +2,7 @@
 // (Query.entities), on the real Neo4j.
 
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { insertEntities, type NewEntity, readEntityPage } from '../../src/db/entities.js';
 import { BACKFILLS } from '../../src/db/migrations.js';
 import type { Row, Run } from '../../src/db/run.js';
@@ -12,9 +12,9 @@ import {
   MAX_FILTER_CONDITIONS,
   MAX_FILTER_GUIDS,
 } from '../../src/resolvers/entity-list.js';
+import { it } from '../fixtures.js';
 import {
   createType,
-  createWorld,
   graphqlClient,
   newTenant,
   type Reply,
@@ -25,16 +25,11 @@ import {
   typeGuidByName,
 } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
-
-const run: Run = async (cypher, params = {}) =>
-  (await world.driver.executeQuery(cypher, params)).records.map((r) => r.toObject() as Row);
+/** Statements straight through the world's driver, as src/db's functions take them. */
+const runOn =
+  (world: TestWorld): Run =>
+  async (cypher, params = {}) =>
+    (await world.driver.executeQuery(cypher, params)).records.map((r) => r.toObject() as Row);
 
 interface Summary {
   guid: string;
@@ -47,7 +42,7 @@ interface Summary {
  * reference that is not filterable, `rows` a number. Entities: named out of order, tagged and owned variously; a
  * dashboard-like other type refers to the same tags and people, and must never be listed.
  */
-async function catalog() {
+async function catalog(world: TestWorld) {
   const tenant = newTenant();
   const token = await tokenFor(tenant);
   const api = restClient(world.app, token);
@@ -132,8 +127,10 @@ const byName = (names: string[]) =>
   [...names].sort((a, b) => (nameKey(a) < nameKey(b) ? -1 : nameKey(a) > nameKey(b) ? 1 : 0));
 
 describe('GET /entities: a type’s entities by their references', () => {
-  it('without conditions lists every entity of exactly that type, in name order, each once over pages', async () => {
-    const c = await catalog();
+  it('without conditions lists every entity of exactly that type, in name order, each once over pages', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
     const all = byName(Object.keys(c.rows));
     expect(all[0]).toBe('archive');
     expect(await allPages(c, [])).toEqual(all);
@@ -141,8 +138,10 @@ describe('GET /entities: a type’s entities by their references', () => {
     expect(await allPages(c, [], 4)).toEqual(all);
   });
 
-  it('a condition matches references to any of its guids; several conditions must all hold', async () => {
-    const c = await catalog();
+  it('a condition matches references to any of its guids; several conditions must all hold', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
     const cases: [string[], string[]][] = [
       [[`tags:${c.pii}`], ['Audit', 'Customers', 'orders']],
       [[`TAGS:${c.gold}`], ['b-logs', 'orders']],
@@ -166,8 +165,8 @@ describe('GET /entities: a type’s entities by their references', () => {
     }
   });
 
-  it('REST and GraphQL answer the same rows and cursors for the same conditions', async () => {
-    const c = await catalog();
+  it('REST and GraphQL answer the same rows and cursors for the same conditions', async ({ world }) => {
+    const c = await catalog(world);
     // Through the typed client (client/operations/entities.graphql).
     const gqlPage = (where: { attribute: string; anyOf: string[] }[], first: number, after?: string) =>
       c.gql.entities(c.table, where, { first, after: after ?? null });
@@ -202,9 +201,9 @@ describe('GET /entities: a type’s entities by their references', () => {
     }
   });
 
-  it('refuses each bad filter with its own reason, at both doors', async () => {
-    const c = await catalog();
-    const other = await catalog();
+  it('refuses each bad filter with its own reason, at both doors', async ({ world }) => {
+    const c = await catalog(world);
+    const other = await catalog(world);
     const many = Array.from({ length: MAX_FILTER_GUIDS + 1 }, () => randomUUID()).join(',');
     const cases: [string, number, string][] = [
       [query(c.table, [`colour:${c.pii}`]), 400, 'unknown_attribute'],
@@ -262,8 +261,10 @@ describe('GET /entities: a type’s entities by their references', () => {
     expect(await gql(other.table, [{ attribute: 'tags', anyOf: [c.pii] }])).toBe('unknown_entity_type');
   });
 
-  it('a withdrawn attribute stops matching at once, before the purge removes its references', async () => {
-    const c = await catalog();
+  it('a withdrawn attribute stops matching at once, before the purge removes its references', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
     expect(await allPages(c, [`owner:${c.ann}`])).toEqual(['events', 'orders']);
     // Hold the purge off: a transaction holding the write locks of the type's entities keeps any purge (ours after
     // the withdrawal, or another suite's) from removing their references until it ends. Reads take no locks.
@@ -279,7 +280,7 @@ describe('GET /entities: a type’s entities by their references', () => {
       const res = await c.api.get(query(c.table, [`owner:${c.ann}`]));
       expect([res.status, res.body.DATA.reason]).toEqual([409, 'attribute_def_withdrawn']);
       // The references are still stored: only the definition's state stops them from matching.
-      const stored = await run(
+      const stored = await runOn(world)(
         `MATCH (e:Entity)-[r:REFERS_TO {attr: 'owner'}]->() WHERE e.tenant = $tenant AND e.type_guid = $type
          RETURN count(r) AS n`,
         { tenant: c.tenant, type: c.table },
@@ -294,14 +295,16 @@ describe('GET /entities: a type’s entities by their references', () => {
     expect(reports.body.DATA.entities.map((e: Summary) => e.name)).toEqual(['aaa report']);
   });
 
-  it('a page read after a withdrawal committed is refused even when its definitions were read before it', async () => {
-    const c = await catalog();
+  it('a page read after a withdrawal committed is refused even when its definitions were read before it', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
     const listing = await c.api.get(`/entities/types/${c.table}/attributes`);
     const owner = (listing.body.DATA.attributes as { name: string; guid: string }[]).find(
       (a) => a.name === 'Owner',
     );
     const page = () =>
-      readEntityPage(run, {
+      readEntityPage(runOn(world), {
         tenant: c.tenant,
         typeGuid: c.table,
         after: '',
@@ -317,8 +320,10 @@ describe('GET /entities: a type’s entities by their references', () => {
     expect((await page()).current).toBe(false);
   });
 
-  it('a listing read from memory at an older model version is never trusted for an answer it cannot check', async () => {
-    const c = await catalog();
+  it('a listing read from memory at an older model version is never trusted for an answer it cannot check', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
     // The type's definitions are now in memory.
     expect(await allPages(c, [`tags:${c.pii}`])).toEqual(byName(['Audit', 'Customers', 'orders']));
     // A filterable reference declared since: the listing in memory does not have it, the answer must.
@@ -345,8 +350,10 @@ describe('GET /entities: a type’s entities by their references', () => {
     expect([gone.status, gone.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
   });
 
-  it('with several conditions a page examines a bounded window: short pages carry a cursor, and every match comes once', async () => {
-    const c = await catalog();
+  it('with several conditions a page examines a bounded window: short pages carry a cursor, and every match comes once', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
     // 2,600 more tagged "raw": every 1,000th also "pii". The window of one page cannot reach the next match.
     const batch: NewEntity[] = Array.from({ length: 2_600 }, (_, i) => {
       const name = `zz-${String(i).padStart(5, '0')}`;
@@ -363,7 +370,7 @@ describe('GET /entities: a type’s entities by their references', () => {
       };
     });
     for (const e of batch) c.rows[e.name] = e.guid;
-    await insertEntities(run, c.tenant, batch);
+    await insertEntities(runOn(world), c.tenant, batch);
     const pages: number[] = [];
     const names: string[] = [];
     let cursor: string | null = null;
@@ -389,11 +396,13 @@ describe('GET /entities: a type’s entities by their references', () => {
     expect(single.body.DATA.next_cursor).not.toBeNull();
   });
 
-  it('data written before the listing keys existed gains them once (the migration backfill)', async () => {
-    const c = await catalog();
+  it('data written before the listing keys existed gains them once (the migration backfill)', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
     const guid = randomUUID();
     // An entity and its reference as an earlier release wrote them: no listing key, no filter keys.
-    await run(
+    await runOn(world)(
       `MATCH (x:Entity {guid: $pii})
        CREATE (e:Entity {tenant: $tenant, guid: $guid, name: 'legacy', name_key: 'legacy', type_guid: $type})
        CREATE (e)-[:REFERS_TO {attr: 'tags', pos: 0}]->(x)`,
@@ -403,7 +412,7 @@ describe('GET /entities: a type’s entities by their references', () => {
     expect(await allPages(c, [`tags:${c.pii}`])).not.toContain('legacy');
     const step = BACKFILLS.find((b) => b.id === 'entity-list-keys');
     for (let i = 0; i < 100; i++) {
-      const [row] = await run(step?.batch as string, { separator: '\u0000' });
+      const [row] = await runOn(world)(step?.batch as string, { separator: '\u0000' });
       if (Number(row?.changed) === 0) break;
     }
     expect(await allPages(c, [`tags:${c.pii}`])).toEqual(byName(['Audit', 'Customers', 'legacy', 'orders']));

@@ -1,7 +1,7 @@
 // GraphQL for entity types: same rules as REST through the same resolvers, refusals in extensions.reason.
 import { readFileSync } from 'node:fs';
 import { lexicographicSortSchema, printSchema } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import {
   CreateEntityTypeDocument,
   DeleteEntityTypeDocument,
@@ -12,26 +12,11 @@ import {
   RenameEntityTypeDocument,
 } from '../../client/src/index.js';
 import { schema } from '../../src/schema/index.js';
-import {
-  createWorld,
-  graphqlClient,
-  newTenant,
-  refusalOf,
-  restClient,
-  type TestWorld,
-  tokenFor,
-} from '../helpers.js';
-
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
+import { it } from '../fixtures.js';
+import { graphqlClient, newTenant, refusalOf, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 /** A client of a fresh tenant. */
-const newClient = async () => graphqlClient(world.app, await tokenFor(newTenant()));
+const newClient = async (world: TestWorld) => graphqlClient(world.app, await tokenFor(newTenant()));
 
 describe('GraphQL schema', () => {
   it('the committed schema.graphql is the printed schema (run npm run schema:print)', () => {
@@ -42,8 +27,8 @@ describe('GraphQL schema', () => {
 });
 
 describe('createEntityType', () => {
-  it('create-or-get: created true then false for the same name in another case', async () => {
-    const client = await newClient();
+  it('create-or-get: created true then false for the same name in another case', async ({ world }) => {
+    const client = await newClient(world);
     const first = await client.request(CreateEntityTypeDocument, { name: ' Metric ' });
     expect(first.createEntityType).toMatchObject({
       created: true,
@@ -60,8 +45,8 @@ describe('createEntityType', () => {
     expect(again.entityType.guid).toBe(first.createEntityType.entityType.guid);
   });
 
-  it('refusals carry the same reasons as REST in extensions.reason', async () => {
-    const client = await newClient();
+  it('refusals carry the same reasons as REST in extensions.reason', async ({ world }) => {
+    const client = await newClient(world);
     expect(await refusalOf(client.request(CreateEntityTypeDocument, { name: '   ' }))).toBe('empty_value');
     expect(await refusalOf(client.request(CreateEntityTypeDocument, { name: 'dashboard' }))).toBe(
       'type_instances_managed',
@@ -69,7 +54,9 @@ describe('createEntityType', () => {
     expect(await refusalOf(client.createEntityType('n'.repeat(300)))).toBe('name_too_long');
   });
 
-  it('refusals carry the standard GraphQL code beside the reason (BAD_USER_INPUT, GRAPHQL_VALIDATION_FAILED)', async () => {
+  it('refusals carry the standard GraphQL code beside the reason (BAD_USER_INPUT, GRAPHQL_VALIDATION_FAILED)', async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
     const post = (query: string) =>
       world.app.inject({
@@ -96,7 +83,7 @@ describe('createEntityType', () => {
     expect(costly.data).toBeUndefined();
   });
 
-  it('a type created over GraphQL is the one REST resolves', async () => {
+  it('a type created over GraphQL is the one REST resolves', async ({ world }) => {
     const tenant = newTenant();
     const token = await tokenFor(tenant);
     const created = await graphqlClient(world.app, token).createEntityType('Shared');
@@ -106,8 +93,10 @@ describe('createEntityType', () => {
 });
 
 describe('concurrency', () => {
-  it('more operations than run at once (GRAPHQL_CONCURRENCY) all complete, each with its own answer', async () => {
-    const client = await newClient();
+  it('more operations than run at once (GRAPHQL_CONCURRENCY) all complete, each with its own answer', async ({
+    world,
+  }) => {
+    const client = await newClient(world);
     const concurrency = world.app.services.config.GRAPHQL_CONCURRENCY;
     const names = Array.from({ length: concurrency * 3 }, (_, i) => `Concurrent ${i}`);
     const answers = await Promise.all(
@@ -118,8 +107,8 @@ describe('concurrency', () => {
 });
 
 describe('entityType and entityTypeByName', () => {
-  it('resolve parentType to the level above', async () => {
-    const client = await newClient();
+  it('resolve parentType to the level above', async ({ world }) => {
+    const client = await newClient(world);
     const column = await client.request(EntityTypeByNameDocument, { name: 'COLUMN' });
     expect(column.entityTypeByName).toMatchObject({
       name: 'column',
@@ -133,9 +122,9 @@ describe('entityType and entityTypeByName', () => {
     expect(datasource!.parentType).toBeNull();
   });
 
-  it('a guid or name of another tenant resolves to null', async () => {
-    const a = await newClient();
-    const b = await newClient();
+  it('a guid or name of another tenant resolves to null', async ({ world }) => {
+    const a = await newClient(world);
+    const b = await newClient(world);
     const guid = (await a.createEntityType('Private')).entityType.guid;
     expect((await b.request(EntityTypeByGuidDocument, { guid })).entityType).toBeNull();
     expect((await b.request(EntityTypeByNameDocument, { name: 'Private' })).entityTypeByName).toBeNull();
@@ -143,7 +132,7 @@ describe('entityType and entityTypeByName', () => {
 });
 
 describe('entityTypes connection', () => {
-  it('pages with first/after through every type once, in the same order as REST', async () => {
+  it('pages with first/after through every type once, in the same order as REST', async ({ world }) => {
     const tenant = newTenant();
     const token = await tokenFor(tenant);
     const client = graphqlClient(world.app, token);
@@ -165,12 +154,14 @@ describe('entityTypes connection', () => {
     expect(all).toEqual(seen);
   });
 
-  it('first outside 1..500 gives invalid_page_size; a foreign or forged cursor gives invalid_cursor', async () => {
-    const client = await newClient();
+  it('first outside 1..500 gives invalid_page_size; a foreign or forged cursor gives invalid_cursor', async ({
+    world,
+  }) => {
+    const client = await newClient(world);
     for (const first of [0, 501, -3]) {
       expect(await refusalOf(client.request(EntityTypesPageDocument, { first }))).toBe('invalid_page_size');
     }
-    const other = await newClient();
+    const other = await newClient(world);
     const cursor = (await other.entityTypes({ first: 1 })).pageInfo.endCursor!;
     expect(await refusalOf(client.request(EntityTypesPageDocument, { first: 1, after: cursor }))).toBe(
       'invalid_cursor',
@@ -180,8 +171,8 @@ describe('entityTypes connection', () => {
 });
 
 describe('renameEntityType and deleteEntityType', () => {
-  it('rename keeps the guid; delete and recreate gives the same guid back', async () => {
-    const client = await newClient();
+  it('rename keeps the guid; delete and recreate gives the same guid back', async ({ world }) => {
+    const client = await newClient(world);
     const guid = (await client.createEntityType('Draft')).entityType.guid;
     const renamed = await client.request(RenameEntityTypeDocument, { guid, name: 'Final' });
     expect(renamed.renameEntityType).toMatchObject({ guid, name: 'Final' });
@@ -193,8 +184,10 @@ describe('renameEntityType and deleteEntityType', () => {
     expect(await client.deleteEntityType(guid)).toEqual({ guid, deleted: true });
   });
 
-  it('system types are refused with type_not_user_defined; unknown guids with unknown_entity_type', async () => {
-    const client = await newClient();
+  it('system types are refused with type_not_user_defined; unknown guids with unknown_entity_type', async ({
+    world,
+  }) => {
+    const client = await newClient(world);
     const table = (await client.request(EntityTypeByNameDocument, { name: 'table' })).entityTypeByName!;
     expect(await refusalOf(client.request(RenameEntityTypeDocument, { guid: table.guid, name: 'x' }))).toBe(
       'type_not_user_defined',
@@ -207,7 +200,7 @@ describe('renameEntityType and deleteEntityType', () => {
 });
 
 describe('GraphQL authentication', () => {
-  it('requires the same bearer token as REST', async () => {
+  it('requires the same bearer token as REST', async ({ world }) => {
     const res = await world.app.inject({
       method: 'POST',
       url: '/graphql',
@@ -218,14 +211,16 @@ describe('GraphQL authentication', () => {
     expect(res.json()).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'unauthenticated' } });
   });
 
-  it('the client reports the 401 envelope as a MetamodelGraphQLError with reason unauthenticated', async () => {
+  it('the client reports the 401 envelope as a MetamodelGraphQLError with reason unauthenticated', async ({
+    world,
+  }) => {
     const client = graphqlClient(world.app, 'not-a-token');
     const error = await client.entityTypes().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MetamodelGraphQLError);
     expect(error).toMatchObject({ status: 401, reason: 'unauthenticated', data: null });
   });
 
-  it('GraphQL validation errors pass through unmasked', async () => {
+  it('GraphQL validation errors pass through unmasked', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const res = await world.app.inject({
       method: 'POST',

@@ -1,18 +1,11 @@
 // Spec: "Entity type row", "POST /entities/types", "GET /entities/types", and CONTRACT.md rename/delete.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { typeGuid } from '../../src/model/names.js';
-import { createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import { it } from '../fixtures.js';
+import { newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
-
-async function clientFor(tenant = newTenant()) {
+async function clientFor(world: TestWorld, tenant = newTenant()) {
   return { tenant, api: restClient(world.app, await tokenFor(tenant)) };
 }
 
@@ -43,8 +36,10 @@ const OPTIONAL = [
 ];
 
 describe('Entity type row', () => {
-  it('rule 2: built-in levels from datasource to column, each parent_type the guid of the level above', async () => {
-    const { api } = await clientFor();
+  it('rule 2: built-in levels from datasource to column, each parent_type the guid of the level above', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const rows = await listAll(api);
     const byName = new Map(rows.map((r) => [r.name, r]));
     const levels = ['datasource', 'database', 'schema', 'table', 'column'];
@@ -60,8 +55,10 @@ describe('Entity type row', () => {
     }
   });
 
-  it('vocabulary types carry vocabulary: true and nothing else optional; the root entity carries nothing', async () => {
-    const { api } = await clientFor();
+  it('vocabulary types carry vocabulary: true and nothing else optional; the root entity carries nothing', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const byName = new Map((await listAll(api)).map((r) => [r.name, r]));
     for (const name of ['domain', 'env', 'tag', 'classification', 'group']) {
       const row = byName.get(name)!;
@@ -72,8 +69,10 @@ describe('Entity type row', () => {
     expect(byName.has('dashboard')).toBe(false);
   });
 
-  it('rule 3: every type a caller creates is a user_defined catalog level with no other optional field', async () => {
-    const { api } = await clientFor();
+  it('rule 3: every type a caller creates is a user_defined catalog level with no other optional field', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const res = await api.post('/entities/types', { name: 'Report' });
     expect(res.status).toBe(201);
     const row = res.body.DATA.entity_type;
@@ -81,8 +80,10 @@ describe('Entity type row', () => {
     expect(row).toMatchObject({ name: 'Report', origin: 'user_defined', catalog_level: true });
   });
 
-  it('rule 1 and 4: a connector type carries none of the optional fields (never false or null)', async () => {
-    const { tenant, api } = await clientFor();
+  it('rule 1 and 4: a connector type carries none of the optional fields (never false or null)', async ({
+    world,
+  }) => {
+    const { tenant, api } = await clientFor(world);
     await api.get('/entities/types'); // tenant seen
     const guid = typeGuid(tenant, 'kafka topic');
     // A connector writing types into the graph changes the tenant's model version with them, as every writer of
@@ -100,9 +101,11 @@ describe('Entity type row', () => {
     expect(again.body.DATA).toEqual({ entity_type: row, created: false });
   });
 
-  it('the guid is a UUID derived from (tenant, normalised name): the same name in two tenants differs', async () => {
-    const a = await clientFor();
-    const b = await clientFor();
+  it('the guid is a UUID derived from (tenant, normalised name): the same name in two tenants differs', async ({
+    world,
+  }) => {
+    const a = await clientFor(world);
+    const b = await clientFor(world);
     const ra = await a.api.post('/entities/types', { name: 'Invoice' });
     const rb = await b.api.post('/entities/types', { name: 'Invoice' });
     expect(ra.body.DATA.entity_type.guid).toMatch(
@@ -114,8 +117,10 @@ describe('Entity type row', () => {
 });
 
 describe('POST /entities/types', () => {
-  it('rule 1-2: create-or-get; trimmed, case-insensitive; 201 then 200 with created false, nothing written', async () => {
-    const { tenant, api } = await clientFor();
+  it('rule 1-2: create-or-get; trimmed, case-insensitive; 201 then 200 with created false, nothing written', async ({
+    world,
+  }) => {
+    const { tenant, api } = await clientFor(world);
     const first = await api.post('/entities/types', { name: '  Data Product ' });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ STATUS: 'SUCCESS', MESSAGE: '', DATA: { created: true } });
@@ -132,8 +137,10 @@ describe('POST /entities/types', () => {
     expect(count.records[0]!.get('n')).toBe(1);
   });
 
-  it('letter case is ignored the Unicode way (ß and SS, Greek final sigma, accented capitals)', async () => {
-    const { api } = await clientFor();
+  it('letter case is ignored the Unicode way (ß and SS, Greek final sigma, accented capitals)', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const created = await api.post('/entities/types', { name: 'Straße' });
     expect(created.status).toBe(201);
     expect((await api.post('/entities/types', { name: 'STRASSE' })).body.DATA.created).toBe(false);
@@ -147,16 +154,18 @@ describe('POST /entities/types', () => {
     );
   });
 
-  it('a system type name resolves to the system type', async () => {
-    const { api } = await clientFor();
+  it('a system type name resolves to the system type', async ({ world }) => {
+    const { api } = await clientFor(world);
     const res = await api.post('/entities/types', { name: ' TABLE ' });
     expect(res.status).toBe(200);
     expect(res.body.DATA.created).toBe(false);
     expect(res.body.DATA.entity_type).toMatchObject({ name: 'table', origin: 'system', catalog_level: true });
   });
 
-  it('rule 3: a name empty after trimming is refused with empty_value (400), as is a missing or null name', async () => {
-    const { api } = await clientFor();
+  it('rule 3: a name empty after trimming is refused with empty_value (400), as is a missing or null name', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     for (const body of [{ name: '' }, { name: '   ' }, { name: '\t\n' }, {}, { name: null }]) {
       const res = await api.post('/entities/types', body);
       expect(res.status).toBe(400);
@@ -164,8 +173,10 @@ describe('POST /entities/types', () => {
     }
   });
 
-  it('a name that is not a string is refused with invalid_field; a body that is not an object with invalid_body', async () => {
-    const { api } = await clientFor();
+  it('a name that is not a string is refused with invalid_field; a body that is not an object with invalid_body', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     for (const name of [42, true, ['a'], { a: 1 }]) {
       const res = await api.post('/entities/types', { name });
       expect(res.status).toBe(400);
@@ -178,24 +189,26 @@ describe('POST /entities/types', () => {
     }
   });
 
-  it('a name that is not well-formed Unicode or holds control characters is refused with invalid_field', async () => {
-    const { api } = await clientFor();
+  it('a name that is not well-formed Unicode or holds control characters is refused with invalid_field', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     for (const name of ['x\uD800', '\uDC00y', 'a\u0000b', 'line\nbreak', 'bell\u0007', 'c1\u0085']) {
       const res = await api.post('/entities/types', { name });
       expect([res.status, res.body.DATA.reason], JSON.stringify(name)).toEqual([400, 'invalid_field']);
     }
     expect((await api.post('/entities/types', { name: '  עברית \u200fمرحبا 😀 e\u0301 ' })).status).toBe(201);
   });
-  it('a name longer than 256 characters is refused with name_too_long', async () => {
-    const { api } = await clientFor();
+  it('a name longer than 256 characters is refused with name_too_long', async ({ world }) => {
+    const { api } = await clientFor(world);
     expect((await api.post('/entities/types', { name: 'x'.repeat(256) })).status).toBe(201);
     const res = await api.post('/entities/types', { name: 'y'.repeat(257) });
     expect(res.status).toBe(400);
     expect(res.body.DATA.reason).toBe('name_too_long');
   });
 
-  it('50 concurrent creates of one name converge on exactly one type', async () => {
-    const { tenant, api } = await clientFor();
+  it('50 concurrent creates of one name converge on exactly one type', async ({ world }) => {
+    const { tenant, api } = await clientFor(world);
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
         api.post('/entities/types', { name: i % 2 ? 'Pipeline' : ' PIPELINE ' }),
@@ -213,8 +226,8 @@ describe('POST /entities/types', () => {
 });
 
 describe('GET /entities/types', () => {
-  it('lists system and user types together in a stable name order', async () => {
-    const { api } = await clientFor();
+  it('lists system and user types together in a stable name order', async ({ world }) => {
+    const { api } = await clientFor(world);
     for (const name of ['zeta', 'Alpha', 'mid']) await api.post('/entities/types', { name });
     const rows = await listAll(api);
     const names = rows.map((r) => r.name);
@@ -224,8 +237,8 @@ describe('GET /entities/types', () => {
     expect(await listAll(api)).toEqual(rows);
   });
 
-  it('pages with next_cursor until null; every row once; the default page size is 100', async () => {
-    const { api } = await clientFor();
+  it('pages with next_cursor until null; every row once; the default page size is 100', async ({ world }) => {
+    const { api } = await clientFor(world);
     await Promise.all(
       Array.from({ length: 110 }, (_, i) =>
         api.post('/entities/types', { name: `type-${String(i).padStart(3, '0')}` }),
@@ -240,8 +253,8 @@ describe('GET /entities/types', () => {
     expect(paged).toEqual(await listAll(api, 500));
   });
 
-  it('page_size outside 1..500 or not an integer is refused with invalid_page_size', async () => {
-    const { api } = await clientFor();
+  it('page_size outside 1..500 or not an integer is refused with invalid_page_size', async ({ world }) => {
+    const { api } = await clientFor(world);
     for (const bad of ['0', '501', '-1', '1.5', 'abc', '', '1e2', '99999999999']) {
       const res = await api.get(`/entities/types?page_size=${encodeURIComponent(bad)}`);
       expect(res.status, bad).toBe(400);
@@ -254,9 +267,11 @@ describe('GET /entities/types', () => {
       expect((await api.get(`/entities/types?page_size=${ok}`)).status).toBe(200);
   });
 
-  it('a cursor not issued by this API, tampered with, or issued to another tenant is refused with invalid_cursor', async () => {
-    const { api } = await clientFor();
-    const other = await clientFor();
+  it('a cursor not issued by this API, tampered with, or issued to another tenant is refused with invalid_cursor', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
+    const other = await clientFor(world);
     const page = await api.get('/entities/types?page_size=2');
     const cursor: string = page.body.DATA.next_cursor;
     const [payload, sig] = cursor.split('.');
@@ -286,8 +301,10 @@ describe('GET /entities/types/by-name/{name}', () => {
   const byName = (api: ReturnType<typeof restClient>, name: string) =>
     api.get(`/entities/types/by-name/${encodeURIComponent(name)}`);
 
-  it('resolves a name as create-or-get compares it (trimmed, letter case ignored), and creates nothing', async () => {
-    const { api } = await clientFor();
+  it('resolves a name as create-or-get compares it (trimmed, letter case ignored), and creates nothing', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const created = (await api.post('/entities/types', { name: 'Data Product' })).body.DATA.entity_type;
     for (const spelling of ['Data Product', '  data PRODUCT ', 'DATA PRODUCT']) {
       const res = await byName(api, spelling);
@@ -302,8 +319,8 @@ describe('GET /entities/types/by-name/{name}', () => {
     expect((await byName(api, 'A/B')).body.DATA.entity_type.guid).toBe(slashed.guid);
   });
 
-  it('a renamed type by its new name and by the name it was created under', async () => {
-    const { api } = await clientFor();
+  it('a renamed type by its new name and by the name it was created under', async ({ world }) => {
+    const { api } = await clientFor(world);
     const created = (await api.post('/entities/types', { name: 'Orders' })).body.DATA.entity_type;
     expect((await api.patch(`/entities/types/${created.guid}`, { name: 'Purchase Orders' })).status).toBe(
       200,
@@ -313,9 +330,11 @@ describe('GET /entities/types/by-name/{name}', () => {
     expect([former.status, former.body.DATA.entity_type.name]).toEqual([200, 'Purchase Orders']);
   });
 
-  it("another tenant's type is unknown; names that are no names are refused with their reason", async () => {
-    const a = await clientFor();
-    const b = await clientFor();
+  it("another tenant's type is unknown; names that are no names are refused with their reason", async ({
+    world,
+  }) => {
+    const a = await clientFor(world);
+    const b = await clientFor(world);
     await a.api.post('/entities/types', { name: 'Secret Type' });
     const other = await byName(b.api, 'Secret Type');
     expect([other.status, other.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
@@ -327,9 +346,9 @@ describe('GET /entities/types/by-name/{name}', () => {
 });
 
 describe('Tenant isolation', () => {
-  it('one tenant never sees, resolves, renames or deletes another tenant’s types', async () => {
-    const a = await clientFor();
-    const b = await clientFor();
+  it('one tenant never sees, resolves, renames or deletes another tenant’s types', async ({ world }) => {
+    const a = await clientFor(world);
+    const b = await clientFor(world);
     const created = await a.api.post('/entities/types', { name: 'Secret' });
     const guid = created.body.DATA.entity_type.guid;
     expect((await listAll(b.api)).some((r) => r.name === 'Secret')).toBe(false);
@@ -344,8 +363,10 @@ describe('Tenant isolation', () => {
 });
 
 describe('PATCH and DELETE /entities/types/{guid}', () => {
-  it('renames a user-defined type keeping its guid; the original name still resolves to it', async () => {
-    const { api } = await clientFor();
+  it('renames a user-defined type keeping its guid; the original name still resolves to it', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const created = (await api.post('/entities/types', { name: 'Orders' })).body.DATA.entity_type;
     const renamed = await api.patch(`/entities/types/${created.guid}`, { name: ' Purchase Orders ' });
     expect(renamed.status).toBe(200);
@@ -361,8 +382,10 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
     ).toBe('PURCHASE orders');
   });
 
-  it('refuses renaming onto a name that resolves to another type, and onto a managed name', async () => {
-    const { api } = await clientFor();
+  it('refuses renaming onto a name that resolves to another type, and onto a managed name', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const a = (await api.post('/entities/types', { name: 'A' })).body.DATA.entity_type;
     const b = (await api.post('/entities/types', { name: 'B' })).body.DATA.entity_type;
     for (const name of ['b', 'table']) {
@@ -383,8 +406,8 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
     );
   });
 
-  it('system types cannot be renamed or deleted', async () => {
-    const { api } = await clientFor();
+  it('system types cannot be renamed or deleted', async ({ world }) => {
+    const { api } = await clientFor(world);
     const table = (await api.post('/entities/types', { name: 'table' })).body.DATA.entity_type;
     const renamed = await api.patch(`/entities/types/${table.guid}`, { name: 'tables' });
     expect(renamed.status).toBe(409);
@@ -395,8 +418,8 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
     expect((await api.get(`/entities/types/${table.guid}`)).body.DATA.entity_type.name).toBe('table');
   });
 
-  it('delete then recreate under the same name gives the same guid back', async () => {
-    const { api } = await clientFor();
+  it('delete then recreate under the same name gives the same guid back', async ({ world }) => {
+    const { api } = await clientFor(world);
     const created = (await api.post('/entities/types', { name: 'Feature' })).body.DATA.entity_type;
     const deleted = await api.delete(`/entities/types/${created.guid}`);
     expect(deleted.status).toBe(200);
@@ -410,8 +433,10 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
     expect(again.body.DATA.entity_type.guid).toBe(created.guid);
   });
 
-  it('a renamed type deleted and recreated under its last name gets its guid back, and its entities with it', async () => {
-    const { api } = await clientFor();
+  it('a renamed type deleted and recreated under its last name gets its guid back, and its entities with it', async ({
+    world,
+  }) => {
+    const { api } = await clientFor(world);
     const guid = (await api.post('/entities/types', { name: 'Foo' })).body.DATA.entity_type.guid;
     await api.post(`/entities/types/${guid}/attributes`, {
       name: 'note',
@@ -433,8 +458,8 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
       entity_type: { guid },
     });
   });
-  it('unknown guids give unknown_entity_type (404)', async () => {
-    const { api } = await clientFor();
+  it('unknown guids give unknown_entity_type (404)', async ({ world }) => {
+    const { api } = await clientFor(world);
     for (const guid of ['nope', '00000000-0000-0000-0000-000000000000']) {
       expect((await api.get(`/entities/types/${guid}`)).body.DATA.reason).toBe('unknown_entity_type');
       expect((await api.patch(`/entities/types/${guid}`, { name: 'x' })).status).toBe(404);

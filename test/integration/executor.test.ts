@@ -1,21 +1,13 @@
 // The executor's single-statement read (auto-commit): counted, one statement only, refusals mapped like the rest.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createDriver } from '../../src/db/driver.js';
 import { createExecutor } from '../../src/db/executor.js';
 import { freePort } from '../../src/db/local-neo4j.js';
 import { AppError } from '../../src/errors.js';
-import { createWorld, type TestWorld } from '../helpers.js';
-
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
+import { it } from '../fixtures.js';
 
 describe('readOne', () => {
-  it('runs one statement, counts it, and returns its rows', async () => {
+  it('runs one statement, counts it, and returns its rows', async ({ world }) => {
     const stats = { queries: 0 };
     const db = createExecutor(world.driver, undefined, stats);
     const rows = await db.readOne((run) => run('UNWIND [1, 2, 3] AS x RETURN x * $k AS y', { k: 2 }));
@@ -23,7 +15,7 @@ describe('readOne', () => {
     expect(stats.queries).toBe(1);
   });
 
-  it('refuses a second statement (several statements belong in a transaction: read)', async () => {
+  it('refuses a second statement (several statements belong in a transaction: read)', async ({ world }) => {
     const db = createExecutor(world.driver, undefined);
     await expect(
       db.readOne(async (run) => {

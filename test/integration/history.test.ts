@@ -1,10 +1,10 @@
 // Issue #13, part 1: every metamodel change is recorded in its own transaction (who, when, what, the request id,
 // before/after), readable as a type's history (newest first) and as the tenant's change feed (oldest first, every
 // change exactly once, also under concurrent writers).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
+import { it } from '../fixtures.js';
 import {
   createType,
-  createWorld,
   graphqlClient,
   newTenant,
   operatorToken,
@@ -14,14 +14,6 @@ import {
   type TestWorld,
   tokenFor,
 } from '../helpers.js';
-
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
 
 interface Change {
   id: string;
@@ -35,7 +27,7 @@ interface Change {
   after: Record<string, unknown> | null;
 }
 
-async function tenantApi(sub = 'alice@example.com') {
+async function tenantApi(world: TestWorld, sub = 'alice@example.com') {
   const tenant = newTenant();
   const api = restClient(world.app, await tokenFor(tenant, { sub }));
   return { tenant, api };
@@ -74,8 +66,10 @@ async function drainFeed(api: Api, after: string | null, pageSize = 100) {
 const requestIdOf = (res: Reply) => String(res.headers['x-request-id']);
 
 describe('history: every kind of change is recorded, with who, when, the request id and before/after', () => {
-  it('type created, renamed, deleted and recreated (same guid, one history); attributes declared, withdrawn, removed by the purge', async () => {
-    const { tenant, api } = await tenantApi();
+  it('type created, renamed, deleted and recreated (same guid, one history); attributes declared, withdrawn, removed by the purge', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
     const created = await api.post('/entities/types', { name: 'Report' });
     const guid = created.body.DATA.entity_type.guid as string;
     const other = await createType(api, 'Person');
@@ -180,7 +174,9 @@ describe('history: every kind of change is recorded, with who, when, the request
     expect(new Set(history.map((c) => c.id)).size).toBe(history.length);
   });
 
-  it('the platform setting up the dashboard type is recorded once; later rows record nothing', async () => {
+  it('the platform setting up the dashboard type is recorded once; later rows record nothing', async ({
+    world,
+  }) => {
     const tenant = newTenant();
     const platform = restClient(world.app, await tokenFor(tenant, { roles: ['platform'], sub: 'bi-sync' }));
     const first = await platform.post('/platform/dashboards', { name: 'Revenue' });
@@ -197,8 +193,8 @@ describe('history: every kind of change is recorded, with who, when, the request
     });
   });
 
-  it('refused changes, dry runs and create-or-get of an existing name record nothing', async () => {
-    const { api } = await tenantApi();
+  it('refused changes, dry runs and create-or-get of an existing name record nothing', async ({ world }) => {
+    const { api } = await tenantApi(world);
     const guid = await createType(api, 'Thing');
     const declare = { name: 'a', value_type: 'number', cardinality: 'single' };
     await api.post(`/entities/types/${guid}/attributes`, declare);
@@ -215,8 +211,8 @@ describe('history: every kind of change is recorded, with who, when, the request
 });
 
 describe('history: paging and tenancy', () => {
-  it('is keyset-paged newest first: every record once, at any page size', async () => {
-    const { api } = await tenantApi();
+  it('is keyset-paged newest first: every record once, at any page size', async ({ world }) => {
+    const { api } = await tenantApi(world);
     const guid = await createType(api, 'Paged');
     for (let i = 0; i < 7; i += 1) {
       await api.post(`/entities/types/${guid}/attributes`, {
@@ -236,9 +232,11 @@ describe('history: paging and tenancy', () => {
     expect(lastPage.body.DATA.next_cursor).toBeNull();
   });
 
-  it("another tenant's type is unknown, its cursors invalid; page sizes outside 1..500 are refused", async () => {
-    const a = await tenantApi();
-    const b = await tenantApi();
+  it("another tenant's type is unknown, its cursors invalid; page sizes outside 1..500 are refused", async ({
+    world,
+  }) => {
+    const a = await tenantApi(world);
+    const b = await tenantApi(world);
     const guid = await createType(a.api, 'Secret');
     await a.api.post(`/entities/types/${guid}/attributes`, {
       name: 'x',
@@ -283,9 +281,11 @@ describe('history: paging and tenancy', () => {
 });
 
 describe('change feed', () => {
-  it("starts at the tenant's first change, oldest first; an empty page keeps the cursor; only the tenant's own changes", async () => {
-    const { api } = await tenantApi();
-    const other = await tenantApi();
+  it("starts at the tenant's first change, oldest first; an empty page keeps the cursor; only the tenant's own changes", async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const other = await tenantApi(world);
     await createType(other.api, 'Noise');
     const start = await drainFeed(api, null);
     expect(start.changes).toEqual([]);
@@ -305,8 +305,10 @@ describe('change feed', () => {
     expect((await drainFeed(api, null, 1)).changes).toEqual(read.changes);
   });
 
-  it('a consumer reading while writers write gets every change exactly once, each type in the order it changed', async () => {
-    const { api } = await tenantApi();
+  it('a consumer reading while writers write gets every change exactly once, each type in the order it changed', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     const writers = 8;
     const perWriter = 16;
     const expected = new Set<string>();
@@ -360,8 +362,10 @@ describe('change feed', () => {
     expect([...times].sort()).toEqual(times);
   }, 120_000);
 
-  it('a page stops before the record that would take its before/after past 4 MiB, and carries at least one', async () => {
-    const { api } = await tenantApi();
+  it('a page stops before the record that would take its before/after past 4 MiB, and carries at least one', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1010)}`);
     const types = [await createType(api, 'Big one'), await createType(api, 'Big two')];
     const start = (await drainFeed(api, null)).cursor;
@@ -388,7 +392,7 @@ describe('change feed', () => {
 });
 
 describe('GraphQL: EntityType.history and modelChanges', () => {
-  it('answer the same changes as REST, page for page', async () => {
+  it('answer the same changes as REST, page for page', async ({ world }) => {
     const tenant = newTenant();
     const token = await tokenFor(tenant, { sub: 'gql-user' });
     const api = restClient(world.app, token);
@@ -429,7 +433,7 @@ describe('GraphQL: EntityType.history and modelChanges', () => {
     expect(await refusalOf(gql.typeHistory(guid, { first: 501 }))).toBe('invalid_page_size');
   });
 
-  it('the histories of a page of types are read together, in one round of statements', async () => {
+  it('the histories of a page of types are read together, in one round of statements', async ({ world }) => {
     const tenant = newTenant();
     const token = await tokenFor(tenant);
     const api = restClient(world.app, token);
@@ -453,7 +457,9 @@ describe('GraphQL: EntityType.history and modelChanges', () => {
 });
 
 describe('GraphQL: what histories cost is charged before their texts are read', () => {
-  it('histories whose before/after pass 50 MB together are refused with result_too_large; under it, answered', async () => {
+  it('histories whose before/after pass 50 MB together are refused with result_too_large; under it, answered', async ({
+    world,
+  }) => {
     const tenant = newTenant();
     const token = await tokenFor(tenant);
     const api = restClient(world.app, token);

@@ -2,24 +2,9 @@
 // Unicode names and tokens at every REST path and at /graphql. Whatever comes in: never a 5xx, always the
 // envelope with a reason when refused, and a refused request leaves the tenant's stored state exactly as it was.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createType,
-  createWorld,
-  fingerprint,
-  newTenant,
-  restClient,
-  type TestWorld,
-  tokenFor,
-} from '../helpers.js';
-
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
+import { describe, expect } from 'vitest';
+import { it } from '../fixtures.js';
+import { createType, fingerprint, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 const RUNS = 60;
 
@@ -31,7 +16,7 @@ interface Target {
   entity: string;
 }
 
-async function target(): Promise<Target> {
+async function target(world: TestWorld): Promise<Target> {
   const tenant = newTenant('hostile');
   const token = await tokenFor(tenant);
   const api = restClient(world.app, token);
@@ -61,7 +46,7 @@ interface Sent {
 }
 
 /** Sends one request; checks the envelope and the never-5xx rule; returns status and body. */
-async function send(t: Target, req: Sent) {
+async function send(world: TestWorld, t: Target, req: Sent) {
   const res = await world.app.inject({
     method: req.method,
     url: req.url,
@@ -81,12 +66,12 @@ async function send(t: Target, req: Sent) {
 }
 
 /** Sends a request; if it is refused, the tenant's stored state must be unchanged. */
-async function sendAndCheckState(t: Target, req: Sent) {
+async function sendAndCheckState(world: TestWorld, t: Target, req: Sent) {
   // A successful withdrawal earlier in the run starts a background purge that updates its definition: let it
   // settle so that only this request can change what is stored.
   await world.app.services.purger.idle();
   const before = await fingerprint(world.driver, t.tenant);
-  const res = await send(t, req);
+  const res = await send(world, t, req);
   await world.app.services.purger.idle();
   if (res.status >= 400)
     expect(await fingerprint(world.driver, t.tenant), `${req.method} ${req.url}`).toEqual(before);
@@ -153,25 +138,27 @@ const encode = (s: string) =>
 const bodyText = (value: unknown) => (value === undefined ? '' : JSON.stringify(value));
 
 describe('hostile bodies', () => {
-  it('POST /entities/types: any body, never a 5xx, refusals leave state unchanged', async () => {
-    const t = await target();
+  it('POST /entities/types: any body, never a 5xx, refusals leave state unchanged', async ({ world }) => {
+    const t = await target(world);
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(anyJson, fc.record({ name: fc.oneof(nasty, anyJson) }), fc.string()),
         async (body) => {
           const payload = typeof body === 'string' && Math.random() < 0.5 ? body : bodyText(body);
-          await sendAndCheckState(t, { method: 'POST', url: '/entities/types', payload });
+          await sendAndCheckState(world, t, { method: 'POST', url: '/entities/types', payload });
         },
       ),
       { numRuns: RUNS },
     );
   });
 
-  it('POST /entities/types/{guid}/attributes: any declaration, never a 5xx, refusals leave state unchanged', async () => {
-    const t = await target();
+  it('POST /entities/types/{guid}/attributes: any declaration, never a 5xx, refusals leave state unchanged', async ({
+    world,
+  }) => {
+    const t = await target(world);
     await fc.assert(
       fc.asyncProperty(declaration(t), fc.boolean(), async (decl, dryRun) => {
-        await sendAndCheckState(t, {
+        await sendAndCheckState(world, t, {
           method: 'POST',
           url: `/entities/types/${t.type}/attributes${dryRun ? '?dry_run=true' : ''}`,
           payload: bodyText(decl),
@@ -181,8 +168,10 @@ describe('hostile bodies', () => {
     );
   });
 
-  it('POST /entities, /entities/lookup, /platform/dashboards, PATCH types: any body, never a 5xx', async () => {
-    const t = await target();
+  it('POST /entities, /entities/lookup, /platform/dashboards, PATCH types: any body, never a 5xx', async ({
+    world,
+  }) => {
+    const t = await target(world);
     const entityBody = fc.record(
       {
         type_guid: fc.oneof(fc.constantFrom(t.type, t.refType), nasty, anyJson),
@@ -221,7 +210,7 @@ describe('hostile bodies', () => {
     );
     await fc.assert(
       fc.asyncProperty(requests, async (req) => {
-        await sendAndCheckState(t, req);
+        await sendAndCheckState(world, t, req);
       }),
       { numRuns: RUNS * 2 },
     );
@@ -229,8 +218,10 @@ describe('hostile bodies', () => {
 });
 
 describe('hostile paths, query strings and cursors', () => {
-  it('any path segment or query string at every route: never a 5xx, refusals leave state unchanged', async () => {
-    const t = await target();
+  it('any path segment or query string at every route: never a 5xx, refusals leave state unchanged', async ({
+    world,
+  }) => {
+    const t = await target(world);
     const segment = fc.oneof(
       nasty.map(encode),
       fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '..', '.', '%2F', t.type),
@@ -260,20 +251,23 @@ describe('hostile paths, query strings and cursors', () => {
     await fc.assert(
       fc.asyncProperty(segment, segment, query, fc.nat(6), async (a, b, q, pick) => {
         const route = routes(a, b)[pick]!;
-        await sendAndCheckState(t, { ...route, url: `${route.url}?${q}` });
-        await sendAndCheckState(t, { method: 'GET', url: `/entities/types?${q}` });
+        await sendAndCheckState(world, t, { ...route, url: `${route.url}?${q}` });
+        await sendAndCheckState(world, t, { method: 'GET', url: `/entities/types?${q}` });
       }),
       { numRuns: RUNS },
     );
   });
 
-  it('a cursor this API did not issue is always invalid_cursor', async () => {
-    const t = await target();
+  it('a cursor this API did not issue is always invalid_cursor', async ({ world }) => {
+    const t = await target(world);
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(nasty, fc.base64String(), fc.string()).filter((c) => c.length > 0),
         async (cursor) => {
-          const res = await send(t, { method: 'GET', url: `/entities/types?cursor=${encode(cursor)}` });
+          const res = await send(world, t, {
+            method: 'GET',
+            url: `/entities/types?cursor=${encode(cursor)}`,
+          });
           expect([res.status, res.body.DATA.reason]).toEqual([400, 'invalid_cursor']);
         },
       ),
@@ -283,11 +277,13 @@ describe('hostile paths, query strings and cursors', () => {
 });
 
 describe('hostile names', () => {
-  it('any Unicode name is either a type (created, then resolved again the same) or refused with a reason', async () => {
-    const t = await target();
+  it('any Unicode name is either a type (created, then resolved again the same) or refused with a reason', async ({
+    world,
+  }) => {
+    const t = await target(world);
     await fc.assert(
       fc.asyncProperty(nasty, async (name) => {
-        const first = await sendAndCheckState(t, {
+        const first = await sendAndCheckState(world, t, {
           method: 'POST',
           url: '/entities/types',
           payload: JSON.stringify({ name }),
@@ -296,7 +292,7 @@ describe('hostile names', () => {
           expect(['empty_value', 'name_too_long', 'invalid_field']).toContain(first.body.DATA.reason);
           return;
         }
-        const again = await send(t, {
+        const again = await send(world, t, {
           method: 'POST',
           url: '/entities/types',
           payload: JSON.stringify({ name: ` ${name.toUpperCase()} ` }),
@@ -311,8 +307,10 @@ describe('hostile names', () => {
 });
 
 describe('hostile tokens', () => {
-  it('any Authorization header that is not a valid token is 401 unauthenticated, and changes nothing', async () => {
-    const t = await target();
+  it('any Authorization header that is not a valid token is 401 unauthenticated, and changes nothing', async ({
+    world,
+  }) => {
+    const t = await target(world);
     const header = fc.oneof(
       nasty,
       fc.string().map((s) => `Bearer ${s}`),
@@ -347,8 +345,10 @@ describe('hostile tokens', () => {
 });
 
 describe('hostile GraphQL', () => {
-  it('any query text and variables: a JSON answer, never a 5xx, refusals leave state unchanged', async () => {
-    const t = await target();
+  it('any query text and variables: a JSON answer, never a 5xx, refusals leave state unchanged', async ({
+    world,
+  }) => {
+    const t = await target(world);
     const operation = fc.oneof(
       fc.string({ maxLength: 200 }),
       fc.constantFrom(

@@ -2,13 +2,14 @@
 // GraphQL: the refusal carries its own reason, and a refused request writes nothing.
 
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
 import { WITHDRAWN_LISTED_MAX } from '../../src/model/limits.js';
 import { MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/resolvers/attributes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../src/resolvers/entities.js';
 import { MAX_VALUE_DEPTH } from '../../src/resolvers/values.js';
 import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
+import { it } from '../fixtures.js';
 import {
   createType,
   createWorld,
@@ -19,14 +20,6 @@ import {
   tokenFor,
 } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
-
 /** A value nested `depth` levels deep (a scalar is 0). */
 const nested = (depth: number): unknown => {
   let v: unknown = 'x';
@@ -35,7 +28,7 @@ const nested = (depth: number): unknown => {
 };
 
 /** A fresh tenant, already set up (its system types written), so later fingerprints compare like with like. */
-async function tenantWith() {
+async function tenantWith(world: TestWorld) {
   const tenant = newTenant('limits');
   const token = await tokenFor(tenant);
   const api = restClient(world.app, token);
@@ -44,7 +37,13 @@ async function tenantWith() {
 }
 
 /** POSTs to /graphql; answers the status and the parsed body (envelope refusals carry `errors` too). */
-async function graphql(token: string, query: string, variables?: Record<string, unknown>, raw?: string) {
+async function graphql(
+  world: TestWorld,
+  token: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  raw?: string,
+) {
   const res = await world.app.inject({
     method: 'POST',
     url: '/graphql',
@@ -57,8 +56,10 @@ const reasonOf = (body: { errors?: { extensions?: { reason?: string } }[] }) =>
   body.errors?.[0]?.extensions?.reason;
 
 describe(`JSON nesting of a body: at most ${MAX_BODY_DEPTH} levels (json_too_deep, checked while it arrives)`, () => {
-  it('REST and GraphQL: at and under the limit the body is judged on its content; over it, json_too_deep', async () => {
-    const { tenant, token } = await tenantWith();
+  it('REST and GraphQL: at and under the limit the body is judged on its content; over it, json_too_deep', async ({
+    world,
+  }) => {
+    const { tenant, token } = await tenantWith(world);
     const before = await fingerprint(world.driver, tenant);
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: MAX_BODY_DEPTH - 3, max: MAX_BODY_DEPTH + 3 }), async (depth) => {
@@ -75,9 +76,14 @@ describe(`JSON nesting of a body: at most ${MAX_BODY_DEPTH} levels (json_too_dee
           depth > MAX_BODY_DEPTH ? 'json_too_deep' : 'invalid_field',
         ]);
         // {"query": …, "variables": {"v": <depth - 2 levels>}}: read and run (the variable is no String), or not.
-        const gql = await graphql(token, 'query($v: String!) { entityTypeByName(name: $v) { name } }', {
-          v: nested(depth - 2),
-        });
+        const gql = await graphql(
+          world,
+          token,
+          'query($v: String!) { entityTypeByName(name: $v) { name } }',
+          {
+            v: nested(depth - 2),
+          },
+        );
         if (depth > MAX_BODY_DEPTH) expect([gql.status, reasonOf(gql.body)]).toEqual([400, 'json_too_deep']);
         else expect([gql.status, gql.body.errors[0].message]).toEqual([200, expect.stringContaining('$v')]);
       }),
@@ -88,8 +94,10 @@ describe(`JSON nesting of a body: at most ${MAX_BODY_DEPTH} levels (json_too_dee
 });
 
 describe(`JSON values in a body: at most ${MAX_BODY_VALUES.toLocaleString('en-US')} (json_too_large, checked while it arrives)`, () => {
-  it('REST and GraphQL: at the limit the body is judged on its content; one over, json_too_large', async () => {
-    const { tenant, token } = await tenantWith();
+  it('REST and GraphQL: at the limit the body is judged on its content; one over, json_too_large', async ({
+    world,
+  }) => {
+    const { tenant, token } = await tenantWith(world);
     const before = await fingerprint(world.driver, tenant);
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: -2, max: 2 }), async (offset) => {
@@ -109,6 +117,7 @@ describe(`JSON values in a body: at most ${MAX_BODY_VALUES.toLocaleString('en-US
         // {"query":…,"variables":{"v":[m numbers]}} holds 3 + (m - 1) + 1 values (the query's comma included).
         const m = n - 2;
         const gql = await graphql(
+          world,
           token,
           '',
           undefined,
@@ -124,8 +133,10 @@ describe(`JSON values in a body: at most ${MAX_BODY_VALUES.toLocaleString('en-US
 });
 
 describe(`Client values nest at most ${MAX_VALUE_DEPTH} levels (json_too_deep)`, () => {
-  it('a json default_value, through REST and GraphQL: declared at and under the limit; over it refused, nothing written', async () => {
-    const { tenant, token, api } = await tenantWith();
+  it('a json default_value, through REST and GraphQL: declared at and under the limit; over it refused, nothing written', async ({
+    world,
+  }) => {
+    const { tenant, token, api } = await tenantWith(world);
     const type = await createType(api, 'Deep Defaults');
     let declared = 0;
     await fc.assert(
@@ -139,6 +150,7 @@ describe(`Client values nest at most ${MAX_VALUE_DEPTH} levels (json_too_deep)`,
           let reason: string | undefined;
           if (viaGraphQL) {
             const res = await graphql(
+              world,
               token,
               'mutation($t: ID!, $i: DeclareAttributeInput!) { declareAttribute(typeGuid: $t, input: $i) { attribute { name } } }',
               { t: type, i: { name, valueType: 'json', cardinality: 'single', defaultValue: nested(depth) } },
@@ -165,8 +177,10 @@ describe(`Client values nest at most ${MAX_VALUE_DEPTH} levels (json_too_deep)`,
     );
   });
 
-  it('an entity value and an enumerated value: at the limit accepted, over it json_too_deep, nothing written', async () => {
-    const { tenant, api } = await tenantWith();
+  it('an entity value and an enumerated value: at the limit accepted, over it json_too_deep, nothing written', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantWith(world);
     const type = await createType(api, 'Deep Values');
     expect(
       (
@@ -205,8 +219,8 @@ describe(`Client values nest at most ${MAX_VALUE_DEPTH} levels (json_too_deep)`,
 });
 
 describe(`Lookup: at most ${MAX_LOOKUP_IDENTIFIERS} identifiers (too_many_identifiers, counted before they are read)`, () => {
-  it('at and under the limit resolved; over it refused', async () => {
-    const { token } = await tenantWith();
+  it('at and under the limit resolved; over it refused', async ({ world }) => {
+    const { token } = await tenantWith(world);
     const api = restClient(world.app, token);
     await fc.assert(
       fc.asyncProperty(
@@ -234,10 +248,12 @@ describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYT
     default_value: 'x'.repeat(length - 2),
   });
 
-  it('filled to the limit, a declaration at it is accepted and one character over is refused, nothing written', async () => {
+  it('filled to the limit, a declaration at it is accepted and one character over is refused, nothing written', async ({
+    world,
+  }) => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: -1, max: 2 }), async (offset) => {
-        const { tenant, api } = await tenantWith();
+        const { tenant, api } = await tenantWith(world);
         const type = await createType(api, 'Budget');
         // Three full enumerations (1,000 entries of 1,024 characters), then defaults of 64 KB.
         const enumeration = Array.from(
@@ -296,8 +312,10 @@ describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYT
 });
 
 describe(`GraphQL cost: every list at its true bound, literal, variable or default first alike (at most ${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')})`, () => {
-  it('a page size given literally, as a variable or by default gets the same verdict; over the limit refused before running', async () => {
-    const { token } = await tenantWith();
+  it('a page size given literally, as a variable or by default gets the same verdict; over the limit refused before running', async ({
+    world,
+  }) => {
+    const { token } = await tenantWith(world);
     const seen = new Set<string>();
     await fc.assert(
       fc.asyncProperty(
@@ -313,8 +331,10 @@ describe(`GraphQL cost: every list at its true bound, literal, variable or defau
               { length: aliases },
               (_, i) => `a${i}: entityTypes${firstArg} { edges { node { name ${selection} } } }`,
             ).join(' ');
-          const literal = await graphql(token, `{ ${fields(`(first: ${first})`)} }`);
-          const variable = await graphql(token, `query($n: Int) { ${fields('(first: $n)')} }`, { n: first });
+          const literal = await graphql(world, token, `{ ${fields(`(first: ${first})`)} }`);
+          const variable = await graphql(world, token, `query($n: Int) { ${fields('(first: $n)')} }`, {
+            n: first,
+          });
           const verdict = (r: typeof literal) => reasonOf(r.body) ?? 'executed';
           expect(verdict(variable)).toBe(verdict(literal));
           seen.add(verdict(literal));
@@ -328,7 +348,7 @@ describe(`GraphQL cost: every list at its true bound, literal, variable or defau
             expect(verdict(literal)).toBe('executed');
           }
           if (first === 100) {
-            const byDefault = await graphql(token, `{ ${fields('')} }`);
+            const byDefault = await graphql(world, token, `{ ${fields('')} }`);
             expect(verdict(byDefault)).toBe(verdict(literal));
           }
         },
@@ -346,8 +366,10 @@ describe(`GraphQL cost: every list at its true bound, literal, variable or defau
     expect([...seen].sort()).toEqual(['executed', 'query_too_costly']);
   });
 
-  it('a mutation whose answer would cost too much is refused before it runs: nothing written', async () => {
-    const { tenant, token, api } = await tenantWith();
+  it('a mutation whose answer would cost too much is refused before it runs: nothing written', async ({
+    world,
+  }) => {
+    const { tenant, token, api } = await tenantWith(world);
     const type = await createType(api, 'Costly Answers');
     let run = 0;
     await fc.assert(
@@ -357,6 +379,7 @@ describe(`GraphQL cost: every list at its true bound, literal, variable or defau
         for (let i = 0; i < levels; i += 1) answer = `name attributes { allowedRefType { ${answer} } }`;
         const before = await fingerprint(world.driver, tenant);
         const res = await graphql(
+          world,
           token,
           `mutation($t: ID!) { createEntityType(name: "Made ${run}") { entityType { ${answer} } } declareAttribute(typeGuid: $t, input: { name: "m${run}", valueType: "string", cardinality: "single" }) { attribute { name } } }`,
           { t: type },
@@ -372,12 +395,15 @@ describe(`GraphQL cost: every list at its true bound, literal, variable or defau
     );
   });
 
-  it(`withdrawnAttributes(first): 1 to ${WITHDRAWN_LISTED_MAX}; outside, invalid_page_size`, async () => {
-    const { token, api } = await tenantWith();
+  it(`withdrawnAttributes(first): 1 to ${WITHDRAWN_LISTED_MAX}; outside, invalid_page_size`, async ({
+    world,
+  }) => {
+    const { token, api } = await tenantWith(world);
     const type = await createType(api, 'Withdrawn List');
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: -1, max: WITHDRAWN_LISTED_MAX + 2 }), async (first) => {
         const res = await graphql(
+          world,
           token,
           `query($t: ID!, $f: Int) { entityType(guid: $t) { withdrawnAttributes(first: $f) { state } } }`,
           {
@@ -404,12 +430,15 @@ describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleStr
       fragment F3 on EntityType { name guid }`;
   };
 
-  it('a few fragments spread many times are counted as expanded: under the bound answered, over it refused, nothing written', async () => {
-    const { tenant, token, api } = await tenantWith();
+  it('a few fragments spread many times are counted as expanded: under the bound answered, over it refused, nothing written', async ({
+    world,
+  }) => {
+    const { tenant, token, api } = await tenantWith(world);
     const type = await createType(api, 'Spread Target');
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 60 }), async (spreads) => {
         const res = await graphql(
+          world,
           token,
           spreadDocument('query($t: ID!) { entityType(guid: $t) { ...F1 } }', spreads),
           {
@@ -433,13 +462,15 @@ describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleStr
     const mutation = `mutation { createEntityType(name: "Spread Made") { entityType { ${spreads('F2')} } } }
       fragment F2 on EntityType { name ${spreads('F3')} }
       fragment F3 on EntityType { name guid }`;
-    const res = await graphql(token, mutation);
+    const res = await graphql(world, token, mutation);
     expect(reasonOf(res.body)).toBe('query_too_costly');
     expect(await fingerprint(world.driver, tenant)).toEqual(before);
   });
 
-  it('operations that do no I/O (refusals) each run in their own turn of the event loop: a queue of them never holds off other requests', async () => {
-    const { token } = await tenantWith();
+  it('operations that do no I/O (refusals) each run in their own turn of the event loop: a queue of them never holds off other requests', async ({
+    world,
+  }) => {
+    const { token } = await tenantWith(world);
     const slots = world.app.services.config.GRAPHQL_CONCURRENCY;
     const costly =
       'query($n: Int) { a: entityTypes(first: $n) { edges { node { attributes { allowedRefType { attributes { name } } } } } } }';
@@ -453,7 +484,7 @@ describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleStr
     const finishedAt: number[] = [];
     await Promise.all(
       Array.from({ length: 40 }, async () => {
-        const res = await graphql(token, costly, { n: 500 });
+        const res = await graphql(world, token, costly, { n: 500 });
         expect(reasonOf(res.body)).toBe('query_too_costly');
         finishedAt.push(turn);
       }),
@@ -468,8 +499,10 @@ describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleStr
 });
 
 describe(`GraphQL execution budget: at most ${GRAPHQL_LIMITS.maxObjects.toLocaleString('en-US')} objects per answer (result_too_large), and a time budget (query_timeout)`, () => {
-  it('aliases of a self-referencing type answered while their objects fit; past the bound the whole answer is the refusal', async () => {
-    const { token, api } = await tenantWith();
+  it('aliases of a self-referencing type answered while their objects fit; past the bound the whole answer is the refusal', async ({
+    world,
+  }) => {
+    const { token, api } = await tenantWith(world);
     const type = await createType(api, 'Self');
     for (let i = 0; i < 200; i += 1) {
       const res = await api.post(`/entities/types/${type}/attributes`, {
@@ -490,7 +523,7 @@ describe(`GraphQL execution budget: at most ${GRAPHQL_LIMITS.maxObjects.toLocale
           (_, i) =>
             `a${i}: entityType(guid: "${type}") { attributes { name allowedRefType { attributes { name } } } }`,
         ).join(' ')} }`;
-        const res = await graphql(token, query);
+        const res = await graphql(world, token, query);
         if (aliases * perAlias > GRAPHQL_LIMITS.maxObjects) {
           expect(reasonOf(res.body)).toBe('result_too_large');
           expect(res.body.data).toBeNull();
@@ -538,8 +571,10 @@ describe('The worst types at the limits: no query answers more than 50 MB or wor
   /** 256 code points of 4 bytes each: the longest name, in bytes. */
   const longName = (i: number) => `${String(i).padStart(3, '0')}${'😀'.repeat(253)}`;
 
-  it('self-referencing definitions with the longest names, and enumerations filling the type budget, under every attack shape', async () => {
-    const { token, api } = await tenantWith();
+  it('self-referencing definitions with the longest names, and enumerations filling the type budget, under every attack shape', async ({
+    world,
+  }) => {
+    const { token, api } = await tenantWith(world);
     const self = await createType(api, '😀'.repeat(256));
     for (let i = 0; i < 200; i += 1) {
       const res = await api.post(`/entities/types/${self}/attributes`, {
@@ -608,7 +643,7 @@ describe('The worst types at the limits: no query answers more than 50 MB or wor
     const outcomes: string[] = [];
     for (const [name, query, variables] of attacks) {
       const started = performance.now();
-      const res = await graphql(token, query, variables);
+      const res = await graphql(world, token, query, variables);
       const ms = performance.now() - started;
       const reason = reasonOf(res.body);
       outcomes.push(`${name}: ${reason ?? 'answered'}`);

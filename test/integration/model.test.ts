@@ -1,11 +1,11 @@
 // Issue #13, parts 2 and 3 (server side): the tenant's metamodel as one document (export, its JSON Schema), and the
 // plan that says what applying a document would change.
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, PLAN_MAX_IMPACTS } from '../../src/resolvers/model.js';
+import { it } from '../fixtures.js';
 import {
   createType,
-  createWorld,
   graphqlClient,
   newTenant,
   refusalOf,
@@ -14,17 +14,9 @@ import {
   tokenFor,
 } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
-
 type Api = ReturnType<typeof restClient>;
 
-async function tenantApi() {
+async function tenantApi(world: TestWorld) {
   const tenant = newTenant();
   return { tenant, api: restClient(world.app, await tokenFor(tenant)) };
 }
@@ -76,8 +68,10 @@ async function richTenant(api: Api) {
 }
 
 describe('export: GET /entities/model', () => {
-  it('lists the user-defined types and any type with declared definitions, by name, definitions by name, references by name', async () => {
-    const { api } = await tenantApi();
+  it('lists the user-defined types and any type with declared definitions, by name, definitions by name, references by name', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     await richTenant(api);
     expect(await exportOf(api)).toEqual({
       format: MODEL_FORMAT,
@@ -115,10 +109,12 @@ describe('export: GET /entities/model', () => {
     });
   });
 
-  it('a new tenant exports no types; the document validates against /schemas/metamodel.json (public)', async () => {
-    const { api } = await tenantApi();
+  it('a new tenant exports no types; the document validates against /schemas/metamodel.json (public)', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     expect(await exportOf(api)).toEqual({ format: MODEL_FORMAT, types: [] });
-    const rich = await tenantApi();
+    const rich = await tenantApi(world);
     await richTenant(rich.api);
     const res = await world.app.inject({ method: 'GET', url: '/schemas/metamodel.json' });
     expect(res.statusCode).toBe(200);
@@ -134,8 +130,10 @@ describe('export: GET /entities/model', () => {
     ).toBe(false);
   });
 
-  it('withdrawn definitions are not exported; a renamed type is exported under its current name', async () => {
-    const { api } = await tenantApi();
+  it('withdrawn definitions are not exported; a renamed type is exported under its current name', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     const guid = await createType(api, 'Old');
     await api.post(`/entities/types/${guid}/attributes`, {
       name: 'gone',
@@ -147,8 +145,10 @@ describe('export: GET /entities/model', () => {
     expect((await exportOf(api)).types).toEqual([{ name: 'New', attributes: [] }]);
   });
 
-  it('a model past 6 MiB of enumerations and defaults is refused with model_too_large before it is read', async () => {
-    const { api } = await tenantApi();
+  it('a model past 6 MiB of enumerations and defaults is refused with model_too_large before it is read', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1010)}`);
     const types = [await createType(api, 'B1'), await createType(api, 'B2')];
     for (let i = 0; i < 7; i += 1) {
@@ -168,8 +168,10 @@ describe('export: GET /entities/model', () => {
 });
 
 describe('export bounds', () => {
-  it(`more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} live definitions: model_too_large; at the bound, exported`, async () => {
-    const { tenant, api } = await tenantApi();
+  it(`more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} live definitions: model_too_large; at the bound, exported`, async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
     // 251 types of 200 definitions, written straight in the database (50,200 declarations would take minutes)
     await world.driver.executeQuery(
       `UNWIND range(0, 250) AS i
@@ -198,8 +200,10 @@ describe('export bounds', () => {
 });
 
 describe('plan: POST /entities/model/plan', () => {
-  it(`counts the impact of the first ${PLAN_MAX_IMPACTS} withdrawals; later ones carry impact null`, async () => {
-    const { api } = await tenantApi();
+  it(`counts the impact of the first ${PLAN_MAX_IMPACTS} withdrawals; later ones carry impact null`, async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     const guid = await createType(api, 'Many');
     for (let i = 0; i <= PLAN_MAX_IMPACTS; i += 1) {
       await api.post(`/entities/types/${guid}/attributes`, {
@@ -218,13 +222,15 @@ describe('plan: POST /entities/model/plan', () => {
     });
   });
 
-  it('the export of a tenant planned on that tenant: no steps; on an empty tenant: every type and definition', async () => {
-    const { api } = await tenantApi();
+  it('the export of a tenant planned on that tenant: no steps; on an empty tenant: every type and definition', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     await richTenant(api);
     const document = await exportOf(api);
     expect(await planOf(api, document)).toEqual({ steps: [], unchanged: { types: 4, attributes: 5 } });
 
-    const empty = await tenantApi();
+    const empty = await tenantApi(world);
     const plan = await planOf(empty.api, document);
     expect(plan.unchanged).toEqual({ types: 1, attributes: 0 }); // table exists everywhere
     expect(plan.steps.map((s) => [s.action, s.type, s.attribute ?? null])).toEqual([
@@ -246,8 +252,10 @@ describe('plan: POST /entities/model/plan', () => {
     expect(await exportOf(empty.api)).toEqual({ format: MODEL_FORMAT, types: [] });
   });
 
-  it('withdrawals with their impact, changed definitions to redeclare, renames, and blocked steps', async () => {
-    const { api } = await tenantApi();
+  it('withdrawals with their impact, changed definitions to redeclare, renames, and blocked steps', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     const { report, person } = await richTenant(api);
     const e1 = await api.post('/entities', { type_guid: report, name: 'r1', values: { scores: [1, 2, 3] } });
     expect(e1.status).toBe(201);
@@ -341,8 +349,10 @@ describe('plan: POST /entities/model/plan', () => {
     ]);
   });
 
-  it('a malformed document is refused with invalid_model, a declaration with the declare endpoint’s own reason, saying where', async () => {
-    const { api } = await tenantApi();
+  it('a malformed document is refused with invalid_model, a declaration with the declare endpoint’s own reason, saying where', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
     const cases: [unknown, string, string][] = [
       // The router passes the body on as sent: the plan's own rules and reasons, as through GraphQL.
       [[], 'invalid_model', 'document'],
@@ -413,7 +423,7 @@ describe('plan: POST /entities/model/plan', () => {
 });
 
 describe('GraphQL: model and modelPlan', () => {
-  it('answer what REST answers (same resolvers), refusals with the same reasons', async () => {
+  it('answer what REST answers (same resolvers), refusals with the same reasons', async ({ world }) => {
     const tenant = newTenant();
     const token = await tokenFor(tenant);
     const api = restClient(world.app, token);

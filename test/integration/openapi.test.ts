@@ -4,28 +4,13 @@
 import { validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { openApi } from '../../src/app/operations.js';
 import { ASSETS_PREFIX, DOCS_PATHS } from '../../src/http/pages.js';
 import { openApiPath } from '../../src/openapi.js';
 import { assertConforms, operationFor } from '../conformance.js';
-import {
-  createType,
-  createWorld,
-  newTenant,
-  operatorToken,
-  restClient,
-  type TestWorld,
-  tokenFor,
-} from '../helpers.js';
-
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
+import { it } from '../fixtures.js';
+import { createType, newTenant, operatorToken, restClient, tokenFor } from '../helpers.js';
 
 type Doc = { paths: Record<string, Record<string, { operationId: string }>> };
 
@@ -41,7 +26,9 @@ describe('the document', () => {
     expect(result.valid ? [] : result.errors).toEqual([]);
   });
 
-  it('lists every route the router serves, and nothing it does not (the reference pages aside)', () => {
+  it('lists every route the router serves, and nothing it does not (the reference pages aside)', ({
+    world,
+  }) => {
     const served = new Set(
       world.app.registeredRoutes
         .filter((r) => r.method !== 'HEAD' && !isPage(r.url))
@@ -112,7 +99,9 @@ describe('what the document says a request may hold is what the service accepts 
   const patternOf = (path: string, method: string, name: string) =>
     new RegExp(params(path, method).find((p) => p.name === name)?.schema?.pattern ?? '(?!)', 'u');
 
-  it('page_size: the pattern matches exactly the values answered 200 (1 to 500, at most 9 digits)', async () => {
+  it('page_size: the pattern matches exactly the values answered 200 (1 to 500, at most 9 digits)', async ({
+    world,
+  }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const pattern = patternOf('/entities/types', 'get', 'page_size');
     await fc.assert(
@@ -131,7 +120,9 @@ describe('what the document says a request may hold is what the service accepts 
     );
   });
 
-  it('/admin/logs: level, since, until and limit patterns match exactly what is answered 200', async () => {
+  it('/admin/logs: level, since, until and limit patterns match exactly what is answered 200', async ({
+    world,
+  }) => {
     const admin = restClient(world.app, await operatorToken());
     for (const [name, accepted, refused] of [
       ['limit', ['1', '999', '1000'], ['0', '1001', '01', '1e2', ' 5', '']],
@@ -155,7 +146,9 @@ describe('what the document says a request may hold is what the service accepts 
     }
   });
 
-  it('names: the pattern refuses what is empty once trimmed or holds control characters, as the service does', async () => {
+  it('names: the pattern refuses what is empty once trimmed or holds control characters, as the service does', async ({
+    world,
+  }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const doc = openApi() as {
       components: { schemas: Record<string, { properties: Record<string, { pattern: string }> }> };
@@ -186,7 +179,9 @@ describe('what the document says a request may hold is what the service accepts 
     );
   });
 
-  it('withdraw: the name says `not` the platform attributes, spelled any way the service reads as one of them', async () => {
+  it('withdraw: the name says `not` the platform attributes, spelled any way the service reads as one of them', async ({
+    world,
+  }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const type = (await api.post('/entities/types', { name: 'Withdraw Names' })).body.DATA.entity_type.guid;
     const schema = params('/entities/attributes/{typeGuid}/{name}', 'delete').find((p) => p.name === 'name')
@@ -254,7 +249,9 @@ describe('what the document says a request may hold is what the service accepts 
     );
   });
 
-  it('declarations: the conditions on value_type and cardinality hold exactly what the service accepts', async () => {
+  it('declarations: the conditions on value_type and cardinality hold exactly what the service accepts', async ({
+    world,
+  }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const type = (await api.post('/entities/types', { name: 'Declared Shapes' })).body.DATA.entity_type.guid;
     const target = (await api.post('/entities/types', { name: 'Declared Target' })).body.DATA.entity_type
@@ -336,14 +333,16 @@ describe('what the document says a request may hold is what the service accepts 
 });
 
 describe('served', () => {
-  it('GET /openapi.json needs no token and is the document', async () => {
+  it('GET /openapi.json needs no token and is the document', async ({ world }) => {
     const res = await world.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual(JSON.parse(JSON.stringify(openApi())));
   });
 
-  it('GET /docs is the interactive reference over /openapi.json, without a token, loading only its own assets', async () => {
+  it('GET /docs is the interactive reference over /openapi.json, without a token, loading only its own assets', async ({
+    world,
+  }) => {
     for (const url of ['/docs', '/docs/']) {
       const page = await world.app.inject({ method: 'GET', url });
       expect(page.statusCode).toBe(200);
@@ -363,7 +362,7 @@ describe('served', () => {
 });
 
 describe('requests are checked against the same schemas', () => {
-  it('refuses each malformed part with the reason its field names', async () => {
+  it('refuses each malformed part with the reason its field names', async ({ world }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const type = await createType(api, 'Asset');
     const cases: [string, Promise<{ status: number; body: { DATA: Record<string, unknown> } }>, string][] = [
@@ -422,7 +421,7 @@ describe('requests are checked against the same schemas', () => {
     }
   });
 
-  it('who may call is checked before what they sent: without the role any body is 403', async () => {
+  it('who may call is checked before what they sent: without the role any body is 403', async ({ world }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     for (const res of [
       await api.post('/platform/dashboards', {}),
@@ -440,7 +439,9 @@ describe('requests are checked against the same schemas', () => {
 });
 
 describe('every operation answers as documented', () => {
-  it('each documented success answer is what the route sends (restClient checks every call against the document)', async () => {
+  it('each documented success answer is what the route sends (restClient checks every call against the document)', async ({
+    world,
+  }) => {
     const tenant = newTenant();
     const api = restClient(world.app, await tokenFor(tenant));
     const platform = restClient(world.app, await tokenFor(tenant, { roles: ['platform'] }));
@@ -540,7 +541,9 @@ describe('every operation answers as documented', () => {
     expect(documented.filter((answer) => !seen.has(answer))).toEqual([]);
   });
 
-  it('/graphql refused before it runs: the envelope plus GraphQL errors, as documented', async () => {
+  it('/graphql refused before it runs: the envelope plus GraphQL errors, as documented', async ({
+    world,
+  }) => {
     const res = await world.app.inject({
       method: 'POST',
       url: '/graphql',
@@ -568,7 +571,7 @@ describe('every operation answers as documented', () => {
     ]);
   });
 
-  it('non-envelope answers carry their documented content type', async () => {
+  it('non-envelope answers carry their documented content type', async ({ world }) => {
     const res = await world.app.inject({
       method: 'GET',
       url: '/metrics',

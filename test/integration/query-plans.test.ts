@@ -1,7 +1,7 @@
 // Query plans of the hot paths: a test fails if a lookup stops using the index it was written for.
 
 import neo4j from 'neo4j-driver';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import {
   countAttributeData,
   findAttributeJson,
@@ -16,15 +16,8 @@ import { readEntityPage } from '../../src/db/entities.js';
 import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
 import { purgeBatch } from '../../src/db/purge.js';
 import type { Row, Run } from '../../src/db/run.js';
-import { createWorld, type TestWorld } from '../helpers.js';
-
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-});
+import { it } from '../fixtures.js';
+import type { TestWorld } from '../helpers.js';
 
 interface PlanNode {
   operatorType: string;
@@ -38,7 +31,7 @@ const operators = (plan: PlanNode): { op: string; details: string }[] => [
 ];
 
 /** Runs a db function with every statement EXPLAINed instead of executed; returns the plans' operators. */
-async function explain(work: (run: Run) => Promise<unknown>) {
+async function explain(world: TestWorld, work: (run: Run) => Promise<unknown>) {
   const plans: { op: string; details: string }[][] = [];
   const run: Run = async (cypher, params = {}) => {
     const res = await world.driver.executeQuery(`EXPLAIN ${cypher}`, params);
@@ -59,15 +52,19 @@ const scansDefinitions = (ops: { op: string; details: string }[]) =>
   );
 
 describe('query plans', () => {
-  it('enumerations and defaults loaded for GraphQL are found by the definition guid index', async () => {
-    const plans = (await explain((run) => findAttributeJson(run, 'plan-tenant', ['a', 'b']))).flat();
+  it('enumerations and defaults loaded for GraphQL are found by the definition guid index', async ({
+    world,
+  }) => {
+    const plans = (await explain(world, (run) => findAttributeJson(run, 'plan-tenant', ['a', 'b']))).flat();
     expect(plans.some((o) => /IndexSeek/.test(o.op) && o.details.includes('AttributeDefinition(guid)'))).toBe(
       true,
     );
     expect(scansDefinitions(plans)).toBe(false);
   });
 
-  it("a type's definitions are found through the (tenant, owner_guid) index, never by scanning all definitions", async () => {
+  it("a type's definitions are found through the (tenant, owner_guid) index, never by scanning all definitions", async ({
+    world,
+  }) => {
     const t = 'plan-tenant';
     const cases: [string, (run: Run) => Promise<unknown>][] = [
       [
@@ -82,7 +79,7 @@ describe('query plans', () => {
       ['withdrawAllOfType', (run) => withdrawAllOfType(run, t, 'g')],
     ];
     for (const [name, work] of cases) {
-      const plans = await explain(work);
+      const plans = await explain(world, work);
       expect(plans.length, name).toBeGreaterThan(0);
       const all = plans.flat();
       expect(usesOwnerIndex(all), name).toBe(true);
@@ -90,9 +87,11 @@ describe('query plans', () => {
     }
   });
 
-  it('counting a withdrawal’s data walks the instances of the type through the (tenant, type_guid, guid) index', async () => {
+  it('counting a withdrawal’s data walks the instances of the type through the (tenant, type_guid, guid) index', async ({
+    world,
+  }) => {
     for (const reference of [false, true]) {
-      const plans = await explain((run) =>
+      const plans = await explain(world, (run) =>
         countAttributeData(run, { tenant: 't', typeGuid: 'g', nameKey: 'k', multi: false, reference }),
       );
       const all = plans.flat();
@@ -103,7 +102,9 @@ describe('query plans', () => {
     }
   });
 
-  it('a purge batch seeks the next instances after its cursor in index order, without sorting the type', async () => {
+  it('a purge batch seeks the next instances after its cursor in index order, without sorting the type', async ({
+    world,
+  }) => {
     const def = {
       guid: 'a',
       tenant: 't',
@@ -116,7 +117,7 @@ describe('query plans', () => {
       passIsFinal: false,
       passCompleted: false,
     };
-    const all = (await explain((run) => purgeBatch(run, def, 'some-guid', 100))).flat();
+    const all = (await explain(world, (run) => purgeBatch(run, def, 'some-guid', 100))).flat();
     expect(
       all.some((o) => /IndexSeek/.test(o.op) && o.details.includes('Entity(tenant, type_guid, guid)')),
     ).toBe(true);
@@ -124,7 +125,9 @@ describe('query plans', () => {
     expect(all.some((o) => /^(Sort|Top)$/.test(o.op))).toBe(false);
   });
 
-  it('the type page is an index seek in index order with a limit: no sort, so deep pages cost the same', async () => {
+  it('the type page is an index seek in index order with a limit: no sort, so deep pages cost the same', async ({
+    world,
+  }) => {
     const res = await world.driver.executeQuery(`EXPLAIN ${LIST_TYPES_CYPHER}`, {
       tenant: 'x',
       after: '',
@@ -136,20 +139,24 @@ describe('query plans', () => {
     expect(ops.filter((o) => /Sort|Top/.test(o))).toEqual([]);
   });
 
-  it("a type's history and the change feed are index seeks on the change records, in index order, never a scan", async () => {
+  it("a type's history and the change feed are index seeks on the change records, in index order, never a scan", async ({
+    world,
+  }) => {
     const seeks = (all: { op: string; details: string }[], index: string) =>
       all.some((o) => /IndexSeek/.test(o.op) && o.details.includes(index));
     const history = (
-      await explain((run) => readHistoryHeads(run, 't', [{ typeGuid: 'g', before: '~' }], 101))
+      await explain(world, (run) => readHistoryHeads(run, 't', [{ typeGuid: 'g', before: '~' }], 101))
     ).flat();
     expect(seeks(history, 'ModelChange(tenant, type_guid, key)')).toBe(true);
     expect(history.filter((o) => /^(Sort|Top|PartialSort|PartialTop)$/.test(o.op))).toEqual([]);
-    const feed = (await explain((run) => readFeedCandidates(run, 't', [0, 0, 0, 0, 0, 0, 0, 0], 100))).flat();
+    const feed = (
+      await explain(world, (run) => readFeedCandidates(run, 't', [0, 0, 0, 0, 0, 0, 0, 0], 100))
+    ).flat();
     expect(seeks(feed, 'ModelChange(tenant, shard, seq)')).toBe(true);
     expect(seeks(feed, 'ModelVersion(tenant, shard)')).toBe(true);
     expect(feed.filter((o) => /^(Sort|Top)$/.test(o.op))).toEqual([]);
     const bodies = (
-      await explain((run) => readChanges(run, 't', [{ shard: 1, seq: 2, key: 'k', bytes: 0 }]))
+      await explain(world, (run) => readChanges(run, 't', [{ shard: 1, seq: 2, key: 'k', bytes: 0 }]))
     ).flat();
     expect(seeks(bodies, 'ModelChange(tenant, shard, seq)')).toBe(true);
     for (const all of [history, feed, bodies]) {
@@ -157,9 +164,11 @@ describe('query plans', () => {
     }
   });
 
-  it("an entity page is an ordered index seek: the type's entities, or the references to each filter guid, never a scan", async () => {
+  it("an entity page is an ordered index seek: the type's entities, or the references to each filter guid, never a scan", async ({
+    world,
+  }) => {
     const page = (drive: boolean, others: number) =>
-      explain((run) =>
+      explain(world, (run) =>
         readEntityPage(run, {
           tenant: 't',
           typeGuid: 'g',

@@ -14,7 +14,8 @@ export default defineConfig({
     hookTimeout: 180_000,
     pool: 'forks',
     // One test file per core (vitest's default is one less, a single file at a time on 2 cores): the files wait on
-    // Neo4j more than they compute. Measured on 2 cores: 1 worker 204-235 s, 2 workers 129 s, 3 workers 155 s.
+    // Neo4j more than they compute. Measured on 2 cores against a running Neo4j: 1 worker 204-235 s, 2 workers
+    // 129 s, 3 workers 155 s.
     maxWorkers: '100%',
     minWorkers: 1,
     reporters: ['default'],

@@ -40,7 +40,7 @@ export function createServices(deps: AppDeps) {
   const logRing = deps.logRing ?? new LogRing();
   const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
-  // Transactions start once readiness admits them (see /readyz below).
+  // Transactions start once readiness admits them (db/readiness.ts; /readyz in app/operations.ts).
   const db = createExecutor(deps.driver, config.NEO4J_DATABASE, undefined, undefined, undefined, () =>
     readiness.admit(),
   );

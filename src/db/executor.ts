@@ -214,8 +214,8 @@ export function createExecutor(
 
   /**
    * A write under an Idempotency-Key: the key is claimed by the transaction's first statement, and the transaction
-   * is left open (`scope.open`) until the request's answer is stored in it and committed (app.ts, on send). One
-   * write per request: the answer stands for it (a keyed GraphQL operation has one mutation field).
+   * is left open (`scope.open`) until the request's answer is stored in it and committed (app/http-hooks.ts, on
+   * send). One write per request: the answer stands for it (a keyed GraphQL operation has one mutation field).
    */
   const keyedWrite = <T>(
     scope: IdempotencyScope,

@@ -85,7 +85,7 @@ export interface IdempotencyScope {
 /**
  * The key is held by another request's write, which committed meanwhile: a refusal like any other (503
  * storage_busy, REST and GraphQL alike), which the request's send replaces with that write's stored answer
- * (app.ts). It stands only if that answer cannot be read: the client's retry then gets it.
+ * (app/http-hooks.ts). It stands only if that answer cannot be read: the client's retry then gets it.
  */
 export class IdempotencyKeyTaken extends AppError {
   constructor() {

@@ -67,7 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     logController: new AccessLog(),
     // While closing (SIGTERM behind a load balancer), requests already on open keep-alive connections are still
-    // served, each answered with `Connection: close` (onSend in app/http-hooks.ts), instead of Fastify's own non-envelope 503.
+    // served, each answered with `Connection: close` (onSend in app/http-hooks.ts), instead of Fastify's own
+    // non-envelope 503.
     return503OnClosing: false,
     // Names may be 256 characters (more once percent-encoded); refuse only absurd path segments.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

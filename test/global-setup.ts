@@ -14,11 +14,16 @@ declare module 'vitest' {
   }
 }
 
-let local: LocalNeo4j | undefined;
-let dataDir: string | undefined;
+/**
+ * The run's Neo4j, started once however many projects (vitest.config.ts) run this setup: kept on globalThis, since
+ * each project may load this module afresh.
+ */
+const shared = globalThis as { metamodelTestNeo4j?: Promise<{ uri: string; stop(): Promise<void> }> };
 
-export async function setup(project: TestProject) {
+async function startOnce() {
   let uri = process.env.NEO4J_URI;
+  let local: LocalNeo4j | undefined;
+  let dataDir: string | undefined;
   if (!uri) {
     dataDir = mkdtempSync(path.join(tmpdir(), 'metamodel-test-neo4j-'));
     local = await startLocalNeo4j({ dataDir, port: await freePort(), heapMb: 1536, pageCacheMb: 256 });
@@ -30,10 +35,22 @@ export async function setup(project: TestProject) {
   } finally {
     await driver.close();
   }
-  project.provide('neo4jUri', uri);
+  return {
+    uri,
+    async stop() {
+      await local?.stop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function setup(project: TestProject) {
+  shared.metamodelTestNeo4j ??= startOnce();
+  project.provide('neo4jUri', (await shared.metamodelTestNeo4j).uri);
 }
 
 export async function teardown() {
-  await local?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  const started = shared.metamodelTestNeo4j;
+  shared.metamodelTestNeo4j = undefined;
+  await (await started)?.stop();
 }

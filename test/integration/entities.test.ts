@@ -1,11 +1,11 @@
 // CONTRACT.md curation points: POST /entities, GET /entities/{guid}, POST /entities/lookup, and the engine cache.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createAttribute, lockTypeDefinitions } from '../../src/db/attributes.js';
 import { changeParams } from '../../src/db/changes.js';
+import { it } from '../fixtures.js';
 import {
   createType,
-  createWorld,
   newTenant,
   operatorToken,
   restClient,
@@ -14,18 +14,7 @@ import {
   typeGuidByName,
 } from '../helpers.js';
 
-let world: TestWorld;
-let second: TestWorld; // another service instance on the same database
-beforeAll(async () => {
-  world = await createWorld();
-  second = await createWorld();
-});
-afterAll(async () => {
-  await world?.close();
-  await second?.close();
-});
-
-async function setup() {
+async function setup(world: TestWorld) {
   const tenant = newTenant();
   const token = await tokenFor(tenant);
   const api = restClient(world.app, token);
@@ -37,8 +26,10 @@ async function setup() {
 }
 
 describe('POST /entities', () => {
-  it('creates an entity with values of every type, applying defaults; GET returns them by attribute name', async () => {
-    const { api, person, declare, create } = await setup();
+  it('creates an entity with values of every type, applying defaults; GET returns them by attribute name', async ({
+    world,
+  }) => {
+    const { api, person, declare, create } = await setup(world);
     await declare({
       name: 'Tier',
       value_type: 'string',
@@ -82,8 +73,10 @@ describe('POST /entities', () => {
     expect((await api.get(`/entities/${entity.guid}`)).body.DATA.entity).toEqual(entity);
   });
 
-  it('a write with values and references costs two queries on a warm engine cache; its answer equals a fresh read', async () => {
-    const { api, person, declare, create } = await setup();
+  it('a write with values and references costs two queries on a warm engine cache; its answer equals a fresh read', async ({
+    world,
+  }) => {
+    const { api, person, declare, create } = await setup(world);
     await declare({
       name: 'steward',
       value_type: 'entity_ref',
@@ -100,8 +93,8 @@ describe('POST /entities', () => {
       res.body.DATA.entity,
     );
   });
-  it('reference values are REFERS_TO relationships between entity nodes', async () => {
-    const { tenant, api, person, declare, create } = await setup();
+  it('reference values are REFERS_TO relationships between entity nodes', async ({ world }) => {
+    const { tenant, api, person, declare, create } = await setup(world);
     await declare({
       name: 'steward',
       value_type: 'entity_ref',
@@ -117,8 +110,10 @@ describe('POST /entities', () => {
     expect(rel.records.map((r) => r.toObject())).toEqual([{ attr: 'steward', target: ann }]);
   });
 
-  it('platform attributes take vocabulary entities (tags are multi references to tag entities)', async () => {
-    const { api, create } = await setup();
+  it('platform attributes take vocabulary entities (tags are multi references to tag entities)', async ({
+    world,
+  }) => {
+    const { api, create } = await setup(world);
     const tagType = await typeGuidByName(api, 'tag');
     const pii = (await api.post('/entities', { type_guid: tagType, name: 'pii' })).body.DATA.entity.guid;
     const res = await create({ tags: [pii] });
@@ -127,8 +122,10 @@ describe('POST /entities', () => {
     expect([wrong.status, wrong.body.DATA.reason]).toEqual([400, 'ref_type_mismatch']);
   });
 
-  it('refuses values that do not fit the live definitions, each with its reason, writing nothing', async () => {
-    const { tenant, api, person, declare, create } = await setup();
+  it('refuses values that do not fit the live definitions, each with its reason, writing nothing', async ({
+    world,
+  }) => {
+    const { tenant, api, person, declare, create } = await setup(world);
     await declare({ name: 'tier', value_type: 'string', cardinality: 'single', allowed_values: ['gold'] });
     await declare({ name: 'rows', value_type: 'number', cardinality: 'multi' });
     await declare({
@@ -169,8 +166,10 @@ describe('POST /entities', () => {
     expect(count.records[0]!.get('n')).toBe(0);
   });
 
-  it('refuses unknown types (404), managed non-creatable types (409 type_not_creatable) and empty names', async () => {
-    const { tenant, api, type } = await setup();
+  it('refuses unknown types (404), managed non-creatable types (409 type_not_creatable) and empty names', async ({
+    world,
+  }) => {
+    const { tenant, api, type } = await setup(world);
     expect((await api.post('/entities', { type_guid: 'missing', name: 'x' })).body.DATA.reason).toBe(
       'unknown_entity_type',
     );
@@ -184,8 +183,8 @@ describe('POST /entities', () => {
     expect([res.status, res.body.DATA.reason]).toEqual([409, 'type_not_creatable']);
   });
 
-  it('GET /entities/{guid} of another tenant is not found', async () => {
-    const { create } = await setup();
+  it('GET /entities/{guid} of another tenant is not found', async ({ world }) => {
+    const { create } = await setup(world);
     const guid = (await create()).body.DATA.entity.guid;
     const other = restClient(world.app, await tokenFor(newTenant()));
     const res = await other.get(`/entities/${guid}`);
@@ -194,8 +193,10 @@ describe('POST /entities', () => {
 });
 
 describe('POST /entities/lookup', () => {
-  it('resolves many identifiers in one database round trip; unknown and foreign ones resolve to null', async () => {
-    const { api, create } = await setup();
+  it('resolves many identifiers in one database round trip; unknown and foreign ones resolve to null', async ({
+    world,
+  }) => {
+    const { api, create } = await setup(world);
     const guids: string[] = [];
     for (let i = 0; i < 5; i++) guids.push((await create(undefined, `n${i}`)).body.DATA.entity.guid);
     const other = restClient(world.app, await tokenFor(newTenant()));
@@ -210,8 +211,8 @@ describe('POST /entities/lookup', () => {
     expect(entries.slice(5).map((e: any) => e.entity)).toEqual([null, null]);
   });
 
-  it('refuses a non-list and more than 1,000 identifiers', async () => {
-    const { api } = await setup();
+  it('refuses a non-list and more than 1,000 identifiers', async ({ world }) => {
+    const { api } = await setup(world);
     expect((await api.post('/entities/lookup', { identifiers: 'x' })).body.DATA.reason).toBe('invalid_field');
     const many = Array.from({ length: 1001 }, (_, i) => `g${i}`);
     expect((await api.post('/entities/lookup', { identifiers: many })).body.DATA.reason).toBe(
@@ -227,8 +228,10 @@ describe('engine cache', () => {
       any
     >;
 
-  it('serves the definitions of repeated writes from memory and is invalidated by declare and withdraw', async () => {
-    const { api, declare, create, type } = await setup();
+  it('serves the definitions of repeated writes from memory and is invalidated by declare and withdraw', async ({
+    world,
+  }) => {
+    const { api, declare, create, type } = await setup(world);
     await declare({ name: 'a', value_type: 'string', cardinality: 'single' });
     const before = await cacheStats(world);
     const first = await create({ a: 'x' });
@@ -246,8 +249,10 @@ describe('engine cache', () => {
     expect((await create({ a: 'z' })).status).toBe(201);
   });
 
-  it('an entity write validates against the definitions in force when it writes, not those it cached', async () => {
-    const { tenant, type, declare, create } = await setup();
+  it('an entity write validates against the definitions in force when it writes, not those it cached', async ({
+    world,
+  }) => {
+    const { tenant, type, declare, create } = await setup(world);
     await declare({ name: 'a', value_type: 'string', cardinality: 'single' });
     expect((await create({ a: 'warm' })).status).toBe(201); // definitions cached at this version
     // a declaration committed by another writer straight in the database (this instance's cache is not told)
@@ -284,8 +289,8 @@ describe('engine cache', () => {
     expect([res.status, res.body.DATA.reason]).toEqual([400, 'required_value_missing']);
   });
 
-  it('stays correct with two service instances on one database', async () => {
-    const { token, type, declare } = await setup();
+  it('stays correct with two service instances on one database', async ({ world, second }) => {
+    const { token, type, declare } = await setup(world);
     const onSecond = restClient(second.app, token);
     await declare({ name: 'a', value_type: 'string', cardinality: 'single' });
     expect(
@@ -300,8 +305,10 @@ describe('engine cache', () => {
     ).toBe(201);
   });
 
-  it('GET /admin/engine-cache reports what is cached, hits, misses, evictions and size; operators only', async () => {
-    const { create } = await setup();
+  it('GET /admin/engine-cache reports what is cached, hits, misses, evictions and size; operators only', async ({
+    world,
+  }) => {
+    const { create } = await setup(world);
     await create();
     const stats = await cacheStats(world);
     expect(stats).toMatchObject({

@@ -3,18 +3,9 @@
 // read; requests arriving together share one execution; a change (on any instance) makes the next request execute
 // afresh; nothing else is kept (mutations, withdrawn definitions, refusals, other tenants, other variables).
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createType, createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
-
-let world: TestWorld;
-let other: TestWorld;
-
-beforeAll(async () => {
-  [world, other] = await Promise.all([createWorld(), createWorld()]);
-});
-afterAll(async () => {
-  await Promise.all([world?.close(), other?.close()]);
-});
+import { describe, expect } from 'vitest';
+import { it } from '../fixtures.js';
+import { createType, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 const answers = (app: FastifyInstance) => app.services.model.cache.stats().byKind.graphql_answer;
 
@@ -50,7 +41,7 @@ const CATALOG = `query Catalog($first: Int) {
   }
 }`;
 
-async function tenantWithTypes(names: string[]) {
+async function tenantWithTypes(world: TestWorld, names: string[]) {
   const tenant = newTenant('ga');
   const token = await tokenFor(tenant);
   const api = restClient(world.app, token);
@@ -60,8 +51,10 @@ async function tenantWithTypes(names: string[]) {
 }
 
 describe('a query reading only cached kinds', () => {
-  it('is answered from memory the second time: the same bytes, a share of one version read', async () => {
-    const { token } = await tenantWithTypes(['Orders', 'Invoices']);
+  it('is answered from memory the second time: the same bytes, a share of one version read', async ({
+    world,
+  }) => {
+    const { token } = await tenantWithTypes(world, ['Orders', 'Invoices']);
     const first = await ask(world.app, token, CATALOG, { first: 50 });
     expect(first.status).toBe(200);
     expect(first.queries).toBeGreaterThan(1);
@@ -73,8 +66,11 @@ describe('a query reading only cached kinds', () => {
     expect(answers(world.app).hits).toBe(hits + 1);
   });
 
-  it('is executed afresh after a change made through another instance, which the next answer shows', async () => {
-    const { token, guids } = await tenantWithTypes(['Reports']);
+  it('is executed afresh after a change made through another instance, which the next answer shows', async ({
+    world,
+    second: other,
+  }) => {
+    const { token, guids } = await tenantWithTypes(world, ['Reports']);
     const onOther = restClient(other.app, token);
     const names = async () =>
       (
@@ -95,8 +91,8 @@ describe('a query reading only cached kinds', () => {
     expect(await names()).not.toContain('pages');
   });
 
-  it('asked by many at once after a change, executes once; the others get its answer', async () => {
-    const { token, api } = await tenantWithTypes(['Alpha']);
+  it('asked by many at once after a change, executes once; the others get its answer', async ({ world }) => {
+    const { token, api } = await tenantWithTypes(world, ['Alpha']);
     await ask(world.app, token, CATALOG, { first: 20 });
     await createType(api, 'Beta'); // the kept answer is now of an older version
     const all = await Promise.all(
@@ -108,9 +104,9 @@ describe('a query reading only cached kinds', () => {
     expect(all.filter((a) => a.queries > 1)).toHaveLength(1);
   });
 
-  it('is kept per tenant, per variables and per Accept', async () => {
-    const one = await tenantWithTypes(['Shared Name', 'Only In One']);
-    const two = await tenantWithTypes(['Shared Name']);
+  it('is kept per tenant, per variables and per Accept', async ({ world }) => {
+    const one = await tenantWithTypes(world, ['Shared Name', 'Only In One']);
+    const two = await tenantWithTypes(world, ['Shared Name']);
     const q = 'query($n: String!) { entityTypeByName(name: $n) { guid name } }';
     for (let i = 0; i < 2; i++) {
       const a = await ask(world.app, one.token, q, { n: 'shared name' });
@@ -138,8 +134,10 @@ describe('a query reading only cached kinds', () => {
 });
 
 describe('what is never kept', () => {
-  it('withdrawn definitions (their purge state changes without a model change): executed every time', async () => {
-    const { token, guids, api } = await tenantWithTypes(['Withdrawals']);
+  it('withdrawn definitions (their purge state changes without a model change): executed every time', async ({
+    world,
+  }) => {
+    const { token, guids, api } = await tenantWithTypes(world, ['Withdrawals']);
     const body = { name: 'gone', value_type: 'string', cardinality: 'single' };
     expect((await api.post(`/entities/types/${guids[0]}/attributes`, body)).status).toBe(201);
     expect((await api.delete(`/entities/attributes/${guids[0]}/gone`)).status).toBe(200);
@@ -154,15 +152,17 @@ describe('what is never kept', () => {
     expect(answers(world.app).hits).toBe(before.hits);
   });
 
-  it('mutations: a repeated createEntityType executes again (and reports created false)', async () => {
-    const { token } = await tenantWithTypes([]);
+  it('mutations: a repeated createEntityType executes again (and reports created false)', async ({
+    world,
+  }) => {
+    const { token } = await tenantWithTypes(world, []);
     const m = 'mutation { createEntityType(name: "Again") { created } }';
     expect((await ask(world.app, token, m)).json.data).toEqual({ createEntityType: { created: true } });
     expect((await ask(world.app, token, m)).json.data).toEqual({ createEntityType: { created: false } });
   });
 
-  it('refusals: an invalid cursor is refused each time, never replayed from memory', async () => {
-    const { token } = await tenantWithTypes(['Cursor']);
+  it('refusals: an invalid cursor is refused each time, never replayed from memory', async ({ world }) => {
+    const { token } = await tenantWithTypes(world, ['Cursor']);
     const q = 'query($a: String) { entityTypes(first: 2, after: $a) { edges { node { name } } } }';
     const hits = answers(world.app).hits;
     for (let i = 0; i < 3; i++) {

@@ -1,17 +1,13 @@
 // The warm-up behind /readyz (src/jobs/warmup.ts): it runs the hot paths' statements on the real Neo4j, in rounds,
 // and leaves nothing behind: no node of its throwaway tenants, nothing in the app's caches, no idempotency record.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { WARMUP_CONCURRENCY, WARMUP_ROUNDS, warmUp } from '../../src/jobs/warmup.js';
-import { createWorld, type TestWorld } from '../helpers.js';
-
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-});
-afterAll(() => world.close());
+import { it } from '../fixtures.js';
 
 describe('the warm-up', () => {
-  it('runs every hot statement in rounds, writes nothing, and leaves the shared caches as they were', async () => {
+  it('runs every hot statement in rounds, writes nothing, and leaves the shared caches as they were', async ({
+    world,
+  }) => {
     const services = world.app.services;
     const modelBefore = services.model.cache.stats();
     const engineBefore = services.engineCache.stats();
@@ -39,7 +35,7 @@ describe('the warm-up', () => {
     expect(services.engineCache.stats().entries).toBe(engineBefore.entries);
   });
 
-  it('an app is ready (GET /readyz 200) once its first warm-up has run', async () => {
+  it('an app is ready (GET /readyz 200) once its first warm-up has run', async ({ world }) => {
     const res = await world.app.inject({ method: 'GET', url: '/readyz' });
     expect([res.statusCode, res.json().DATA]).toEqual([200, { status: 'ready' }]);
   });

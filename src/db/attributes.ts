@@ -168,6 +168,29 @@ export interface NewAttribute {
   json_bytes: number;
 }
 
+/**
+ * Creates a live user-defined definition on the type bound to `t` from the expressions given (its properties, owner
+ * and referenced type) and links it to the referenced type: one shape for a declaration and for a bulk load.
+ * `carry` names variables the statement still needs after it (a bulk load's row).
+ */
+const createDefinition = (e: { attr: string; typeGuid: string; refType: string; carry?: string }) =>
+  `CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
+     SET a = ${e.attr}, a.tenant = $tenant, a.owner_guid = ${e.typeGuid}, a.origin = 'user_defined', a.state = 'live',
+         a.allowed_ref_type = ${e.refType}, a.created_at = datetime()
+     WITH a${e.carry ?? ''}
+     CALL {
+       WITH a${e.carry ?? ''}
+       MATCH (x:EntityType {guid: ${e.refType}}) WHERE x.tenant = $tenant
+       CREATE (a)-[:ALLOWED_REF_TYPE]->(x)
+     }`;
+const DECLARED_DEFINITION = createDefinition({ attr: '$attr', typeGuid: '$typeGuid', refType: '$refType' });
+const LOADED_DEFINITION = createDefinition({
+  attr: 'r.attr',
+  typeGuid: 'r.typeGuid',
+  refType: 'r.refType',
+  carry: ', r',
+});
+
 export async function createAttribute(
   run: Run,
   tenant: string,
@@ -178,15 +201,7 @@ export async function createAttribute(
 ): Promise<StoredAttribute> {
   const rows = await run(
     `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
-     CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
-     SET a = $attr, a.tenant = $tenant, a.owner_guid = $typeGuid, a.origin = 'user_defined', a.state = 'live',
-         a.allowed_ref_type = $refType, a.created_at = datetime()
-     WITH a
-     CALL {
-       WITH a
-       MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
-       CREATE (a)-[:ALLOWED_REF_TYPE]->(r)
-     }
+     ${DECLARED_DEFINITION}
      ${recordChange({ typeGuid: '$typeGuid', attributeGuid: 'a.guid', imports: ['a'] })}
      RETURN ${ATTR_PROJECTION} AS attr`,
     { tenant, typeGuid, attr, refType, ...change },
@@ -206,15 +221,7 @@ export async function insertAttributes(
   await run(
     `UNWIND $rows AS r
      MATCH (t:EntityType {guid: r.typeGuid}) WHERE t.tenant = $tenant
-     CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition)
-     SET a = r.attr, a.tenant = $tenant, a.owner_guid = r.typeGuid, a.origin = 'user_defined', a.state = 'live',
-         a.allowed_ref_type = r.refType, a.created_at = datetime()
-     WITH a, r
-     CALL {
-       WITH a, r
-       MATCH (x:EntityType {guid: r.refType}) WHERE x.tenant = $tenant
-       CREATE (a)-[:ALLOWED_REF_TYPE]->(x)
-     }`,
+     ${LOADED_DEFINITION}`,
     { tenant, rows },
   );
   await run(

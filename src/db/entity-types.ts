@@ -85,6 +85,13 @@ export async function findTypesByGuids(run: Run, tenant: string, guids: readonly
   return rows.map((r) => toStoredType(r.type));
 }
 
+/** A user-defined type node `t` of the tenant, from the expressions given: one shape for a create and a bulk load. */
+const newUserType = (guid: string, name: string, key: string) =>
+  `(t:EntityType {tenant: $tenant, guid: ${guid}, name: ${name}, name_key: ${key},
+                  origin: 'user_defined', catalog_level: true, created_at: datetime()})`;
+const CREATED_TYPE = newUserType('guid', '$name', '$key');
+const LOADED_TYPE = newUserType('n.guid', 'n.name', 'n.name_key');
+
 /**
  * Creates a user-defined type. Its guid is the one a deleted type last held under this name (its tombstone), else
  * the one derived from the name; tombstones pointing at the guid taken are cleared.
@@ -100,8 +107,7 @@ export async function createUserType(
   const rows = await run(
     `OPTIONAL MATCH (x:TypeTombstone {tenant: $tenant, name_key: $key})
      WITH coalesce(x.guid, $guid) AS guid
-     CREATE (t:EntityType {tenant: $tenant, guid: guid, name: $name, name_key: $key,
-                           origin: 'user_defined', catalog_level: true, created_at: datetime()})
+     CREATE ${CREATED_TYPE}
      WITH t
      CALL {
        WITH t
@@ -126,8 +132,7 @@ export async function insertUserTypes(
 ) {
   await run(
     `UNWIND $types AS n
-     CREATE (t:EntityType {tenant: $tenant, guid: n.guid, name: n.name, name_key: n.name_key,
-                           origin: 'user_defined', catalog_level: true, created_at: datetime()})`,
+     CREATE ${LOADED_TYPE}`,
     { tenant, types },
   );
 }

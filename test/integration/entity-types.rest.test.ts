@@ -340,6 +340,12 @@ describe('GET /entities/types/by-name/{name}', () => {
     expect([other.status, other.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
     const blank = await byName(a.api, '   ');
     expect([blank.status, blank.body.DATA.reason]).toEqual([400, 'empty_value']);
+    // at the name limit a name is looked up (and found, or not); one character over, refused before any read
+    const longest = 'x'.repeat(256);
+    const absent = await byName(a.api, longest);
+    expect([absent.status, absent.body.DATA.reason]).toEqual([404, 'unknown_entity_type']);
+    const created = (await a.api.post('/entities/types', { name: longest })).body.DATA.entity_type;
+    expect((await byName(a.api, longest.toUpperCase())).body.DATA.entity_type.guid).toBe(created.guid);
     const long = await byName(a.api, 'x'.repeat(257));
     expect([long.status, long.body.DATA.reason]).toEqual([400, 'name_too_long']);
   });

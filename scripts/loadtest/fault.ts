@@ -27,7 +27,7 @@ import { createDriver } from '../../src/db/driver.js';
 import { createExecutor } from '../../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../../src/db/local-neo4j.js';
 import { migrate } from '../../src/db/migrations.js';
-import { REPLAYED_HEADER } from '../../src/http/idempotency.js';
+import { REPLAYED_HEADER } from '../../src/contract/idempotency.js';
 import { HOST } from '../throwaway-service.js';
 import { type Answer, HttpTarget } from './http.js';
 import { type ServiceInstance, startInstances, stopInstances } from './instances.js';

@@ -5,16 +5,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { bodyLeftUnread, LARGE_BODY_SLOTS, lingerAfterRefusal, parseJsonBody, readBody } from '../body.js';
 import type { RequestContext, Services } from '../context.js';
+import { IDEMPOTENCY_HEADER, takesIdempotencyKey } from '../contract/idempotency.js';
 import { type IdempotencyScope, readIdempotencyRecord } from '../db/idempotency.js';
 import { type AppError, refuse } from '../errors.js';
-import {
-  fingerprintOf,
-  IDEMPOTENCY_HEADER,
-  parseIdempotencyKey,
-  replayed,
-  storedAnswer,
-  takesIdempotencyKey,
-} from '../http/idempotency.js';
+import { fingerprintOf, parseIdempotencyKey, replayed, storedAnswer } from '../http/idempotency.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
 import { Slots } from '../slots.js';

@@ -14,16 +14,11 @@
 // - Records are kept IDEMPOTENCY_TTL_HOURS (24 h), then the daily job removes them.
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../contract/idempotency.js';
 import type { IdempotencyRecord, IdempotencyScope } from '../db/idempotency.js';
 import { refuse } from '../errors.js';
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
-export const REPLAYED_HEADER = 'idempotent-replayed';
-export const IDEMPOTENCY_KEY_MAX = 255;
-
 const invalid = (message: string) => refuse('invalid_idempotency_key', message);
-/** A key as sent: quoted (a structured-field string without escapes) or bare; the OpenAPI document's pattern. */
-export const IDEMPOTENCY_KEY_PATTERN = `^("[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}}"|[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}})$`;
 const SENT = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 /** The key a request sent, undefined without one; throws invalid_idempotency_key for a malformed one. */
@@ -45,13 +40,6 @@ export function fingerprintOf(method: string, url: string, body: unknown): strin
     .update(JSON.stringify([method, url, body ?? null]))
     .digest('base64url');
 }
-
-/**
- * Whether a request takes an Idempotency-Key: the writes of tenants (POST, PATCH, DELETE), not operators' routes
- * (/admin). The one rule the hook, the OpenAPI document and the CLI follow. `path` is a route or a request path.
- */
-export const takesIdempotencyKey = (method: string, path: string) =>
-  (method === 'POST' || method === 'PATCH' || method === 'DELETE') && !path.startsWith('/admin');
 
 /**
  * A stored answer, to send again: its status, content type and body; refused (idempotency_key_reused) when this

@@ -1,5 +1,5 @@
 // The `metamodel` command-line tool against the app on a real port: in-process through main(argv, io) (what
-// bin/metamodel.mjs calls), and as a child process for the smoke tests and the runs that need their own cwd.
+// cli/bin/metamodel.mjs calls), and as a child process for the smoke tests and the runs that need their own cwd.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../cli/src/main.js';
 import {
   createType,
   createWorld,
@@ -24,7 +24,7 @@ import {
 } from '../helpers.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = path.join(ROOT, 'bin/metamodel.mjs');
+const BIN = path.join(ROOT, 'cli/bin/metamodel.mjs');
 
 let world: TestWorld;
 let url: string;
@@ -49,7 +49,7 @@ interface RunOptions {
   cwd?: string;
   /** `args` are node's own (another script), not the CLI's. */
   nodeArgs?: boolean;
-  /** Through `node bin/metamodel.mjs`, as a user runs it. */
+  /** Through `node cli/bin/metamodel.mjs`, as a user runs it. */
   process?: boolean;
 }
 
@@ -81,7 +81,7 @@ async function run(args: string[], options: RunOptions = {}): Promise<Run> {
   return { code, stdout, stderr };
 }
 
-/** Runs `node bin/metamodel.mjs ...args` (asynchronously: the service answers from this process). */
+/** Runs `node cli/bin/metamodel.mjs ...args` (asynchronously: the service answers from this process). */
 function spawnRun(args: string[], options: RunOptions): Promise<Run> {
   const env = runEnv(options);
   return new Promise((resolve, reject) => {
@@ -124,7 +124,7 @@ async function closedPort() {
   return port;
 }
 
-describe('as a program (bin/metamodel.mjs in a process of its own)', () => {
+describe('as a program (cli/bin/metamodel.mjs in a process of its own)', () => {
   it('prints its help and exits 0', async () => {
     const help = await run(['--help'], { process: true });
     expect([help.code, help.stderr]).toEqual([0, '']);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { main } from '../../src/cli/main.js';
+import { main } from '../../cli/src/main.js';
 import { createType, createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 let world: TestWorld;

@@ -1,9 +1,9 @@
-// The CLI's REST client (src/cli/client.ts) against a scripted HTTP server: a write carries an Idempotency-Key,
+// The CLI's REST client (cli/src/client.ts) against a scripted HTTP server: a write carries an Idempotency-Key,
 // the same one on every retry of a 503 (honouring Retry-After); reads carry none; operators' routes none.
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client, RETRY_ATTEMPTS, Refusal } from '../../src/cli/client.js';
+import { Client, RETRY_ATTEMPTS, Refusal } from '../../cli/src/client.js';
 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(() => {

@@ -1,8 +1,8 @@
-// Development tokens: the one implementation behind `metamodel token` and `npm run token` (scripts/token.ts).
-// Signed with AUTH_JWT_SECRET, or else with the development secret in .data/dev-secret (made on first use).
-import { loadOrCreateDevSecret } from '../auth/dev-secret.js';
-import { mintToken } from '../auth/tokens.js';
-import { UsageError } from './client.js';
+// Development tokens: the one implementation behind `npm run token` (scripts/token.ts) and `metamodel token`
+// (cli/src/main.ts). Signed with AUTH_JWT_SECRET, or else with the development secret in .data/dev-secret (made
+// on first use), so it runs only inside a checkout of the service.
+import { loadOrCreateDevSecret } from './dev-secret.js';
+import { mintToken } from './tokens.js';
 
 /** The options of both commands, in node:util parseArgs form. */
 export const TOKEN_OPTIONS = {
@@ -24,16 +24,21 @@ export interface TokenArgs {
   expires?: string | undefined;
 }
 
+/** The arguments cannot make a token (no tenant, an unreadable lifetime): the commands' usage errors. */
+export class TokenArgumentError extends Error {
+  override name = 'TokenArgumentError';
+}
+
 /**
  * Mints a token for the parsed options: claims tenant, roles, cross_tenant (when set), sub (default
  * `dev-<tenant>`), expiring after `expires` (default 12h). A missing tenant or an unreadable lifetime is a
- * UsageError.
+ * TokenArgumentError.
  */
 export async function mintDevToken(
   args: TokenArgs,
   env: Record<string, string | undefined> = process.env,
 ): Promise<string> {
-  if (!args.tenant) throw new UsageError('--tenant is required.');
+  if (!args.tenant) throw new TokenArgumentError('--tenant is required.');
   const secret = env.AUTH_JWT_SECRET?.trim() || loadOrCreateDevSecret();
   try {
     return await mintToken(secret, {
@@ -46,7 +51,9 @@ export async function mintDevToken(
   } catch (err) {
     // jose refuses a lifetime it cannot read ("Invalid time period format").
     if (args.expires && err instanceof TypeError) {
-      throw new UsageError(`--expires must be a lifetime such as 30m, 12h or 7d, not "${args.expires}".`);
+      throw new TokenArgumentError(
+        `--expires must be a lifetime such as 30m, 12h or 7d, not "${args.expires}".`,
+      );
     }
     throw err;
   }

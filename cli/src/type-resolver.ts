@@ -1,5 +1,5 @@
 // TYPE arguments given as a guid or a name, resolved by the service; and a page of types.
-import type { EntityTypeRow } from '../contract/wire.js';
+import type { EntityTypeRow } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
 
 /** An entity type row as the REST API sends it (its schema in the REST contract). */

@@ -3,5 +3,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { runCli } = await import('../src/cli/main.ts');
+const { runCli } = await import('../src/main.ts');
 await runCli();

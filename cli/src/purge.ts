@@ -1,6 +1,6 @@
 // `metamodel purge`: runs the purge job now, streaming its progress (NDJSON) into a bar on a terminal.
 import cliProgress from 'cli-progress';
-import type { PurgeReport } from '../contract/wire.js';
+import type { PurgeReport } from '../../src/contract/wire.js';
 import type { Data } from './client.js';
 import type { Command } from './command.js';
 import { json, table } from './output.js';

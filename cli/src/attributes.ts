@@ -1,6 +1,6 @@
 // Attribute definitions from the command line: list, declare, withdraw.
 
-import type { AttributeRow as WireAttributeRow } from '../contract/wire.js';
+import type { AttributeRow as WireAttributeRow } from '../../src/contract/wire.js';
 import { UsageError } from './client.js';
 import { type Command, type Ctx, jsonOption, quoted, stringOption, type Values } from './command.js';
 import { cell, json, listCell, record, table } from './output.js';

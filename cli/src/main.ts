@@ -1,7 +1,5 @@
-// `metamodel`: the command-line client of the metamodel service's REST API (bin/metamodel.mjs runs this).
+// `metamodel`: the command-line client of the metamodel service's REST API (cli/bin/metamodel.mjs runs this).
 // Exit status: 0 done; 1 the service refused; 2 usage error; 3 no usable answer (unreachable, not an envelope).
-// Over 300 lines: the global options, the general and per-command help and the dispatch are one reading; the
-// commands themselves live in the files beside it.
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { attributesDeclare, attributesList, withdraw } from './attributes.js';
@@ -10,7 +8,7 @@ import type { Command, Ctx, OptionSpec, Values } from './command.js';
 import { modelApply, modelExport, modelPlan } from './model.js';
 import { type Io, json, processIo } from './output.js';
 import { purge } from './purge.js';
-import { mintDevToken, TOKEN_OPTIONS } from './token.js';
+import { tokenCommand } from './token.js';
 import { TypeResolver } from './type-resolver.js';
 import { typesCreate, typesList } from './types.js';
 
@@ -33,32 +31,6 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h', help: 'show help' },
 };
 const SERVICE_OPTIONS = new Set(['url', 'token']);
-
-const tokenCommand: Command = {
-  path: ['token'],
-  args: [],
-  options: {
-    tenant: { ...TOKEN_OPTIONS.tenant, value: 'T', help: 'tenant claim (required)' },
-    role: { ...TOKEN_OPTIONS.role, value: 'R', help: 'a role: admin or platform (repeat for several)' },
-    'cross-tenant': { ...TOKEN_OPTIONS['cross-tenant'], help: 'a privileged cross-tenant account' },
-    sub: { ...TOKEN_OPTIONS.sub, value: 'S', help: 'subject (default dev-<tenant>)' },
-    expires: { ...TOKEN_OPTIONS.expires, value: 'AGE', help: 'lifetime, e.g. 30m, 12h, 7d (default 12h)' },
-  },
-  service: false,
-  synopsis: '--tenant T [--role admin] [--role platform] [--cross-tenant] [--sub S] [--expires 12h]',
-  summary: 'Mint a development token (the same as npm run token)',
-  description:
-    'Prints a bearer token signed with $AUTH_JWT_SECRET or, when that is unset, with the development secret in\n' +
-    '.data/dev-secret of the current directory (made on first use, as `npm start` does). For development only.',
-  examples: [
-    'export METAMODEL_TOKEN=$(npx metamodel token --tenant acme)',
-    'METAMODEL_TOKEN=$(npx metamodel token --tenant default --role admin) npx metamodel purge',
-  ],
-  async run(ctx, _args, values) {
-    const token = await mintDevToken(values as Parameters<typeof mintDevToken>[0], ctx.io.env);
-    ctx.io.out(ctx.json ? json({ token }) : `${token}\n`);
-  },
-};
 
 export const COMMANDS: Command[] = [
   typesList,

@@ -1,0 +1,16 @@
+// Which requests take an Idempotency-Key and what the key looks like: the one statement the service's hook, the
+// OpenAPI document and the CLI all read (http/idempotency.ts keeps the keys; this is only the wire's part).
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'idempotent-replayed';
+export const IDEMPOTENCY_KEY_MAX = 255;
+
+/** A key as sent: quoted (a structured-field string without escapes) or bare; the OpenAPI document's pattern. */
+export const IDEMPOTENCY_KEY_PATTERN = `^("[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}}"|[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,${IDEMPOTENCY_KEY_MAX}})$`;
+
+/**
+ * Whether a request takes an Idempotency-Key: the writes of tenants (POST, PATCH, DELETE), not operators' routes
+ * (/admin). `path` is a route or a request path.
+ */
+export const takesIdempotencyKey = (method: string, path: string) =>
+  (method === 'POST' || method === 'PATCH' || method === 'DELETE') && !path.startsWith('/admin');

@@ -179,12 +179,34 @@ export async function typeGuidByName(api: ReturnType<typeof restClient>, name: s
 }
 
 /**
+ * The labels of the nodes that carry a tenant, each with the properties of the index or constraint that leads with
+ * `tenant`, so that fingerprint() seeks instead of scanning every node of the database. hostile-input.test.ts
+ * checks that no other label carries a tenant.
+ */
+export const TENANT_LABELS: Record<string, string[]> = {
+  EntityType: ['name_key'],
+  AttributeDefinition: ['owner_guid'],
+  Entity: ['type_guid', 'guid'],
+  TypeTombstone: ['name_key'],
+  ModelVersion: ['shard'],
+  ModelChange: ['shard', 'seq'],
+  IdempotencyKey: ['key'],
+};
+
+const TENANT_NODES = Object.entries(TENANT_LABELS)
+  .map(
+    ([label, keys]) =>
+      `MATCH (n:${label}) WHERE n.tenant = $tenant ${keys.map((k) => `AND n.${k} IS NOT NULL`).join(' ')} RETURN n`,
+  )
+  .join(' UNION ');
+
+/**
  * Everything stored for a tenant, in a comparable form: nodes with their identifying state, and relationships. A
  * refused request must leave it exactly as it was.
  */
 export async function fingerprint(driver: Driver, tenant: string) {
   const res = await driver.executeQuery(
-    `MATCH (n) WHERE n.tenant = $tenant
+    `CALL { ${TENANT_NODES} }
      OPTIONAL MATCH (n)-[r]->(m)
      WITH n, collect(type(r) + '>' + coalesce(m.guid, m.id, '')) AS out
      RETURN collect(labels(n)[0] + '|' + coalesce(n.guid, '') + '|' + coalesce(n.name, '') + '|' +

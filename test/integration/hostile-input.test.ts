@@ -4,7 +4,15 @@
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { it } from '../fixtures.js';
-import { createType, fingerprint, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import {
+  createType,
+  fingerprint,
+  newTenant,
+  restClient,
+  TENANT_LABELS,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
 
 const RUNS = 60;
 
@@ -136,6 +144,49 @@ const encode = (s: string) =>
   s.isWellFormed() ? encodeURIComponent(s) : `${encodeURIComponent(s.toWellFormed())}%ED%A0%80`;
 
 const bodyText = (value: unknown) => (value === undefined ? '' : JSON.stringify(value));
+
+describe('the state fingerprint', () => {
+  it('seeks every label that carries a tenant, and sees what a scan of every node sees', async ({
+    world,
+  }) => {
+    const schema = await world.driver.executeQuery(
+      "CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName WHERE propertyName = 'tenant' RETURN DISTINCT nodeLabels",
+    );
+    const labels = schema.records.flatMap((r) => r.get('nodeLabels') as string[]);
+    expect(labels.length).toBeGreaterThan(3);
+    expect(labels.filter((label) => !(label in TENANT_LABELS))).toEqual([]);
+
+    const t = await target(world);
+    const api = restClient(world.app, t.token);
+    const doomed = await world.app.inject({
+      method: 'POST',
+      url: '/entities/types',
+      headers: {
+        authorization: `Bearer ${t.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': 'k-1',
+      },
+      payload: { name: 'Deleted once' },
+    });
+    // renamed, then deleted: the type leaves a tombstone
+    const doomedGuid = doomed.json().DATA.entity_type.guid;
+    expect((await api.patch(`/entities/types/${doomedGuid}`, { name: 'Renamed once' })).status).toBe(200);
+    expect((await api.delete(`/entities/types/${doomedGuid}`)).status).toBe(200);
+    const scanned = await world.driver.executeQuery(
+      `MATCH (n) WHERE n.tenant = $tenant
+       OPTIONAL MATCH (n)-[r]->(m)
+       WITH n, count(r) AS out
+       RETURN collect(labels(n)[0] + '|' + coalesce(n.guid, '') + '|' + out) AS nodes`,
+      { tenant: t.tenant },
+    );
+    const all = ((scanned.records[0]?.get('nodes') ?? []) as string[]).map((n) =>
+      n.split('|').slice(0, 2).join('|'),
+    );
+    const seen = (await fingerprint(world.driver, t.tenant)).map((n) => n.split('|').slice(0, 2).join('|'));
+    expect(new Set(all.map((n) => n.split('|')[0]))).toEqual(new Set(Object.keys(TENANT_LABELS)));
+    expect(seen.sort()).toEqual(all.sort());
+  });
+});
 
 describe('hostile bodies', () => {
   it('POST /entities/types: any body, never a 5xx, refusals leave state unchanged', async ({ world }) => {

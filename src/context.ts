@@ -18,7 +18,8 @@ import type { IdempotencyScope } from './db/idempotency.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
 import type { Metrics } from './metrics.js';
-import { MAX_ATTRIBUTE_DEFS, WITHDRAWN_LISTED_MAX } from './model/limits.js';
+import { MAX_ATTRIBUTE_DEFS } from './model/limits.js';
+import { WITHDRAWN_LISTED } from './model/pages.js';
 import { ROOT_KEY } from './model/system-types.js';
 import type { OperationBudget } from './operation-budget.js';
 import type { BookmarkCodec } from './services/bookmarks.js';
@@ -45,7 +46,7 @@ export interface Services {
 }
 
 /** Definitions a GraphQL list loads per type: every live one, and the first withdrawn ones (by name). */
-export const LOADED_PER_TYPE = { live: MAX_ATTRIBUTE_DEFS, withdrawn: WITHDRAWN_LISTED_MAX } as const;
+export const LOADED_PER_TYPE = { live: MAX_ATTRIBUTE_DEFS, withdrawn: WITHDRAWN_LISTED.max } as const;
 
 export interface Loaders {
   entityTypeByGuid: DataLoader<string, StoredType | null>;

@@ -1,5 +1,5 @@
 // TYPE arguments given as a guid or a name, resolved by the service; and a page of types.
-import type { EntityTypeRow } from '../../src/contract/wire.js';
+import { type EntityTypeRow, PAGES } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
 
 /** An entity type row as the REST API sends it (its schema in the REST contract). */
@@ -11,7 +11,7 @@ export interface TypePage {
 }
 
 /** The largest page the service serves; used when reading every type. */
-export const MAX_PAGE_SIZE = '500';
+export const MAX_PAGE_SIZE = String(PAGES.max);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -14,6 +14,9 @@ export const named = <T extends z.ZodType>(id: string, description: string, sche
 
 export const guid = (what: string) => z.string().describe(what);
 
+/** Page sizes of the paged lists (`page_size`): part of the contract, so a client can ask for the largest page. */
+export { PAGES } from '../model/pages.js';
+
 /** Every REST answer: `{STATUS, MESSAGE, DATA}`; a refusal has STATUS FAIL and `DATA.reason`. */
 export interface Envelope<D = Record<string, unknown>> {
   STATUS: 'SUCCESS' | 'FAIL';

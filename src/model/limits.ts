@@ -3,6 +3,3 @@
 
 /** Most live attribute definitions a type may have (the spec's 200). */
 export const MAX_ATTRIBUTE_DEFS = 200;
-/** Withdrawn definitions listed per type: `first` defaults to this, and may be at most WITHDRAWN_LISTED_MAX. */
-export const WITHDRAWN_LISTED_DEFAULT = 100;
-export const WITHDRAWN_LISTED_MAX = 500;

@@ -14,7 +14,7 @@ import {
 import { MODEL_VERSION_SHARDS } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
-import { parsePageSize } from './entity-types.js';
+import { pageSize } from '../model/pages.js';
 
 /** A change as both APIs render it. */
 export interface ChangeRow {
@@ -121,7 +121,7 @@ export async function readHistories(
   const cursors = ctx.services.cursors;
   const parsed = requests.map((r) => ({
     typeGuid: r.typeGuid,
-    size: parsePageSize(r.pageSize),
+    size: pageSize(r.pageSize, 'page_size'),
     before: r.cursor === undefined ? '~' : cursors.decode(tenant, r.cursor, HISTORY_CURSOR),
   }));
   const largest = Math.max(1, ...parsed.map((p) => p.size));
@@ -214,7 +214,7 @@ export async function readFeed(
   args: { after?: string | undefined; pageSize?: number | undefined },
 ): Promise<FeedPage> {
   const tenant = ctx.viewer.tenant;
-  const size = parsePageSize(args.pageSize);
+  const size = pageSize(args.pageSize, 'page_size');
   const positions = decodePositions(ctx, args.after);
   const encode = (p: readonly number[]) => ctx.services.cursors.encode(tenant, p.join('.'), FEED_CURSOR);
   return ctx.db.read(async (run) => {

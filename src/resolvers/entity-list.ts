@@ -8,9 +8,9 @@ import { findAttribute, findAttributesApplyingTo, type StoredAttribute } from '.
 import { type RefCondition, readEntityPage, type StoredEntity } from '../db/entities.js';
 import { refuse } from '../errors.js';
 import { cleanName, nameKey } from '../model/names.js';
+import { pageSize } from '../model/pages.js';
 import { ROOT_KEY } from '../model/system-types.js';
 import { lastKnownAttributes, listAttributes } from './attributes.js';
-import { parsePageSize } from './entity-types.js';
 
 /** Conditions in one filter, and entity guids in one condition. */
 export const MAX_FILTER_CONDITIONS = 10;
@@ -157,7 +157,7 @@ export async function listEntities(
   },
 ): Promise<EntityPage> {
   const tenant = ctx.viewer.tenant;
-  const size = parsePageSize(args.pageSize);
+  const size = pageSize(args.pageSize, 'page_size');
   const after =
     args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor, CURSOR_KIND);
   const conditions = checkFilter(args.where ?? []);

@@ -18,6 +18,7 @@ import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
+import { pageSize } from '../model/pages.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
 
@@ -39,9 +40,6 @@ export function toEntityTypeRow(t: StoredType): EntityTypeRow {
   }
   return row as unknown as EntityTypeRow;
 }
-
-export const PAGE_SIZE_DEFAULT = 100;
-export const PAGE_SIZE_MAX = 500;
 
 const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');
 
@@ -89,14 +87,6 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
   throw refuse('type_name_taken', 'The name is being changed concurrently; try again.');
 }
 
-export function parsePageSize(pageSize: number | undefined): number {
-  if (pageSize === undefined) return PAGE_SIZE_DEFAULT;
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE_MAX) {
-    throw refuse('invalid_page_size', `page_size must be an integer from 1 to ${PAGE_SIZE_MAX}.`);
-  }
-  return pageSize;
-}
-
 /**
  * One page of the tenant's types in name order. Paging is forward only (a cursor marks the last row seen); each
  * row comes with the cursor that continues after it.
@@ -107,7 +97,7 @@ export async function listEntityTypes(
 ) {
   if (args.backward) throw refuse('invalid_field', 'Only forward pagination (first/after) is supported.');
   const tenant = ctx.viewer.tenant;
-  const size = parsePageSize(args.pageSize);
+  const size = pageSize(args.pageSize, 'page_size');
   const after = args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor);
   const cached = await ctx.services.model.read(
     ctx.modelScope,

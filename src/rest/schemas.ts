@@ -11,13 +11,13 @@ import { CHANGE_KINDS } from '../db/changes.js';
 import { REASONS, type Reason } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { MAX_NAME_LENGTH, nameKey } from '../model/names.js';
+import { PAGES } from '../model/pages.js';
 import { PLATFORM_ATTRIBUTE_NAMES } from '../model/system-types.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
 import { CHANGE_PAGE_MAX_BYTES } from '../resolvers/changes.js';
 import type { DeclarationField } from '../resolvers/declaration.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../resolvers/entity-list.js';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
 import {
   MODEL_FORMAT,
   MODEL_MAX_DEFINITION_BYTES,
@@ -32,6 +32,7 @@ import {
   MAX_MULTI_VALUES,
   MAX_STRING_VALUE,
 } from '../resolvers/values.js';
+import { positiveUpTo } from './decimal.js';
 
 /**
  * The refusal a field's schema failure maps to: `reason` when the value is wrong, `missing` when absent/null,
@@ -510,18 +511,12 @@ export interface RouteDoc {
 
 const route = <const R extends RouteDoc>(r: R) => r;
 
-/** 1 to PAGE_SIZE_MAX (500) in at most 9 decimal digits, leading zeros allowed. */
-const PAGE_SIZE_TEXT = /^(0{0,8}[1-9]|0{0,7}[1-9][0-9]|0{0,6}[1-4][0-9]{2}|0{0,6}500)$/;
-if (PAGE_SIZE_MAX !== 500)
-  throw new Error('PAGE_SIZE_TEXT spells out 500: write it for the new PAGE_SIZE_MAX');
 const pageSizeField = refusing(
   z
     .string()
-    .regex(PAGE_SIZE_TEXT)
+    .regex(new RegExp(positiveUpTo(PAGES.max)))
     .optional()
-    .describe(
-      `Rows per page, 1 to ${PAGE_SIZE_MAX} (default ${PAGE_SIZE_DEFAULT}); at most 9 decimal digits.`,
-    ),
+    .describe(`Rows per page, 1 to ${PAGES.max} (default ${PAGES.default}); at most 9 decimal digits.`),
   { reason: 'invalid_page_size' },
 );
 /** The query of a keyset-paged list: its cursor and page size. */

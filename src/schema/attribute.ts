@@ -5,7 +5,8 @@
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { refuse } from '../errors.js';
-import { MAX_ATTRIBUTE_DEFS, WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX } from '../model/limits.js';
+import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
 import {
   attributesOf,
@@ -230,14 +231,11 @@ builder.objectField(EntityType, 'withdrawnAttributes', (t) =>
     args: {
       first: t.arg.int({
         required: false,
-        description: `How many to list, in name order: 1 to ${WITHDRAWN_LISTED_MAX}, default ${WITHDRAWN_LISTED_DEFAULT} (invalid_page_size outside).`,
+        description: `How many to list, in name order: ${pageRange(WITHDRAWN_LISTED)} (invalid_page_size outside).`,
       }),
     },
     resolve: async (type, args, ctx) => {
-      const first = args.first ?? WITHDRAWN_LISTED_DEFAULT;
-      if (!Number.isInteger(first) || first < 1 || first > WITHDRAWN_LISTED_MAX) {
-        throw refuse('invalid_page_size', `first must be an integer from 1 to ${WITHDRAWN_LISTED_MAX}.`);
-      }
+      const first = pageSize(args.first, 'first', WITHDRAWN_LISTED);
       const withdrawn = (await ctx.loaders.withdrawnAttributesByType.load(type.guid)).slice(0, first);
       charge(ctx, withdrawn.length);
       return withdrawn;

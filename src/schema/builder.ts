@@ -1,7 +1,9 @@
 // Pothos builder: configuration only (plugins, context type). Types are defined in the files beside it.
+
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { RequestContext } from '../context.js';
+import { pageRange } from '../model/pages.js';
 
 export const builder = new SchemaBuilder<{
   Context: RequestContext;
@@ -17,8 +19,7 @@ export const builder = new SchemaBuilder<{
     nodesQueryOptions: false,
     // Descriptions of what the Relay plugin generates (connection arguments, edges, page info).
     firstArgOptions: {
-      description:
-        'Rows per page: an integer from 1 to 500, default 100. Outside that range: invalid_page_size.',
+      description: `Rows per page: an integer from ${pageRange()}. Outside that range: invalid_page_size.`,
     },
     afterArgOptions: {
       description:

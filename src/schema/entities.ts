@@ -1,7 +1,9 @@
 // GraphQL for the entities of a type filtered by their references: Query.entities (the resolver of REST's
 // GET /entities, the same conditions and the same rows).
+
 import { charge } from '../context.js';
 import type { StoredEntity } from '../db/entities.js';
+import { pageRange } from '../model/pages.js';
 import {
   type EntityPage,
   FILTER_SCAN_WINDOW,
@@ -65,7 +67,7 @@ builder.queryFields((t) => ({
       }),
       first: t.arg.int({
         required: false,
-        description: 'Entities per page: 1 to 500, default 100 (invalid_page_size outside).',
+        description: `Entities per page: ${pageRange()} (invalid_page_size outside).`,
       }),
       after: t.arg.string({ required: false, description: 'nextCursor of the previous page.' }),
     },

@@ -2,6 +2,7 @@
 
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import type { StoredType } from '../db/entity-types.js';
+import { PAGES } from '../model/pages.js';
 import {
   createOrGetEntityType,
   deleteEntityType,
@@ -122,8 +123,7 @@ builder.queryFields((t) => ({
   entityTypes: t.connection(
     {
       type: EntityType,
-      description:
-        'Every type of your tenant (system, user-defined and connector types together), in normalised-name order, paged forward with first/after. first: 1..500, default 100 (invalid_page_size outside); a cursor not issued to your tenant: invalid_cursor.',
+      description: `Every type of your tenant (system, user-defined and connector types together), in normalised-name order, paged forward with first/after. first: 1..${PAGES.max}, default ${PAGES.default} (invalid_page_size outside); a cursor not issued to your tenant: invalid_cursor.`,
       resolve: async (_root, args, ctx) => {
         const page = await listEntityTypes(ctx, {
           cursor: args.after ?? undefined,

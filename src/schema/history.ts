@@ -1,9 +1,11 @@
 // GraphQL object family for the metamodel's history: ModelChange, EntityType.history and the modelChanges feed
 // (the same resolvers as REST's /entities/types/{guid}/history and /entities/changes).
+
 import DataLoader from 'dataloader';
 import type { RequestContext } from '../context.js';
 import { CHANGE_KINDS, type StoredChange } from '../db/changes.js';
 import { refuse } from '../errors.js';
+import { PAGES, pageRange } from '../model/pages.js';
 import { type HistoryPage, readFeed, readHistories, toChangeRow } from '../resolvers/changes.js';
 import { builder } from './builder.js';
 import { EntityType } from './entity-type.js';
@@ -92,8 +94,7 @@ builder.objectField(EntityType, 'history', (t) =>
   t.connection(
     {
       type: ModelChange,
-      description:
-        "The type's changes, newest first (the changes of its attribute definitions included), paged forward with first/after: who made each, when, with which request, and before/after. Outlives the type: a type recreated under its name continues its history. first: 1..500, default 100.",
+      description: `The type's changes, newest first (the changes of its attribute definitions included), paged forward with first/after: who made each, when, with which request, and before/after. Outlives the type: a type recreated under its name continues its history. first: 1..${PAGES.max}, default ${PAGES.default}.`,
       resolve: async (type, args, ctx) => {
         if (args.last != null || args.before != null) {
           throw refuse('invalid_field', 'Only forward pagination (first/after) is supported.');
@@ -156,7 +157,7 @@ builder.queryFields((t) => ({
     args: {
       first: t.arg.int({
         required: false,
-        description: 'Changes per page: 1 to 500, default 100 (invalid_page_size outside).',
+        description: `Changes per page: ${pageRange()} (invalid_page_size outside).`,
       }),
       after: t.arg.string({
         required: false,

@@ -8,9 +8,8 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
-import { WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX } from '../model/limits.js';
+import { pageBound, WITHDRAWN_LISTED } from '../model/pages.js';
 import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../resolvers/entity-types.js';
 import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
 
 export const GRAPHQL_LIMITS = {
@@ -28,23 +27,19 @@ export const GRAPHQL_LIMITS = {
   maxAnswerBytes: 50 * 1024 * 1024,
 } as const;
 
-const clampPage = (first: unknown, fallback: number, max: number) =>
-  typeof first === 'number' && Number.isInteger(first) ? Math.min(Math.max(first, 1), max) : fallback;
-
 /**
  * The most entries each list field can return, by `Type.field`. An out-of-range `first` counts as the nearest
  * valid one: the resolver refuses it with its own reason (invalid_page_size) rather than the cost.
  */
 const LIST_BOUNDS: Record<string, (args: Record<string, unknown>) => number> = {
-  'Query.entityTypes': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
+  'Query.entityTypes': (args) => pageBound(args.first),
   'EntityType.attributes': () => MAX_LISTED_ATTRIBUTES,
-  'EntityType.history': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
+  'EntityType.history': (args) => pageBound(args.first),
   // The feed's page is an object; its one list of changes is bounded by the page's `first`.
-  'Query.modelChanges': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
+  'Query.modelChanges': (args) => pageBound(args.first),
   // An entity page is an object; its one list is bounded by the page's `first`.
-  'Query.entities': (args) => clampPage(args.first, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX),
-  'EntityType.withdrawnAttributes': (args) =>
-    clampPage(args.first, WITHDRAWN_LISTED_DEFAULT, WITHDRAWN_LISTED_MAX),
+  'Query.entities': (args) => pageBound(args.first),
+  'EntityType.withdrawnAttributes': (args) => pageBound(args.first, WITHDRAWN_LISTED),
   'AttributeDefinition.allowedValues': () => MAX_ALLOWED_VALUES,
   // A default is one value, or a list of up to 1,000 for a multi-valued attribute.
   'AttributeDefinition.defaultValue': () => MAX_MULTI_VALUES,

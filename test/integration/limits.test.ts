@@ -4,7 +4,10 @@
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
-import { WITHDRAWN_LISTED_MAX } from '../../src/model/limits.js';
+import { WITHDRAWN_LISTED } from '../../src/model/pages.js';
+
+const WITHDRAWN_LISTED_MAX = WITHDRAWN_LISTED.max;
+
 import { MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/resolvers/attributes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../src/resolvers/entities.js';
 import { MAX_VALUE_DEPTH } from '../../src/resolvers/values.js';

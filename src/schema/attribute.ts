@@ -4,7 +4,6 @@
 
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
-import { refuse } from '../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';

@@ -1,0 +1,114 @@
+// The routes of attribute definitions: declare, list, withdraw.
+
+import { z } from 'zod';
+import { AttributeRow, guid } from '../../contract/wire.js';
+import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
+import { DECLARATION_RULE_REASONS, DeclareBody } from './bodies.js';
+import { dryRun, guidParams, NAME_DOC, PLATFORM_NAME_DOC, type RouteDoc, route } from './fields.js';
+import { AttributeState } from './rows.js';
+
+export const ATTRIBUTE_ROUTES = {
+  declareAttribute: route({
+    method: 'POST',
+    path: '/entities/types/:guid/attributes',
+    operationId: 'declareAttribute',
+    tag: 'Attributes',
+    summary: 'Declare an attribute definition on a type',
+    description: `At most ${MAX_ATTRIBUTE_DEFS} live definitions per type. With \`dry_run\` nothing is written.`,
+    auth: 'bearer',
+    params: guidParams,
+    query: z.looseObject({ dry_run: dryRun }),
+    body: DeclareBody,
+    bodyCheckedByResolver: true,
+    answers: {
+      201: {
+        description: 'Declared.',
+        data: z.object({
+          attribute: AttributeRow,
+          usage: z
+            .object({ declared: z.number(), limit: z.literal(MAX_ATTRIBUTE_DEFS) })
+            .describe('Live definitions on the type after this one, and the limit.'),
+        }),
+      },
+      200: {
+        description: 'Dry run: the declaration is valid; nothing was written.',
+        data: z.object({
+          dry_run: z.literal(true),
+          attribute: AttributeRow,
+          usage: z.object({ declared: z.number(), limit: z.literal(MAX_ATTRIBUTE_DEFS) }),
+        }),
+      },
+    },
+    refusals: [
+      'unknown_entity_type',
+      'base_type_not_owner',
+      'attribute_def_already_exists',
+      'attribute_def_withdrawn',
+      'too_many_attribute_defs',
+      'attribute_defs_too_large',
+      ...DECLARATION_RULE_REASONS,
+      'referent_not_found',
+      'ref_type_mismatch',
+    ],
+  }),
+  listAttributes: route({
+    method: 'GET',
+    path: '/entities/types/:guid/attributes',
+    operationId: 'listAttributes',
+    tag: 'Attributes',
+    summary: 'List the attributes applying to a type',
+    description:
+      'The five platform attributes (owner_type null) first, then the type’s own live definitions by name. Not paged.',
+    auth: 'bearer',
+    params: guidParams,
+    answers: {
+      200: { description: 'The attributes.', data: z.object({ attributes: z.array(AttributeRow) }) },
+    },
+    refusals: ['unknown_entity_type'],
+  }),
+  withdrawAttribute: route({
+    method: 'DELETE',
+    path: '/entities/attributes/:typeGuid/:name',
+    operationId: 'withdrawAttribute',
+    tag: 'Attributes',
+    summary: 'Withdraw a live attribute definition (curation API)',
+    description:
+      'Its stored values start being removed and it leaves the listing; the daily job removes the definition.',
+    auth: 'bearer',
+    params: z.object({
+      typeGuid: guid('Entity type guid.'),
+      name: z
+        .string()
+        .describe('Attribute name; not a platform attribute (the platform owns those).')
+        .meta({ ...NAME_DOC, not: PLATFORM_NAME_DOC }),
+    }),
+    query: z.looseObject({ dry_run: dryRun }),
+    answers: {
+      200: {
+        description: 'Withdrawn; or, with `dry_run`, what withdrawing would affect.',
+        data: z.union([
+          z.object({
+            attribute: AttributeRow.extend({ state: AttributeState }),
+            withdrawn: z.literal(true),
+          }),
+          z.object({
+            dry_run: z.literal(true),
+            attribute: AttributeRow.extend({ state: AttributeState }),
+            impact: z
+              .object({ instances: z.number(), values: z.number() })
+              .describe('Instances carrying a value, and values stored.'),
+          }),
+        ]),
+      },
+    },
+    refusals: [
+      'unknown_entity_type',
+      'attribute_def_not_found',
+      'attribute_def_withdrawn',
+      'base_type_not_owner',
+      'empty_value',
+      'name_too_long',
+      'invalid_field',
+    ],
+  }),
+} satisfies Record<string, RouteDoc>;

@@ -1,34 +1,18 @@
 // The HTTP surface: envelope on every response, authentication (CONTRACT.md), body limits, malformed input.
 import { request as httpRequest } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { connect } from 'node:net';
 import { SignJWT } from 'jose';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
-import {
-  createWorld,
-  newTenant,
-  restClient,
-  TEST_SECRET,
-  type TestWorld,
-  tokenFor,
-  untilReady,
-} from '../helpers.js';
+import { itServed } from '../fixtures.js';
+import { newTenant, restClient, TEST_SECRET, tokenFor, untilReady } from '../helpers.js';
 
-let world: TestWorld;
-let baseUrl: string;
-beforeAll(async () => {
-  world = await createWorld();
-  await world.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await world?.close();
-});
+const it = itServed();
 
 const MB = 1024 * 1024;
 
@@ -42,6 +26,7 @@ async function appWithoutDatabase() {
 
 /** Sends a request over a real socket; `chunks` are written one by one (chunked when no length is declared). */
 function rawRequest(opts: {
+  url: string;
   method: string;
   path: string;
   headers: Record<string, string | number>;
@@ -49,7 +34,7 @@ function rawRequest(opts: {
 }): Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      `${baseUrl}${opts.path}`,
+      `${opts.url}${opts.path}`,
       { method: opts.method, headers: opts.headers },
       (res) => {
         let text = '';
@@ -80,7 +65,9 @@ function rawRequest(opts: {
 }
 
 describe('Envelope', () => {
-  it('unknown paths answer 404 with the envelope and reason not_found, without reading the body', async () => {
+  it('unknown paths answer 404 with the envelope and reason not_found, without reading the body', async ({
+    world,
+  }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     for (const res of [
       await api.get('/nope'),
@@ -96,7 +83,9 @@ describe('Envelope', () => {
     }
   });
 
-  it('a known path asked with a method it is not served with answers 405 with Allow, before the body is read', async () => {
+  it('a known path asked with a method it is not served with answers 405 with Allow, before the body is read', async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
     for (const [method, url, allow] of [
       ['DELETE', '/entities/types', 'GET, HEAD, POST'],
@@ -122,7 +111,9 @@ describe('Envelope', () => {
     }
   });
 
-  it('malformed percent-encoding and absurdly long path segments still get the envelope', async () => {
+  it('malformed percent-encoding and absurdly long path segments still get the envelope', async ({
+    world,
+  }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const bad = await api.get('/entities/types/%E0%A4%A/attributes');
     expect([bad.status, bad.body.STATUS, bad.body.DATA.reason]).toEqual([400, 'FAIL', 'invalid_url']);
@@ -130,7 +121,7 @@ describe('Envelope', () => {
     expect([long.status, long.body.STATUS, long.body.DATA.reason]).toEqual([414, 'FAIL', 'uri_too_long']);
   });
 
-  it('a success carries STATUS SUCCESS and an empty MESSAGE', async () => {
+  it('a success carries STATUS SUCCESS and an empty MESSAGE', async ({ world }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const res = await api.get('/entities/types');
     expect(res.body.STATUS).toBe('SUCCESS');
@@ -147,7 +138,9 @@ describe('Envelope', () => {
     await driver.close();
   });
 
-  it('an unexpected error is a 500 envelope, internal_error, with the request id and no internals', async () => {
+  it('an unexpected error is a 500 envelope, internal_error, with the request id and no internals', async ({
+    world,
+  }) => {
     const config = parseConfig({
       AUTH_JWT_SECRET: TEST_SECRET,
       NEO4J_URI: 'bolt://unused:1',
@@ -202,7 +195,9 @@ describe('Authentication (CONTRACT.md)', () => {
     };
   }
 
-  it('no, malformed, expired, badly signed or claim-less tokens get 401 unauthenticated on every path', async () => {
+  it('no, malformed, expired, badly signed or claim-less tokens get 401 unauthenticated on every path', async ({
+    world,
+  }) => {
     for (const [name, token] of Object.entries(await tokens())) {
       for (const [method, url] of protectedCalls) {
         const res = await world.app.inject({
@@ -220,7 +215,7 @@ describe('Authentication (CONTRACT.md)', () => {
     }
   });
 
-  it('the bearer scheme name is case-insensitive (RFC 7235)', async () => {
+  it('the bearer scheme name is case-insensitive (RFC 7235)', async ({ world }) => {
     const token = await tokenFor(newTenant());
     for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
       const res = await world.app.inject({
@@ -231,7 +226,7 @@ describe('Authentication (CONTRACT.md)', () => {
       expect(res.statusCode).toBe(200);
     }
   });
-  it('a token in another scheme or the query string is not accepted', async () => {
+  it('a token in another scheme or the query string is not accepted', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const basic = await world.app.inject({
       method: 'GET',
@@ -243,14 +238,14 @@ describe('Authentication (CONTRACT.md)', () => {
     expect(query.statusCode).toBe(401);
   });
 
-  it('authenticated but not allowed: 403 not_authorized', async () => {
+  it('authenticated but not allowed: 403 not_authorized', async ({ world }) => {
     const api = restClient(world.app, await tokenFor(newTenant(), { roles: ['admin'] }));
     const res = await api.post('/platform/dashboards', { name: 'Sales' });
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'not_authorized' } });
   });
 
-  it('health and readiness need no token', async () => {
+  it('health and readiness need no token', async ({ world }) => {
     const health = await world.app.inject({ method: 'GET', url: '/healthz' });
     expect(health.statusCode).toBe(200);
     expect(health.json()).toMatchObject({ STATUS: 'SUCCESS', DATA: { status: 'ok' } });
@@ -270,12 +265,14 @@ describe('Authentication (CONTRACT.md)', () => {
 });
 
 describe('Request body limit (8 MB, before parsing)', () => {
-  it('a declared Content-Length over 8 MB is refused with 413 before any body byte is sent', async () => {
+  it('a declared Content-Length over 8 MB is refused with 413 before any body byte is sent', async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
     // No body is ever written: the answer can only come from the declared length.
     const res = await new Promise<{ status: number; body: any }>((resolve, reject) => {
       const req = httpRequest(
-        `${baseUrl}/entities/types`,
+        `${world.url}/entities/types`,
         {
           method: 'POST',
           headers: {
@@ -302,10 +299,11 @@ describe('Request body limit (8 MB, before parsing)', () => {
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'request_too_large' } });
   });
 
-  it('a chunked body that grows past 8 MB is refused with 413', async () => {
+  it('a chunked body that grows past 8 MB is refused with 413', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const chunk = Buffer.alloc(MB, 0x20);
     const res = await rawRequest({
+      url: world.url,
       method: 'POST',
       path: '/entities/types',
       headers: {
@@ -319,9 +317,11 @@ describe('Request body limit (8 MB, before parsing)', () => {
     expect(res.body).toMatchObject({ STATUS: 'FAIL', DATA: { reason: 'request_too_large' } });
   });
 
-  it('after a 413 for a streamed body, the rest is discarded and the connection serves the next request', async () => {
+  it('after a 413 for a streamed body, the rest is discarded and the connection serves the next request', async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
-    const socket = connect((world.app.server.address() as AddressInfo).port, '127.0.0.1');
+    const socket = connect(world.port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     let received = '';
     socket.on('data', (d) => {
@@ -353,12 +353,13 @@ describe('Request body limit (8 MB, before parsing)', () => {
     expect(received).toContain('request_too_large');
   });
 
-  it('large bodies sent at once are all read and judged, a few at a time, none lost', async () => {
+  it('large bodies sent at once are all read and judged, a few at a time, none lost', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const body = Buffer.from(`{"name":"${'n'.repeat(2 * MB)}"}`);
     const answers = await Promise.all(
       Array.from({ length: 12 }, () =>
         rawRequest({
+          url: world.url,
           method: 'POST',
           path: '/entities/types',
           headers: {
@@ -377,9 +378,10 @@ describe('Request body limit (8 MB, before parsing)', () => {
     );
   });
 
-  it('the same limit guards /graphql', async () => {
+  it('the same limit guards /graphql', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const res = await rawRequest({
+      url: world.url,
       method: 'POST',
       path: '/graphql',
       headers: {
@@ -393,13 +395,14 @@ describe('Request body limit (8 MB, before parsing)', () => {
     expect(res.body.DATA.reason).toBe('request_too_large');
   });
 
-  it('a body of exactly 8 MB is read and judged on its content', async () => {
+  it('a body of exactly 8 MB is read and judged on its content', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const prefix = '{"name":"';
     const suffix = '"}';
     const body = Buffer.from(prefix + 'n'.repeat(8 * MB - prefix.length - suffix.length) + suffix);
     expect(body.length).toBe(8 * MB);
     const res = await rawRequest({
+      url: world.url,
       method: 'POST',
       path: '/entities/types',
       headers: {
@@ -415,7 +418,7 @@ describe('Request body limit (8 MB, before parsing)', () => {
 });
 
 describe('Malformed input', () => {
-  it('malformed JSON is a 400 invalid_json, never a 5xx', async () => {
+  it('malformed JSON is a 400 invalid_json, never a 5xx', async ({ world }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     for (const body of ['{', '{"name": }', 'nul', '{"name":"a",}', '\u0000']) {
       const res = await api.post('/entities/types', body);
@@ -424,7 +427,7 @@ describe('Malformed input', () => {
     }
   });
 
-  it('prototype keys in a body are dropped, not honoured', async () => {
+  it('prototype keys in a body are dropped, not honoured', async ({ world }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const res = await api.post(
       '/entities/types',
@@ -435,7 +438,7 @@ describe('Malformed input', () => {
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 
-  it('a JSON body sent with another content type is still read as JSON', async () => {
+  it('a JSON body sent with another content type is still read as JSON', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const res = await world.app.inject({
       method: 'POST',

@@ -27,8 +27,9 @@ export default defineConfig({
     // Files that replace a module (vi.mock) are isolated (their own project below).
     isolate: false,
     // One test file per core (vitest's default is one less, a single file at a time on 2 cores): the files wait on
-    // Neo4j more than they compute. Measured on 2 cores against a running Neo4j: 1 worker 204-235 s, 2 workers
-    // 129 s, 3 workers 155 s.
+    // Neo4j more than they compute. Measured on 2 cores against a running Neo4j, modules isolated: 1 worker
+    // 204-235 s, 2 workers 129 s, 3 workers 155 s; with shared modules from a fresh Neo4j (npm test): 2 workers
+    // 107-112 s, 3 workers 114 s.
     maxWorkers: '100%',
     minWorkers: 1,
     reporters: ['default'],

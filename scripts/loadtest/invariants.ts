@@ -36,16 +36,27 @@ async function batched<T>(items: T[], work: (batch: T[]) => Promise<void>) {
 
 export const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-export async function checkDatabase(driver: Driver) {
-  const runTenants = tenants.map((t) => t.id);
-  /** With an instance killed: how many of the items checked it had acknowledged. */
-  const byKilled = (items: { guid: string }[]) => {
-    const victim = cluster?.victim;
-    if (!victim) return '';
-    const acked = ackedBy[victim.index]!;
-    return `; ${items.filter((i) => acked.has(i.guid)).length} of them acknowledged by the killed instance ${victim.name}`;
-  };
+/** With an instance killed: how many of the items checked it had acknowledged. */
+function byKilled(items: { guid: string }[]) {
+  const victim = cluster?.victim;
+  if (!victim) return '';
+  const acked = ackedBy[victim.index]!;
+  return `; ${items.filter((i) => acked.has(i.guid)).length} of them acknowledged by the killed instance ${victim.name}`;
+}
 
+/** Every invariant, each as an outcome. */
+export async function checkDatabase(driver: Driver) {
+  await checkGraph(driver);
+  await checkTypes(driver);
+  await checkDeclarations(driver);
+  await checkEntities(driver);
+  checkAnswers();
+}
+
+/** Over the whole graph: one type per name, at most 200 definitions per type, one definition per name, no edge
+ * between tenants. */
+async function checkGraph(driver: Driver) {
+  const runTenants = tenants.map((t) => t.id);
   const [names] = await rows(
     driver,
     `MATCH (t:EntityType)
@@ -101,8 +112,10 @@ export async function checkDatabase(driver: Driver) {
     detail: `${edges?.checked} relationships checked; ${edges?.cross} cross tenants`,
     problems: [],
   });
+}
 
-  // Acknowledged types.
+/** Acknowledged types are there, under the name acknowledged. */
+async function checkTypes(driver: Driver) {
   const typeProblems: string[] = [];
   const typeList = [...ackTypes].map(([guid, t]) => ({ guid, tenant: t.tenant, key: t.key }));
   let typesFound = 0;
@@ -127,8 +140,10 @@ export async function checkDatabase(driver: Driver) {
     detail: `${typeList.length} acknowledged types checked, ${typesFound} found${byKilled(typeList)}`,
     problems: typeProblems,
   });
+}
 
-  // Acknowledged declarations: live unless withdrawn since; an acknowledged withdrawal is not live again.
+/** Acknowledged declarations: live unless withdrawn since; an acknowledged withdrawal is not live again. */
+async function checkDeclarations(driver: Driver) {
   const declarationProblems: string[] = [];
   const declarationList = [...declarations].map(([guid, d]) => ({ guid, ...d }));
   const counts = { live: 0, withdrawn: 0, unknown: 0 };
@@ -171,8 +186,10 @@ export async function checkDatabase(driver: Driver) {
     detail: `${declarationList.length} acknowledged declarations checked: ${counts.live} live, ${counts.withdrawn} withdrawn (not live), ${counts.unknown} with an unanswered withdrawal (not checked)${byKilled(declarationList)}`,
     problems: declarationProblems,
   });
+}
 
-  // Acknowledged entities, and their values for definitions that no withdrawal touched.
+/** Acknowledged entities, and their values for definitions that no withdrawal touched. */
+async function checkEntities(driver: Driver) {
   const entityProblems: string[] = [];
   const entityList = [...ackEntities].map(([guid, e]) => ({ guid, ...e }));
   /** The definition a value was written under was never withdrawn (nor was a withdrawal of it sent). */
@@ -229,8 +246,10 @@ export async function checkDatabase(driver: Driver) {
     detail: `${entityList.length} acknowledged entities checked, ${valuesChecked} values of never-withdrawn definitions compared${byKilled(entityList)}`,
     problems: entityProblems,
   });
+}
 
-  // Create-or-get answers: one guid per name, at most one "created" per name.
+/** The checks made on the answers: create-or-get converges (one guid per name, at most one "created"), no 5xx. */
+function checkAnswers() {
   for (const answers of typeAnswers.values()) {
     answerChecks['create-or-get converges'].checked += 1;
     if (answers.guids.size > 1 || answers.created > 1) {

@@ -10,32 +10,15 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { main } from '../../cli/src/main.js';
-import {
-  createType,
-  createWorld,
-  newTenant,
-  operatorToken,
-  restClient,
-  TEST_SECRET,
-  type TestWorld,
-  tokenFor,
-} from '../helpers.js';
+import { itServed, type ServedWorld } from '../fixtures.js';
+import { createType, newTenant, operatorToken, restClient, TEST_SECRET, tokenFor } from '../helpers.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'cli/bin/metamodel.mjs');
 
-let world: TestWorld;
-let url: string;
-beforeAll(async () => {
-  world = await createWorld({ PURGE_BATCH_SIZE: '2' });
-  await world.app.listen({ port: 0, host: '127.0.0.1' });
-  url = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await world?.close();
-});
+const it = itServed({ PURGE_BATCH_SIZE: '2' });
 
 interface Run {
   code: number | null;
@@ -54,18 +37,21 @@ interface RunOptions {
 }
 
 /** The environment a run sees: this process's, without the CLI's and the service's own variables, plus the run's. */
-function runEnv(options: RunOptions): Record<string, string> {
+function runEnv(world: ServedWorld, options: RunOptions): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && !key.startsWith('METAMODEL_') && key !== 'AUTH_JWT_SECRET') env[key] = value;
   }
-  Object.assign(env, { METAMODEL_URL: url, ...(options.token ? { METAMODEL_TOKEN: options.token } : {}) });
+  Object.assign(env, {
+    METAMODEL_URL: world.url,
+    ...(options.token ? { METAMODEL_TOKEN: options.token } : {}),
+  });
   return Object.assign(env, options.env);
 }
 
 /** Runs the CLI: in-process unless the run needs a process of its own (its own cwd, node's arguments). */
-async function run(args: string[], options: RunOptions = {}): Promise<Run> {
-  if (options.process || options.nodeArgs || options.cwd) return spawnRun(args, options);
+async function run(world: ServedWorld, args: string[], options: RunOptions = {}): Promise<Run> {
+  if (options.process || options.nodeArgs || options.cwd) return spawnRun(world, args, options);
   let stdout = '';
   let stderr = '';
   const code = await main(args, {
@@ -76,14 +62,14 @@ async function run(args: string[], options: RunOptions = {}): Promise<Run> {
       stderr += text;
     },
     stderr: new PassThrough(),
-    env: runEnv(options),
+    env: runEnv(world, options),
   });
   return { code, stdout, stderr };
 }
 
 /** Runs `node cli/bin/metamodel.mjs ...args` (asynchronously: the service answers from this process). */
-function spawnRun(args: string[], options: RunOptions): Promise<Run> {
-  const env = runEnv(options);
+function spawnRun(world: ServedWorld, args: string[], options: RunOptions): Promise<Run> {
+  const env = runEnv(world, options);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, options.nodeArgs ? args : [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
@@ -104,13 +90,13 @@ function spawnRun(args: string[], options: RunOptions): Promise<Run> {
 }
 
 /** Runs and parses stdout as JSON (after checking the exit code). */
-async function runJson(args: string[], token: string, code = 0) {
-  const res = await run([...args, '--json'], { token });
+async function runJson(world: ServedWorld, args: string[], token: string, code = 0) {
+  const res = await run(world, [...args, '--json'], { token });
   expect(res.code, `${args.join(' ')}\n${res.stdout}\n${res.stderr}`).toBe(code);
   return JSON.parse(res.stdout);
 }
 
-async function setup() {
+async function setup(world: ServedWorld) {
   const tenant = newTenant('cli');
   const token = await tokenFor(tenant);
   return { tenant, token, api: restClient(world.app, token) };
@@ -125,24 +111,26 @@ async function closedPort() {
 }
 
 describe('as a program (cli/bin/metamodel.mjs in a process of its own)', () => {
-  it('prints its help and exits 0', async () => {
-    const help = await run(['--help'], { process: true });
+  it('prints its help and exits 0', async ({ world }) => {
+    const help = await run(world, ['--help'], { process: true });
     expect([help.code, help.stderr]).toEqual([0, '']);
     expect(help.stdout).toContain('types list');
   });
-  it('talks to the service: creates a type and lists it, exit status 0', async () => {
-    const { token } = await setup();
-    const created = await run(['types', 'create', 'Smoke Test', '--json'], { token, process: true });
+  it('talks to the service: creates a type and lists it, exit status 0', async ({ world }) => {
+    const { token } = await setup(world);
+    const created = await run(world, ['types', 'create', 'Smoke Test', '--json'], { token, process: true });
     expect([created.code, created.stderr]).toEqual([0, '']);
-    const listed = await run(['types', 'list', '--all', '--json'], { token, process: true });
+    const listed = await run(world, ['types', 'list', '--all', '--json'], { token, process: true });
     expect(listed.code).toBe(0);
     expect(JSON.stringify(JSON.parse(listed.stdout))).toContain('Smoke Test');
   });
 });
 
 describe('help and usage errors', () => {
-  it('--help lists every command and how TYPE is resolved; a command has its own --help', async () => {
-    const help = await run(['--help']);
+  it('--help lists every command and how TYPE is resolved; a command has its own --help', async ({
+    world,
+  }) => {
+    const help = await run(world, ['--help']);
     expect([help.code, help.stderr]).toEqual([0, '']);
     for (const command of [
       'types list',
@@ -156,7 +144,7 @@ describe('help and usage errors', () => {
       expect(help.stdout).toContain(command);
     }
     expect(help.stdout).toContain('TYPE is a type guid or a type name');
-    const declare = await run(['attributes', 'declare', '--help']);
+    const declare = await run(world, ['attributes', 'declare', '--help']);
     expect(declare.code).toBe(0);
     expect(declare.stdout).toMatch(/^usage: metamodel attributes declare TYPE NAME --value-type T/);
     for (const option of [
@@ -169,11 +157,13 @@ describe('help and usage errors', () => {
     ]) {
       expect(declare.stdout).toContain(option);
     }
-    const viaHelp = await run(['help', 'attributes', 'declare']);
+    const viaHelp = await run(world, ['help', 'attributes', 'declare']);
     expect(viaHelp).toEqual(declare);
   });
 
-  it('unknown commands and options and missing arguments exit 2 with a usage line, before any request', async () => {
+  it('unknown commands and options and missing arguments exit 2 with a usage line, before any request', async ({
+    world,
+  }) => {
     // any request would fail to connect (exit 3), so exit 2 also shows that nothing was sent
     const env = { METAMODEL_URL: `http://127.0.0.1:${await closedPort()}`, AUTH_JWT_SECRET: TEST_SECRET };
     const cases: [string[], RegExp][] = [
@@ -221,22 +211,22 @@ describe('help and usage errors', () => {
       ],
       [['types', 'list', '--url', 'ftp://example.com'], /^error: --url must be an http\(s\) address/],
       [['token'], /^error: --tenant is required\.\nusage: metamodel token --tenant T/],
-      [['token', '--tenant', 't', '--url', url], /^error: --url does not apply to "token"/],
+      [['token', '--tenant', 't', '--url', world.url], /^error: --url does not apply to "token"/],
       [['token', '--tenant', 't', '--expires', 'soon'], /^error: --expires must be a lifetime/],
     ];
     for (const [args, stderr] of cases) {
-      const res = await run(args, { env, token: 'x' });
+      const res = await run(world, args, { env, token: 'x' });
       expect([args, res.code, res.stdout], res.stderr).toEqual([args, 2, '']);
       expect(res.stderr, args.join(' ')).toMatch(stderr);
       expect(res.stderr).toMatch(/\nusage: metamodel .*\n$/);
     }
-    const bare = await run([], { env });
+    const bare = await run(world, [], { env });
     expect(bare.code).toBe(2);
     expect(bare.stderr).toMatch(/^usage: metamodel <command>/);
   });
 
-  it('a service that cannot be reached exits 3', async () => {
-    const res = await run(['types', 'list'], {
+  it('a service that cannot be reached exits 3', async ({ world }) => {
+    const res = await run(world, ['types', 'list'], {
       env: { METAMODEL_URL: `http://127.0.0.1:${await closedPort()}` },
     });
     expect(res.code).toBe(3);
@@ -247,30 +237,32 @@ describe('help and usage errors', () => {
 });
 
 describe('types', () => {
-  it('create says whether it created the type or found it (names compared trimmed, ignoring case)', async () => {
-    const { token } = await setup();
-    const created = await runJson(['types', 'create', 'Report'], token);
+  it('create says whether it created the type or found it (names compared trimmed, ignoring case)', async ({
+    world,
+  }) => {
+    const { token } = await setup(world);
+    const created = await runJson(world, ['types', 'create', 'Report'], token);
     expect(created).toEqual({
       entity_type: { guid: expect.any(String), name: 'Report', origin: 'user_defined', catalog_level: true },
       created: true,
     });
-    const again = await run(['types', 'create', '  REPORT '], { token });
+    const again = await run(world, ['types', 'create', '  REPORT '], { token });
     expect([again.code, again.stderr]).toEqual([0, '']);
     expect(again.stdout).toBe(
       `Type "Report" already existed (${created.entity_type.guid}); nothing was changed.\n`,
     );
-    const other = await run(['types', 'create', 'Data Product'], { token });
+    const other = await run(world, ['types', 'create', 'Data Product'], { token });
     expect(other.stdout).toMatch(/^Created type "Data Product" \([0-9a-f-]{36}\)\.\n$/);
   });
 
-  it('list shows one page (and says more follow) or, with --all, every page', async () => {
-    const { token, api } = await setup();
+  it('list shows one page (and says more follow) or, with --all, every page', async ({ world }) => {
+    const { token, api } = await setup(world);
     const report = await createType(api, 'Report');
-    const page = await runJson(['types', 'list', '--page-size', '3'], token);
+    const page = await runJson(world, ['types', 'list', '--page-size', '3'], token);
     expect(page.entity_types).toHaveLength(3);
     expect(page.next_cursor).toEqual(expect.any(String));
 
-    const table = await run(['types', 'list', '--page-size', '3'], { token });
+    const table = await run(world, ['types', 'list', '--page-size', '3'], { token });
     expect(table.code).toBe(0);
     for (const row of page.entity_types) {
       expect(table.stdout).toMatch(new RegExp(`│ ${row.name} +│ ${row.origin} +│.*│ ${row.guid} │`));
@@ -278,35 +270,38 @@ describe('types', () => {
     expect(table.stdout).toMatch(/│ name +│ origin +│ kind +│ guid +│/);
     expect(table.stderr).toBe(`More types follow: use --all, or --cursor ${page.next_cursor}\n`);
 
-    const all = await runJson(['types', 'list', '--all'], token);
+    const all = await runJson(world, ['types', 'list', '--all'], token);
     expect(all.next_cursor).toBeNull();
     const names = all.entity_types.map((t: any) => t.name);
     expect(new Set(names).size).toBe(names.length);
     expect(names).toEqual(expect.arrayContaining(['Report', 'datasource', 'table', 'tag', 'entity']));
     // following next_cursor page by page gives the same rows, in the same order
-    const small = await runJson(['types', 'list', '--all', '--page-size', '3'], token);
+    const small = await runJson(world, ['types', 'list', '--all', '--page-size', '3'], token);
     expect(small).toEqual(all);
     const rest = (await api.get('/entities/types?page_size=500')).body.DATA.entity_types;
     expect(all.entity_types).toEqual(rest);
 
-    const allTable = await run(['types', 'list', '--all'], { token });
+    const allTable = await run(world, ['types', 'list', '--all'], { token });
     expect(allTable.stdout).toMatch(new RegExp(`│ Report +│ user_defined +│ catalog level +│ ${report} │`));
     expect(allTable.stdout).toMatch(new RegExp(`\\n${names.length} types\\n$`));
   });
 
-  it('a refused page size exits 1 with the reason', async () => {
-    const { token } = await setup();
-    const res = await run(['types', 'list', '--page-size', '0'], { token });
+  it('a refused page size exits 1 with the reason', async ({ world }) => {
+    const { token } = await setup(world);
+    const res = await run(world, ['types', 'list', '--page-size', '0'], { token });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^error: invalid_page_size: .+\n$/);
   });
 });
 
 describe('attributes', () => {
-  it('TYPE may be a guid or a name (trimmed, any case); an unknown name is refused and nothing is created', async () => {
-    const { token, api } = await setup();
+  it('TYPE may be a guid or a name (trimmed, any case); an unknown name is refused and nothing is created', async ({
+    world,
+  }) => {
+    const { token, api } = await setup(world);
     const report = await createType(api, 'Report');
     const declared = await runJson(
+      world,
       [
         'attributes',
         'declare',
@@ -339,8 +334,8 @@ describe('attributes', () => {
       },
       usage: { declared: 1, limit: 200 },
     });
-    const byName = await runJson(['attributes', 'list', 'report'], token);
-    const byGuid = await runJson(['attributes', 'list', report], token);
+    const byName = await runJson(world, ['attributes', 'list', 'report'], token);
+    const byGuid = await runJson(world, ['attributes', 'list', report], token);
     expect(byName).toEqual(byGuid);
     expect(byGuid).toEqual((await api.get(`/entities/types/${report}/attributes`)).body.DATA);
     expect(byGuid.attributes.map((a: any) => a.name)).toEqual([
@@ -352,14 +347,15 @@ describe('attributes', () => {
       'tier',
     ]);
 
-    const unknown = await run(['attributes', 'list', 'Reports'], { token });
+    const unknown = await run(world, ['attributes', 'list', 'Reports'], { token });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(
       /^error: unknown_entity_type: No entity type with the guid or name "Reports"/,
     );
-    const unknownJson = await runJson(['attributes', 'list', 'Reports'], token, 1);
+    const unknownJson = await runJson(world, ['attributes', 'list', 'Reports'], token, 1);
     expect(unknownJson).toEqual({ reason: 'unknown_entity_type' });
     const unknownGuid = await runJson(
+      world,
       ['attributes', 'list', '00000000-0000-4000-8000-000000000000'],
       token,
       1,
@@ -370,12 +366,12 @@ describe('attributes', () => {
 
     // Names are resolved by the service, as it resolves them: a renamed type also by the name it was created under.
     expect((await api.patch(`/entities/types/${report}`, { name: 'Quarterly Report' })).status).toBe(200);
-    expect(await runJson(['attributes', 'list', 'quarterly report'], token)).toEqual(byGuid);
-    expect(await runJson(['attributes', 'list', 'Report'], token)).toEqual(byGuid);
+    expect(await runJson(world, ['attributes', 'list', 'quarterly report'], token)).toEqual(byGuid);
+    expect(await runJson(world, ['attributes', 'list', 'Report'], token)).toEqual(byGuid);
   });
 
-  it('list prints a table with the constraints, referenced types by name', async () => {
-    const { token, api } = await setup();
+  it('list prints a table with the constraints, referenced types by name', async ({ world }) => {
+    const { token, api } = await setup(world);
     const report = await createType(api, 'Report');
     await api.post(`/entities/types/${report}/attributes`, {
       name: 'tier',
@@ -385,7 +381,7 @@ describe('attributes', () => {
       default_value: 'silver',
       required: true,
     });
-    const res = await run(['attributes', 'list', report], { token });
+    const res = await run(world, ['attributes', 'list', report], { token });
     expect([res.code, res.stderr]).toEqual([0, '']);
     expect(res.stdout.split('\n')[0]).toBe(`Attributes of type "Report" (${report}): 6`);
     expect(res.stdout).toMatch(/│ tags +│ entity_ref +│ multi +│ → tag +│ filterable +│ +│ system +│/);
@@ -394,8 +390,10 @@ describe('attributes', () => {
     );
   });
 
-  it('declaring a live name again is refused: exit 1, the reason on stderr, DATA on stdout with --json', async () => {
-    const { token, api } = await setup();
+  it('declaring a live name again is refused: exit 1, the reason on stderr, DATA on stdout with --json', async ({
+    world,
+  }) => {
+    const { token, api } = await setup(world);
     const report = await createType(api, 'Report');
     const args = [
       'attributes',
@@ -407,12 +405,12 @@ describe('attributes', () => {
       '--cardinality',
       'single',
     ];
-    const first = await run(args, { token });
+    const first = await run(world, args, { token });
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/^Declared "tier" on type "Report" \(1 of 200 declared on the type\)\.\n/);
     expect(first.stdout).toMatch(/│ value type +│ string +│/);
 
-    const again = await run(args, { token });
+    const again = await run(world, args, { token });
     const rest = await api.post(`/entities/types/${report}/attributes`, {
       name: 'tier',
       value_type: 'string',
@@ -420,17 +418,18 @@ describe('attributes', () => {
     });
     expect([again.code, again.stdout]).toEqual([1, '']);
     expect(again.stderr).toBe(`error: attribute_def_already_exists: ${rest.body.MESSAGE}\n`);
-    const json = await run([...args, '--json'], { token });
+    const json = await run(world, [...args, '--json'], { token });
     expect([json.code, JSON.parse(json.stdout)]).toEqual([1, { reason: 'attribute_def_already_exists' }]);
     expect(json.stderr).toBe(again.stderr);
   });
 
-  it('--ref-type takes a name too; --dry-run writes nothing', async () => {
-    const { token, api } = await setup();
+  it('--ref-type takes a name too; --dry-run writes nothing', async ({ world }) => {
+    const { token, api } = await setup(world);
     const report = await createType(api, 'Report');
     const person = await createType(api, 'Person');
     const args = ['attributes', 'declare', report, 'owner', '--value-type', 'entity_ref'];
     const dry = await runJson(
+      world,
       [
         ...args,
         '--cardinality',
@@ -451,18 +450,20 @@ describe('attributes', () => {
     const listed = (await api.get(`/entities/types/${report}/attributes`)).body.DATA.attributes;
     expect(listed.map((a: any) => a.name)).not.toContain('owner');
 
-    const real = await run([...args, '--cardinality', 'multi', '--ref-type', 'person'], { token });
+    const real = await run(world, [...args, '--cardinality', 'multi', '--ref-type', 'person'], { token });
     expect(real.code, real.stderr).toBe(0);
     expect(real.stdout).toMatch(new RegExp(`│ allowed ref type +│ Person \\(${person}\\) +│`));
-    const refused = await run([...args, '--cardinality', 'single', '--ref-type', 'nobody'], { token });
+    const refused = await run(world, [...args, '--cardinality', 'single', '--ref-type', 'nobody'], { token });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^error: unknown_entity_type: .*"nobody"/);
   });
 });
 
 describe('withdraw', () => {
-  it('percent-encodes the name; --dry-run reports the impact; a second withdrawal is refused', async () => {
-    const { token, api } = await setup();
+  it('percent-encodes the name; --dry-run reports the impact; a second withdrawal is refused', async ({
+    world,
+  }) => {
+    const { token, api } = await setup(world);
     const report = await createType(api, 'Report');
     const name = 'a/b c%?#';
     await api.post(`/entities/types/${report}/attributes`, {
@@ -473,65 +474,70 @@ describe('withdraw', () => {
     for (let i = 0; i < 3; i++) {
       await api.post('/entities', { type_guid: report, name: `r${i}`, values: { [name]: i } });
     }
-    const dry = await runJson(['withdraw', 'report', name, '--dry-run'], token);
+    const dry = await runJson(world, ['withdraw', 'report', name, '--dry-run'], token);
     expect(dry).toMatchObject({
       dry_run: true,
       attribute: { name, state: 'live' },
       impact: { instances: 3, values: 3 },
     });
-    const dryText = await run(['withdraw', 'report', name, '--dry-run'], { token });
+    const dryText = await run(world, ['withdraw', 'report', name, '--dry-run'], { token });
     expect(dryText.stdout).toBe(
       `Dry run: withdrawing "${name}" from type "Report" would remove 3 stored values on 3 instances; nothing was written.\n`,
     );
-    const done = await run(['withdraw', report, name], { token });
+    const done = await run(world, ['withdraw', report, name], { token });
     expect([done.code, done.stderr]).toEqual([0, '']);
     expect(done.stdout).toMatch(/^Withdrew "a\/b c%\?#" from type "Report"\./);
     const listed = (await api.get(`/entities/types/${report}/attributes`)).body.DATA.attributes;
     expect(listed.map((a: any) => a.name)).not.toContain(name);
-    const again = await run(['withdraw', report, name], { token });
+    const again = await run(world, ['withdraw', report, name], { token });
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^error: attribute_def_withdrawn: /);
-    const missing = await runJson(['withdraw', report, 'nope'], token, 1);
+    const missing = await runJson(world, ['withdraw', report, 'nope'], token, 1);
     expect(missing).toEqual({ reason: 'attribute_def_not_found' });
   });
 });
 
 describe('authentication', () => {
-  it('a missing or bad token is refused with exit 1, and the token is never printed', async () => {
-    const none = await run(['types', 'list']);
+  it('a missing or bad token is refused with exit 1, and the token is never printed', async ({ world }) => {
+    const none = await run(world, ['types', 'list']);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(
       /^error: unauthenticated: .+\nhint: give a token with METAMODEL_TOKEN or --token/,
     );
     const secret = 'not.a-real.token-SECRET-1234567890';
     for (const res of [
-      await run(['types', 'list'], { token: secret }),
-      await run(['types', 'list', '--token', secret, '--json']),
+      await run(world, ['types', 'list'], { token: secret }),
+      await run(world, ['types', 'list', '--token', secret, '--json']),
     ]) {
       expect(res.code).toBe(1);
       expect(res.stderr).toMatch(/^error: unauthenticated: /);
       expect(res.stdout + res.stderr).not.toContain('SECRET');
     }
     // A token no header can carry is refused before any request, without being repeated (fetch would quote it).
-    const broken = await run(['types', 'list'], { token: 'eyJ.SECRET-PART\nsig' });
+    const broken = await run(world, ['types', 'list'], { token: 'eyJ.SECRET-PART\nsig' });
     expect(broken.code).toBe(2);
     expect(broken.stdout + broken.stderr).not.toContain('SECRET');
     // An empty --tenant is sent as it is (and refused), never read as "every tenant".
-    const emptyTenant = await run(['purge', '--tenant', '', '--json'], { token: await operatorToken() });
+    const emptyTenant = await run(world, ['purge', '--tenant', '', '--json'], {
+      token: await operatorToken(),
+    });
     expect(emptyTenant.code).toBe(1);
     expect(JSON.parse(emptyTenant.stdout)).toEqual({ reason: 'invalid_field' });
     // --token wins over METAMODEL_TOKEN
-    const { token } = await setup();
-    const ok = await run(['types', 'create', 'Report', '--token', token], { token: secret });
+    const { token } = await setup(world);
+    const ok = await run(world, ['types', 'create', 'Report', '--token', token], { token: secret });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout + ok.stderr).not.toContain(token);
   });
 });
 
 describe('token', () => {
-  it('mints a token signed with AUTH_JWT_SECRET carrying the claims asked for; the service accepts it', async () => {
+  it('mints a token signed with AUTH_JWT_SECRET carrying the claims asked for; the service accepts it', async ({
+    world,
+  }) => {
     const tenant = newTenant('minted');
     const res = await run(
+      world,
       [
         'token',
         '--tenant',
@@ -556,7 +562,7 @@ describe('token', () => {
     expect(payload).toMatchObject({ tenant, roles: ['admin', 'platform'], cross_tenant: true, sub: 'me' });
     expect(payload.exp! - payload.iat!).toBe(3600);
 
-    const plain = await run(['token', '--tenant', tenant, '--json'], {
+    const plain = await run(world, ['token', '--tenant', tenant, '--json'], {
       env: { AUTH_JWT_SECRET: TEST_SECRET },
     });
     expect(plain.code).toBe(0);
@@ -566,14 +572,16 @@ describe('token', () => {
     expect(claims.cross_tenant).toBeUndefined();
     expect(claims.exp! - claims.iat!).toBe(12 * 3600);
 
-    const created = await run(['types', 'create', 'Minted'], { token });
+    const created = await run(world, ['types', 'create', 'Minted'], { token });
     expect(created.code, created.stderr).toBe(0);
   });
 
-  it('without AUTH_JWT_SECRET it signs with .data/dev-secret of the current directory, as npm run token does', async () => {
+  it('without AUTH_JWT_SECRET it signs with .data/dev-secret of the current directory, as npm run token does', async ({
+    world,
+  }) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'metamodel-cli-'));
     try {
-      const cli = await run(['token', '--tenant', 'acme', '--role', 'admin'], { cwd: dir });
+      const cli = await run(world, ['token', '--tenant', 'acme', '--role', 'admin'], { cwd: dir });
       expect([cli.code, cli.stderr]).toEqual([0, '']);
       const secret = new TextEncoder().encode(
         readFileSync(path.join(dir, '.data/dev-secret'), 'utf8').trim(),
@@ -583,7 +591,7 @@ describe('token', () => {
       // scripts/token.ts, run the way `npm run token` does (through tsx), uses the same secret and claims
       const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
       const script = path.join(ROOT, 'scripts/token.ts');
-      const npmRun = await run(['--import', tsx, script, '--tenant', 'acme', '--role', 'admin'], {
+      const npmRun = await run(world, ['--import', tsx, script, '--tenant', 'acme', '--role', 'admin'], {
         cwd: dir,
         nodeArgs: true,
       });
@@ -594,7 +602,10 @@ describe('token', () => {
       expect(scriptClaims).toEqual(cliClaims);
       expect(cliClaims).toEqual({ tenant: 'acme', roles: ['admin'], sub: 'dev-acme' });
 
-      const usage = await run(['--import', tsx, script, '--role', 'admin'], { cwd: dir, nodeArgs: true });
+      const usage = await run(world, ['--import', tsx, script, '--role', 'admin'], {
+        cwd: dir,
+        nodeArgs: true,
+      });
       expect(usage.code).toBe(2);
       expect(usage.stderr).toBe(
         'error: --tenant is required.\nusage: npm run token -- --tenant T [--role admin] [--role platform] [--cross-tenant] [--sub S] [--expires 12h]\n',
@@ -607,8 +618,8 @@ describe('token', () => {
 
 describe('purge', () => {
   /** A tenant whose Metric type has 4 entities with a `unit` value (4 values), withdrawn through the CLI. */
-  async function withdrawnWithValues() {
-    const { tenant, token, api } = await setup();
+  async function withdrawnWithValues(world: ServedWorld) {
+    const { tenant, token, api } = await setup(world);
     const type = await createType(api, 'Metric');
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'unit',
@@ -617,16 +628,18 @@ describe('purge', () => {
     });
     for (let i = 0; i < 4; i++)
       await api.post('/entities', { type_guid: type, name: `m${i}`, values: { unit: 'ms' } });
-    const withdrawn = await run(['withdraw', 'metric', 'unit'], { token });
+    const withdrawn = await run(world, ['withdraw', 'metric', 'unit'], { token });
     expect(withdrawn.code, withdrawn.stderr).toBe(0);
     // the background removal the withdrawal started holds the definition's lease until it is done
     await world.app.services.purger.idle();
     return { tenant, type, token };
   }
 
-  it('runs the purge job and prints its report (--json: the DATA); no bar when stderr is not a terminal', async () => {
-    const { tenant, type } = await withdrawnWithValues();
-    const res = await run(['purge', '--tenant', tenant, '--json'], { token: await operatorToken() });
+  it('runs the purge job and prints its report (--json: the DATA); no bar when stderr is not a terminal', async ({
+    world,
+  }) => {
+    const { tenant, type } = await withdrawnWithValues(world);
+    const res = await run(world, ['purge', '--tenant', tenant, '--json'], { token: await operatorToken() });
     expect([res.code, res.stderr]).toEqual([0, '']);
     const report = JSON.parse(res.stdout);
     expect(report).toEqual({
@@ -642,9 +655,9 @@ describe('purge', () => {
     expect(left.records[0]!.get('n')).toBe(0);
   });
 
-  it('prints the report as a table', async () => {
-    const { tenant, type } = await withdrawnWithValues();
-    const res = await run(['purge', '--tenant', tenant], { token: await operatorToken() });
+  it('prints the report as a table', async ({ world }) => {
+    const { tenant, type } = await withdrawnWithValues(world);
+    const res = await run(world, ['purge', '--tenant', tenant], { token: await operatorToken() });
     expect([res.code, res.stderr]).toEqual([0, '']);
     expect(res.stdout).toMatch(
       new RegExp(
@@ -654,8 +667,8 @@ describe('purge', () => {
     expect(res.stdout).toMatch(new RegExp(`│ unit +│ ${type} +│ 4 +│ [0-9a-f-]{36} │`));
   });
 
-  it('draws a progress bar with the total on a terminal stderr', async () => {
-    const { tenant } = await withdrawnWithValues();
+  it('draws a progress bar with the total on a terminal stderr', async ({ world }) => {
+    const { tenant } = await withdrawnWithValues(world);
     const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
     let drawn = '';
     stderr.on('data', (d) => {
@@ -668,7 +681,7 @@ describe('purge', () => {
       },
       err: (text) => stderr.write(text),
       stderr,
-      env: { METAMODEL_URL: url, METAMODEL_TOKEN: await operatorToken() },
+      env: { METAMODEL_URL: world.url, METAMODEL_TOKEN: await operatorToken() },
     });
     expect(code).toBe(0);
     expect(drawn).toContain('purge |');
@@ -677,9 +690,9 @@ describe('purge', () => {
     expect(out).toMatch(/^Purge finished for tenant .*: 1 withdrawn definitions removed/);
   });
 
-  it('is for operators: anyone else is refused with exit 1', async () => {
-    const { tenant, token } = await setup();
-    const res = await run(['purge', '--tenant', tenant, '--json'], { token });
+  it('is for operators: anyone else is refused with exit 1', async ({ world }) => {
+    const { tenant, token } = await setup(world);
+    const res = await run(world, ['purge', '--tenant', tenant, '--json'], { token });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^error: not_authorized: .+\n$/);
     expect(JSON.parse(res.stdout)).toEqual({ reason: 'not_authorized' });

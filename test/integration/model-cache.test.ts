@@ -2,12 +2,12 @@
 // model cache. For every kind of metamodel change, the reads of the second instance are first served from its cache
 // (proven by its hit counters), then the change is made through the first instance, and the very next read on the
 // second one shows it: no TTL, no staleness window.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { ModelCacheKind } from '../../src/cache/model-cache.js';
 import { readModelVersion } from '../../src/db/model-version.js';
+import { it as baseIt, instance } from '../fixtures.js';
 import {
   createType,
-  createWorld,
   graphqlClient,
   newTenant,
   operatorToken,
@@ -16,15 +16,7 @@ import {
   tokenFor,
 } from '../helpers.js';
 
-let first: TestWorld;
-let second: TestWorld;
-
-beforeAll(async () => {
-  [first, second] = await Promise.all([createWorld(), createWorld()]);
-});
-afterAll(async () => {
-  await Promise.all([first?.close(), second?.close()]);
-});
+const it = baseIt.extend<{ first: TestWorld }>({ first: instance() });
 
 /**
  * A field alias new on every call: each GraphQL read is another document, so it is executed (through the row
@@ -35,7 +27,7 @@ const fresh = () => `a${++asked}`;
 
 const hitsOf = (w: TestWorld, kind: ModelCacheKind) => w.app.services.model.cache.stats().byKind[kind].hits;
 
-async function setup(roles: string[] = []) {
+async function setup(first: TestWorld, second: TestWorld, roles: string[] = []) {
   const tenant = newTenant('mc');
   const token = await tokenFor(tenant, { roles });
   return { tenant, token, onFirst: restClient(first.app, token), onSecond: restClient(second.app, token) };
@@ -48,7 +40,7 @@ const pageNames = async (api: ReturnType<typeof restClient>) => {
 };
 
 /** Reads `read` twice on the second instance; the second time must be a hit of `kind` there. */
-async function warm<T>(kind: ModelCacheKind, read: () => Promise<T>): Promise<T> {
+async function warm<T>(second: TestWorld, kind: ModelCacheKind, read: () => Promise<T>): Promise<T> {
   await read();
   const before = hitsOf(second, kind);
   const value = await read();
@@ -57,15 +49,15 @@ async function warm<T>(kind: ModelCacheKind, read: () => Promise<T>): Promise<T>
 }
 
 describe('a metamodel write on one instance is seen by the next read on another', () => {
-  it('creating a type: pages and lookups by name', async () => {
-    const { onFirst, onSecond, token } = await setup();
+  it('creating a type: pages and lookups by name', async ({ first, second }) => {
+    const { onFirst, onSecond, token } = await setup(first, second);
     const byName = () =>
       graphqlClient(second.app, token).request<
         { entityTypeByName: { guid: string } | null },
         Record<string, unknown>
       >(`query($n: String!) { entityTypeByName(name: $n) { guid } ${fresh()}: __typename }`, { n: 'Orders' });
-    expect(await warm('type_page', () => pageNames(onSecond))).not.toContain('Orders');
-    expect((await warm('type_name', byName)).entityTypeByName).toBeNull();
+    expect(await warm(second, 'type_page', () => pageNames(onSecond))).not.toContain('Orders');
+    expect((await warm(second, 'type_name', byName)).entityTypeByName).toBeNull();
     const guid = await createType(onFirst, 'Orders');
     expect(await pageNames(onSecond)).toContain('Orders');
     expect((await byName()).entityTypeByName?.guid).toBe(guid);
@@ -74,12 +66,12 @@ describe('a metamodel write on one instance is seen by the next read on another'
     expect([again.status, again.body.DATA.entity_type.guid]).toEqual([200, guid]);
   });
 
-  it('renaming a type: by guid and in pages', async () => {
-    const { onFirst, onSecond } = await setup();
+  it('renaming a type: by guid and in pages', async ({ first, second }) => {
+    const { onFirst, onSecond } = await setup(first, second);
     const guid = await createType(onFirst, 'Before');
     const get = async () => (await onSecond.get(`/entities/types/${guid}`)).body.DATA.entity_type.name;
-    expect(await warm('type', get)).toBe('Before');
-    await warm('type_page', () => pageNames(onSecond));
+    expect(await warm(second, 'type', get)).toBe('Before');
+    await warm(second, 'type_page', () => pageNames(onSecond));
     expect((await onFirst.patch(`/entities/types/${guid}`, { name: 'After' })).status).toBe(200);
     expect(await get()).toBe('After');
     const names = await pageNames(onSecond);
@@ -87,31 +79,34 @@ describe('a metamodel write on one instance is seen by the next read on another'
     expect(names).not.toContain('Before');
   });
 
-  it('deleting a type: by guid, in pages, and in the GraphQL catalog', async () => {
-    const { onFirst, onSecond, token } = await setup();
+  it('deleting a type: by guid, in pages, and in the GraphQL catalog', async ({ first, second }) => {
+    const { onFirst, onSecond, token } = await setup(first, second);
     const guid = await createType(onFirst, 'Doomed');
     const gql = () =>
       graphqlClient(second.app, token).request<
         { entityType: { name: string } | null },
         Record<string, unknown>
       >(`query($g: ID!) { entityType(guid: $g) { name } ${fresh()}: __typename }`, { g: guid });
-    expect((await warm('type', gql)).entityType?.name).toBe('Doomed');
-    await warm('type_page', () => pageNames(onSecond));
+    expect((await warm(second, 'type', gql)).entityType?.name).toBe('Doomed');
+    await warm(second, 'type_page', () => pageNames(onSecond));
     expect((await onFirst.delete(`/entities/types/${guid}`)).status).toBe(200);
     expect((await onSecond.get(`/entities/types/${guid}`)).status).toBe(404);
     expect((await gql()).entityType).toBeNull();
     expect(await pageNames(onSecond)).not.toContain('Doomed');
   });
 
-  it('setting up the managed dashboard type', async () => {
-    const { onFirst, onSecond } = await setup(['platform']);
-    expect(await warm('type_page', () => pageNames(onSecond))).not.toContain('dashboard');
+  it('setting up the managed dashboard type', async ({ first, second }) => {
+    const { onFirst, onSecond } = await setup(first, second, ['platform']);
+    expect(await warm(second, 'type_page', () => pageNames(onSecond))).not.toContain('dashboard');
     expect((await onFirst.post('/platform/dashboards', { name: 'Sales' })).status).toBe(201);
     expect(await pageNames(onSecond)).toContain('dashboard');
   });
 
-  it('declaring and withdrawing: attribute listings, the GraphQL catalog and curation writes', async () => {
-    const { onFirst, onSecond, token } = await setup();
+  it('declaring and withdrawing: attribute listings, the GraphQL catalog and curation writes', async ({
+    first,
+    second,
+  }) => {
+    const { onFirst, onSecond, token } = await setup(first, second);
     const guid = await createType(onFirst, 'Tables');
     const listed = async () =>
       (
@@ -128,8 +123,8 @@ describe('a metamodel write on one instance is seen by the next read on another'
           g: guid,
         })
       ).entityType.attributes.map((a) => a.name);
-    expect(await warm('attributes', listed)).not.toContain('rows');
-    expect(await warm('own_attributes', catalog)).not.toContain('rows');
+    expect(await warm(second, 'attributes', listed)).not.toContain('rows');
+    expect(await warm(second, 'own_attributes', catalog)).not.toContain('rows');
 
     const declared = await onFirst.post(`/entities/types/${guid}/attributes`, {
       name: 'rows',
@@ -150,8 +145,11 @@ describe('a metamodel write on one instance is seen by the next read on another'
     expect([refused.status, refused.body.DATA.reason]).toEqual([400, 'unknown_attribute']);
   });
 
-  it('the purge removing a withdrawn definition: the withdrawn list, and the name free again', async () => {
-    const { tenant, onFirst, onSecond, token } = await setup();
+  it('the purge removing a withdrawn definition: the withdrawn list, and the name free again', async ({
+    first,
+    second,
+  }) => {
+    const { tenant, onFirst, onSecond, token } = await setup(first, second);
     const guid = await createType(onFirst, 'Purged');
     const body = { name: 'gone', value_type: 'string', cardinality: 'single' };
     expect((await onFirst.post(`/entities/types/${guid}/attributes`, body)).status).toBe(201);
@@ -168,19 +166,23 @@ describe('a metamodel write on one instance is seen by the next read on another'
         })
       ).entityType.withdrawnAttributes.map((a) => a.definition.name);
     expect(await withdrawn()).toEqual(['gone']);
-    await warm('attributes', async () => (await onSecond.get(`/entities/types/${guid}/attributes`)).status);
-    const versionBefore = await modelVersion(tenant);
+    await warm(
+      second,
+      'attributes',
+      async () => (await onSecond.get(`/entities/types/${guid}/attributes`)).status,
+    );
+    const versionBefore = await modelVersion(first, tenant);
 
     const purge = await restClient(first.app, await operatorToken()).post('/admin/jobs/purge', { tenant });
     expect(purge.status).toBe(200);
     expect(purge.body.DATA.removed).toHaveLength(1);
-    expect(await modelVersion(tenant)).not.toBe(versionBefore);
+    expect(await modelVersion(first, tenant)).not.toBe(versionBefore);
     expect(await withdrawn()).toEqual([]);
     expect((await onSecond.post(`/entities/types/${guid}/attributes`, body)).status).toBe(201);
   });
 });
 
-async function modelVersion(tenant: string) {
+async function modelVersion(first: TestWorld, tenant: string) {
   const session = first.driver.session();
   try {
     return await session.executeRead((tx) =>
@@ -195,16 +197,22 @@ async function modelVersion(tenant: string) {
 }
 
 describe('what each instance serves from memory', () => {
-  it('a cached read costs no statement of its own, only a share of the version read', async () => {
-    const { onSecond } = await setup();
+  it('a cached read costs no statement of its own, only a share of the version read', async ({
+    first,
+    second,
+  }) => {
+    const { onSecond } = await setup(first, second);
     await onSecond.get('/entities/types?page_size=10');
     const again = await onSecond.get('/entities/types?page_size=10');
     expect(Number(again.headers['x-db-queries'])).toBeLessThanOrEqual(1);
     expect(Number(again.headers['x-db-queries'])).toBeGreaterThan(0);
   });
 
-  it('create-or-get reads the model version only for a name the cache holds: a new name costs its lookup and its create', async () => {
-    const { onSecond } = await setup();
+  it('create-or-get reads the model version only for a name the cache holds: a new name costs its lookup and its create', async ({
+    first,
+    second,
+  }) => {
+    const { onSecond } = await setup(first, second);
     const queries = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-db-queries']);
     const misses = () => second.app.services.model.cache.stats().byKind.type_name.misses;
     const before = misses();
@@ -228,8 +236,11 @@ describe('what each instance serves from memory', () => {
     expect(thirdGet.body.DATA.entity_type.guid).toBe(created.body.DATA.entity_type.guid);
   });
 
-  it('concurrent writes through one instance and reads through the other: every acknowledged write is read back', async () => {
-    const { onFirst, onSecond } = await setup();
+  it('concurrent writes through one instance and reads through the other: every acknowledged write is read back', async ({
+    first,
+    second,
+  }) => {
+    const { onFirst, onSecond } = await setup(first, second);
     const results = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
         await onSecond.get('/entities/types?page_size=500'); // keep the second instance's page cached and busy

@@ -1,20 +1,14 @@
 // The public pages are light and locked down: small HTML shells with a strict Content-Security-Policy over assets
 // compressed once and cached for a year; API answers are never cached; CORS only for configured origins.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorld, newTenant, type TestWorld, tokenFor } from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { it as baseIt, instance } from '../fixtures.js';
+import { newTenant, type TestWorld, tokenFor } from '../helpers.js';
 
-let world: TestWorld;
-let withCors: TestWorld;
-beforeAll(async () => {
-  world = await createWorld();
-  withCors = await createWorld({ CORS_ORIGINS: 'https://catalog.example.com' });
-});
-afterAll(async () => {
-  await world?.close();
-  await withCors?.close();
+const it = baseIt.extend<{ withCors: TestWorld }>({
+  withCors: instance({ CORS_ORIGINS: 'https://catalog.example.com' }),
 });
 
-const get = (url: string, headers: Record<string, string> = {}) =>
+const get = (world: TestWorld, url: string, headers: Record<string, string> = {}) =>
   world.app.inject({ method: 'GET', url, headers });
 
 const assetsOf = (html: string) =>
@@ -25,8 +19,10 @@ describe('Pages: small shells over cached, compressed assets', () => {
     ['GraphiQL', '/graphql', { accept: 'text/html' }],
     ['the REST reference', '/docs', {}],
   ] as const) {
-    it(`${page}: a shell under 2 KB with CSP, no framing, no sniffing; revalidated by ETag`, async () => {
-      const res = await get(url, headers);
+    it(`${page}: a shell under 2 KB with CSP, no framing, no sniffing; revalidated by ETag`, async ({
+      world,
+    }) => {
+      const res = await get(world, url, headers);
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.body.length).toBeLessThan(2_048);
@@ -37,51 +33,51 @@ describe('Pages: small shells over cached, compressed assets', () => {
       expect(res.headers['x-frame-options']).toBe('DENY');
       expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers['cache-control']).toBe('no-cache');
-      const again = await get(url, { ...headers, 'if-none-match': String(res.headers.etag) });
+      const again = await get(world, url, { ...headers, 'if-none-match': String(res.headers.etag) });
       expect([again.statusCode, again.body]).toEqual([304, '']);
     });
 
-    it(`${page}: its assets are immutable, compressed once, and refetched as 304`, async () => {
-      const shell = await get(url, headers);
+    it(`${page}: its assets are immutable, compressed once, and refetched as 304`, async ({ world }) => {
+      const shell = await get(world, url, headers);
       const assets = assetsOf(shell.body);
       expect(assets.length).toBeGreaterThanOrEqual(2);
       for (const asset of assets) {
-        const plain = await get(asset);
+        const plain = await get(world, asset);
         expect([asset, plain.statusCode]).toEqual([asset, 200]);
         expect(plain.headers['cache-control']).toBe('public, max-age=31536000, immutable');
-        const br = await get(asset, { 'accept-encoding': 'gzip, br' });
+        const br = await get(world, asset, { 'accept-encoding': 'gzip, br' });
         expect(br.headers['content-encoding']).toBe('br');
         expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length);
-        const gz = await get(asset, { 'accept-encoding': 'gzip' });
+        const gz = await get(world, asset, { 'accept-encoding': 'gzip' });
         expect(gz.headers['content-encoding']).toBe('gzip');
-        const cached = await get(asset, { 'if-none-match': String(plain.headers.etag) });
+        const cached = await get(world, asset, { 'if-none-match': String(plain.headers.etag) });
         expect(cached.statusCode).toBe(304);
       }
     });
   }
 
-  it('an asset name that is not one of the pages’ is a 404 in the envelope', async () => {
-    const res = await get('/assets/nope.js');
+  it('an asset name that is not one of the pages’ is a 404 in the envelope', async ({ world }) => {
+    const res = await get(world, '/assets/nope.js');
     expect([res.statusCode, res.json().DATA.reason]).toEqual([404, 'not_found']);
   });
 
-  it('the GraphiQL bundle (megabytes) is sent compressed at under a third of its size', async () => {
-    const shell = await get('/graphql', { accept: 'text/html' });
+  it('the GraphiQL bundle (megabytes) is sent compressed at under a third of its size', async ({ world }) => {
+    const shell = await get(world, '/graphql', { accept: 'text/html' });
     const bundle = assetsOf(shell.body).find((a) => /\/graphiql\.[^.]+\.js$/.test(a)) as string;
-    const plain = await get(bundle);
-    const br = await get(bundle, { 'accept-encoding': 'br' });
+    const plain = await get(world, bundle);
+    const br = await get(world, bundle, { 'accept-encoding': 'br' });
     expect(plain.rawPayload.length).toBeGreaterThan(1_000_000);
     expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3);
   });
 });
 
 describe('API answers', () => {
-  it('are never stored by caches (Cache-Control: no-store), refusals included', async () => {
+  it('are never stored by caches (Cache-Control: no-store), refusals included', async ({ world }) => {
     const token = await tokenFor(newTenant());
     for (const res of [
-      await get('/entities/types', { authorization: `Bearer ${token}` }),
-      await get('/entities/types'),
-      await get('/nope', { authorization: `Bearer ${token}` }),
+      await get(world, '/entities/types', { authorization: `Bearer ${token}` }),
+      await get(world, '/entities/types'),
+      await get(world, '/nope', { authorization: `Bearer ${token}` }),
       await world.app.inject({
         method: 'POST',
         url: '/graphql',
@@ -107,19 +103,21 @@ describe('CORS: configured origins only (CORS_ORIGINS)', () => {
       },
     });
 
-  it('without CORS_ORIGINS a preflight is 405 and no answer carries Access-Control-Allow-Origin', async () => {
+  it('without CORS_ORIGINS a preflight is 405 and no answer carries Access-Control-Allow-Origin', async ({
+    world,
+  }) => {
     const res = await preflight(world.app, 'https://catalog.example.com');
     expect(res.statusCode).toBe(405);
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     const token = await tokenFor(newTenant());
-    const answer = await get('/entities/types', {
+    const answer = await get(world, '/entities/types', {
       authorization: `Bearer ${token}`,
       origin: 'https://catalog.example.com',
     });
     expect(answer.headers['access-control-allow-origin']).toBeUndefined();
   });
 
-  it('a configured origin is allowed (preflight without a token), any other is not', async () => {
+  it('a configured origin is allowed (preflight without a token), any other is not', async ({ withCors }) => {
     const allowed = await preflight(withCors.app, 'https://catalog.example.com');
     expect(allowed.statusCode).toBe(204);
     expect(allowed.headers['access-control-allow-origin']).toBe('https://catalog.example.com');

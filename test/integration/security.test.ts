@@ -1,12 +1,12 @@
 // Admin diagnostics (logs), redaction, and GraphQL bounds.
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger, LogRing } from '../../src/logging.js';
 import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
+import { it as baseIt } from '../fixtures.js';
 import {
-  createWorld,
   newTenant,
   operatorToken,
   restClient,
@@ -16,29 +16,32 @@ import {
   untilReady,
 } from '../helpers.js';
 
-let world: TestWorld;
-let ring: LogRing;
-let logged: TestWorld['app'];
-beforeAll(async () => {
-  world = await createWorld();
-  // an app whose logs go only to a ring we can read
-  ring = new LogRing(5000);
-  const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: 'bolt://x:1', LOG_LEVEL: 'info' });
-  logged = await buildApp({
-    config,
-    driver: world.driver,
-    logRing: ring,
-    logger: createLogger({ level: 'info', ring, stdout: false }),
-  });
-  await logged.ready();
-  await untilReady(logged);
-});
-afterAll(async () => {
-  await logged?.close();
-  await world?.close();
+const it = baseIt.extend<{ logged: TestWorld['app'] }>({
+  logged: [
+    async ({ world }, use) => {
+      // an app whose logs go only to a ring we can read
+      const ring = new LogRing(5000);
+      const config = parseConfig({
+        AUTH_JWT_SECRET: TEST_SECRET,
+        NEO4J_URI: 'bolt://x:1',
+        LOG_LEVEL: 'info',
+      });
+      const logged = await buildApp({
+        config,
+        driver: world.driver,
+        logRing: ring,
+        logger: createLogger({ level: 'info', ring, stdout: false }),
+      });
+      await logged.ready();
+      await untilReady(logged);
+      await use(logged);
+      await logged.close();
+    },
+    { scope: 'file' },
+  ],
 });
 
-const graphql = async (token: string, query: string) =>
+const graphql = async (world: TestWorld, token: string, query: string) =>
   (
     await world.app.inject({
       method: 'POST',
@@ -49,7 +52,9 @@ const graphql = async (token: string, query: string) =>
   ).json();
 
 describe('GET /admin/logs', () => {
-  it('returns recent structured entries, filterable by level and time; never a token or secret', async () => {
+  it('returns recent structured entries, filterable by level and time; never a token or secret', async ({
+    logged,
+  }) => {
     const token = await tokenFor(newTenant());
     const api = restClient(logged, token);
     const since = Date.now();
@@ -89,7 +94,9 @@ describe('GET /admin/logs', () => {
     expect((await admin.get('/admin/logs?level=loud')).body.DATA.reason).toBe('invalid_field');
   });
 
-  it('is refused (403 not_authorized) to non-administrators and to administrators of other tenants', async () => {
+  it('is refused (403 not_authorized) to non-administrators and to administrators of other tenants', async ({
+    logged,
+  }) => {
     for (const token of [
       await tokenFor(newTenant(), { roles: ['admin'] }),
       await tokenFor('default'),
@@ -106,58 +113,63 @@ describe('GET /admin/logs', () => {
 });
 
 describe('GraphQL bounds', () => {
-  it('refuses queries deeper than the limit with query_too_deep', async () => {
+  it('refuses queries deeper than the limit with query_too_deep', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const deep = `{ entityTypeByName(name: "column") { ${'parentType { '.repeat(GRAPHQL_LIMITS.maxDepth)} name ${'} '.repeat(GRAPHQL_LIMITS.maxDepth)} } }`;
-    const res = await graphql(token, deep);
+    const res = await graphql(world, token, deep);
     expect(res.errors[0].extensions.reason).toBe('query_too_deep');
     const ok = await graphql(
+      world,
       token,
       '{ entityTypeByName(name: "column") { parentType { parentType { name } } } }',
     );
     expect(ok.data.entityTypeByName.parentType.parentType.name).toBe('schema');
   });
 
-  it('refuses too many aliases, tokens and directives', async () => {
+  it('refuses too many aliases, tokens and directives', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const aliases = Array.from(
       { length: GRAPHQL_LIMITS.maxAliases + 1 },
       (_, i) => `a${i}: entityTypeByName(name: "table") { name }`,
     );
-    expect((await graphql(token, `{ ${aliases.join(' ')} }`)).errors[0].extensions.reason).toBe(
+    expect((await graphql(world, token, `{ ${aliases.join(' ')} }`)).errors[0].extensions.reason).toBe(
       'too_many_aliases',
     );
     const tokens = `{ ${Array.from({ length: GRAPHQL_LIMITS.maxTokens + 100 }, () => '__typename').join(' ')} }`;
-    expect((await graphql(token, tokens)).errors[0].extensions.reason).toBe('too_many_tokens');
+    expect((await graphql(world, token, tokens)).errors[0].extensions.reason).toBe('too_many_tokens');
     const directives = `{ __typename ${'@include(if: true) '.repeat(GRAPHQL_LIMITS.maxDirectives + 1)} }`;
-    expect((await graphql(token, directives)).errors[0].extensions.reason).toBe('too_many_directives');
+    expect((await graphql(world, token, directives)).errors[0].extensions.reason).toBe('too_many_directives');
   });
 
-  it('keeps introspection available to authenticated clients, and does not suggest field names', async () => {
+  it('keeps introspection available to authenticated clients, and does not suggest field names', async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
     const res = await graphql(
+      world,
       token,
       '{ __schema { types { name fields { name type { name ofType { name ofType { name } } } } } } }',
     );
     expect(res.errors).toBeUndefined();
     expect(res.data.__schema.types.some((t: any) => t.name === 'EntityType')).toBe(true);
-    const typo = await graphql(token, '{ entityTyp { name } }');
+    const typo = await graphql(world, token, '{ entityTyp { name } }');
     expect(typo.errors[0].message).not.toContain('Did you mean');
   });
 
-  it('refuses a query whose static cost exceeds the limit with query_too_costly', async () => {
+  it('refuses a query whose static cost exceeds the limit with query_too_costly', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const wide = Array.from(
       { length: 8 },
       (_, i) => `f${i}: attributes { name allowedRefType { name attributes { name } } }`,
     ).join(' ');
-    const res = await graphql(token, `{ entityTypes(first: 500) { edges { node { ${wide} } } } }`);
+    const res = await graphql(world, token, `{ entityTypes(first: 500) { edges { node { ${wide} } } } }`);
     expect(res.errors[0].extensions.reason).toBe('query_too_costly');
   });
 
-  it('a typical nested catalog query is within every bound', async () => {
+  it('a typical nested catalog query is within every bound', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const res = await graphql(
+      world,
       token,
       '{ entityTypes(first: 500) { edges { node { name parentType { name } attributes { name ownerType { name } allowedRefType { name parentType { name } } } withdrawnAttributes { state } } } } }',
     );
@@ -167,7 +179,7 @@ describe('GraphQL bounds', () => {
 });
 
 describe('GraphiQL', () => {
-  it('is served to a browser at /graphql without a token; queries still need one', async () => {
+  it('is served to a browser at /graphql without a token; queries still need one', async ({ world }) => {
     const page = await world.app.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html' } });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
@@ -187,7 +199,7 @@ describe('GraphiQL', () => {
   });
 });
 describe('unexpected GraphQL errors', () => {
-  it('are masked with reason internal_error', async () => {
+  it('are masked with reason internal_error', async ({ world }) => {
     const token = await tokenFor(newTenant());
     const broken = await buildApp({
       config: parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: 'bolt://x:1', LOG_LEVEL: 'silent' }),

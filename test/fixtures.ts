@@ -50,6 +50,10 @@ export const it = base.extend<{ world: TestWorld; second: TestWorld }>({
   second: instance(),
 });
 
+/** `it` whose `world` is made with `env` added to the configuration. */
+export const itWith = (env: Record<string, string>) =>
+  base.extend<{ world: TestWorld }>({ world: instance(env) });
+
 /** `it` whose `world` is made with `env` added to the configuration and served on a loopback port (`world.url`). */
 export const itServed = (env: Record<string, string> = {}) =>
   base.extend<{ world: ServedWorld }>({ world: instance(env, { listen: true }) });

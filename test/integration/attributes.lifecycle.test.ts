@@ -1,13 +1,13 @@
 // Spec: "GET /entities/types/{guid}/attributes", "States and transitions", the withdraw endpoint and the purge.
 
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createExecutor } from '../../src/db/executor.js';
 import { acquireLease, findWithdrawn, purgeBatch, releaseLease, startPass } from '../../src/db/purge.js';
 import { createPurger } from '../../src/jobs/purge.js';
+import { itWith } from '../fixtures.js';
 import {
   createType,
-  createWorld,
   newTenant,
   operatorToken,
   restClient,
@@ -16,15 +16,9 @@ import {
   typeGuidByName,
 } from '../helpers.js';
 
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld({ PURGE_BATCH_SIZE: '4' });
-});
-afterAll(async () => {
-  await world?.close();
-});
+const it = itWith({ PURGE_BATCH_SIZE: '4' });
 
-async function setup() {
+async function setup(world: TestWorld) {
   const tenant = newTenant();
   const api = restClient(world.app, await tokenFor(tenant));
   const type = await createType(api, 'Dataset');
@@ -33,12 +27,14 @@ async function setup() {
   return { tenant, api, type, list };
 }
 
-const purgeNow = async (tenant: string) =>
+const purgeNow = async (world: TestWorld, tenant: string) =>
   restClient(world.app, await operatorToken()).post('/admin/jobs/purge', { tenant });
 
 describe('GET /entities/types/{guid}/attributes', () => {
-  it('a new type lists exactly the five platform attributes, owner_type null, every field present', async () => {
-    const { api, list } = await setup();
+  it('a new type lists exactly the five platform attributes, owner_type null, every field present', async ({
+    world,
+  }) => {
+    const { api, list } = await setup(world);
     const attrs = await list();
     expect(attrs.map((a) => a.name)).toEqual(['domain', 'env', 'tags', 'classification', 'groups']);
     const refs: Record<string, [string, string]> = {
@@ -66,8 +62,10 @@ describe('GET /entities/types/{guid}/attributes', () => {
     }
   });
 
-  it('the platform attributes are the same on every type, including system types and the root', async () => {
-    const { api, list } = await setup();
+  it('the platform attributes are the same on every type, including system types and the root', async ({
+    world,
+  }) => {
+    const { api, list } = await setup(world);
     const own = await list();
     for (const name of ['table', 'entity', 'tag']) {
       const guid = await typeGuidByName(api, name);
@@ -75,8 +73,8 @@ describe('GET /entities/types/{guid}/attributes', () => {
     }
   });
 
-  it('lists declared definitions after the platform ones, in name order', async () => {
-    const { api, type, list } = await setup();
+  it('lists declared definitions after the platform ones, in name order', async ({ world }) => {
+    const { api, type, list } = await setup(world);
     for (const name of ['zeta', 'Alpha']) {
       await api.post(`/entities/types/${type}/attributes`, {
         name,
@@ -88,8 +86,8 @@ describe('GET /entities/types/{guid}/attributes', () => {
     expect(names).toEqual(['domain', 'env', 'tags', 'classification', 'groups', 'Alpha', 'zeta']);
   });
 
-  it('an unresolvable or foreign guid → unknown_entity_type (404)', async () => {
-    const { api } = await setup();
+  it('an unresolvable or foreign guid → unknown_entity_type (404)', async ({ world }) => {
+    const { api } = await setup(world);
     const foreign = await createType(restClient(world.app, await tokenFor(newTenant())), 'Theirs');
     for (const guid of ['missing', foreign]) {
       const res = await api.get(`/entities/types/${guid}/attributes`);
@@ -100,8 +98,8 @@ describe('GET /entities/types/{guid}/attributes', () => {
 });
 
 describe('withdraw: DELETE /entities/attributes/{type_guid}/{name}', () => {
-  it('moves a live definition to withdrawn (200); it disappears from the listing', async () => {
-    const { api, type, list } = await setup();
+  it('moves a live definition to withdrawn (200); it disappears from the listing', async ({ world }) => {
+    const { api, type, list } = await setup(world);
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'Old',
       value_type: 'string',
@@ -113,8 +111,10 @@ describe('withdraw: DELETE /entities/attributes/{type_guid}/{name}', () => {
     expect((await list()).some((a) => a.name === 'Old')).toBe(false);
   });
 
-  it('refusals: unknown name 404, already withdrawn 409, platform attribute 400, unknown type 404', async () => {
-    const { api, type } = await setup();
+  it('refusals: unknown name 404, already withdrawn 409, platform attribute 400, unknown type 404', async ({
+    world,
+  }) => {
+    const { api, type } = await setup(world);
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'x',
       value_type: 'string',
@@ -142,8 +142,10 @@ describe('withdraw: DELETE /entities/attributes/{type_guid}/{name}', () => {
     expect([dryTags.status, dryTags.body.DATA.reason]).toEqual([400, 'base_type_not_owner']);
   });
 
-  it('?dry_run=true reports how many stored values and instances would be removed, and changes nothing', async () => {
-    const { api, type, list } = await setup();
+  it('?dry_run=true reports how many stored values and instances would be removed, and changes nothing', async ({
+    world,
+  }) => {
+    const { api, type, list } = await setup(world);
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'labels',
       value_type: 'string',
@@ -160,8 +162,10 @@ describe('withdraw: DELETE /entities/attributes/{type_guid}/{name}', () => {
 });
 
 describe('live → withdrawn → removed → declared afresh, with stored values', () => {
-  it('runs the whole cycle; values (properties and reference relationships) are gone before the name is free', async () => {
-    const { tenant, api, type, list } = await setup();
+  it('runs the whole cycle; values (properties and reference relationships) are gone before the name is free', async ({
+    world,
+  }) => {
+    const { tenant, api, type, list } = await setup(world);
     const person = await createType(api, 'Person');
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'score',
@@ -217,7 +221,7 @@ describe('live → withdrawn → removed → declared afresh, with stored values
     expect(await countData()).toEqual({ scores: 0, refs: 0 });
 
     // the daily job removes the definitions whose data is gone
-    const job = await purgeNow(tenant);
+    const job = await purgeNow(world, tenant);
     expect(job.status).toBe(200);
     expect(job.body.DATA.removed.map((r: any) => r.name).sort(), JSON.stringify(job.body)).toEqual([
       'owners',
@@ -240,8 +244,10 @@ describe('live → withdrawn → removed → declared afresh, with stored values
     expect((await list()).map((a) => a.name)).toContain('score');
   });
 
-  it('a definition whose data is not yet fully removed stays withdrawn through the daily job', async () => {
-    const { tenant, api, type } = await setup();
+  it('a definition whose data is not yet fully removed stays withdrawn through the daily job', async ({
+    world,
+  }) => {
+    const { tenant, api, type } = await setup(world);
     const executor = createExecutor(world.driver, undefined);
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'n',
@@ -281,8 +287,10 @@ describe('live → withdrawn → removed → declared afresh, with stored values
     expect(left.records[0]!.get('n')).toBe(0);
   });
 
-  it('a pass begun inside the grace period does not count: the definition stays withdrawn', async () => {
-    const { tenant, api, type } = await setup();
+  it('a pass begun inside the grace period does not count: the definition stays withdrawn', async ({
+    world,
+  }) => {
+    const { tenant, api, type } = await setup(world);
     const graceful = createPurger({
       db: createExecutor(world.driver, undefined),
       logger: pino({ level: 'silent' }),
@@ -312,31 +320,35 @@ describe('live → withdrawn → removed → declared afresh, with stored values
 
 describe('the purge lease, with several instances', () => {
   const lease = () => `purge-test:${newTenant()}`;
-  const take = (name: string, holder: string, firing: string | null = null) =>
+  const take = (world: TestWorld, name: string, holder: string, firing: string | null = null) =>
     createExecutor(world.driver, undefined).write((run) => acquireLease(run, name, holder, 60, firing));
 
-  it('is taken by exactly one of many instances asking at once', async () => {
+  it('is taken by exactly one of many instances asking at once', async ({ world }) => {
     const name = lease();
     // An existing, free lease (the race that matters: no unique-index entry to serialise the askers).
-    expect(await take(name, 'setup')).toBe(true);
+    expect(await take(world, name, 'setup')).toBe(true);
     await createExecutor(world.driver, undefined).write((run) => releaseLease(run, name, 'setup'));
-    const got = await Promise.all(Array.from({ length: 12 }, (_, i) => take(name, `instance-${i}`)));
+    const got = await Promise.all(Array.from({ length: 12 }, (_, i) => take(world, name, `instance-${i}`)));
     expect(got.filter(Boolean)).toHaveLength(1);
   });
 
-  it('runs each scheduled firing once: an instance asking after the first run ended does not run it again', async () => {
+  it('runs each scheduled firing once: an instance asking after the first run ended does not run it again', async ({
+    world,
+  }) => {
     const name = lease();
     const firing = '2026-11-23T03:00:00.000Z';
-    expect(await take(name, 'a', firing)).toBe(true);
+    expect(await take(world, name, 'a', firing)).toBe(true);
     await createExecutor(world.driver, undefined).write((run) => releaseLease(run, name, 'a'));
-    expect(await take(name, 'b', firing)).toBe(false); // the lease is free, but the firing was run
-    expect(await take(name, 'b', '2026-11-24T03:00:00.000Z')).toBe(true); // the next firing
-    expect(await take(name, 'a')).toBe(false); // held by b
+    expect(await take(world, name, 'b', firing)).toBe(false); // the lease is free, but the firing was run
+    expect(await take(world, name, 'b', '2026-11-24T03:00:00.000Z')).toBe(true); // the next firing
+    expect(await take(world, name, 'a')).toBe(false); // held by b
   });
 });
 
 describe('POST /admin/jobs/purge', () => {
-  it('is for administrators of the default tenant and cross-tenant accounts only (403 not_authorized otherwise)', async () => {
+  it('is for administrators of the default tenant and cross-tenant accounts only (403 not_authorized otherwise)', async ({
+    world,
+  }) => {
     const t = newTenant();
     for (const token of [
       await tokenFor(t),
@@ -355,7 +367,9 @@ describe('POST /admin/jobs/purge', () => {
     expect(cross.body.DATA).toMatchObject({ removed: [], values_removed: 0 });
   });
 
-  it('only one run at a time: a second run while the lease is held is refused with purge_already_running', async () => {
+  it('only one run at a time: a second run while the lease is held is refused with purge_already_running', async ({
+    world,
+  }) => {
     const t = newTenant();
     await world.driver.executeQuery(
       "MERGE (l:JobLease {name: $name}) SET l.holder = 'someone-else', l.until = datetime() + duration('PT1M')",

@@ -1,28 +1,20 @@
 // What a client can hold of the server, bounded: requests Node refuses before a route (malformed, headers too large
 // or too slow, unknown methods) answered in the envelope; body deadlines (total and idle); the connection cap; JSON
 // shape limits checked while the body arrives; large-body slots no tenant can hold all of. Over real sockets.
-import { type AddressInfo, connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type Socket } from 'node:net';
+import { describe, expect } from 'vitest';
 import { LARGE_BODY_BYTES, LARGE_BODY_SLOTS } from '../../src/body.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
+import { itServed, type ServedWorld } from '../fixtures.js';
 import { createWorld, newTenant, type TestWorld, tokenFor } from '../helpers.js';
 
-let world: TestWorld;
-let port: number;
 const LIMITS = {
   HTTP_HEADERS_TIMEOUT_MS: '1000',
   HTTP_BODY_TIMEOUT_MS: '2500',
   HTTP_BODY_IDLE_TIMEOUT_MS: '800',
   HTTP_MAX_CONNECTIONS: '12',
 };
-beforeAll(async () => {
-  world = await createWorld(LIMITS);
-  await world.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (world.app.server.address() as AddressInfo).port;
-});
-afterAll(async () => {
-  await world?.close();
-});
+const it = itServed(LIMITS);
 
 interface RawAnswer {
   status: number;
@@ -33,9 +25,9 @@ interface RawAnswer {
 }
 
 /** Opens a socket; resolves once connected. */
-function open(): Promise<Socket> {
+function open(world: ServedWorld): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    const socket = connect(world.port, '127.0.0.1', () => resolve(socket));
     socket.on('error', reject);
   });
 }
@@ -75,8 +67,8 @@ function answerOf(socket: Socket, started = performance.now()): Promise<RawAnswe
   });
 }
 
-async function send(raw: string | Buffer): Promise<RawAnswer> {
-  const socket = await open();
+async function send(world: ServedWorld, raw: string | Buffer): Promise<RawAnswer> {
+  const socket = await open(world);
   const answer = answerOf(socket);
   socket.write(raw);
   try {
@@ -90,24 +82,24 @@ const head = (token: string, method: string, path: string, extra = '') =>
   `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${extra}`;
 
 describe('Requests Node refuses before a route: answered in the envelope', () => {
-  it('headers over the size limit: 431 headers_too_large', async () => {
-    const res = await send(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  it('headers over the size limit: 431 headers_too_large', async ({ world }) => {
+    const res = await send(world, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect([res.status, res.body.STATUS, res.body.DATA.reason]).toEqual([431, 'FAIL', 'headers_too_large']);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
   });
 
-  it('a malformed request line: 400 invalid_request', async () => {
-    const res = await send('GET /\u0001 HTTP/1.1\r\nHost: x\r\n\r\n');
+  it('a malformed request line: 400 invalid_request', async ({ world }) => {
+    const res = await send(world, 'GET /\u0001 HTTP/1.1\r\nHost: x\r\n\r\n');
     expect([res.status, res.body.DATA.reason]).toEqual([400, 'invalid_request']);
   });
 
-  it('a method HTTP does not know: 405 method_not_allowed', async () => {
-    const res = await send('FROB /entities/types HTTP/1.1\r\nHost: x\r\n\r\n');
+  it('a method HTTP does not know: 405 method_not_allowed', async ({ world }) => {
+    const res = await send(world, 'FROB /entities/types HTTP/1.1\r\nHost: x\r\n\r\n');
     expect([res.status, res.body.DATA.reason]).toEqual([405, 'method_not_allowed']);
   });
 
-  it('headers that do not finish within HTTP_HEADERS_TIMEOUT_MS: 408 request_timeout', async () => {
-    const socket = await open();
+  it('headers that do not finish within HTTP_HEADERS_TIMEOUT_MS: 408 request_timeout', async ({ world }) => {
+    const socket = await open(world);
     const started = performance.now();
     const answer = answerOf(socket, started);
     socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
@@ -121,9 +113,11 @@ describe('Requests Node refuses before a route: answered in the envelope', () =>
 });
 
 describe('Body deadlines', () => {
-  it('a body that trickles in (one byte every 300 ms) is refused at the total deadline, not held forever', async () => {
+  it('a body that trickles in (one byte every 300 ms) is refused at the total deadline, not held forever', async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
-    const socket = await open();
+    const socket = await open(world);
     const started = performance.now();
     const answer = answerOf(socket, started);
     socket.write(`${head(token, 'POST', '/entities/types', 'Content-Length: 1000\r\n')}\r\n{"name":"`);
@@ -136,9 +130,9 @@ describe('Body deadlines', () => {
     expect(res.ms).toBeLessThan(4_000);
   });
 
-  it('a body that stops arriving is refused at the idle deadline', async () => {
+  it('a body that stops arriving is refused at the idle deadline', async ({ world }) => {
     const token = await tokenFor(newTenant());
-    const socket = await open();
+    const socket = await open(world);
     const answer = answerOf(socket);
     socket.write(`${head(token, 'POST', '/entities/types', 'Content-Length: 100\r\n')}\r\n{"name":`);
     const res = await answer;
@@ -150,23 +144,29 @@ describe('Body deadlines', () => {
 });
 
 describe('JSON shape, checked while the body arrives', () => {
-  it(`nested deeper than ${MAX_BODY_DEPTH}: 400 json_too_deep; at the limit it is read and judged on its content`, async () => {
+  it(`nested deeper than ${MAX_BODY_DEPTH}: 400 json_too_deep; at the limit it is read and judged on its content`, async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
     const body = (depth: number) => `{"name":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
     const over = await send(
+      world,
       `${head(token, 'POST', '/entities/types', `Content-Length: ${body(MAX_BODY_DEPTH + 1).length}\r\n`)}\r\n${body(MAX_BODY_DEPTH + 1)}`,
     );
     expect([over.status, over.body.DATA.reason]).toEqual([400, 'json_too_deep']);
     const at = await send(
+      world,
       `${head(token, 'POST', '/entities/types', `Content-Length: ${body(MAX_BODY_DEPTH).length}\r\n`)}\r\n${body(MAX_BODY_DEPTH)}`,
     );
     expect([at.status, at.body.DATA.reason]).toEqual([400, 'invalid_field']);
   });
 
-  it(`more than ${MAX_BODY_VALUES.toLocaleString('en-US')} values (an 8 MB array of {}): 400 json_too_large, answered before the body ends`, async () => {
+  it(`more than ${MAX_BODY_VALUES.toLocaleString('en-US')} values (an 8 MB array of {}): 400 json_too_large, answered before the body ends`, async ({
+    world,
+  }) => {
     const token = await tokenFor(newTenant());
     const body = Buffer.from(`{"identifiers":[${'{},'.repeat(2_700_000)}{}]}`);
-    const socket = await open();
+    const socket = await open(world);
     const started = performance.now();
     const answer = answerOf(socket, started);
     socket.write(`${head(token, 'POST', '/entities/lookup', `Content-Length: ${body.length}\r\n`)}\r\n`);
@@ -188,15 +188,19 @@ describe('JSON shape, checked while the body arrives', () => {
 });
 
 describe('Connection cap (HTTP_MAX_CONNECTIONS)', () => {
-  it('connections over the cap are closed at once; the server serves again when some close', async () => {
+  it('connections over the cap are closed at once; the server serves again when some close', async ({
+    world,
+  }) => {
     // Earlier tests' connections may still be closing on the server side: start from none.
     const connections = () =>
       new Promise<number>((resolve) => world.app.server.getConnections((_e, n) => resolve(n)));
     for (let i = 0; i < 100 && (await connections()) > 0; i += 1) await new Promise((r) => setTimeout(r, 50));
     expect(await connections()).toBe(0);
-    const held = await Promise.all(Array.from({ length: Number(LIMITS.HTTP_MAX_CONNECTIONS) }, open));
+    const held = await Promise.all(
+      Array.from({ length: Number(LIMITS.HTTP_MAX_CONNECTIONS) }, () => open(world)),
+    );
     await new Promise((r) => setTimeout(r, 100));
-    const extra = await open();
+    const extra = await open(world);
     const closed = await new Promise<boolean>((resolve) => {
       extra.on('close', () => resolve(true));
       setTimeout(() => resolve(false), 1_000);
@@ -205,18 +209,20 @@ describe('Connection cap (HTTP_MAX_CONNECTIONS)', () => {
     expect(closed).toBe(true);
     for (const s of held) s.destroy();
     await new Promise((r) => setTimeout(r, 100));
-    const res = await send('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const res = await send(world, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(res.status).toBe(200);
   });
 });
 
 describe('Large-body slots are shared fairly between tenants', () => {
-  it('a tenant holding slots with slow bodies cannot hold all of them: another tenant is read at once', async () => {
+  it('a tenant holding slots with slow bodies cannot hold all of them: another tenant is read at once', async ({
+    world,
+  }) => {
     const hogToken = await tokenFor(newTenant('hog'));
     const size = LARGE_BODY_BYTES * 2;
     const prefix = '{"name":"';
     // More slow large bodies than there are slots, each past the large-body size and then stalled.
-    const hogs = await Promise.all(Array.from({ length: LARGE_BODY_SLOTS + 1 }, open));
+    const hogs = await Promise.all(Array.from({ length: LARGE_BODY_SLOTS + 1 }, () => open(world)));
     for (const socket of hogs) {
       answerOf(socket).catch(() => {});
       socket.write(
@@ -230,6 +236,7 @@ describe('Large-body slots are shared fairly between tenants', () => {
     const name = 'y'.repeat(LARGE_BODY_BYTES + 10);
     const body = JSON.stringify({ name });
     const res = await send(
+      world,
       `${head(otherToken, 'POST', '/entities/types', `Content-Length: ${body.length}\r\n`)}\r\n${body}`,
     );
     // Judged on its content (a name that long is refused), promptly: it did not wait behind the hog.
@@ -240,7 +247,7 @@ describe('Large-body slots are shared fairly between tenants', () => {
 });
 
 describe('Refusals of what a request asks for, in the envelope or as a GraphQL refusal', () => {
-  const post = async (url: string, headers: Record<string, string>, payload: string) => {
+  const post = async (world: TestWorld, url: string, headers: Record<string, string>, payload: string) => {
     const token = await tokenFor(newTenant());
     return world.app.inject({
       method: 'POST',
@@ -250,8 +257,10 @@ describe('Refusals of what a request asks for, in the envelope or as a GraphQL r
     });
   };
 
-  it('a Content-Type that is not a media type: 415 unsupported_media_type, nothing read', async () => {
-    const res = await post('/entities/types', { 'content-type': '/' }, '{"name":"Unread"}');
+  it('a Content-Type that is not a media type: 415 unsupported_media_type, nothing read', async ({
+    world,
+  }) => {
+    const res = await post(world, '/entities/types', { 'content-type': '/' }, '{"name":"Unread"}');
     expect([res.statusCode, res.json().STATUS, res.json().DATA.reason]).toEqual([
       415,
       'FAIL',
@@ -259,15 +268,19 @@ describe('Refusals of what a request asks for, in the envelope or as a GraphQL r
     ]);
   });
 
-  it('/graphql asked for an answer other than JSON: 406 not_acceptable; JSON or a wildcard is answered', async () => {
+  it('/graphql asked for an answer other than JSON: 406 not_acceptable; JSON or a wildcard is answered', async ({
+    world,
+  }) => {
     const query = JSON.stringify({ query: '{ entityTypes(first: 1) { edges { node { name } } } }' });
     const refused = await post(
+      world,
       '/graphql',
       { 'content-type': 'application/json', accept: 'text/plain' },
       query,
     );
     expect([refused.statusCode, refused.json().DATA.reason]).toEqual([406, 'not_acceptable']);
     const zero = await post(
+      world,
       '/graphql',
       { 'content-type': 'application/json', accept: 'application/json;q=0' },
       query,
@@ -279,13 +292,14 @@ describe('Refusals of what a request asks for, in the envelope or as a GraphQL r
       '*/*',
       'text/html;q=0.5, */*',
     ]) {
-      const res = await post('/graphql', { 'content-type': 'application/json', accept }, query);
+      const res = await post(world, '/graphql', { 'content-type': 'application/json', accept }, query);
       expect([accept, res.statusCode, res.json().errors]).toEqual([accept, 200, undefined]);
     }
   });
 
-  it('a subscription: operation_not_supported, never a 5xx', async () => {
+  it('a subscription: operation_not_supported, never a 5xx', async ({ world }) => {
     const res = await post(
+      world,
       '/graphql',
       { 'content-type': 'application/json' },
       JSON.stringify({ query: 'subscription { x }' }),

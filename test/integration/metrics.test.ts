@@ -1,18 +1,13 @@
 // GET /metrics: Prometheus text for operators (or the scrape token), by route pattern and refusal reason, Neo4j
 // statements, engine cache and purge progress; never a tenant, guid or name in it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorld, newTenant, operatorToken, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { itWith } from '../fixtures.js';
+import { newTenant, operatorToken, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 const SCRAPE_TOKEN = 'scrape-token-that-is-long-enough-0123456789';
-let world: TestWorld;
-beforeAll(async () => {
-  world = await createWorld({ METRICS_TOKEN: SCRAPE_TOKEN });
-});
-afterAll(async () => {
-  await world?.close();
-});
+const it = itWith({ METRICS_TOKEN: SCRAPE_TOKEN });
 
-const scrape = async (authorization?: string) =>
+const scrape = async (world: TestWorld, authorization?: string) =>
   world.app.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });
 
 /** The value of one sample line, e.g. sample(text, 'x_total', {route: '/a'}); null when absent. */
@@ -26,14 +21,16 @@ function sample(text: string, name: string, labels: Record<string, string>) {
 }
 
 describe('GET /metrics', () => {
-  it('counts requests by route pattern, status and reason, with latency and Neo4j statements, and no tenant data', async () => {
+  it('counts requests by route pattern, status and reason, with latency and Neo4j statements, and no tenant data', async ({
+    world,
+  }) => {
     const tenant = newTenant('metrics');
     const api = restClient(world.app, await tokenFor(tenant));
     const created = await api.post('/entities/types', { name: 'Metered Thing' });
     const guid = created.body.DATA.entity_type.guid as string;
     await api.get(`/entities/types/${guid}/attributes`);
     await api.get('/entities/types?cursor=not-a-cursor');
-    const res = await scrape(`Bearer ${await operatorToken()}`);
+    const res = await scrape(world, `Bearer ${await operatorToken()}`);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/plain');
     const text = res.body;
@@ -69,7 +66,7 @@ describe('GET /metrics', () => {
     expect(text).not.toContain('Metered');
   });
 
-  it('counts engine cache use and purge progress', async () => {
+  it('counts engine cache use and purge progress', async ({ world }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
     const type = (await api.post('/entities/types', { name: 'Purged' })).body.DATA.entity_type.guid as string;
     await api.post(`/entities/types/${type}/attributes`, {
@@ -79,20 +76,22 @@ describe('GET /metrics', () => {
     });
     for (const name of ['a', 'b', 'c'])
       await api.post('/entities', { type_guid: type, name, values: { n: 1 } });
-    const before = await scrape(`Bearer ${SCRAPE_TOKEN}`);
+    const before = await scrape(world, `Bearer ${SCRAPE_TOKEN}`);
     expect(sample(before.body, 'metamodel_engine_cache_hits_total', {})).toBeGreaterThanOrEqual(2);
     await api.delete(`/entities/attributes/${type}/n`);
     await world.app.services.purger.idle();
-    const after = await scrape(`Bearer ${SCRAPE_TOKEN}`);
+    const after = await scrape(world, `Bearer ${SCRAPE_TOKEN}`);
     expect(sample(after.body, 'metamodel_purge_values_removed_total', {})).toBeGreaterThanOrEqual(3);
   });
 
-  it('counts model cache hits and misses per kind of read, its bytes, and the shared version reads', async () => {
+  it('counts model cache hits and misses per kind of read, its bytes, and the shared version reads', async ({
+    world,
+  }) => {
     const api = restClient(world.app, await tokenFor(newTenant()));
-    const before = (await scrape(`Bearer ${SCRAPE_TOKEN}`)).body;
+    const before = (await scrape(world, `Bearer ${SCRAPE_TOKEN}`)).body;
     await api.get('/entities/types?page_size=7'); // a miss, then
     await api.get('/entities/types?page_size=7'); // a hit
-    const after = (await scrape(`Bearer ${SCRAPE_TOKEN}`)).body;
+    const after = (await scrape(world, `Bearer ${SCRAPE_TOKEN}`)).body;
     const delta = (name: string, labels: Record<string, string> = {}) =>
       (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
     expect(delta('metamodel_model_cache_hits_total', { kind: 'type_page' })).toBeGreaterThanOrEqual(1);
@@ -107,11 +106,13 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('is refused without a token (401), to users who are not operators (403), and with a wrong scrape token', async () => {
-    expect((await scrape()).statusCode).toBe(401);
-    const user = await scrape(`Bearer ${await tokenFor(newTenant())}`);
+  it('is refused without a token (401), to users who are not operators (403), and with a wrong scrape token', async ({
+    world,
+  }) => {
+    expect((await scrape(world)).statusCode).toBe(401);
+    const user = await scrape(world, `Bearer ${await tokenFor(newTenant())}`);
     expect([user.statusCode, user.json().DATA.reason]).toEqual([403, 'not_authorized']);
-    expect((await scrape(`Bearer ${SCRAPE_TOKEN}x`)).statusCode).toBe(401);
-    expect((await scrape(`Bearer ${SCRAPE_TOKEN}`)).statusCode).toBe(200);
+    expect((await scrape(world, `Bearer ${SCRAPE_TOKEN}x`)).statusCode).toBe(401);
+    expect((await scrape(world, `Bearer ${SCRAPE_TOKEN}`)).statusCode).toBe(200);
   });
 });

@@ -1,27 +1,8 @@
-// POST /admin/jobs/purge with `Accept: application/x-ndjson`: progress lines while the job runs, then the envelope.
-// Refusals before the job starts stay ordinary envelope responses; without that Accept nothing changes.
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createType,
-  createWorld,
-  newTenant,
-  operatorToken,
-  restClient,
-  type TestWorld,
-  tokenFor,
-} from '../helpers.js';
+import { describe, expect } from 'vitest';
+import { itServed, type ServedWorld } from '../fixtures.js';
+import { createType, newTenant, operatorToken, restClient, tokenFor } from '../helpers.js';
 
-let world: TestWorld;
-let base: string;
-beforeAll(async () => {
-  world = await createWorld({ PURGE_BATCH_SIZE: '2' });
-  await world.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await world?.close();
-});
+const it = itServed({ PURGE_BATCH_SIZE: '2' });
 
 const NDJSON = 'application/x-ndjson';
 const ENTITIES = 5;
@@ -31,7 +12,7 @@ const ENTITIES = 5;
  * withdrawn straight in the database, so that no background purge has removed anything yet: the daily job then
  * removes all 15 values itself, in 3 batches of at most 2 instances per definition.
  */
-async function withdrawnWithValues() {
+async function withdrawnWithValues(world: ServedWorld) {
   const tenant = newTenant('progress');
   const api = restClient(world.app, await tokenFor(tenant));
   const type = await createType(api, 'Metric');
@@ -62,8 +43,8 @@ async function withdrawnWithValues() {
   return { tenant, type };
 }
 
-async function purge(body: unknown, headers: Record<string, string>) {
-  const res = await fetch(`${base}/admin/jobs/purge`, {
+async function purge(world: ServedWorld, body: unknown, headers: Record<string, string>) {
+  const res = await fetch(`${world.url}/admin/jobs/purge`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
@@ -77,7 +58,7 @@ const lines = (text: string) =>
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l));
 
-async function purgeMetric(name: 'values_removed' | 'definitions_removed') {
+async function purgeMetric(world: ServedWorld, name: 'values_removed' | 'definitions_removed') {
   const res = await world.app.inject({
     method: 'GET',
     url: '/metrics',
@@ -88,12 +69,16 @@ async function purgeMetric(name: 'values_removed' | 'definitions_removed') {
 }
 
 describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
-  it('streams progress lines with a total, then the SUCCESS envelope with the report', async () => {
-    const { tenant, type } = await withdrawnWithValues();
-    const valuesBefore = await purgeMetric('values_removed');
-    const definitionsBefore = await purgeMetric('definitions_removed');
+  it('streams progress lines with a total, then the SUCCESS envelope with the report', async ({ world }) => {
+    const { tenant, type } = await withdrawnWithValues(world);
+    const valuesBefore = await purgeMetric(world, 'values_removed');
+    const definitionsBefore = await purgeMetric(world, 'definitions_removed');
 
-    const res = await purge({ tenant }, { authorization: `Bearer ${await operatorToken()}`, accept: NDJSON });
+    const res = await purge(
+      world,
+      { tenant },
+      { authorization: `Bearer ${await operatorToken()}`, accept: NDJSON },
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.type).toBe('application/x-ndjson; charset=utf-8');
     expect(res.text.endsWith('\n')).toBe(true);
@@ -143,16 +128,18 @@ describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
     );
     expect(left.records[0]!.get('n')).toBe(0);
     // the metrics listener still hears of the run
-    expect(await purgeMetric('values_removed')).toBe(valuesBefore + 15);
-    expect(await purgeMetric('definitions_removed')).toBe(definitionsBefore + 2);
+    expect(await purgeMetric(world, 'values_removed')).toBe(valuesBefore + 15);
+    expect(await purgeMetric(world, 'definitions_removed')).toBe(definitionsBefore + 2);
   });
 
-  it('the final line carries the same DATA as the ordinary response, which is unchanged', async () => {
-    const streamed = await withdrawnWithValues();
-    const plain = await withdrawnWithValues();
+  it('the final line carries the same DATA as the ordinary response, which is unchanged', async ({
+    world,
+  }) => {
+    const streamed = await withdrawnWithValues(world);
+    const plain = await withdrawnWithValues(world);
     const auth = { authorization: `Bearer ${await operatorToken()}` };
-    const s = await purge({ tenant: streamed.tenant }, { ...auth, accept: NDJSON });
-    const p = await purge({ tenant: plain.tenant }, auth);
+    const s = await purge(world, { tenant: streamed.tenant }, { ...auth, accept: NDJSON });
+    const p = await purge(world, { tenant: plain.tenant }, auth);
 
     expect(p.status).toBe(200);
     expect(p.type).toBe('application/json; charset=utf-8');
@@ -169,8 +156,10 @@ describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
     expect(envelope.DATA.removed).toHaveLength(2);
   });
 
-  it('a job that fails midway ends the stream with a FAIL envelope after its progress lines', async () => {
-    const { tenant, type } = await withdrawnWithValues();
+  it('a job that fails midway ends the stream with a FAIL envelope after its progress lines', async ({
+    world,
+  }) => {
+    const { tenant, type } = await withdrawnWithValues(world);
     // `unit` goes first and is removed; a stored `labels` value that is not a list makes its batch fail in Neo4j
     await world.driver.executeQuery(
       `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $type, name_key: 'unit'})
@@ -179,7 +168,7 @@ describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
       { tenant, type },
     );
     const auth = { authorization: `Bearer ${await operatorToken()}` };
-    const res = await purge({ tenant }, { ...auth, accept: NDJSON });
+    const res = await purge(world, { tenant }, { ...auth, accept: NDJSON });
     expect([res.status, res.type], res.text).toEqual([200, 'application/x-ndjson; charset=utf-8']);
     const all = lines(res.text);
     const final = all.at(-1);
@@ -201,12 +190,12 @@ describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
       `MATCH (e:Entity {tenant: $tenant, type_guid: $type, name: 'm3'}) REMOVE e['attr.labels']`,
       { tenant, type },
     );
-    const again = await purge({ tenant }, auth);
+    const again = await purge(world, { tenant }, auth);
     expect(again.status, again.text).toBe(200);
     expect(JSON.parse(again.text).DATA.removed.map((r: any) => r.name)).toEqual(['labels']);
   });
 
-  it('streams only when Accept lists application/x-ndjson with a q above 0', async () => {
+  it('streams only when Accept lists application/x-ndjson with a q above 0', async ({ world }) => {
     const auth = { authorization: `Bearer ${await operatorToken()}` };
     const tenant = newTenant('accept');
     for (const [accept, streamed] of [
@@ -217,7 +206,7 @@ describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
       ['*/*', false],
       [`${NDJSON};q=0`, false],
     ] as const) {
-      const res = await purge({ tenant }, { ...auth, accept });
+      const res = await purge(world, { tenant }, { ...auth, accept });
       expect([accept, res.status, res.type]).toEqual([
         accept,
         200,
@@ -232,7 +221,7 @@ describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
     }
   });
 
-  it('refusals before the job starts are ordinary envelopes with their status codes', async () => {
+  it('refusals before the job starts are ordinary envelopes with their status codes', async ({ world }) => {
     const tenant = newTenant('refused');
     const operator = { authorization: `Bearer ${await operatorToken()}`, accept: NDJSON };
     await world.driver.executeQuery(
@@ -251,7 +240,7 @@ describe('POST /admin/jobs/purge, Accept: application/x-ndjson', () => {
       [operator, { tenant }, 409, 'purge_already_running'],
     ];
     for (const [headers, body, status, reason] of cases) {
-      const res = await purge(body, headers);
+      const res = await purge(world, body, headers);
       expect([res.status, res.type], res.text).toEqual([status, 'application/json; charset=utf-8']);
       const envelope = JSON.parse(res.text);
       expect(envelope).toEqual({ STATUS: 'FAIL', MESSAGE: expect.any(String), DATA: { reason } });

@@ -2,6 +2,7 @@
 // document is generated from them (rest/schemas.ts names the routes around them), and every TypeScript type of a
 // row is derived from them, for the service, the CLI, the load test and the tests alike.
 import { z } from 'zod';
+import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
 
 /** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
@@ -92,6 +93,41 @@ export const AttributeRow = named(
 );
 
 export type AttributeRow = z.output<typeof AttributeRow>;
+
+export const ChangeRow = named(
+  'ChangeRow',
+  'One change of the metamodel, written in the same transaction as the change itself.',
+  z.object({
+    id: z.string().describe('Stable identifier of the record (`<shard>-<sequence>`).'),
+    at: z.string().describe('When the change was made (ISO 8601 date-time, UTC, to the microsecond).'),
+    kind: z
+      .enum(CHANGE_KINDS)
+      .describe(
+        `What the change did: ${CHANGE_KINDS.map((k) => `\`${k}\`: ${CHANGE_KIND_DESCRIPTIONS[k]}`).join(' ')}`,
+      ),
+    type_guid: z.string().describe('The type changed, or whose definition changed.'),
+    attribute_guid: z.string().nullable().describe('The definition changed; null for a change of the type.'),
+    actor: z
+      .string()
+      .nullable()
+      .describe("The `sub` of the caller's token; null for the purge's own changes."),
+    request_id: z
+      .string()
+      .nullable()
+      .describe("The request's id (its `x-request-id` answer header); null for the purge's own changes."),
+    before: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('What changed, as it was (type or definition fields); null when it did not exist.'),
+    after: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('What changed, as it is now; null when it no longer exists.'),
+  }),
+);
+
+/** A change as both APIs render it. */
+export type ChangeRow = z.output<typeof ChangeRow>;
 
 export const PurgeReport = named(
   'PurgeReport',

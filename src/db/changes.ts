@@ -2,19 +2,9 @@
 // and read back as a type's history (newest first) and as the tenant's change feed (oldest first, exactly once).
 
 import neo4j from 'neo4j-driver';
+import type { ChangeKind } from '../model/changes.js';
 import { MODEL_VERSION_SHARDS } from './model-version.js';
 import { objectFromList, type Run } from './run.js';
-
-export const CHANGE_KINDS = [
-  'type_created',
-  'type_renamed',
-  'type_deleted',
-  'managed_type_set_up',
-  'attribute_declared',
-  'attribute_withdrawn',
-  'attribute_removed',
-] as const;
-export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /** Who made a change: the token's subject and the request's id (both null for the purge's own changes). */
 export interface ChangeAuthor {

@@ -3,9 +3,9 @@
 // statements that make each change (db/changes.ts).
 
 import { charge, type RequestContext } from '../context.js';
+import type { ChangeRow } from '../contract/wire.js';
 import {
   type ChangeHead,
-  type ChangeKind,
   readChanges,
   readFeedCandidates,
   readHistoryHeads,
@@ -15,20 +15,6 @@ import { MODEL_VERSION_SHARDS } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
 import { pageSize } from '../model/pages.js';
-
-/** A change as both APIs render it. */
-export interface ChangeRow {
-  /** Stable identifier of the record: `<shard>-<sequence>`. */
-  id: string;
-  at: string;
-  kind: ChangeKind;
-  type_guid: string;
-  attribute_guid: string | null;
-  actor: string | null;
-  request_id: string | null;
-  before: unknown;
-  after: unknown;
-}
 
 /**
  * Most before/after text one page carries (a declaration's record holds its enumeration and default, up to about a
@@ -57,8 +43,8 @@ export function toChangeRow(c: StoredChange): ChangeRow {
     attribute_guid: c.attribute_guid,
     actor: c.actor,
     request_id: c.request_id,
-    before: parseJson(c.before),
-    after: parseJson(c.after),
+    before: parseJson(c.before) as ChangeRow['before'],
+    after: parseJson(c.after) as ChangeRow['after'],
   };
 }
 

@@ -3,29 +3,17 @@
 
 import DataLoader from 'dataloader';
 import type { RequestContext } from '../context.js';
-import { CHANGE_KINDS, type StoredChange } from '../db/changes.js';
+import type { StoredChange } from '../db/changes.js';
 import { refuse } from '../errors.js';
+import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
 import { PAGES, pageRange } from '../model/pages.js';
 import { type HistoryPage, readFeed, readHistories, toChangeRow } from '../resolvers/changes.js';
 import { builder } from './builder.js';
 import { EntityType } from './entity-type.js';
 
-const KIND_DESCRIPTIONS: Record<(typeof CHANGE_KINDS)[number], string> = {
-  type_created: 'A user-defined type was created (or recreated under its name, with the same guid).',
-  type_renamed: 'A user-defined type was renamed (before and after carry the names).',
-  type_deleted:
-    'A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes).',
-  managed_type_set_up:
-    "A managed type (dashboard) was set up by its feature's first row, or brought in step with the feature's definition.",
-  attribute_declared: 'An attribute definition was declared (after carries its specification).',
-  attribute_withdrawn: 'An attribute definition was withdrawn.',
-  attribute_removed:
-    'The daily purge removed a withdrawn definition once its data was gone (no actor, no request id).',
-};
-
 export const ModelChangeKind = builder.enumType('ModelChangeKind', {
   description: 'What a change of the metamodel did.',
-  values: Object.fromEntries(CHANGE_KINDS.map((k) => [k, { description: KIND_DESCRIPTIONS[k] }])) as {
+  values: Object.fromEntries(CHANGE_KINDS.map((k) => [k, { description: CHANGE_KIND_DESCRIPTIONS[k] }])) as {
     [K in (typeof CHANGE_KINDS)[number]]: { description: string };
   },
 });

@@ -3,7 +3,6 @@
 
 import { z } from 'zod';
 import { guid, named } from '../../contract/wire.js';
-import { CHANGE_KINDS } from '../../db/changes.js';
 import { REASONS } from '../../errors.js';
 
 export const AttributeState = z
@@ -57,38 +56,6 @@ export const GraphQLRefusal = named(
         extensions: z.looseObject({ reason: z.enum(REASONS).optional() }).optional(),
       }),
     ),
-  }),
-);
-
-export const ChangeRow = named(
-  'ChangeRow',
-  'One change of the metamodel, written in the same transaction as the change itself.',
-  z.object({
-    id: z.string().describe('Stable identifier of the record (`<shard>-<sequence>`).'),
-    at: z.string().describe('When the change was made (ISO 8601 date-time, UTC, to the microsecond).'),
-    kind: z
-      .enum(CHANGE_KINDS)
-      .describe(
-        '`type_created`, `type_renamed`, `type_deleted` (its live definitions withdrawn with it, listed in `before.withdrawn_attributes`), `managed_type_set_up` (a managed type set up or brought in step by its feature), `attribute_declared`, `attribute_withdrawn`, `attribute_removed` (by the daily purge, once its data was gone).',
-      ),
-    type_guid: z.string().describe('The type changed, or whose definition changed.'),
-    attribute_guid: z.string().nullable().describe('The definition changed; null for a change of the type.'),
-    actor: z
-      .string()
-      .nullable()
-      .describe("The `sub` of the caller's token; null for the purge's own changes."),
-    request_id: z
-      .string()
-      .nullable()
-      .describe("The request's id (its `x-request-id` answer header); null for the purge's own changes."),
-    before: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .describe('What changed, as it was (type or definition fields); null when it did not exist.'),
-    after: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .describe('What changed, as it is now; null when it no longer exists.'),
   }),
 );
 

@@ -2,7 +2,7 @@
 // change feed; the metamodel as a file (export, plan, JSON Schema).
 
 import { z } from 'zod';
-import { EntityTypeRow } from '../../contract/wire.js';
+import { ChangeRow, EntityTypeRow } from '../../contract/wire.js';
 import { CHANGE_PAGE_MAX_BYTES } from '../../resolvers/changes.js';
 import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../resolvers/model.js';
 import { DECLARATION_RULE_REASONS, ModelDocument, PlanStep } from './bodies.js';
@@ -16,7 +16,6 @@ import {
   route,
   typeName,
 } from './fields.js';
-import { ChangeRow } from './rows.js';
 
 export const TYPE_ROUTES = {
   createEntityType: route({

@@ -13,6 +13,12 @@ import { createDriver } from '../src/db/driver.js';
 import { assertConforms } from './conformance.js';
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-0123456789';
+/**
+ * Warm-up rounds of the suite's apps: one rehearsal plans every hot statement; the further rounds warm a JVM for
+ * traffic, which tests do not measure. Dozens of apps warming fully cost about a quarter of the suite's time (the
+ * fault test keeps the full warm-up: it checks readiness after an outage as a deployment sees it).
+ */
+export const TEST_WARMUP_ROUNDS = 1;
 
 export interface TestWorld {
   app: FastifyInstance;
@@ -20,10 +26,13 @@ export interface TestWorld {
   close(): Promise<void>;
 }
 
-/** An app on the run's Neo4j. Purges run without a grace period unless `env` says otherwise. */
+/**
+ * An app on the run's Neo4j. Purges run without a grace period unless `env` says otherwise. Its warm-up runs one
+ * round (TEST_WARMUP_ROUNDS) unless `deps` says otherwise.
+ */
 export async function createWorld(
   env: Record<string, string> = {},
-  deps: Partial<Pick<AppDeps, 'tracing'>> = {},
+  deps: Partial<Pick<AppDeps, 'tracing' | 'warmupRounds'>> = {},
 ): Promise<TestWorld> {
   const uri = inject('neo4jUri');
   const config = parseConfig({
@@ -35,7 +44,13 @@ export async function createWorld(
     ...env,
   });
   const driver = createDriver({ uri });
-  const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }), ...deps });
+  const app = await buildApp({
+    config,
+    driver,
+    logger: pino({ level: 'silent' }),
+    warmupRounds: TEST_WARMUP_ROUNDS,
+    ...deps,
+  });
   await app.ready();
   await untilReady(app);
   return {

@@ -33,6 +33,11 @@ export interface AppDeps {
   instanceId?: string;
   /** Where spans go (tests pass an in-memory exporter's); else made from the config, off without an endpoint. */
   tracing?: Tracing;
+  /**
+   * At most this many rounds in each warm-up (default and ceiling: WARMUP_ROUNDS.max; see jobs/warmup.ts). The test
+   * suite's apps take 1: the statements are planned once, without the rounds that warm a JVM for traffic.
+   */
+  warmupRounds?: number;
 }
 
 export function createServices(deps: AppDeps) {
@@ -86,7 +91,7 @@ export function createServices(deps: AppDeps) {
           setTimeout(() => reject(new ProbeTimeout(timeoutMs)), timeoutMs).unref(),
         ),
       ]),
-    warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE),
+    warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE, deps.warmupRounds),
     logger,
     onReady: (report) => metrics.observeWarmup(report),
   });

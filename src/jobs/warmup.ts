@@ -99,10 +99,13 @@ async function rehearsal(services: Services, driver: Driver, database: string | 
   );
 }
 
-/** Whether the rounds so far (their times, the first alone) call for another: see WARMUP_ROUNDS and STILL_WARMING. */
-export function anotherRound(roundsMs: readonly number[]): boolean {
+/**
+ * Whether the rounds so far (their times, the first alone) call for another: see WARMUP_ROUNDS and STILL_WARMING.
+ * `most` caps them lower (1: a single rehearsal, every hot statement planned once and nothing more).
+ */
+export function anotherRound(roundsMs: readonly number[], most: number = WARMUP_ROUNDS.max): boolean {
   const rounds = roundsMs.length;
-  if (rounds >= WARMUP_ROUNDS.max) return false;
+  if (rounds >= Math.min(most, WARMUP_ROUNDS.max)) return false;
   const least = (roundsMs[0] ?? 0) > COLD_FIRST_ROUND_MS ? WARMUP_ROUNDS.cold : WARMUP_ROUNDS.min;
   if (rounds < least) return true;
   return (roundsMs[rounds - 1] as number) < (roundsMs[rounds - 2] as number) * STILL_WARMING;
@@ -112,6 +115,7 @@ export async function warmUp(
   services: Services,
   driver: Driver,
   database: string | undefined,
+  maxRounds: number = WARMUP_ROUNDS.max,
 ): Promise<WarmupReport> {
   const started = performance.now();
   const roundsMs: number[] = [];
@@ -124,7 +128,7 @@ export async function warmUp(
     );
     statements += counts.reduce((a, b) => a + b, 0);
     roundsMs.push(Math.round(performance.now() - begun));
-    if (!anotherRound(roundsMs)) break;
+    if (!anotherRound(roundsMs, maxRounds)) break;
   }
   await Promise.all(Array.from({ length: POOL_FILL }, () => ping(driver, database)));
   await closeBreaker(driver, database);

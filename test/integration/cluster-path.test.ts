@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
-import { newTenant, restClient, TEST_SECRET, tokenFor, untilReady } from '../helpers.js';
+import { newTenant, restClient, TEST_SECRET, TEST_WARMUP_ROUNDS, tokenFor, untilReady } from '../helpers.js';
 
 let routed: { app: FastifyInstance; driver: Driver };
 let direct: { app: FastifyInstance; driver: Driver };
@@ -21,7 +21,12 @@ async function instance(uri: string) {
     LOG_LEVEL: 'silent',
   });
   const driver = createDriver({ uri });
-  const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+  const app = await buildApp({
+    config,
+    driver,
+    logger: pino({ level: 'silent' }),
+    warmupRounds: TEST_WARMUP_ROUNDS,
+  });
   await app.ready();
   await untilReady(app);
   return { app, driver };

@@ -10,7 +10,7 @@ import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
 import { itServed } from '../fixtures.js';
-import { newTenant, restClient, TEST_SECRET, tokenFor, untilReady } from '../helpers.js';
+import { newTenant, restClient, TEST_SECRET, TEST_WARMUP_ROUNDS, tokenFor, untilReady } from '../helpers.js';
 
 const it = itServed();
 
@@ -146,7 +146,12 @@ describe('Envelope', () => {
       NEO4J_URI: 'bolt://unused:1',
       LOG_LEVEL: 'silent',
     });
-    const app = await buildApp({ config, driver: world.driver, logger: pino({ level: 'silent' }) });
+    const app = await buildApp({
+      config,
+      driver: world.driver,
+      logger: pino({ level: 'silent' }),
+      warmupRounds: TEST_WARMUP_ROUNDS,
+    });
     app.get('/boom', async () => {
       throw new Error('secret internals');
     });

@@ -11,6 +11,7 @@ import {
   operatorToken,
   restClient,
   TEST_SECRET,
+  TEST_WARMUP_ROUNDS,
   type TestWorld,
   tokenFor,
   untilReady,
@@ -31,6 +32,7 @@ const it = baseIt.extend<{ logged: TestWorld['app'] }>({
         driver: world.driver,
         logRing: ring,
         logger: createLogger({ level: 'info', ring, stdout: false }),
+        warmupRounds: TEST_WARMUP_ROUNDS,
       });
       await logged.ready();
       await untilReady(logged);
@@ -205,6 +207,7 @@ describe('unexpected GraphQL errors', () => {
       config: parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: 'bolt://x:1', LOG_LEVEL: 'silent' }),
       driver: world.driver,
       logger: pino({ level: 'silent' }),
+      warmupRounds: TEST_WARMUP_ROUNDS,
     });
     // sabotage the per-request loader so a resolver throws something that is not a refusal
     broken.addHook('preHandler', async (req) => {

@@ -35,6 +35,15 @@ describe('the warm-up', () => {
     expect(services.engineCache.stats().entries).toBe(engineBefore.entries);
   });
 
+  it('capped at one round (as the test suite apps are): one rehearsal, every hot statement run once', async ({
+    world,
+  }) => {
+    const report = await warmUp(world.app.services, world.driver, undefined, 1);
+    expect(report.roundsMs).toHaveLength(1);
+    expect(report.statements).toBeGreaterThanOrEqual(20);
+    expect(report.statements).toBeLessThan(20 * WARMUP_CONCURRENCY);
+  });
+
   it('an app is ready (GET /readyz 200) once its first warm-up has run', async ({ world }) => {
     const res = await world.app.inject({ method: 'GET', url: '/readyz' });
     expect([res.statusCode, res.json().DATA]).toEqual([200, { status: 'ready' }]);

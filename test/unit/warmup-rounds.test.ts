@@ -20,6 +20,14 @@ describe('warm-up rounds', () => {
     expect(anotherRound([13_000, 1_800, 1_500, 1_400, 1_300, 1_000])).toBe(true);
   });
 
+  it('a lower cap (the test suite one round) ends the rounds there, and no cap goes past the ceiling', () => {
+    expect(anotherRound([150], 1)).toBe(false);
+    expect(anotherRound([13_000, 1_800], 2)).toBe(false);
+    expect(anotherRound([13_000], 2)).toBe(true);
+    const halving = (n: number) => Array.from({ length: n }, (_, i) => 16_000 / 2 ** i);
+    expect(anotherRound(halving(WARMUP_ROUNDS.max), WARMUP_ROUNDS.max + 5)).toBe(false);
+  });
+
   it(`never more than ${WARMUP_ROUNDS.max}, however much faster each round`, () => {
     const halving = (n: number) => Array.from({ length: n }, (_, i) => 16_000 / 2 ** i);
     expect(anotherRound(halving(WARMUP_ROUNDS.max - 1))).toBe(true);

@@ -26,7 +26,13 @@ async function startOnce() {
   let dataDir: string | undefined;
   if (!uri) {
     dataDir = mkdtempSync(path.join(tmpdir(), 'metamodel-test-neo4j-'));
-    local = await startLocalNeo4j({ dataDir, port: await freePort(), heapMb: 1536, pageCacheMb: 256 });
+    local = await startLocalNeo4j({
+      dataDir,
+      port: await freePort(),
+      heapMb: 1536,
+      pageCacheMb: 256,
+      settings: { 'dbms.cypher.min_replan_interval': '1h' },
+    });
     uri = local.uri;
   }
   const driver = createDriver({ uri, user: process.env.NEO4J_USER, password: process.env.NEO4J_PASSWORD });

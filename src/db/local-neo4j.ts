@@ -33,6 +33,8 @@ export interface LocalNeo4jOptions {
   port: number;
   heapMb?: number;
   pageCacheMb?: number;
+  /** Further Neo4j settings by name (neo4j.conf's names), e.g. `{ 'dbms.cypher.min_replan_interval': '1h' }`. */
+  settings?: Record<string, string>;
   /** Forwards the database's own output to this sink (its last lines are in the error when it fails to start). */
   onOutput?: (line: string) => void;
   startTimeoutMs?: number;
@@ -73,6 +75,7 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
   const args = [
     `-Xmx${options.heapMb ?? 1024}m`,
     `-Dneo4j.pagecache.mb=${options.pageCacheMb ?? 256}`,
+    ...Object.entries(options.settings ?? {}).map(([name, value]) => `-Dneo4j.setting.${name}=${value}`),
     ...JVM_OPTIONS,
     '-cp',
     `${classesDir}${path.delimiter}${path.join(libDir, '*')}`,

@@ -5,6 +5,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.connectors.HttpConnector;
@@ -26,6 +29,16 @@ public final class LocalNeo4j {
     int port = Integer.parseInt(args[1]);
     boolean watchStdin = args.length > 2 && "--exit-on-stdin-close".equals(args[2]);
     long pageCacheMb = Long.parseLong(System.getProperty("neo4j.pagecache.mb", "512"));
+    // Further Neo4j settings as system properties, -Dneo4j.setting.<name>=<value> (neo4j.conf's names and syntax),
+    // read by Neo4j from a file in the data directory written for this start.
+    List<String> settings = new ArrayList<>();
+    for (String key : System.getProperties().stringPropertyNames()) {
+      if (key.startsWith("neo4j.setting.")) {
+        settings.add(key.substring("neo4j.setting.".length()) + "=" + System.getProperty(key));
+      }
+    }
+    Files.createDirectories(dataDir);
+    Path conf = Files.write(dataDir.resolve("local-neo4j.conf"), settings);
 
     DatabaseManagementService dbms =
         new DatabaseManagementServiceBuilder(dataDir)
@@ -39,6 +52,7 @@ public final class LocalNeo4j {
             .setConfig(GraphDatabaseSettings.auth_enabled, false)
             .setConfig(GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(pageCacheMb))
             .setConfig(GraphDatabaseSettings.shutdown_transaction_end_timeout, Duration.ofSeconds(5))
+            .loadPropertiesFromFile(conf)
             .build();
 
     Thread hook = new Thread(() -> {

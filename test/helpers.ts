@@ -20,6 +20,10 @@ export const TEST_SECRET = 'test-secret-that-is-long-enough-0123456789';
  */
 export const TEST_WARMUP_ROUNDS = 1;
 
+/** `buildApp` as the suite uses it: a silent logger and TEST_WARMUP_ROUNDS warm-up rounds, unless `deps` says otherwise. */
+export const testApp = (deps: AppDeps) =>
+  buildApp({ logger: pino({ level: 'silent' }), warmupRounds: TEST_WARMUP_ROUNDS, ...deps });
+
 export interface TestWorld {
   app: FastifyInstance;
   driver: Driver;
@@ -27,8 +31,7 @@ export interface TestWorld {
 }
 
 /**
- * An app on the run's Neo4j. Purges run without a grace period unless `env` says otherwise. Its warm-up runs one
- * round (TEST_WARMUP_ROUNDS) unless `deps` says otherwise.
+ * An app on the run's Neo4j (`testApp`). Purges run without a grace period unless `env` says otherwise.
  */
 export async function createWorld(
   env: Record<string, string> = {},
@@ -44,13 +47,7 @@ export async function createWorld(
     ...env,
   });
   const driver = createDriver({ uri });
-  const app = await buildApp({
-    config,
-    driver,
-    logger: pino({ level: 'silent' }),
-    warmupRounds: TEST_WARMUP_ROUNDS,
-    ...deps,
-  });
+  const app = await testApp({ config, driver, ...deps });
   await app.ready();
   await untilReady(app);
   return {

@@ -3,12 +3,10 @@
 // (to any instance of the same deployment), and a bookmark this API did not issue to the tenant is refused.
 import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
-import { newTenant, restClient, TEST_SECRET, TEST_WARMUP_ROUNDS, tokenFor, untilReady } from '../helpers.js';
+import { newTenant, restClient, TEST_SECRET, testApp, tokenFor, untilReady } from '../helpers.js';
 
 let routed: { app: FastifyInstance; driver: Driver };
 let direct: { app: FastifyInstance; driver: Driver };
@@ -21,12 +19,7 @@ async function instance(uri: string) {
     LOG_LEVEL: 'silent',
   });
   const driver = createDriver({ uri });
-  const app = await buildApp({
-    config,
-    driver,
-    logger: pino({ level: 'silent' }),
-    warmupRounds: TEST_WARMUP_ROUNDS,
-  });
+  const app = await testApp({ config, driver });
   await app.ready();
   await untilReady(app);
   return { app, driver };

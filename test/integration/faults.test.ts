@@ -3,13 +3,20 @@
 // resets its connections and refuses new ones, as its dying process would; CI's load test (`--fault
 // neo4j-restart`) kills a real Neo4j under load and starts it again.
 import { type ChildProcess, spawn } from 'node:child_process';
-import pino from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
-import { newTenant, operatorToken, restClient, TEST_SECRET, tokenFor, untilReady } from '../helpers.js';
+import { WARMUP_ROUNDS } from '../../src/jobs/warmup.js';
+import {
+  newTenant,
+  operatorToken,
+  restClient,
+  TEST_SECRET,
+  testApp,
+  tokenFor,
+  untilReady,
+} from '../helpers.js';
 import { cuttableProxy } from '../net-proxy.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -26,7 +33,8 @@ describe('Neo4j outage', () => {
     const driver = createDriver({ uri: neo4j.uri });
     cleanups.push(() => driver.close());
     const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
-    const app = await buildApp({ config, driver, logger: pino({ level: 'silent' }) });
+    // the full warm-up, as a deployment runs it: readiness after the outage is what this test checks
+    const app = await testApp({ config, driver, warmupRounds: WARMUP_ROUNDS.max });
     cleanups.push(() => app.close());
     await untilReady(app);
     const api = restClient(app, await tokenFor(newTenant()));

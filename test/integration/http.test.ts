@@ -2,15 +2,13 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { SignJWT } from 'jose';
-import pino from 'pino';
 import { describe, expect } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
 import { itServed } from '../fixtures.js';
-import { newTenant, restClient, TEST_SECRET, TEST_WARMUP_ROUNDS, tokenFor, untilReady } from '../helpers.js';
+import { newTenant, restClient, TEST_SECRET, testApp, tokenFor, untilReady } from '../helpers.js';
 
 const it = itServed();
 
@@ -21,7 +19,7 @@ async function appWithoutDatabase() {
   const uri = `bolt://127.0.0.1:${await freePort()}`;
   const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: uri, LOG_LEVEL: 'silent' });
   const driver = createDriver({ uri });
-  return { app: await buildApp({ config, driver, logger: pino({ level: 'silent' }) }), driver };
+  return { app: await testApp({ config, driver }), driver };
 }
 
 /** Sends a request over a real socket; `chunks` are written one by one (chunked when no length is declared). */
@@ -146,12 +144,7 @@ describe('Envelope', () => {
       NEO4J_URI: 'bolt://unused:1',
       LOG_LEVEL: 'silent',
     });
-    const app = await buildApp({
-      config,
-      driver: world.driver,
-      logger: pino({ level: 'silent' }),
-      warmupRounds: TEST_WARMUP_ROUNDS,
-    });
+    const app = await testApp({ config, driver: world.driver });
     app.get('/boom', async () => {
       throw new Error('secret internals');
     });

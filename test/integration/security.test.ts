@@ -1,7 +1,4 @@
-// Admin diagnostics (logs), redaction, and GraphQL bounds.
-import pino from 'pino';
 import { describe, expect } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createLogger, LogRing } from '../../src/logging.js';
 import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
@@ -11,8 +8,8 @@ import {
   operatorToken,
   restClient,
   TEST_SECRET,
-  TEST_WARMUP_ROUNDS,
   type TestWorld,
+  testApp,
   tokenFor,
   untilReady,
 } from '../helpers.js';
@@ -27,12 +24,11 @@ const it = baseIt.extend<{ logged: TestWorld['app'] }>({
         NEO4J_URI: 'bolt://x:1',
         LOG_LEVEL: 'info',
       });
-      const logged = await buildApp({
+      const logged = await testApp({
         config,
         driver: world.driver,
         logRing: ring,
         logger: createLogger({ level: 'info', ring, stdout: false }),
-        warmupRounds: TEST_WARMUP_ROUNDS,
       });
       await logged.ready();
       await untilReady(logged);
@@ -203,11 +199,9 @@ describe('GraphiQL', () => {
 describe('unexpected GraphQL errors', () => {
   it('are masked with reason internal_error', async ({ world }) => {
     const token = await tokenFor(newTenant());
-    const broken = await buildApp({
+    const broken = await testApp({
       config: parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: 'bolt://x:1', LOG_LEVEL: 'silent' }),
       driver: world.driver,
-      logger: pino({ level: 'silent' }),
-      warmupRounds: TEST_WARMUP_ROUNDS,
     });
     // sabotage the per-request loader so a resolver throws something that is not a refusal
     broken.addHook('preHandler', async (req) => {

@@ -3,9 +3,9 @@ package metamodel;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import org.neo4j.configuration.GraphDatabaseSettings;

@@ -1,5 +1,5 @@
 // The outside fuzzer (issue #11): schemathesis, run from its own virtual environment, against a service started
-// here on a throwaway Neo4j (or NEO4J_URI). Three runs, every check schemathesis has (`--checks all`), a bounded
+// here on a throwaway Neo4j (or NEO4J_URI). Three runs, every check schemathesis has (its default), a bounded
 // number of examples and a fixed seed: the REST API from /openapi.json with a tenant's token, the same with an
 // operator's token (the /admin paths answer rather than refuse), and GraphQL from /graphql. Exits non-zero when any
 // run reports a failure, or when the service logged an unexpected error.
@@ -104,8 +104,9 @@ async function main(): Promise<number> {
       graphql: await mintToken(secret, { tenant }),
     };
     const common = [
-      '--checks',
-      'all',
+      // No `--checks all`: schemathesis runs all its checks by default, and a check named on the command line is
+      // enabled for every operation, over the few that scripts/fuzz.toml turns off for one operation (4.32.5:
+      // `use_after_free` then failed a type's history, which outlives the type by design, after its DELETE).
       '--max-examples',
       argv.examples as string,
       '--seed',

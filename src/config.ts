@@ -73,6 +73,12 @@ const fields = z.object({
    * one third for the engine cache (definitions read by entity writes). Estimated, least recently used out first.
    */
   MODEL_CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(96),
+  /**
+   * What one tenant's Idempotency-Keys may hold at once (each is kept 24 h): keys, and MiB of stored answers. Past
+   * either, a request with a new key is refused (idempotency_keys_exhausted, 429).
+   */
+  IDEMPOTENCY_TENANT_MAX_KEYS: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  IDEMPOTENCY_TENANT_MAX_MB: z.coerce.number().int().min(1).max(1_000_000).default(64),
   /** Lets a scraper read GET /metrics with `Authorization: Bearer <METRICS_TOKEN>` (operators' tokens work too). */
   METRICS_TOKEN: optionalString.pipe(z.string().min(32, 'at least 32 characters').optional()),
 });

@@ -14,7 +14,7 @@ import {
 } from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats } from './db/executor.js';
-import type { IdempotencyScope } from './db/idempotency.js';
+import type { IdempotencyScope, KeyOwner } from './db/idempotency.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
 import type { Metrics } from './metrics.js';
@@ -24,6 +24,7 @@ import { ROOT_KEY } from './model/system-types.js';
 import type { OperationBudget } from './operation-budget.js';
 import type { BookmarkCodec } from './services/bookmarks.js';
 import type { CursorCodec } from './services/cursor.js';
+import type { KeyedRequests, StoredAnswer } from './services/idempotency.js';
 import type { TenantDirectory } from './services/tenants.js';
 
 export type { Viewer };
@@ -43,6 +44,8 @@ export interface Services {
   purger: Purger;
   logRing: LogRing;
   metrics: Metrics;
+  /** Requests under an Idempotency-Key: their turns and stored answers (services/idempotency.ts). */
+  keyed: KeyedRequests;
 }
 
 /** Definitions a GraphQL list loads per type: every live one, and the first withdrawn ones (by name). */
@@ -91,8 +94,19 @@ export interface RequestContext {
   };
   /** This request's reads through the model cache (its model version is read once, on first use). */
   modelScope: ModelReadScope;
-  /** The request's Idempotency-Key, once accepted (http/idempotency.ts): its write is committed with the answer. */
-  keyed: { scope?: IdempotencyScope };
+  /**
+   * The request's Idempotency-Key (services/idempotency.ts): `pending` once sent and well-formed, until the door
+   * takes the key's turn; then `scope` (its write is committed with the answer) and `end` (the turn's end), or
+   * `replay` (the stored answer this request gets).
+   */
+  keyed: {
+    pending?: { owner: KeyOwner; fingerprint: string };
+    scope?: IdempotencyScope;
+    end?: (stored?: StoredAnswer) => void;
+    replay?: StoredAnswer;
+    /** GraphQL: takes the key's turn (set by the route, called once the operation's cost is checked). */
+    take?: () => Promise<StoredAnswer | undefined>;
+  };
 }
 
 /** Charges the running GraphQL operation for what a resolver is about to materialise (no-op outside GraphQL). */

@@ -45,6 +45,9 @@ export const REFUSALS = {
   invalid_idempotency_key: 400,
   idempotency_key_reused: 422,
   idempotency_key_not_supported: 400,
+  idempotency_answer_too_large: 422,
+  idempotency_keys_exhausted: 429,
+  tenant_busy: 429,
   type_name_taken: 409,
   type_referenced: 409,
   managed_type_blocked: 409,
@@ -54,6 +57,7 @@ export const REFUSALS = {
   default_value_not_allowed: 400,
   attribute_def_not_found: 404,
   attribute_defs_too_large: 400,
+  defaults_too_large: 400,
   type_not_creatable: 409,
   unknown_attribute: 400,
   invalid_value: 400,
@@ -89,7 +93,7 @@ export const REFUSALS = {
   internal_error: 500,
 } as const satisfies Record<
   string,
-  400 | 401 | 403 | 404 | 405 | 406 | 408 | 409 | 413 | 414 | 415 | 422 | 431 | 500 | 503
+  400 | 401 | 403 | 404 | 405 | 406 | 408 | 409 | 413 | 414 | 415 | 422 | 429 | 431 | 500 | 503
 >;
 
 export type Reason = keyof typeof REFUSALS;
@@ -105,7 +109,7 @@ export class AppError extends Error {
   constructor(
     readonly reason: Reason,
     message: string,
-    /** Seconds a client should wait before trying again (a Retry-After header), on a 503. */
+    /** Seconds a client should wait before trying again (a Retry-After header), on a 429 or 503. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);
@@ -158,15 +162,16 @@ const OPERATION_BOUND_REASONS: ReadonlySet<Reason> = new Set<Reason>([
 /**
  * The GraphQL error code (`extensions.code`) of a refusal, from the codes GraphQL servers and their tools share
  * (Apollo's): GRAPHQL_VALIDATION_FAILED for an operation refused before it runs, UNAUTHENTICATED and FORBIDDEN,
- * SERVICE_UNAVAILABLE when the service or its database cannot take it now, INTERNAL_SERVER_ERROR for a fault, and
- * BAD_USER_INPUT for every other refusal of what the caller sent. `extensions.reason` stays the precise reason.
+ * SERVICE_UNAVAILABLE when the service or its database cannot take it now (a 503, or a 429: the tenant is over its
+ * share), INTERNAL_SERVER_ERROR for a fault, and BAD_USER_INPUT for every other refusal of what the caller sent.
+ * `extensions.reason` stays the precise reason.
  */
 function graphqlCode(reason: Reason, status: number): string {
   if (reason === 'internal_error') return 'INTERNAL_SERVER_ERROR';
   if (OPERATION_BOUND_REASONS.has(reason)) return 'GRAPHQL_VALIDATION_FAILED';
   if (status === 401) return 'UNAUTHENTICATED';
   if (status === 403) return 'FORBIDDEN';
-  if (status >= 500) return 'SERVICE_UNAVAILABLE';
+  if (status >= 500 || status === 429) return 'SERVICE_UNAVAILABLE';
   return 'BAD_USER_INPUT';
 }
 

@@ -22,7 +22,11 @@ export const TEST_WARMUP_ROUNDS = 1;
 
 /** `buildApp` as the suite uses it: a silent logger and TEST_WARMUP_ROUNDS warm-up rounds, unless `deps` says otherwise. */
 export const testApp = (deps: AppDeps) =>
-  buildApp({ logger: pino({ level: 'silent' }), warmupRounds: TEST_WARMUP_ROUNDS, ...deps });
+  buildApp({
+    logger: pino({ level: process.env.TEST_LOG ?? 'silent' }),
+    warmupRounds: TEST_WARMUP_ROUNDS,
+    ...deps,
+  });
 
 export interface TestWorld {
   app: FastifyInstance;
@@ -202,7 +206,8 @@ export const TENANT_LABELS: Record<string, string[]> = {
   TypeTombstone: ['name_key'],
   ModelVersion: ['shard'],
   ModelChange: ['shard', 'seq'],
-  IdempotencyKey: ['key'],
+  IdempotencyKey: ['subject', 'key'],
+  IdempotencyLedger: ['shard'],
 };
 
 const TENANT_NODES = Object.entries(TENANT_LABELS)

@@ -50,10 +50,15 @@ export function maskGraphQLError(logger: Logger) {
         ...(wrapped.path ? { path: wrapped.path } : {}),
         extensions: {
           ...refusalExtensions(original.reason, original.status),
-          // The database away or busy: the answer is a 503 with Retry-After, as over REST (Yoga sends `http` as
-          // the response's status and headers, not in the body).
+          // The database away or busy, or the tenant over its share: the answer is a 503 or 429 with Retry-After, as
+          // over REST (Yoga sends `http` as the response's status and headers, not in the body).
           ...(original.retryAfterSeconds !== undefined
-            ? { http: { status: 503, headers: { 'retry-after': String(original.retryAfterSeconds) } } }
+            ? {
+                http: {
+                  status: original.status,
+                  headers: { 'retry-after': String(original.retryAfterSeconds) },
+                },
+              }
             : {}),
         },
       });

@@ -9,6 +9,7 @@ import { createGraphQLError, createYoga, type Plugin, type YogaLogger } from 'gr
 import type { Logger } from 'pino';
 import type { RequestContext, Services } from '../context.js';
 import { isAppError, refusalExtensions, refuse } from '../errors.js';
+import { replayed, takeKeyedTurn } from '../http/idempotency.js';
 import { sendGraphiQL, wantsGraphiQL } from '../http/pages.js';
 import { inputOf } from '../rest/route.js';
 import { ROUTES } from '../rest/schemas.js';
@@ -41,7 +42,7 @@ function oneKeyedWritePlugin(): Plugin<RequestContext> {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as RequestContext;
-      if (!ctx.keyed?.scope) return;
+      if (!ctx.keyed?.pending) return;
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== 'mutation' || operation.selectionSet.selections.length === 1) return;
       setResultAndStopExecution({
@@ -60,6 +61,25 @@ function oneKeyedWritePlugin(): Plugin<RequestContext> {
  * that carries a reason has been answered already (a refusal, or a fault maskGraphQLError logged with its request
  * id): it is a debug line here, not a second error line.
  */
+/**
+ * A keyed mutation's turn (http/idempotency.ts), taken once the operation passed its bounds and its cost check,
+ * like a fresh request: its stored answer, if any, replaces the whole answer (sent by the route below).
+ */
+function keyedTurnPlugin(): Plugin<RequestContext> {
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as RequestContext;
+      const take = ctx.keyed?.take;
+      if (!take) return;
+      ctx.keyed.take = undefined;
+      const stored = await take();
+      if (!stored) return;
+      ctx.keyed.replay = stored;
+      setResultAndStopExecution({ data: null });
+    },
+  };
+}
+
 export function yogaLogger(logger: Logger): YogaLogger {
   const child = logger.child({ component: 'graphql-yoga' });
   const at =
@@ -98,6 +118,7 @@ export const graphqlRoute = fp(
         answers.plugin(),
         oneKeyedWritePlugin(),
         operationGuardPlugin({ queryTimeMs: config.GRAPHQL_QUERY_TIMEOUT_MS }),
+        keyedTurnPlugin(),
         useGraphQlJit(
           {},
           { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') },
@@ -161,7 +182,10 @@ export const graphqlRoute = fp(
             accept: req.headers.accept,
             params: req.method === 'GET' ? req.query : req.body,
           });
+        // A keyed mutation takes its key's turn inside the operation, once its cost is known to be within bounds.
+        if (ctx?.keyed.pending) ctx.keyed.take = () => takeKeyedTurn(req, reply);
         const answer = ctx && key ? await answers.serve(ctx, key, execute) : await execute();
+        if (ctx?.keyed.replay) return reply.send(replayed(reply, ctx.keyed.replay));
         // A kept answer's body is bytes; Yoga's Response (not necessarily this runtime's Response class) streams.
         if (Buffer.isBuffer(answer.body)) {
           for (const [name, value] of (answer as CachedAnswer).headers) reply.header(name, value);

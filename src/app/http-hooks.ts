@@ -6,11 +6,12 @@ import fp from 'fastify-plugin';
 import { bodyLeftUnread, LARGE_BODY_SLOTS, lingerAfterRefusal, parseJsonBody, readBody } from '../body.js';
 import type { RequestContext, Services } from '../context.js';
 import { IDEMPOTENCY_HEADER, takesIdempotencyKey } from '../contract/idempotency.js';
-import { type IdempotencyScope, readIdempotencyRecord } from '../db/idempotency.js';
+import { type IdempotencyScope, readIdempotencyState } from '../db/idempotency.js';
 import { type AppError, refuse } from '../errors.js';
-import { fingerprintOf, parseIdempotencyKey, replayed, storedAnswer } from '../http/idempotency.js';
+import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
+import { answerFor, IDEMPOTENCY_LIMITS } from '../services/idempotency.js';
 import { Slots } from '../slots.js';
 
 export const httpHooks = fp(
@@ -32,11 +33,13 @@ export const httpHooks = fp(
     );
 
     /**
-     * The end of a request under an Idempotency-Key (http/idempotency.ts), REST and GraphQL alike: its write commits
-     * here with its answer stored in it (an answer of 500 or more rolls it back; a failed commit answers 503, and a
+     * The end of a request under an Idempotency-Key (services/idempotency.ts), REST and GraphQL alike: its write
+     * commits here with its answer stored in it. An answer of 500 or more, or one the request must not store (a
+     * GraphQL mutation whose answer became a refusal after it wrote), rolls it back; so does an answer over the
+     * stored-answer bound, which is then refused (idempotency_answer_too_large). A failed commit answers 503, and a
      * retry with the key then gets the stored answer if the commit went through after all, or runs the write if it
-     * did not). A write that found the key held by a request that committed meanwhile answers with that one's answer.
-     * Returns the payload to send.
+     * did not. A write that found the key held by a request (of another instance) that committed meanwhile answers
+     * with that one's answer. Returns the payload to send.
      */
     const settleKeyedWrite = async (
       ctx: RequestContext,
@@ -50,13 +53,24 @@ export const httpHooks = fp(
       if (open) {
         const body =
           typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
-        if (reply.statusCode >= 500 || body === null) {
+        if (reply.statusCode >= 500 || body === null || scope.discard) {
           await open.rollback();
           return payload;
         }
+        if (Buffer.byteLength(body) > IDEMPOTENCY_LIMITS.maxAnswerBytes) {
+          await open.rollback();
+          const refusal = refuse(
+            'idempotency_answer_too_large',
+            `Under an Idempotency-Key an answer is stored, and it may hold at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes; this one would hold ${Buffer.byteLength(body).toLocaleString('en-US')}. Nothing was written: ask for less, or send the request without a key.`,
+          );
+          reply.removeHeader(BOOKMARK_HEADER);
+          return JSON.stringify(refusalAnswer(reply, refusal, { graphql }));
+        }
         try {
           const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-          ctx.stats.written = await open.commit({ status: reply.statusCode, body, contentType });
+          const stored = { status: reply.statusCode, body, contentType };
+          ctx.stats.written = await open.commit(stored);
+          ctx.keyed.end?.(stored);
           return payload;
         } catch {
           return JSON.stringify(refusalAnswer(reply, refuse.storageUnavailable(), { graphql }));
@@ -64,13 +78,13 @@ export const httpHooks = fp(
       }
       if (!scope.taken) return payload;
       scope.taken = false;
-      const record = await ctx.db
-        .readOne((run) => readIdempotencyRecord(run, scope.tenant, scope.key))
-        .catch(() => null);
+      const { record } = await ctx.db
+        .readOne((run) => readIdempotencyState(run, scope))
+        .catch(() => ({ record: null }));
       // Gone again (expired at that very moment): the refusal (503 storage_busy) stands, and a retry runs the write.
       if (!record) return payload;
       try {
-        const answer = replayed(reply, storedAnswer(scope, record));
+        const answer = replayed(reply, answerFor(scope.fingerprint, record));
         clearRefusal(reply);
         reply.removeHeader('retry-after');
         return answer;
@@ -111,29 +125,28 @@ export const httpHooks = fp(
       return sent;
     });
 
-    // An Idempotency-Key on a write (http/idempotency.ts): a stored answer is sent again; otherwise the request's
-    // write will claim the key. Operators' routes (/admin) take none.
-    app.addHook('preHandler', async (req, reply) => {
+    // An Idempotency-Key on a write (services/idempotency.ts): checked here, with what makes the request the same
+    // request; the key is looked up at the door, once the caller is known to be allowed and admitted
+    // (takeKeyedTurn). Operators' routes (/admin) take none.
+    app.addHook('preHandler', async (req) => {
       const ctx = req.ctx;
       if (!ctx || !takesIdempotencyKey(req.method, req.routeOptions.url ?? '/admin')) return;
       const key = parseIdempotencyKey(req.headers[IDEMPOTENCY_HEADER]);
       if (key === undefined) return;
-      const tenant = ctx.viewer.tenant;
-      const scope = { tenant, key, fingerprint: fingerprintOf(req.method, req.url, req.body) };
-      // Read before the handler runs, not left to the write's claim: a request sent again may not reach a write
-      // at all (a create-or-get finds the type its first send created and answers 200, not the stored 201).
-      const record = await ctx.db.readOne((run) => readIdempotencyRecord(run, tenant, key));
-      if (record) return reply.send(replayed(reply, storedAnswer(scope, record)));
-      ctx.keyed.scope = scope;
+      ctx.keyed.pending = {
+        owner: { tenant: ctx.viewer.tenant, subject: ctx.viewer.subject, key },
+        fingerprint: fingerprintOf(req.method, req.url, req.body),
+      };
     });
 
     app.addHook('onResponse', (req, reply, done) => {
-      // A keyed write whose answer was never sent (the connection went first): not committed.
+      // A keyed write whose answer was never sent (the connection went first): not committed; its key's turn ends.
       const open = req.ctx?.keyed.scope?.open;
       if (open && req.ctx?.keyed.scope) {
         req.ctx.keyed.scope.open = undefined;
         void open.rollback();
       }
+      req.ctx?.keyed.end?.();
       // The rest of a body refused unread is discarded for a while, then the connection is closed (see body.ts).
       lingerAfterRefusal(req.raw);
       metrics.observeRequest({

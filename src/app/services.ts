@@ -18,6 +18,7 @@ import { createLogger, LogRing } from '../logging.js';
 import { createMetrics } from '../metrics.js';
 import { createBookmarkCodec } from '../services/bookmarks.js';
 import { createCursorCodec } from '../services/cursor.js';
+import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/idempotency.js';
 import { createTenantDirectory } from '../services/tenants.js';
 import { createTracing, type Tracing } from '../tracing.js';
 
@@ -65,6 +66,11 @@ export function createServices(deps: AppDeps) {
     model,
     logRing,
     metrics,
+    keyed: new KeyedRequests({
+      ...IDEMPOTENCY_LIMITS,
+      maxKeysPerTenant: config.IDEMPOTENCY_TENANT_MAX_KEYS,
+      maxBytesPerTenant: config.IDEMPOTENCY_TENANT_MAX_MB * 1024 * 1024,
+    }),
     purger: createPurger({
       db,
       logger,

@@ -233,7 +233,7 @@ export function createExecutor(
       const run = runner(tx);
       try {
         try {
-          await claimIdempotencyKey(run, scope.tenant, scope.key, scope.fingerprint);
+          await claimIdempotencyKey(run, scope, scope.fingerprint);
         } catch (e) {
           if (e instanceof Neo4jError && e.code === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
             scope.taken = true;
@@ -245,7 +245,7 @@ export function createExecutor(
         scope.open = {
           async commit(answer) {
             try {
-              await storeIdempotentAnswer(run, scope.tenant, scope.key, answer);
+              await storeIdempotentAnswer(run, scope, answer);
               await tx.commit();
               for (const effect of scope.afterCommit?.splice(0) ?? []) effect();
               return s.lastBookmarks();

@@ -34,9 +34,13 @@ export const MIGRATIONS: readonly string[] = [
   // feed reads a shard's records in sequence order), and a type's history newest first by record key.
   'CREATE CONSTRAINT model_change_seq IF NOT EXISTS FOR (c:ModelChange) REQUIRE (c.tenant, c.shard, c.seq) IS UNIQUE',
   'CREATE INDEX model_change_type IF NOT EXISTS FOR (c:ModelChange) ON (c.tenant, c.type_guid, c.key)',
-  // One record per tenant and Idempotency-Key (db/idempotency.ts); expired ones found by time for the daily job.
-  'CREATE CONSTRAINT idempotency_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE (k.tenant, k.key) IS UNIQUE',
+  // One record per tenant, subject and Idempotency-Key (db/idempotency.ts); expired ones found by time for the
+  // sweep. Keys were once per tenant only: that constraint goes (the records it covered are removed below).
+  'DROP CONSTRAINT idempotency_key IF EXISTS',
+  'CREATE CONSTRAINT idempotency_owner_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE (k.tenant, k.subject, k.key) IS UNIQUE',
   'CREATE INDEX idempotency_expiry IF NOT EXISTS FOR (k:IdempotencyKey) ON (k.expires_at)',
+  // What each tenant's keys hold, in a few shards (db/idempotency.ts).
+  'CREATE CONSTRAINT idempotency_ledger IF NOT EXISTS FOR (l:IdempotencyLedger) REQUIRE (l.tenant, l.shard) IS UNIQUE',
 ];
 
 /**
@@ -61,6 +65,15 @@ export const BACKFILLS: readonly { id: string; batch: string }[] = [
               RETURN count(*) AS references
             }
             RETURN entities + references AS changed`,
+  },
+  {
+    // Idempotency records from before keys were scoped to their subject: no caller can be told apart by them, and
+    // the ledger does not count them, so they go (a request retried across the upgrade runs again).
+    id: 'idempotency-unscoped-keys',
+    batch: `MATCH (k:IdempotencyKey) WHERE k.subject IS NULL
+            WITH k LIMIT 5000
+            DELETE k
+            RETURN count(*) AS changed`,
   },
 ];
 

@@ -1,22 +1,19 @@
-// The Idempotency-Key request header (IETF draft "The Idempotency-Key HTTP Header Field"; Stripe's behaviour):
-// a client sends a unique key with a write and may send the same request again (after a 503, a timeout, a reset
-// connection) without the write happening twice.
+// The Idempotency-Key request header as the wire carries it: a client sends a unique key with a write and may send
+// the same request again (after a 503, a timeout, a reset connection) without the write happening twice. What the
+// service does with a key is in services/idempotency.ts (turns, replays, bounds) and db/idempotency.ts (records).
 //
-// - The key is per tenant, 1 to 255 visible ASCII characters, as a structured-field string ("...") or bare.
+// - A key is 1 to 255 visible ASCII characters, as a structured-field string ("...") or bare.
 // - The write's transaction claims the key first and stores the answer (status, body) in the same transaction as
-//   the change, just before committing (db/idempotency.ts, db/executor.ts): either both are committed or neither.
+//   the change, just before committing (db/executor.ts): either both are committed or neither.
 // - A request with a key already stored gets that answer again (`Idempotent-Replayed: true`), if it is the same
 //   request (method, path and body); another request with the key is refused 422 `idempotency_key_reused`.
-// - Requests with one key at once: the first to claim it runs; the others wait on the key until it commits and
-//   then get its answer. The write runs once.
 // - Answers of requests that wrote nothing (refusals before any write, a create-or-get of an existing name, a dry
 //   run) are not stored: sent again, the request runs again, as Stripe does for requests refused before they run.
-// - Records are kept IDEMPOTENCY_TTL_HOURS (24 h), then the daily job removes them.
 import { createHash } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../contract/idempotency.js';
-import type { IdempotencyRecord, IdempotencyScope } from '../db/idempotency.js';
 import { refuse } from '../errors.js';
+import type { StoredAnswer } from '../services/idempotency.js';
 
 const invalid = (message: string) => refuse('invalid_idempotency_key', message);
 const SENT = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -41,22 +38,39 @@ export function fingerprintOf(method: string, url: string, body: unknown): strin
     .digest('base64url');
 }
 
-/**
- * A stored answer, to send again: its status, content type and body; refused (idempotency_key_reused) when this
- * is another request than the one that stored it.
- */
-export function storedAnswer(scope: IdempotencyScope, record: IdempotencyRecord) {
-  if (record.fingerprint !== scope.fingerprint) {
-    throw refuse(
-      'idempotency_key_reused',
-      'This Idempotency-Key was sent with another request (method, path or body); use a new key for a new request.',
-    );
-  }
-  return { status: record.status, contentType: record.contentType, body: record.body };
-}
-
 /** Puts a stored answer on the reply (status and headers) and returns its body. */
-export function replayed(reply: FastifyReply, answer: ReturnType<typeof storedAnswer>) {
+export function replayed(reply: FastifyReply, answer: StoredAnswer) {
   reply.code(answer.status).header('content-type', answer.contentType).header(REPLAYED_HEADER, 'true');
   return answer.body;
+}
+
+/**
+ * At the door, once the caller is known to be allowed the request and it has been admitted (REST: rest/route.ts;
+ * GraphQL: after the operation's cost check): the turn of a request sent with an Idempotency-Key. Returns the
+ * stored answer it gets again, or undefined when it runs, its write then claiming the key.
+ */
+export async function takeKeyedTurn(
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<StoredAnswer | undefined> {
+  const ctx = req.ctx;
+  const pending = ctx?.keyed.pending;
+  if (!pending) return undefined;
+  ctx.keyed.pending = undefined;
+  const turn = await ctx.services.keyed.start(ctx.db, pending.owner, pending.fingerprint, req.body);
+  if (turn.replay) return turn.replay;
+  req.body = turn.body;
+  ctx.keyed.scope = { ...pending.owner, fingerprint: pending.fingerprint };
+  ctx.keyed.end = turn.end;
+  // However the request ends (answered, or its connection gone first), its turn ends, and a write still waiting
+  // for its answer is not committed.
+  reply.raw.once('close', () => {
+    const open = ctx.keyed.scope?.open;
+    if (open && ctx.keyed.scope) {
+      ctx.keyed.scope.open = undefined;
+      void open.rollback();
+    }
+    turn.end();
+  });
+  return undefined;
 }

@@ -66,12 +66,18 @@ export interface Purger {
     /** The scheduled time of a cron firing (ISO, to the second): each firing runs on one instance only. */
     firing?: string,
   ): Promise<PurgeReport>;
+  /**
+   * Removes expired Idempotency-Key records (all tenants), taking them out of their tenants' ledgers; one instance
+   * per firing. Returns how many it removed (0 when another instance holds the sweep).
+   */
+  sweepExpiredKeys(firing?: string): Promise<number>;
   /** Resolves when the background removal started by kick() is idle. */
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
 
 const JOB_LEASE = 'purge-daily';
+const SWEEP_LEASE = 'idempotency-sweep';
 /** Expired idempotency records removed per statement by the daily run. */
 const IDEMPOTENCY_BATCH = 5_000;
 const DEF_LEASE_SECONDS = 120;
@@ -157,6 +163,8 @@ export function createPurger(options: PurgeOptions): Purger {
         });
     },
 
+    sweepExpiredKeys: sweepKeys,
+
     async idle() {
       while (background) await background;
     },
@@ -173,6 +181,30 @@ export function createPurger(options: PurgeOptions): Purger {
       await Promise.allSettled([...daily]);
     },
   };
+
+  /**
+   * Expired idempotency records, all tenants, in batches until none is left, under the sweep's lease (the sweep and
+   * a daily run never remove the same records at once).
+   */
+  async function sweepKeys(firing?: string) {
+    if (
+      !(await db.write((run) =>
+        acquireLease(run, SWEEP_LEASE, instanceId, JOB_LEASE_SECONDS, firing ?? null),
+      ))
+    ) {
+      return 0;
+    }
+    try {
+      let removed = 0;
+      for (let batch = IDEMPOTENCY_BATCH; batch === IDEMPOTENCY_BATCH && !stopped; ) {
+        batch = await db.write((run) => removeExpiredIdempotencyRecords(run, IDEMPOTENCY_BATCH));
+        removed += batch;
+      }
+      return removed;
+    } finally {
+      await db.write((run) => releaseLease(run, SWEEP_LEASE, instanceId)).catch(() => {});
+    }
+  }
 
   async function dailyJob(
     scope: { tenant?: string },
@@ -248,14 +280,9 @@ export function createPurger(options: PurgeOptions): Purger {
         tell();
         await db.write((run) => acquireLease(run, jobLease, instanceId, JOB_LEASE_SECONDS));
       }
-      // Idempotency records past their 24 h (db/idempotency.ts), all tenants, by the daily run only.
-      let keysRemoved = 0;
-      if (tenant === null) {
-        for (let batch = IDEMPOTENCY_BATCH; batch === IDEMPOTENCY_BATCH && !stopped; ) {
-          batch = await db.write((run) => removeExpiredIdempotencyRecords(run, IDEMPOTENCY_BATCH));
-          keysRemoved += batch;
-        }
-      }
+      // Idempotency records past their 24 h (db/idempotency.ts), all tenants, by a run for all tenants only (the
+      // sweep removes them more often).
+      const keysRemoved = tenant === null ? await sweepKeys() : 0;
       logger.info(
         {
           removed: report.removed.length,
@@ -274,18 +301,31 @@ export function createPurger(options: PurgeOptions): Purger {
   }
 }
 
-/** Registers the daily job; returns stop(). */
+/**
+ * Expired Idempotency-Keys are swept this often (node-cron), so that a tenant's cap counts the keys of about the last
+ * 24 hours, not of up to two days as the daily job alone would leave.
+ */
+export const KEY_SWEEP_CRON = '7,17,27,37,47,57 * * * *';
+
+/** The firing of a cron task, named by its scheduled time to the second: every instance names it alike. */
+const firingOf = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString();
+
+/** Registers the daily job and the key sweep; returns stop(). */
 export function schedulePurge(expression: string, purger: Purger, logger: Logger) {
   const task = cron.schedule(expression, (context) => {
-    // The firing is named by its scheduled time, to the second: every instance names it alike.
-    const firing = new Date(Math.floor(context.date.getTime() / 1000) * 1000).toISOString();
     purger
-      .runDailyJob({}, undefined, firing)
+      .runDailyJob({}, undefined, firingOf(context.date))
       .catch((err) => logFailure(logger, err, 'daily purge', 'the next firing runs it'));
+  });
+  const sweep = cron.schedule(KEY_SWEEP_CRON, (context) => {
+    purger
+      .sweepExpiredKeys(firingOf(context.date))
+      .catch((err) => logFailure(logger, err, 'idempotency key sweep', 'the next firing runs it'));
   });
   return {
     stop: () => {
       task.stop();
+      sweep.stop();
     },
   };
 }

@@ -19,7 +19,7 @@ import { ModelReads } from '../cache/model-reads.js';
 import { VersionReader } from '../cache/version-reader.js';
 import { createContext, type Services, type Viewer } from '../context.js';
 import { rehearse } from '../db/executor.js';
-import { claimIdempotencyKey, readIdempotencyRecord, storeIdempotentAnswer } from '../db/idempotency.js';
+import { claimIdempotencyKey, readIdempotencyState, storeIdempotentAnswer } from '../db/idempotency.js';
 import type { WarmupReport } from '../db/readiness.js';
 import { storagePolicyOf } from '../db/storage-policy.js';
 import { declareAttribute, listAttributes } from '../resolvers/attributes.js';
@@ -85,9 +85,10 @@ async function rehearsal(services: Services, driver: Driver, database: string | 
       await getEntity(ctx(), entity.guid);
       const key = randomUUID();
       await db.write(async (run) => {
-        await readIdempotencyRecord(run, tenant, key);
-        await claimIdempotencyKey(run, tenant, key, 'warm-up');
-        await storeIdempotentAnswer(run, tenant, key, {
+        const owner = { tenant, subject: 'warm-up', key };
+        await readIdempotencyState(run, owner);
+        await claimIdempotencyKey(run, owner, 'warm-up');
+        await storeIdempotentAnswer(run, owner, {
           status: 201,
           body: '{}',
           contentType: 'application/json',

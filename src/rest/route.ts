@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { type AppError, refuse } from '../errors.js';
+import { replayed, takeKeyedTurn } from '../http/idempotency.js';
 import { assertOperator } from '../resolvers/admin.js';
 import { assertPlatform } from '../resolvers/dashboards.js';
 import { type RouteDoc, refusals } from './schemas.js';
@@ -110,10 +111,13 @@ export function route<R extends RouteDoc>(
   app.route({
     method: doc.method,
     url: doc.path,
-    handler: (req, reply) => {
+    handler: async (req, reply) => {
       // Who may call comes before what they sent: without the right, any body is 403 (the resolvers check again).
       if (doc.auth === 'operator') assertOperator(req.ctx);
       else if (doc.auth === 'platform') assertPlatform(req.ctx);
+      // Only then a stored answer, if it was sent with its Idempotency-Key (a caller not allowed gets its own 403).
+      const stored = await takeKeyedTurn(req, reply);
+      if (stored) return replayed(reply, stored);
       return handler(req, reply, inputOf(doc, req));
     },
   });

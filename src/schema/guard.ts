@@ -6,6 +6,7 @@ import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { AppError, refusalExtensions } from '../errors.js';
 import { OperationBudget } from '../operation-budget.js';
+import { IDEMPOTENCY_LIMITS } from '../services/idempotency.js';
 import { answerBytes, GRAPHQL_LIMITS, operationCost, refusal } from './limits.js';
 
 /** A refusal as a GraphQL error, the reason in extensions like every other refusal. */
@@ -39,27 +40,33 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
         return undefined;
       }
       const operation = getOperationAST(args.document, args.operationName);
+      const ctx = args.contextValue as RequestContext;
+      // Under an Idempotency-Key the answer is stored: the operation may load and answer no more than that holds.
+      const keyed = ctx.keyed?.pending !== undefined;
+      const maxAnswerBytes = keyed
+        ? Math.min(GRAPHQL_LIMITS.maxAnswerBytes, IDEMPOTENCY_LIMITS.maxAnswerBytes)
+        : GRAPHQL_LIMITS.maxAnswerBytes;
       const budget = new OperationBudget(
         operation?.operation === 'query',
-        { ...GRAPHQL_LIMITS, queryTimeMs: options.queryTimeMs },
+        { ...GRAPHQL_LIMITS, maxAnswerBytes, queryTimeMs: options.queryTimeMs },
         refusal,
       );
-      (args.contextValue as RequestContext).operation.budget = budget;
+      ctx.operation.budget = budget;
+      /** The answer becomes a refusal: a keyed write it made is rolled back, its answer not stored. */
+      const refused = (error: AppError) => {
+        if (ctx.keyed?.scope) ctx.keyed.scope.discard = true;
+        return { data: null, errors: [refusalError(error)] };
+      };
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
           if (budget.exceeded) {
-            setResult({ data: null, errors: [refusalError(budget.exceeded)] });
+            setResult(refused(budget.exceeded));
             return;
           }
-          const bytes = answerBytes(result, GRAPHQL_LIMITS.maxAnswerBytes);
-          if (bytes > GRAPHQL_LIMITS.maxAnswerBytes) {
-            setResult({
-              data: null,
-              errors: [
-                refusalError(refusal.tooLarge(`more than ${GRAPHQL_LIMITS.maxAnswerBytes / 1024 / 1024} MB`)),
-              ],
-            });
+          const bytes = answerBytes(result, maxAnswerBytes);
+          if (bytes > maxAnswerBytes) {
+            setResult(refused(refusal.tooLarge(`more than ${(maxAnswerBytes / 1024 / 1024).toFixed(0)} MB`)));
           }
         },
       };

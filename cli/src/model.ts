@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import YAML from 'yaml';
+import type { DefinitionSummary, FieldChange } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
 import { type Command, type OptionSpec, quoted, stringOption, type Values } from './command.js';
 import type { Io } from './output.js';
@@ -19,8 +20,9 @@ interface Step {
   attribute?: string;
   spec?: Record<string, unknown> & { allowed_ref_type?: string };
   ref_type_guid?: string | null;
-  current?: Record<string, unknown>;
-  impact?: { instances: number; values: number } | null;
+  current?: DefinitionSummary;
+  changes?: FieldChange[];
+  impact?: { instances: number; values: number; complete: boolean } | null;
   blocked?: { reason: string; message: string };
 }
 
@@ -76,12 +78,25 @@ function specText(spec: Record<string, unknown> | undefined) {
   return parts.join(', ');
 }
 
-/** The fields whose values differ between two specifications. */
-function differences(from: Record<string, unknown> = {}, to: Record<string, unknown> = {}) {
-  const fields = [...new Set([...Object.keys(from), ...Object.keys(to)])].filter((f) => f !== 'name');
-  return fields
-    .filter((f) => JSON.stringify(from[f]) !== JSON.stringify(to[f]))
-    .map((f) => `${f} ${JSON.stringify(from[f] ?? null)} → ${JSON.stringify(to[f] ?? null)}`)
+const shown = (value: unknown, chars: number | undefined) =>
+  chars !== undefined ? `(${chars.toLocaleString('en-US')} characters)` : JSON.stringify(value ?? null);
+
+/** How a redeclaration changes a definition, field by field, as the plan states it. */
+export function changesText(changes: readonly FieldChange[] = []) {
+  return changes
+    .map((c) => {
+      if (c.field !== 'allowed_values')
+        return `${c.field} ${shown(c.from, c.from_chars)} → ${shown(c.to, c.to_chars)}`;
+      if (c.reordered) return 'allowed_values reordered';
+      const list = (sign: string, count = 0, sample: readonly unknown[] = []) =>
+        count === 0
+          ? []
+          : [
+              `${sign}${count}${sample.length > 0 ? ` (${sample.map((v) => JSON.stringify(v)).join(', ')}${count > sample.length ? ', …' : ''})` : ''}`,
+            ];
+      const parts = [...list('+', c.added_count, c.added), ...list('-', c.removed_count, c.removed)];
+      return `allowed_values ${parts.length > 0 ? parts.join(' ') : 'listed or not'}`;
+    })
     .join('; ');
 }
 
@@ -90,7 +105,7 @@ const impactText = (impact: Step['impact']) =>
     ? ''
     : impact === null
       ? ' (impact not counted)'
-      : ` (removes ${plural(impact.values, 'value')} from ${plural(impact.instances, 'instance')})`;
+      : ` (removes ${impact.complete ? '' : 'at least '}${plural(impact.values, 'value')} from ${plural(impact.instances, 'instance')})`;
 
 export function stepLine(step: Step): string {
   const attr = quoted(step.attribute ?? '');
@@ -104,7 +119,7 @@ export function stepLine(step: Step): string {
       case 'withdraw_attribute':
         return `- withdraw ${attr} from ${type}${impactText(step.impact)}`;
       case 'redeclare_attribute':
-        return `± redeclare ${attr} on ${type}: ${differences(step.current, step.spec)} (definitions are immutable: withdraw, then declare again after the daily purge)${impactText(step.impact)}`;
+        return `± redeclare ${attr} on ${type}: ${changesText(step.changes)} (definitions are immutable: withdraw, then declare again after the daily purge)${impactText(step.impact)}`;
       case 'declare_attribute':
         return `+ declare ${attr} on ${type}: ${specText(step.spec)}`;
     }

@@ -3,6 +3,7 @@
 // row is derived from them, for the service, the CLI, the load test and the tests alike.
 import { z } from 'zod';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
+import { IMPACT_SCAN_MAX } from '../model/limits.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
 
 /** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
@@ -12,6 +13,10 @@ export const named = <T extends z.ZodType>(id: string, description: string, sche
   components.set(schema, { id, description });
   return schema;
 };
+
+/** What a schema is, in words: its name's description, or its own. */
+export const descriptionOf = (schema: z.ZodType): string =>
+  components.get(schema)?.description ?? schema.description ?? '';
 
 export const guid = (what: string) => z.string().describe(what);
 
@@ -145,3 +150,84 @@ export const PurgeReport = named(
 );
 
 export type PurgeReport = z.output<typeof PurgeReport>;
+
+// ——— What a plan step says about a stored definition ———
+
+/** Values and lengths a plan shows (resolvers/model-summaries.ts applies them). */
+export const PLAN_SUMMARY = {
+  /** A default shown as it is when its JSON text is at most this long; past it, only its length. */
+  maxDefaultChars: 256,
+  /** Examples of allowed values added and removed that a step shows, each way. */
+  sampleValues: 10,
+  /** JSON text of the examples a whole plan shows; past it, steps give counts only. */
+  maxSampleChars: 1024 * 1024,
+} as const;
+
+export const DefinitionSummary = named(
+  'DefinitionSummary',
+  `A stored definition as a plan step shows it: its specification with the enumeration counted (not listed) and a default longer than ${PLAN_SUMMARY.maxDefaultChars} characters of JSON given by its length, so that a plan's answer grows with the document sent, not with what the tenant stores.`,
+  z.object({
+    name: z.string(),
+    value_type: z.enum(VALUE_TYPES),
+    cardinality: z.enum(CARDINALITIES),
+    allowed_values_count: z.number().optional().describe('Entries of its enumeration (absent: none).'),
+    allowed_ref_type: z.string().optional().describe('Name of the type a reference points at.'),
+    required: z.literal(true).optional(),
+    default_value: z
+      .unknown()
+      .optional()
+      .describe(`Its default, when its JSON text is at most ${PLAN_SUMMARY.maxDefaultChars} characters.`),
+    default_value_chars: z
+      .number()
+      .optional()
+      .describe("The default's JSON text length, when too long to show (default_value is then absent)."),
+    filterable: z.literal(true).optional(),
+  }),
+);
+export type DefinitionSummary = z.output<typeof DefinitionSummary>;
+
+export const FieldChange = named(
+  'FieldChange',
+  `How one field of a definition's specification differs between the tenant (from) and the document (to). For \`allowed_values\`: how many values are added and removed, with up to ${PLAN_SUMMARY.sampleValues} of each as examples (at most ${PLAN_SUMMARY.maxSampleChars / 1024 / 1024} MiB of examples in a whole plan; past it, counts only).`,
+  z.object({
+    field: z.enum([
+      'value_type',
+      'cardinality',
+      'allowed_values',
+      'allowed_ref_type',
+      'required',
+      'default_value',
+      'filterable',
+    ]),
+    from: z.unknown().optional().describe('The value now (absent: none, or too long to show).'),
+    to: z.unknown().optional().describe('The value in the document (absent: none, or too long to show).'),
+    from_chars: z.number().optional().describe('A default too long to show: its JSON text length now.'),
+    to_chars: z
+      .number()
+      .optional()
+      .describe('A default too long to show: its JSON text length in the document.'),
+    added_count: z.number().optional().describe('allowed_values: values the document adds.'),
+    removed_count: z.number().optional().describe('allowed_values: values the document removes.'),
+    added: z.array(z.unknown()).optional().describe('allowed_values: the first values added.'),
+    removed: z.array(z.unknown()).optional().describe('allowed_values: the first values removed.'),
+    reordered: z
+      .literal(true)
+      .optional()
+      .describe('allowed_values: the same values, listed in another order.'),
+  }),
+);
+export type FieldChange = z.output<typeof FieldChange>;
+
+export const WithdrawImpact = named(
+  'WithdrawImpact',
+  `What withdrawing a definition removes: the instances carrying a value and the values stored, counted over at most ${IMPACT_SCAN_MAX.toLocaleString('en-US')} instances of the type.`,
+  z.object({
+    instances: z.number().describe('Instances carrying a value.'),
+    values: z.number().describe('Values stored.'),
+    complete: z
+      .boolean()
+      .describe(
+        'False when the type has more instances than one count reads: the figures are a lower bound.',
+      ),
+  }),
+);

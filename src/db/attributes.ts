@@ -352,21 +352,36 @@ export async function withdrawAllOfType(run: Run, tenant: string, typeGuid: stri
   return rows as { guid: string; name: string }[];
 }
 
-/** Stored values of one attribute on the instances of its type: what a withdrawal would remove. */
+/**
+ * Stored values of one attribute on the instances of its type: what a withdrawal would remove. With `scanLimit`,
+ * only the first that many instances (in guid order) are read: `complete` says whether that was all of them (when
+ * not, the counts are those of the instances read, a lower bound).
+ */
 export async function countAttributeData(
   run: Run,
   p: { tenant: string; typeGuid: string; nameKey: string; multi: boolean; reference: boolean },
+  scanLimit?: number,
 ) {
+  const limited = scanLimit === undefined ? '' : 'WITH e LIMIT $limit';
   const rows = await run(
     p.reference
       ? `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid}) USING INDEX e:Entity(tenant, type_guid, guid)
          WHERE e.guid > ''
-         MATCH (e)-[r:REFERS_TO {attr: $nameKey}]->()
-         RETURN count(DISTINCT e) AS instances, count(r) AS values`
+         ${limited}
+         OPTIONAL MATCH (e)-[r:REFERS_TO {attr: $nameKey}]->()
+         WITH e, count(r) AS refs
+         RETURN count(e) AS scanned, count(CASE WHEN refs > 0 THEN 1 END) AS instances, sum(refs) AS values`
       : `MATCH (e:Entity {tenant: $tenant, type_guid: $typeGuid}) USING INDEX e:Entity(tenant, type_guid, guid)
-         WHERE e.guid > '' AND e[$prop] IS NOT NULL
-         RETURN count(e) AS instances, sum(CASE WHEN $multi THEN size(e[$prop]) ELSE 1 END) AS values`,
-    { ...p, prop: valueProperty(p.nameKey) },
+         WHERE e.guid > ''
+         ${limited}
+         RETURN count(e) AS scanned, count(e[$prop]) AS instances,
+                sum(CASE WHEN e[$prop] IS NULL THEN 0 WHEN $multi THEN size(e[$prop]) ELSE 1 END) AS values`,
+    { ...p, prop: valueProperty(p.nameKey), limit: neo4j.int(scanLimit ?? 0) },
   );
-  return { instances: Number(rows[0]?.instances ?? 0), values: Number(rows[0]?.values ?? 0) };
+  const scanned = Number(rows[0]?.scanned ?? 0);
+  return {
+    instances: Number(rows[0]?.instances ?? 0),
+    values: Number(rows[0]?.values ?? 0),
+    complete: scanLimit === undefined || scanned < scanLimit,
+  };
 }

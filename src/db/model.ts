@@ -5,6 +5,10 @@ import { ATTR_PROJECTION, type StoredAttribute, toStoredAttribute } from './attr
 import { type StoredType, toStoredType, typeProjection } from './entity-types.js';
 import type { Run } from './run.js';
 
+/** JSON text of a definition's enumeration and default, without reading the texts when their size is stored. */
+const DEFINITION_BYTES =
+  "coalesce(a.json_bytes, size(coalesce(a.allowed_values_json, '')) + size(coalesce(a.default_value_json, '')))";
+
 /** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
 const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
      CALL {
@@ -21,7 +25,7 @@ export async function measureModel(run: Run, tenant: string, maxTypes: number) {
   const rows = await run(
     `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
        RETURN count(a) AS definitions,
-              sum(coalesce(a.json_bytes, size(coalesce(a.allowed_values_json, '')) + size(coalesce(a.default_value_json, '')))) AS bytes
+              sum(${DEFINITION_BYTES}) AS bytes
      }
      WITH t, definitions, bytes WHERE t.origin = 'user_defined' OR definitions > 0
      WITH t, definitions, bytes LIMIT $limit
@@ -62,7 +66,9 @@ export async function readModel(run: Run, tenant: string, maxTypes: number): Pro
 
 /**
  * The types the given names resolve to, as a create-or-get would resolve each (the type holding the name, else the
- * one whose guid was derived from it), with every definition declared on each (live and withdrawn).
+ * one whose guid was derived from it), each with the number of definitions declared on it by callers (live and
+ * withdrawn) and their enumerations' and defaults' JSON text, counted without reading the texts: what reading
+ * those definitions would cost, known before they are read.
  */
 export async function resolveModelTypes(
   run: Run,
@@ -86,20 +92,41 @@ export async function resolveModelTypes(
          WITH t
          OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
          WHERE a.origin = 'user_defined'
-         WITH a ORDER BY a.name_key
-         RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS definitions
+         RETURN count(a) AS definitions, coalesce(sum(${DEFINITION_BYTES}), 0) AS bytes
        }
-       RETURN ${typeProjection('t')} AS type, definitions
+       RETURN ${typeProjection('t')} AS type, definitions, bytes
      }
-     RETURN i, type, definitions`,
+     RETURN i, type, definitions, bytes`,
     { tenant, names },
   );
-  const out: ({ type: StoredType; definitions: StoredAttribute[] } | null)[] = names.map(() => null);
+  const out: ({ type: StoredType; definitions: number; bytes: number } | null)[] = names.map(() => null);
   for (const r of rows) {
     out[Number(r.i)] = {
       type: toStoredType(r.type),
-      definitions: (r.definitions as unknown[]).map(toStoredAttribute),
+      definitions: Number(r.definitions),
+      bytes: Number(r.bytes),
     };
   }
   return out;
+}
+
+/** Every definition declared by callers (live and withdrawn) on each of the types, whole rows, in name order. */
+export async function readModelDefinitions(
+  run: Run,
+  tenant: string,
+  typeGuids: readonly string[],
+): Promise<Map<string, StoredAttribute[]>> {
+  const rows = await run(
+    `UNWIND $guids AS guid
+     CALL {
+       WITH guid
+       OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+       WHERE a.origin = 'user_defined'
+       WITH a ORDER BY a.name_key
+       RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS definitions
+     }
+     RETURN guid, definitions`,
+    { tenant, guids: [...typeGuids] },
+  );
+  return new Map(rows.map((r) => [r.guid as string, (r.definitions as unknown[]).map(toStoredAttribute)]));
 }

@@ -20,7 +20,7 @@ import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
-import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
@@ -260,7 +260,7 @@ export interface AttributeListing {
 export interface WithdrawResult {
   attribute: StoredAttribute;
   dryRun: boolean;
-  impact?: { instances: number; values: number };
+  impact?: { instances: number; values: number; complete: boolean };
 }
 
 /** Moves a live definition to withdrawn; its stored values start being removed in the background. */
@@ -295,13 +295,17 @@ export async function withdrawAttribute(
       throw refuse('attribute_def_withdrawn', `"${name}" is already withdrawn; its data is being removed.`);
     }
     if (dryRun) {
-      const impact = await countAttributeData(run, {
-        tenant,
-        typeGuid,
-        nameKey: key,
-        multi: attr.cardinality === 'multi',
-        reference: attr.value_type === 'entity_ref',
-      });
+      const impact = await countAttributeData(
+        run,
+        {
+          tenant,
+          typeGuid,
+          nameKey: key,
+          multi: attr.cardinality === 'multi',
+          reference: attr.value_type === 'entity_ref',
+        },
+        IMPACT_SCAN_MAX,
+      );
       return { attribute: attr, dryRun, impact };
     }
     const change = changeBy(ctx, {

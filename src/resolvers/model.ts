@@ -2,16 +2,27 @@
 // tenant (plan), which clients render and apply step by step through the ordinary endpoints. Both APIs call these.
 // Over 300 lines: a plan is computed from the document as export writes it, so the two are kept side by side.
 
-import type { RequestContext } from '../context.js';
+import { charge, type RequestContext } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
-import { measureModel, readModel, resolveModelTypes } from '../db/model.js';
+import { measureModel, readModel, readModelDefinitions, resolveModelTypes } from '../db/model.js';
 import type { Run } from '../db/run.js';
 import { type AppError, isAppError, refuse } from '../errors.js';
-import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { checkDeclaration } from './declaration.js';
+import {
+  attributeSpec,
+  type DefinitionSummary,
+  differences,
+  type FieldChange,
+  type ModelAttribute,
+  SampleBudget,
+  summarise,
+} from './model-summaries.js';
+
+export type { DefinitionSummary, FieldChange, ModelAttribute };
 
 export const MODEL_FORMAT = 'entity-metamodel/v1';
 /** Most types a model document lists (an export refuses a larger model, a plan a longer document). */
@@ -21,22 +32,10 @@ export const MODEL_MAX_DEFINITION_BYTES = 6 * 1024 * 1024;
 /** Most live definitions an export reads (its rows are held in memory at once). */
 export const MODEL_MAX_DEFINITIONS = 50_000;
 /**
- * Withdrawals whose impact a plan counts: each walks the instances of its type (a withdrawal's dry run), so a plan
- * does at most this many such walks; later withdrawals carry `impact: null`.
+ * Withdrawals whose impact a plan counts: each walks at most IMPACT_SCAN_MAX instances of its type (a withdrawal's
+ * dry run), so a plan does at most this many such walks; later withdrawals carry `impact: null`.
  */
 export const PLAN_MAX_IMPACTS = 25;
-
-/** An attribute definition as a document states it: defaults left out, the referenced type by name. */
-export interface ModelAttribute {
-  name: string;
-  value_type: string;
-  cardinality: string;
-  allowed_values?: unknown[];
-  allowed_ref_type?: string;
-  required?: true;
-  default_value?: unknown;
-  filterable?: true;
-}
 
 export interface ModelType {
   name: string;
@@ -48,24 +47,6 @@ export interface ModelType {
 export interface ModelDocument {
   format: typeof MODEL_FORMAT;
   types: ModelType[];
-}
-
-const parseJson = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown));
-
-/** A stored definition as a document states it, its referenced type named by `refName`. */
-function attributeSpec(a: StoredAttribute, refName: (guid: string) => string): ModelAttribute {
-  const allowed = parseJson(a.allowed_values_json) as unknown[] | null;
-  const dflt = parseJson(a.default_value_json);
-  return {
-    name: a.name,
-    value_type: a.value_type,
-    cardinality: a.cardinality,
-    ...(allowed !== null ? { allowed_values: allowed } : {}),
-    ...(a.allowed_ref_type ? { allowed_ref_type: refName(a.allowed_ref_type) } : {}),
-    ...(a.required ? { required: true as const } : {}),
-    ...(dflt !== null ? { default_value: dflt } : {}),
-    ...(a.filterable ? { filterable: true as const } : {}),
-  };
 }
 
 /** The names of the types the definitions reference, by guid. */
@@ -97,6 +78,8 @@ export async function exportModel(ctx: RequestContext): Promise<ModelDocument> {
         `${size.bytes.toLocaleString('en-US')} characters of enumerations and defaults (at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
       );
     }
+    // A GraphQL operation pays for what it is about to read, before it reads it.
+    charge(ctx, size.types + size.definitions, size.bytes);
     const entries = await readModel(run, tenant, MODEL_MAX_TYPES);
     const refName = await referencedNames(
       run,
@@ -140,10 +123,12 @@ export interface PlanStep {
    * is a type the plan creates or renames to the name (apply learns its guid from that step).
    */
   ref_type_guid?: string | null;
-  /** withdraw_attribute, redeclare_attribute: the live definition. */
-  current?: ModelAttribute;
+  /** withdraw_attribute, redeclare_attribute: the live definition, summarised (no enumeration, no long default). */
+  current?: DefinitionSummary;
+  /** redeclare_attribute: how the document's specification differs from the live one, field by field. */
+  changes?: FieldChange[];
   /** withdraw_attribute, redeclare_attribute: what withdrawing removes (null past PLAN_MAX_IMPACTS). */
-  impact?: { instances: number; values: number } | null;
+  impact?: { instances: number; values: number; complete: boolean } | null;
   /** Applying this step would be refused now, with this reason. */
   blocked?: { reason: string; message: string };
 }
@@ -277,17 +262,43 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
   ];
   const keys = [...new Set(lookups)];
   return ctx.db.read(async (run) => {
+    // What the plan will read, counted first: the definitions of the types the document names (each type once).
     const resolved = await resolveModelTypes(
       run,
       tenant,
       keys.map((key) => ({ key, derivedGuid: typeGuid(tenant, key) })),
     );
-    const byKey = new Map(keys.map((k, i) => [k, resolved[i] ?? null]));
-    const refName = await referencedNames(
-      run,
-      tenant,
-      resolved.flatMap((r) => r?.definitions ?? []),
+    const sizes = new Map(resolved.flatMap((r) => (r ? [[r.type.guid, r] as const] : [])));
+    let definitionCount = 0;
+    let definitionBytes = 0;
+    for (const r of sizes.values()) {
+      definitionCount += r.definitions;
+      definitionBytes += r.bytes;
+    }
+    if (definitionCount > MODEL_MAX_DEFINITIONS) {
+      throw modelTooLarge(
+        `the types it names hold ${definitionCount.toLocaleString('en-US')} definitions (a plan reads at most ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')})`,
+      );
+    }
+    if (definitionBytes > MODEL_MAX_DEFINITION_BYTES) {
+      throw modelTooLarge(
+        `the types it names hold ${definitionBytes.toLocaleString('en-US')} characters of enumerations and defaults (a plan reads at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
+      );
+    }
+    // A GraphQL operation pays for what the plan is about to read, before it reads it.
+    charge(ctx, sizes.size + definitionCount, definitionBytes);
+    const stored =
+      sizes.size === 0
+        ? new Map<string, StoredAttribute[]>()
+        : await readModelDefinitions(run, tenant, [...sizes.keys()]);
+    const byKey = new Map(
+      keys.map((k, i) => {
+        const r = resolved[i];
+        return [k, r ? { type: r.type, definitions: stored.get(r.type.guid) ?? [] } : null] as const;
+      }),
     );
+    const refName = await referencedNames(run, tenant, [...stored.values()].flat());
+    const samples = new SampleBudget();
     const listedTypes = new Set(types.map((t) => t.key));
     const structural: PlanStep[] = [];
     const withdrawals: PlanStep[] = [];
@@ -297,13 +308,17 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     const impactOf = async (typeGuidValue: string, a: StoredAttribute) => {
       if (impacts >= PLAN_MAX_IMPACTS) return null;
       impacts += 1;
-      return countAttributeData(run, {
-        tenant,
-        typeGuid: typeGuidValue,
-        nameKey: a.name_key,
-        multi: a.cardinality === 'multi',
-        reference: a.value_type === 'entity_ref',
-      });
+      return countAttributeData(
+        run,
+        {
+          tenant,
+          typeGuid: typeGuidValue,
+          nameKey: a.name_key,
+          multi: a.cardinality === 'multi',
+          reference: a.value_type === 'entity_ref',
+        },
+        IMPACT_SCAN_MAX,
+      );
     };
 
     for (const t of types) {
@@ -349,7 +364,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           type: t.name,
           type_guid: guid,
           attribute: a.name,
-          current: attributeSpec(a, refName),
+          current: summarise(attributeSpec(a, refName)),
           impact: await impactOf(guid as string, a),
         });
       }
@@ -380,7 +395,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             attribute: a.spec.name,
             spec: a.spec,
             ...ref,
-            current: now,
+            current: summarise(now),
+            changes: differences(now, a.spec, sameRef, samples),
             impact: await impactOf(guid as string, existing),
             ...blockedRef,
           });

@@ -2,7 +2,9 @@
 // withdrawn definitions with their purge state, and the declare/withdraw mutations (same resolvers as REST).
 // Over 300 lines: one object family per file (house style), and every field carries its description.
 
+import type { z } from 'zod';
 import { charge, type RequestContext, typeByGuid } from '../context.js';
+import { WithdrawImpact as WithdrawImpactRow } from '../contract/wire.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
@@ -312,16 +314,17 @@ const DeclareAttributePayload = builder
     }),
   });
 
-const Impact = builder.objectRef<{ instances: number; values: number }>('WithdrawImpact').implement({
+const Impact = builder.objectRef<z.output<typeof WithdrawImpactRow>>('WithdrawImpact').implement({
   description: 'What a withdrawal would remove, counted now.',
   fields: (t) => ({
     instances: t.exposeInt('instances', { description: 'Instances that carry a value.' }),
     values: t.exposeInt('values', { description: 'Stored values that would be removed.' }),
+    complete: t.exposeBoolean('complete', { description: WithdrawImpactRow.shape.complete.description }),
   }),
 });
 
 const WithdrawAttributePayload = builder
-  .objectRef<{ attribute: StoredAttribute; dryRun: boolean; impact?: { instances: number; values: number } }>(
+  .objectRef<{ attribute: StoredAttribute; dryRun: boolean; impact?: z.output<typeof WithdrawImpactRow> }>(
     'WithdrawAttributePayload',
   )
   .implement({

@@ -10,6 +10,7 @@ import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
 import { pageBound, WITHDRAWN_LISTED } from '../model/pages.js';
 import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
+import { MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../resolvers/model.js';
 import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
 
 export const GRAPHQL_LIMITS = {
@@ -27,6 +28,11 @@ export const GRAPHQL_LIMITS = {
   maxAnswerBytes: 50 * 1024 * 1024,
 } as const;
 
+/** What reading the whole model counts for: its types, and its definitions at about ten fields each. */
+export const MODEL_READ_COST = MODEL_MAX_TYPES + MODEL_MAX_DEFINITIONS * 10;
+/** What one count over a type's instances counts for (its reads are bounded by the operation's time budget). */
+export const INSTANCE_WALK_COST = 1_000;
+
 /**
  * The most entries each list field can return, by `Type.field`. An out-of-range `first` counts as the nearest
  * valid one: the resolver refuses it with its own reason (invalid_page_size) rather than the cost.
@@ -41,8 +47,22 @@ const LIST_BOUNDS: Record<string, (args: Record<string, unknown>) => number> = {
   'Query.entities': (args) => pageBound(args.first),
   'EntityType.withdrawnAttributes': (args) => pageBound(args.first, WITHDRAWN_LISTED),
   'AttributeDefinition.allowedValues': () => MAX_ALLOWED_VALUES,
+
   // A default is one value, or a list of up to 1,000 for a multi-valued attribute.
   'AttributeDefinition.defaultValue': () => MAX_MULTI_VALUES,
+};
+
+/**
+ * What fields that read more than their selection shows count for, by `Type.field`, added to their selection's cost
+ * (a list's bound multiplies it instead).
+ */
+const READ_COSTS: Record<string, number> = {
+  // The model and a plan read up to the whole model (MODEL_MAX_TYPES types, MODEL_MAX_DEFINITIONS definitions of
+  // about ten fields each): one of them is half the cost an operation may have, so two are refused.
+  'Query.model': MODEL_READ_COST,
+  'Query.modelPlan': MODEL_READ_COST,
+  // One walk over the instances of the definition's type, per withdrawn definition listed.
+  'WithdrawnAttribute.valuesRemaining': INSTANCE_WALK_COST,
 };
 
 const SELECTIONS_EXCEEDED = 'Query exceeds the maximum allowed number of nodes.';
@@ -137,8 +157,11 @@ function complexity(
     maxQueryNodes: GRAPHQL_LIMITS.maxSelections + 1,
     estimators: [
       ({ type, field, args, childComplexity }) => {
-        const bound = LIST_BOUNDS[`${type.name}.${field.name}`];
-        return bound ? bound(args) * (1 + childComplexity) : undefined;
+        const name = `${type.name}.${field.name}`;
+        const bound = LIST_BOUNDS[name];
+        if (bound) return bound(args) * (1 + childComplexity);
+        const read = READ_COSTS[name];
+        return read === undefined ? undefined : read + childComplexity;
       },
       simpleEstimator({ defaultComplexity: 1 }),
     ],

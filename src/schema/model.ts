@@ -1,5 +1,7 @@
 // GraphQL for the metamodel as code: the tenant's model document and the plan of a document (the same resolvers as
 // REST's GET /entities/model and POST /entities/model/plan).
+import type { z } from 'zod';
+import { DefinitionSummary, descriptionOf, FieldChange, WithdrawImpact } from '../contract/wire.js';
 import { exportModel, type PLAN_ACTIONS, type PlanStep, planModel } from '../resolvers/model.js';
 import { builder } from './builder.js';
 
@@ -17,11 +19,12 @@ const PlanAction = builder.enumType('ModelPlanAction', {
   } satisfies Record<(typeof PLAN_ACTIONS)[number], { description: string }>,
 });
 
-const Impact = builder.objectRef<{ instances: number; values: number }>('ModelPlanImpact').implement({
+const Impact = builder.objectRef<z.output<typeof WithdrawImpact>>('ModelPlanImpact').implement({
   description: 'What withdrawing a definition removes (its dry run).',
   fields: (t) => ({
     instances: t.exposeInt('instances', { description: 'Instances carrying a value.' }),
     values: t.exposeInt('values', { description: 'Values stored.' }),
+    complete: t.exposeBoolean('complete', { description: WithdrawImpact.shape.complete.description }),
   }),
 });
 
@@ -67,8 +70,14 @@ const Step = builder.objectRef<PlanStep>('ModelPlanStep').implement({
     current: t.field({
       type: 'JSON',
       nullable: true,
-      description: 'The live definition as the tenant has it (ModelAttribute).',
+      description: `The live definition as the tenant has it (DefinitionSummary): ${descriptionOf(DefinitionSummary)}`,
       resolve: (s) => s.current ?? null,
+    }),
+    changes: t.field({
+      type: 'JSON',
+      nullable: true,
+      description: `redeclare_attribute: how the document's specification differs, a list of FieldChange: ${descriptionOf(FieldChange)}`,
+      resolve: (s) => s.changes ?? null,
     }),
     impact: t.field({
       type: Impact,

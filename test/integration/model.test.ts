@@ -2,6 +2,7 @@
 // plan that says what applying a document would change.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect } from 'vitest';
+import { countAttributeData } from '../../src/db/attributes.js';
 import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, PLAN_MAX_IMPACTS } from '../../src/resolvers/model.js';
 import { it } from '../fixtures.js';
 import {
@@ -324,7 +325,7 @@ describe('plan: POST /entities/model/plan', () => {
     expect(plan.steps[3]).toMatchObject({
       type_guid: report,
       current: { name: 'scores', value_type: 'number', cardinality: 'multi' },
-      impact: { instances: 1, values: 3 },
+      impact: { instances: 1, values: 3, complete: true },
     });
     expect(plan.unchanged).toEqual({ types: 0, attributes: 3 });
 
@@ -344,9 +345,148 @@ describe('plan: POST /entities/model/plan', () => {
         attribute: 'profile',
         spec: { name: 'profile', value_type: 'string', cardinality: 'single' },
         current: { name: 'profile', value_type: 'json', cardinality: 'single' },
-        impact: { instances: 0, values: 0 },
+        changes: [{ field: 'value_type', from: 'json', to: 'string' }],
+        impact: { instances: 0, values: 0, complete: true },
       },
     ]);
+  });
+
+  it('a widened enumeration: the step says which values it adds and removes, and summarises the live definition', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const guid = await createType(api, 'Card');
+    const long = 'x'.repeat(300);
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'grade',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: ['A', 'B', long],
+      default_value: long,
+    });
+    const plan = await planOf(api, {
+      format: MODEL_FORMAT,
+      types: [
+        {
+          name: 'Card',
+          attributes: [
+            {
+              name: 'grade',
+              value_type: 'string',
+              cardinality: 'single',
+              allowed_values: ['A', 'B', 'C'],
+              default_value: 'A',
+              required: true,
+            },
+          ],
+        },
+      ],
+    });
+    expect(plan.steps).toHaveLength(1);
+    expect(plan.steps[0].current).toEqual({
+      name: 'grade',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values_count: 3,
+      default_value_chars: 302,
+    });
+    expect(plan.steps[0].changes).toEqual([
+      { field: 'allowed_values', added_count: 1, removed_count: 1, added: ['C'], removed: [long] },
+      { field: 'required', from: false, to: true },
+      { field: 'default_value', from_chars: 302, to: 'A' },
+    ]);
+  });
+});
+
+describe('plan bounds: what it reads is counted first, and its answer grows with the document, not the store', () => {
+  it('types naming more than 6 MiB of enumerations and defaults: model_too_large before they are read; REST and GraphQL', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1010)}`);
+    const types = [await createType(api, 'P1'), await createType(api, 'P2')];
+    for (let i = 0; i < 7; i += 1) {
+      const res = await api.post(`/entities/types/${types[i % 2]}/attributes`, {
+        name: `e${i}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: big,
+      });
+      expect(res.status).toBe(201);
+    }
+    // a 100-byte document naming both types: the plan would read 7 MB
+    const document = { format: MODEL_FORMAT, types: [{ name: 'P1' }, { name: 'P2' }] };
+    const over = await api.post('/entities/model/plan', document);
+    expect([over.status, over.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(over.body.MESSAGE).toContain('a plan reads at most 6,291,456');
+    const gql = graphqlClient(world.app, await tokenFor(tenant));
+    expect(
+      await refusalOf(
+        gql.request(
+          'query($d: JSON!) { modelPlan(document: $d) { unchanged { types } } }' as never,
+          {
+            d: document,
+          } as never,
+        ),
+      ),
+    ).toBe('model_too_large');
+    // one of the two types is within the bound: its plan is read, and its withdrawal steps are small
+    const one = await api.post('/entities/model/plan', { format: MODEL_FORMAT, types: [{ name: 'P2' }] });
+    expect(one.status).toBe(200);
+    expect(
+      one.body.DATA.steps.map(
+        (s: { current: { allowed_values_count: number } }) => s.current.allowed_values_count,
+      ),
+    ).toEqual([1000, 1000, 1000]);
+    expect(JSON.stringify(one.body).length).toBeLessThan(4_000);
+  }, 60_000);
+
+  it('GraphQL: model and modelPlan each cost what they can read; two in one operation are refused before either runs', async ({
+    world,
+  }) => {
+    const { tenant } = await tenantApi(world);
+    const token = await tokenFor(tenant);
+    const post = (query: string) =>
+      world.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: { query },
+      });
+    const doc = `{format: "${MODEL_FORMAT}", types: []}`;
+    expect((await post('{ model }')).json().data).toEqual({ model: { format: MODEL_FORMAT, types: [] } });
+    for (const query of [
+      '{ a: model b: model }',
+      `{ a: modelPlan(document: ${doc}) { unchanged { types } } b: modelPlan(document: ${doc}) { unchanged { types } } }`,
+      `{ model p: modelPlan(document: ${doc}) { unchanged { types } } }`,
+    ]) {
+      expect((await post(query)).json().errors?.[0]?.extensions?.reason, query).toBe('query_too_costly');
+    }
+  });
+});
+
+describe('plan: POST /entities/model/plan (continued)', () => {
+  it('a withdrawal dry run counts at most IMPACT_SCAN_MAX instances and says when it stopped', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    const guid = await createType(api, 'Counted');
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'n',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    for (const i of [1, 2, 3]) {
+      expect((await api.post('/entities', { type_guid: guid, name: `e${i}`, values: { n: i } })).status).toBe(
+        201,
+      );
+    }
+    const dry = await api.delete(`/entities/attributes/${guid}/n?dry_run=true`);
+    expect(dry.body.DATA.impact).toEqual({ instances: 3, values: 3, complete: true });
+    const counted = await world.app.services.db.read((run) =>
+      countAttributeData(run, { tenant, typeGuid: guid, nameKey: 'n', multi: false, reference: false }, 2),
+    );
+    expect(counted).toEqual({ instances: 2, values: 2, complete: false });
   });
 
   it('a malformed document is refused with invalid_model, a declaration with the declare endpoint’s own reason, saying where', async ({
@@ -434,7 +574,7 @@ describe('GraphQL: model and modelPlan', () => {
     expect(viaGql.model).toEqual(document);
     const changed = { ...document, types: [...document.types, { name: 'Brand New', attributes: [] }] };
     const query = `query($d: JSON!) { modelPlan(document: $d) {
-      steps { action type typeGuid from attribute spec refTypeGuid current impact { instances values } blocked { reason message } }
+      steps { action type typeGuid from attribute spec refTypeGuid current changes impact { instances values complete } blocked { reason message } }
       unchanged { types attributes } } }`;
     const res = (await gql.request(query as never, { d: changed } as never)) as any;
     const rest = await planOf(api, changed);
@@ -449,6 +589,7 @@ describe('GraphQL: model and modelPlan', () => {
         spec: null,
         refTypeGuid: null,
         current: null,
+        changes: null,
         impact: null,
         blocked: null,
       },

@@ -1,7 +1,7 @@
 // The routes of attribute definitions: declare, list, withdraw.
 
 import { z } from 'zod';
-import { AttributeRow, guid } from '../../contract/wire.js';
+import { AttributeRow, guid, WithdrawImpact } from '../../contract/wire.js';
 import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
 import { DECLARATION_RULE_REASONS, DeclareBody } from './bodies.js';
 import { dryRun, guidParams, NAME_DOC, PLATFORM_NAME_DOC, type RouteDoc, route } from './fields.js';
@@ -94,9 +94,7 @@ export const ATTRIBUTE_ROUTES = {
           z.object({
             dry_run: z.literal(true),
             attribute: AttributeRow.extend({ state: AttributeState }),
-            impact: z
-              .object({ instances: z.number(), values: z.number() })
-              .describe('Instances carrying a value, and values stored.'),
+            impact: WithdrawImpact,
           }),
         ]),
       },

@@ -2,7 +2,7 @@
 // together, for the document), the metamodel as a file and a plan's steps; the reasons of the declaration rules.
 
 import { z } from 'zod';
-import { guid, named } from '../../contract/wire.js';
+import { DefinitionSummary, FieldChange, guid, named, WithdrawImpact } from '../../contract/wire.js';
 import { REASONS, type Reason } from '../../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
 import { CARDINALITIES, VALUE_TYPES } from '../../model/value-types.js';
@@ -199,10 +199,12 @@ export const PlanStep = named(
       .describe(
         'A reference declared: the guid its allowed_ref_type names now; null for a type the plan creates or renames to that name.',
       ),
-    current: ModelSpecDoc.optional().describe('The live definition, as the tenant has it.'),
-    impact: z
-      .object({ instances: z.number(), values: z.number() })
-      .nullable()
+    current: DefinitionSummary.optional().describe('The live definition as the tenant has it, summarised.'),
+    changes: z
+      .array(FieldChange)
+      .optional()
+      .describe("redeclare_attribute: how the document's specification differs from the live one."),
+    impact: WithdrawImpact.nullable()
       .optional()
       .describe(
         `What withdrawing removes (a withdrawal's dry run); null past the first ${PLAN_MAX_IMPACTS} withdrawals of a plan.`,

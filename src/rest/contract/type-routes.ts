@@ -155,8 +155,7 @@ export const TYPE_ROUTES = {
     operationId: 'planModel',
     tag: 'Model as code',
     summary: 'What applying a model document would change (plan)',
-    description:
-      "Compares the document with the tenant and lists the steps that would make the tenant match it, in the order to apply them, each through its ordinary endpoint: types to create or rename, definitions to withdraw (with their dry-run impact), to redeclare (a changed specification) and to declare. Types the document does not list are left alone. Writes nothing. Each declaration is checked with the declare endpoint's own rules and reasons; a malformed document is `invalid_model`.",
+    description: `Compares the document with the tenant and lists the steps that would make the tenant match it, in the order to apply them, each through its ordinary endpoint: types to create or rename, definitions to withdraw (with their dry-run impact), to redeclare (a changed specification, with how it differs) and to declare. Types the document does not list are left alone. Writes nothing. Each declaration is checked with the declare endpoint's own rules and reasons; a malformed document is \`invalid_model\`. Bounded like the export: the definitions of the types the document names are counted before they are read, and more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} of them, or more than ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB of their enumerations and defaults, is refused (\`model_too_large\`). Steps show stored definitions summarised (enumerations counted, long defaults sized), so the answer grows with the document, not with what the tenant stores.`,
     auth: 'bearer',
     body: ModelDocument,
     bodyCheckedByResolver: true,
@@ -171,7 +170,7 @@ export const TYPE_ROUTES = {
         }),
       },
     },
-    refusals: ['invalid_model', ...DECLARATION_RULE_REASONS],
+    refusals: ['invalid_model', 'model_too_large', ...DECLARATION_RULE_REASONS],
   }),
   metamodelSchema: route({
     method: 'GET',

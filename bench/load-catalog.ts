@@ -211,6 +211,7 @@ function attributeRow(tenant: string, owner: string, spec: AttributeSpec): Loade
       default_value_json: dflt,
       filterable: spec.filterable,
       json_bytes: (allowed?.length ?? 0) + (dflt?.length ?? 0),
+      default_bytes: dflt?.length ?? 0,
     },
   };
 }

@@ -115,6 +115,8 @@ export interface DeclareFacts {
   liveCount: number;
   /** JSON text (enumerations and defaults) the type's live definitions hold. */
   liveJsonBytes: number;
+  /** JSON text of the type's live defaults. */
+  liveDefaultBytes: number;
   refTypeFound: boolean;
   referents: { guid: string; type_guid: string | null }[];
 }
@@ -130,7 +132,8 @@ export async function readDeclareFacts(
      CALL {
        MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
        RETURN count(a) AS live,
-              sum(coalesce(a.json_bytes, ${SIZES.allowed_values_size} + ${SIZES.default_value_size})) AS jsonBytes
+              sum(coalesce(a.json_bytes, ${SIZES.allowed_values_size} + ${SIZES.default_value_size})) AS jsonBytes,
+              sum(coalesce(a.default_bytes, ${SIZES.default_value_size})) AS defaultBytes
      }
      OPTIONAL MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
      CALL {
@@ -139,6 +142,7 @@ export async function readDeclareFacts(
        RETURN collect({guid: g, type_guid: e.type_guid}) AS referents
      }
      RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live, jsonBytes,
+            defaultBytes,
             r IS NOT NULL AS refTypeFound, referents`,
     { ...p, refType: p.refType ?? '' },
   );
@@ -149,6 +153,7 @@ export async function readDeclareFacts(
     existingState: (row.existingState as 'live' | 'withdrawn' | null) ?? null,
     liveCount: Number(row.live ?? 0),
     liveJsonBytes: Number(row.jsonBytes ?? 0),
+    liveDefaultBytes: Number(row.defaultBytes ?? 0),
     refTypeFound: row.refTypeFound === true,
     referents: row.referents as DeclareFacts['referents'],
   };
@@ -166,6 +171,8 @@ export interface NewAttribute {
   filterable: boolean;
   /** Length of both JSON texts, summed against the type's budget without reading them. */
   json_bytes: number;
+  /** Length of the default's JSON text, summed against the type's defaults budget the same way. */
+  default_bytes: number;
 }
 
 /**

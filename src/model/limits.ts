@@ -9,3 +9,17 @@ export const MAX_ATTRIBUTE_DEFS = 200;
  * count over more says it is incomplete (`complete: false`) rather than reading on.
  */
 export const IMPACT_SCAN_MAX = 50_000;
+
+/**
+ * Most JSON text (enumerations and defaults) a type's live definitions may hold together. Every curation write
+ * against the type reads them, and the attribute listing returns them: this bounds both, as the 200 limit bounds
+ * their number.
+ */
+export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Most JSON text a type's live defaults may hold together (within the budget above). Defaults are applied to every
+ * entity created without those values, so this bounds what one entity write can store and answer beyond what it
+ * was sent: without it, 64 defaults of 65,000 characters made a 79-byte request store and answer 4 MB.
+ */
+export const MAX_TYPE_DEFAULTS_JSON_BYTES = 256 * 1024;

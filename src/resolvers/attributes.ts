@@ -20,18 +20,17 @@ import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
-import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import {
+  IMPACT_SCAN_MAX,
+  MAX_ATTRIBUTE_DEFS,
+  MAX_TYPE_DEFAULTS_JSON_BYTES,
+  MAX_TYPE_DEFINITIONS_JSON_BYTES,
+} from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
 import { checkDeclaration } from './declaration.js';
 
-/**
- * Most JSON text (enumerations and defaults) a type's live definitions may hold together. Every curation write
- * against the type reads them, and the attribute listing returns them: this bounds both, as the 200 limit bounds
- * their number.
- */
-export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
 /** Most attributes listed for a type: its own live definitions and the platform's. */
 export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
 
@@ -132,11 +131,18 @@ export async function declareAttribute(
     if (facts.liveCount >= MAX_ATTRIBUTE_DEFS) {
       throw refuse('too_many_attribute_defs', `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`);
     }
-    const jsonBytes = (d.allowedValuesJson?.length ?? 0) + (d.defaultValueJson?.length ?? 0);
+    const defaultBytes = d.defaultValueJson?.length ?? 0;
+    const jsonBytes = (d.allowedValuesJson?.length ?? 0) + defaultBytes;
     if (facts.liveJsonBytes + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
       throw refuse(
         'attribute_defs_too_large',
         `The type's definitions would hold ${(facts.liveJsonBytes + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
+      );
+    }
+    if (defaultBytes > 0 && facts.liveDefaultBytes + defaultBytes > MAX_TYPE_DEFAULTS_JSON_BYTES) {
+      throw refuse(
+        'defaults_too_large',
+        `The type's defaults would hold ${(facts.liveDefaultBytes + defaultBytes).toLocaleString('en-US')} characters of JSON; at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} are allowed (each applies to every entity created without that value).`,
       );
     }
     if (d.allowedRefType !== null && !facts.refTypeFound) {
@@ -164,6 +170,7 @@ export async function declareAttribute(
       default_value_json: d.defaultValueJson,
       filterable: d.filterable,
       json_bytes: jsonBytes,
+      default_bytes: defaultBytes,
     };
     if (dryRun) {
       const wouldBe: StoredAttribute = {

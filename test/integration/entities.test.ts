@@ -275,6 +275,7 @@ describe('engine cache', () => {
           required: true,
           default_value_json: null,
           json_bytes: 0,
+          default_bytes: 0,
           filterable: false,
         },
         null,

@@ -8,7 +8,7 @@ import { WITHDRAWN_LISTED } from '../../src/model/pages.js';
 
 const WITHDRAWN_LISTED_MAX = WITHDRAWN_LISTED.max;
 
-import { MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/resolvers/attributes.js';
+import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/model/limits.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../src/resolvers/entities.js';
 import { MAX_VALUE_DEPTH } from '../../src/resolvers/values.js';
 import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
@@ -242,15 +242,27 @@ describe(`Lookup: at most ${MAX_LOOKUP_IDENTIFIERS} identifiers (too_many_identi
   });
 });
 
-describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} characters of enumerations and defaults (attribute_defs_too_large)`, () => {
-  /** A declaration whose default (a string) is `length` characters of JSON text. */
-  const withDefault = (name: string, length: number) => ({
-    name,
-    value_type: 'string',
-    cardinality: 'single',
-    default_value: 'x'.repeat(length - 2),
-  });
+/**
+ * An enumeration whose JSON text is exactly `length` characters (at least 5): distinct strings of up to 1,024
+ * characters, each numbered.
+ */
+function enumerationOf(length: number): string[] {
+  const values: string[] = [];
+  let left = length - 2; // the brackets
+  for (let i = 0; left > 0; i += 1) {
+    const separator = values.length > 0 ? 1 : 0;
+    const prefix = `${i}:`;
+    // an entry costs its characters, its quotes and a comma; the last one takes what is left
+    const room = left - separator - 2;
+    const size = room > 1024 + 1030 ? 1024 : room > 1024 ? room - 1030 : room;
+    values.push(prefix + 'v'.repeat(Math.max(0, size - prefix.length)));
+    left -= separator + 2 + Math.max(size, prefix.length);
+  }
+  expect(JSON.stringify(values).length).toBe(length);
+  return values;
+}
 
+describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} characters of enumerations and defaults (attribute_defs_too_large)`, () => {
   it('filled to the limit, a declaration at it is accepted and one character over is refused, nothing written', async ({
     world,
   }) => {
@@ -258,40 +270,24 @@ describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYT
       fc.asyncProperty(fc.integer({ min: -1, max: 2 }), async (offset) => {
         const { tenant, api } = await tenantWith(world);
         const type = await createType(api, 'Budget');
-        // Three full enumerations (1,000 entries of 1,024 characters), then defaults of 64 KB.
-        const enumeration = Array.from(
-          { length: 1000 },
-          (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1020)}`,
-        );
-        let used = 0;
-        for (let i = 0; i < 3; i += 1) {
-          const res = await api.post(`/entities/types/${type}/attributes`, {
-            name: `enum${i}`,
+        const declare = (name: string, jsonLength: number) =>
+          api.post(`/entities/types/${type}/attributes`, {
+            name,
             value_type: 'string',
             cardinality: 'single',
-            allowed_values: enumeration,
+            allowed_values: enumerationOf(jsonLength),
           });
-          expect(res.status).toBe(201);
-          used += JSON.stringify(enumeration).length;
+        // Enumerations of about 1 MB, then one that leaves exactly 65,000 characters.
+        let used = 0;
+        for (let i = 0; MAX_TYPE_DEFINITIONS_JSON_BYTES - used > 1_100_000; i += 1) {
+          expect((await declare(`enum${i}`, 1_000_000)).status).toBe(201);
+          used += 1_000_000;
         }
-        let i = 0;
-        while (MAX_TYPE_DEFINITIONS_JSON_BYTES - used > 65_536 * 2) {
-          expect(
-            (await api.post(`/entities/types/${type}/attributes`, withDefault(`fill${i}`, 65_536))).status,
-          ).toBe(201);
-          used += 65_536;
-          i += 1;
-        }
-        // What is left goes in two declarations: the first leaves exactly 65,000 characters.
-        const rest = MAX_TYPE_DEFINITIONS_JSON_BYTES - used - 65_000;
-        expect(
-          (await api.post(`/entities/types/${type}/attributes`, withDefault('fill-last', rest))).status,
-        ).toBe(201);
-        const before = await fingerprint(world.driver, tenant);
-        const last = await api.post(
-          `/entities/types/${type}/attributes`,
-          withDefault('edge', 65_000 + offset),
+        expect((await declare('fill-last', MAX_TYPE_DEFINITIONS_JSON_BYTES - used - 65_000)).status).toBe(
+          201,
         );
+        const before = await fingerprint(world.driver, tenant);
+        const last = await declare('edge', 65_000 + offset);
         if (offset > 0) {
           expect([last.status, last.body.DATA.reason]).toEqual([400, 'attribute_defs_too_large']);
           expect(await fingerprint(world.driver, tenant)).toEqual(before);
@@ -308,6 +304,64 @@ describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYT
             })
           ).status,
         ).toBe(201);
+      }),
+      { numRuns: 3 },
+    );
+  });
+});
+
+describe(`A type's live defaults hold at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} characters (defaults_too_large): what one entity write can store and answer`, () => {
+  /** A declaration whose default (a string) is `length` characters of JSON text. */
+  const withDefault = (name: string, length: number) => ({
+    name,
+    value_type: 'string',
+    cardinality: 'single',
+    default_value: 'x'.repeat(length - 2),
+  });
+
+  it('filled to the limit, a default at it is accepted and one character over is refused, nothing written; an entity write answers within it', async ({
+    world,
+  }) => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -1, max: 2 }), async (offset) => {
+        const { tenant, api } = await tenantWith(world);
+        const type = await createType(api, 'Defaults');
+        let used = 0;
+        for (let i = 0; MAX_TYPE_DEFAULTS_JSON_BYTES - used > 65_536 + 1_000; i += 1) {
+          expect(
+            (await api.post(`/entities/types/${type}/attributes`, withDefault(`d${i}`, 65_536))).status,
+          ).toBe(201);
+          used += 65_536;
+        }
+        const rest = MAX_TYPE_DEFAULTS_JSON_BYTES - used - 1_000;
+        expect((await api.post(`/entities/types/${type}/attributes`, withDefault('last', rest))).status).toBe(
+          201,
+        );
+        const before = await fingerprint(world.driver, tenant);
+        const edge = await api.post(
+          `/entities/types/${type}/attributes`,
+          withDefault('edge', 1_000 + offset),
+        );
+        if (offset > 0) {
+          expect([edge.status, edge.body.DATA.reason]).toEqual([400, 'defaults_too_large']);
+          expect(await fingerprint(world.driver, tenant)).toEqual(before);
+        } else {
+          expect(edge.status).toBe(201);
+        }
+        // Definitions without a default are not counted.
+        expect(
+          (
+            await api.post(`/entities/types/${type}/attributes`, {
+              name: 'plain',
+              value_type: 'string',
+              cardinality: 'single',
+            })
+          ).status,
+        ).toBe(201);
+        // A small entity write carries every default: its answer stays within the bound (plus its row).
+        const created = await api.post('/entities', { type_guid: type, name: 'e' });
+        expect(created.status).toBe(201);
+        expect(JSON.stringify(created.body).length).toBeLessThan(MAX_TYPE_DEFAULTS_JSON_BYTES + 4_096);
       }),
       { numRuns: 3 },
     );

@@ -46,6 +46,7 @@ export const ATTRIBUTE_ROUTES = {
       'attribute_def_withdrawn',
       'too_many_attribute_defs',
       'attribute_defs_too_large',
+      'defaults_too_large',
       ...DECLARATION_RULE_REASONS,
       'referent_not_found',
       'ref_type_mismatch',

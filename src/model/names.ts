@@ -13,6 +13,13 @@ const GUID_NAMESPACE = '3f0b5a7e-5c1d-4b8e-9a57-6c2f1e0d4a11';
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * Characters no display shows, or that turn the text's direction: Unicode's default-ignorable code points (zero-width
+ * spaces and joiners, the soft hyphen, variation selectors, tag characters...), the bidirectional controls among them.
+ * A name holding one could look like another ("table" + U+200D beside the system type "table"), so it is refused.
+ */
+export const INVISIBLE = /\p{Default_Ignorable_Code_Point}/u;
+
 export function cleanName(raw: string): string {
   if (!raw.isWellFormed()) {
     throw refuse('invalid_field', 'The name is not well-formed Unicode (a lone surrogate).');
@@ -23,6 +30,14 @@ export function cleanName(raw: string): string {
     throw refuse('name_too_long', `The name is longer than ${MAX_NAME_LENGTH} characters.`);
   }
   if (CONTROL.test(name)) throw refuse('invalid_field', 'The name contains control characters.');
+  const hidden = INVISIBLE.exec(name);
+  if (hidden) {
+    const code = (hidden[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0');
+    throw refuse(
+      'invalid_field',
+      `The name contains an invisible or direction-changing character (U+${code} at character ${[...name.slice(0, hidden.index)].length + 1}); a name may not hide characters.`,
+    );
+  }
   return name;
 }
 

@@ -108,7 +108,7 @@ export async function readHistories(
   const parsed = requests.map((r) => ({
     typeGuid: r.typeGuid,
     size: pageSize(r.pageSize, 'page_size'),
-    before: r.cursor === undefined ? '~' : cursors.decode(tenant, r.cursor, HISTORY_CURSOR),
+    before: r.cursor === undefined ? '~' : cursors.decode(tenant, r.cursor, HISTORY_CURSOR, r.typeGuid),
   }));
   const largest = Math.max(1, ...parsed.map((p) => p.size));
   return ctx.db.read(async (run) => {
@@ -131,7 +131,7 @@ export async function readHistories(
       2,
     );
     const byKey = new Map(records.map((r) => [r.key, r]));
-    const cursorOf = (c: StoredChange) => cursors.encode(tenant, c.key, HISTORY_CURSOR);
+    const cursorOf = (c: StoredChange) => cursors.encode(tenant, c.key, HISTORY_CURSOR, c.type_guid);
     return chosen.map(({ page, more }) => {
       const changes = page.flatMap((h) => byKey.get(h.key) ?? []);
       const last = changes[changes.length - 1];

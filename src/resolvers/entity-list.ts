@@ -159,7 +159,9 @@ export async function listEntities(
   const tenant = ctx.viewer.tenant;
   const size = pageSize(args.pageSize, 'page_size');
   const after =
-    args.cursor === undefined ? '' : ctx.services.cursors.decode(tenant, args.cursor, CURSOR_KIND);
+    args.cursor === undefined
+      ? ''
+      : ctx.services.cursors.decode(tenant, args.cursor, CURSOR_KIND, args.typeGuid);
   const conditions = checkFilter(args.where ?? []);
   // The condition with the fewest guids drives the read (fewest index seeks); the others are checked per row.
   const all: RefCondition[] = conditions.map((c) => ({ attr: c.key, guids: c.guids }));
@@ -196,6 +198,7 @@ export async function listEntities(
         : null;
   return {
     entities: page.map((h) => h.entity),
-    nextCursor: resumeAt === null ? null : ctx.services.cursors.encode(tenant, resumeAt, CURSOR_KIND),
+    nextCursor:
+      resumeAt === null ? null : ctx.services.cursors.encode(tenant, resumeAt, CURSOR_KIND, args.typeGuid),
   };
 }

@@ -183,6 +183,10 @@ export async function renameEntityType(ctx: RequestContext, guid: string, rawNam
   const tenant = ctx.viewer.tenant;
   const name = cleanName(rawName);
   const key = nameKey(name);
+  // A rename to the name the type has, spelt the same, changes nothing and writes nothing (no change record, no new
+  // model version, no key stored): the type is the answer.
+  const now = await ctx.db.readOne((run) => findTypeByGuid(run, tenant, guid));
+  if (now && now.origin === 'user_defined' && now.name === name) return now;
   try {
     const renamed = await ctx.db.write(async (run) => {
       const current = await findTypeByGuid(run, tenant, guid);

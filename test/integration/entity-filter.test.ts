@@ -234,10 +234,16 @@ describe('GET /entities: a type’s entities by their references', () => {
       const res = await c.api.get(url);
       expect([res.status, res.body.DATA?.reason], url.slice(0, 120)).toEqual([status, reason]);
     }
-    // A cursor of another listing (the type list), or of another tenant, is refused.
+    // A cursor of another listing (the type list, another type's entities), or of another tenant, is refused.
     const typePage = await c.api.get('/entities/types?page_size=1');
     const foreign = await other.api.get(query(other.table, [], '&page_size=1'));
-    for (const cursor of [typePage.body.DATA.next_cursor, foreign.body.DATA.next_cursor]) {
+    const otherType = await c.api.get(query(c.person, [], '&page_size=1'));
+    expect(otherType.body.DATA.next_cursor).toEqual(expect.any(String));
+    for (const cursor of [
+      typePage.body.DATA.next_cursor,
+      foreign.body.DATA.next_cursor,
+      otherType.body.DATA.next_cursor,
+    ]) {
       const res = await c.api.get(query(c.table, [], `&cursor=${encodeURIComponent(cursor)}`));
       expect([res.status, res.body.DATA.reason]).toEqual([400, 'invalid_cursor']);
     }

@@ -3,7 +3,7 @@
 import { describe, expect } from 'vitest';
 import { typeGuid } from '../../src/model/names.js';
 import { it } from '../fixtures.js';
-import { newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import { createType, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 async function clientFor(world: TestWorld, tenant = newTenant()) {
   return { tenant, api: restClient(world.app, await tokenFor(tenant)) };
@@ -189,15 +189,37 @@ describe('POST /entities/types', () => {
     }
   });
 
-  it('a name that is not well-formed Unicode or holds control characters is refused with invalid_field', async ({
+  it('a name that is not well-formed Unicode or holds control, invisible or direction-changing characters is refused with invalid_field', async ({
     world,
   }) => {
-    const { api } = await clientFor(world);
-    for (const name of ['x\uD800', '\uDC00y', 'a\u0000b', 'line\nbreak', 'bell\u0007', 'c1\u0085']) {
+    const { tenant, api } = await clientFor(world);
+    for (const name of [
+      'x\uD800',
+      '\uDC00y',
+      'a\u0000b',
+      'line\nbreak',
+      'bell\u0007',
+      'c1\u0085',
+      'ltr\u200fmark',
+      'zero\u200bwidth',
+      'soft\u00adhyphen',
+      'over\u202eride',
+    ]) {
       const res = await api.post('/entities/types', { name });
       expect([res.status, res.body.DATA.reason], JSON.stringify(name)).toEqual([400, 'invalid_field']);
     }
-    expect((await api.post('/entities/types', { name: '  עברית \u200fمرحبا 😀 e\u0301 ' })).status).toBe(201);
+    expect((await api.post('/entities/types', { name: '  עברית مرحبا 😀 e\u0301 ' })).status).toBe(201);
+    // no look-alike of a system type: "table" with a zero-width joiner is refused, not a second "table"
+    const lookAlike = await api.post('/entities/types', { name: 'table\u200d' });
+    expect([lookAlike.status, lookAlike.body.DATA.reason]).toEqual([400, 'invalid_field']);
+    const mine = await createType(api, 'Mine');
+    const renamed = await api.patch(`/entities/types/${mine}`, { name: 'ta\u200cble' });
+    expect([renamed.status, renamed.body.DATA.reason]).toEqual([400, 'invalid_field']);
+    const tables = await world.driver.executeQuery(
+      'MATCH (t:EntityType {tenant: $tenant}) WHERE t.name CONTAINS "able" RETURN collect(t.name) AS names',
+      { tenant },
+    );
+    expect(tables.records[0]?.get('names')).toEqual(['table']);
   });
   it('a name longer than 256 characters is refused with name_too_long', async ({ world }) => {
     const { api } = await clientFor(world);

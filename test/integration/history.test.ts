@@ -205,8 +205,33 @@ describe('history: every kind of change is recorded, with who, when, the request
     expect((await api.delete(`/entities/attributes/${guid}/a?dry_run=true`)).status).toBe(200);
     expect((await api.post('/entities/types', { name: 'THING' })).status).toBe(200);
     expect((await api.patch(`/entities/types/${guid}`, { name: 'dashboard' })).status).toBe(409);
+    // a rename to the name it has, spelt the same (once trimmed), is answered with the type and writes nothing
+    const same = await api.patch(`/entities/types/${guid}`, { name: '  Thing ' });
+    expect([same.status, same.body.DATA.entity_type.name]).toEqual([200, 'Thing']);
     const history = await wholeHistory(api, guid);
     expect(history.map((c) => c.kind)).toEqual(['attribute_declared', 'type_created']);
+    // a change of letter case is a rename
+    expect((await api.patch(`/entities/types/${guid}`, { name: 'THING' })).status).toBe(200);
+    expect((await wholeHistory(api, guid)).map((c) => c.kind)[0]).toBe('type_renamed');
+  });
+
+  it("a history's cursor is bound to its type: another type's history refuses it", async ({ world }) => {
+    const { api } = await tenantApi(world);
+    const one = await createType(api, 'One');
+    const two = await createType(api, 'Two');
+    for (const guid of [one, two]) {
+      await api.post(`/entities/types/${guid}/attributes`, {
+        name: 'a',
+        value_type: 'number',
+        cardinality: 'single',
+      });
+    }
+    const cursor = (await api.get(`/entities/types/${one}/history?page_size=1`)).body.DATA
+      .next_cursor as string;
+    const own = await api.get(`/entities/types/${one}/history?cursor=${encodeURIComponent(cursor)}`);
+    expect(own.body.DATA.changes.map((c: Change) => c.kind)).toEqual(['type_created']);
+    const other = await api.get(`/entities/types/${two}/history?cursor=${encodeURIComponent(cursor)}`);
+    expect([other.status, other.body.DATA.reason]).toEqual([400, 'invalid_cursor']);
   });
 });
 

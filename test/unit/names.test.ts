@@ -26,6 +26,40 @@ describe('cleanName', () => {
   });
 });
 
+describe('invisible and direction-changing characters', () => {
+  it('a name holding one is refused (invalid_field), saying which and where; so no look-alike of a name can be made', () => {
+    for (const hidden of [
+      '\u200b',
+      '\u200c',
+      '\u200d',
+      '\u202e',
+      '\u00ad',
+      '\u2066',
+      '\ufe0f',
+      '\u{e0041}',
+    ]) {
+      for (const name of [`table${hidden}`, `ta${hidden}ble`]) {
+        let reason: string | undefined;
+        let message = '';
+        try {
+          cleanName(name);
+        } catch (e) {
+          reason = (e as { reason?: string }).reason;
+          message = (e as Error).message;
+        }
+        expect([JSON.stringify(name), reason]).toEqual([JSON.stringify(name), 'invalid_field']);
+        expect(message).toContain(
+          `U+${(hidden.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`,
+        );
+      }
+    }
+    // visible letters of other scripts, combining accents and a byte-order mark at an edge (trimmed) are names
+    expect(cleanName('Café Ünïcödé')).toBe('Café Ünïcödé');
+    expect(cleanName('e\u0301t\u00e9')).toBe('\u00e9t\u00e9');
+    expect(cleanName('\ufeffOrders')).toBe('Orders');
+  });
+});
+
 describe('nameKey', () => {
   it('ignores letter case, including full case folds', () => {
     expect(nameKey('Straße')).toBe(nameKey('STRASSE'));

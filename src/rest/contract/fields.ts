@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { guid } from '../../contract/wire.js';
 import type { Reason } from '../../errors.js';
-import { MAX_NAME_LENGTH, nameKey } from '../../model/names.js';
+import { INVISIBLE, MAX_NAME_LENGTH, nameKey } from '../../model/names.js';
 import { PAGES } from '../../model/pages.js';
 import { PLATFORM_ATTRIBUTE_NAMES } from '../../model/system-types.js';
 import { positiveUpTo } from '../decimal.js';
@@ -30,12 +30,29 @@ export const refusing = <T extends z.ZodType>(schema: T, meta: FieldRefusals): T
 /**
  * What a name must look like, for the document only (the service's own checks, with their distinct reasons, are in
  * model/names.ts): once the spaces JavaScript's trim() removes are gone, 1 to 256 characters, the first and last
- * not spaces, and no C0/C1 control characters. Every class is spelled out, so that it means the same to any regex
- * engine (a fuzzer's included).
+ * not spaces, no C0/C1 control characters and no invisible or direction-changing ones (those outside the BMP are
+ * refused too; the pattern leaves them to the service). Every class is spelled out, so that it means the same to any
+ * regex engine (a fuzzer's included).
  */
 const NAME_SPACE =
   '\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
-const NAME_CONTROL = '\\u0000-\\u001f\\u007f-\\u009f';
+/** The invisible and direction-changing characters of the BMP a name may not hold (model/names.ts), as ranges. */
+function invisibleRanges(): string {
+  const hex = (c: number) => `\\u${c.toString(16).padStart(4, '0')}`;
+  const ranges: string[] = [];
+  let start: number | null = null;
+  for (let code = 0; code <= 0x10000; code += 1) {
+    const hidden =
+      code < 0x10000 && (code < 0xd800 || code > 0xdfff) && INVISIBLE.test(String.fromCharCode(code));
+    if (hidden && start === null) start = code;
+    if (!hidden && start !== null) {
+      ranges.push(start === code - 1 ? hex(start) : `${hex(start)}-${hex(code - 1)}`);
+      start = null;
+    }
+  }
+  return ranges.join('');
+}
+const NAME_CONTROL = `\\u0000-\\u001f\\u007f-\\u009f${invisibleRanges()}`;
 const NAME_EDGE = `[^${NAME_CONTROL}${NAME_SPACE}]`;
 export const NAME_DOC = {
   minLength: 1,

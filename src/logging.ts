@@ -21,23 +21,62 @@ const REDACT_PATHS = [
 
 // A bearer credential, or a compact JWS/JWE (JWT): base64url segments joined by dots (three, or five for JWE),
 // the first of which decodes to a JSON object (the protected header), however it is spelt ({"alg"…, { "alg"…,
-// with a newline…). The header decides, so dotted names (file.name.ts) are left alone.
-const BEARER = /Bearer\s+[A-Za-z0-9._~+/=-]+/g;
+// with a newline…). The header decides, so dotted names (file.name.ts) are left alone. A token may come
+// percent-encoded (a path segment `Bearer%20…`, dots as `%2E`, every character escaped): escapes of the characters
+// a token is made of are read as those characters first (only those: an escaped quote stays escaped, so a JSON
+// line stays JSON), then the token is found. A token glued to text before it (`x<token>`) is found from where its
+// header starts: a JSON object's base64url begins `ey` or `ew`.
+const BEARER = /Bearer(?:\s|\+)+[A-Za-z0-9._~+/=-]+/gi;
 // Starts only where a run of base64url characters starts, so a long run costs one pass, not one per position.
 const COMPACT = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){2,4}/g;
+// %25 too, so that a doubly escaped token (%252E) is read in a second pass.
+const ESCAPED_TOKEN_CHARACTER = /%(2[5bBdDeEfF]|3[0-9dD]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE]|20)/g;
 
+/** Whether a base64url segment starts a JSON object: its first 16 characters (12 bytes) decide, so any run is cheap. */
 const isJoseHeader = (segment: string) => {
   try {
-    return /^\s*\{/.test(Buffer.from(segment, 'base64url').toString('utf8'));
+    return /^\s*\{/.test(Buffer.from(segment.slice(0, 16), 'base64url').toString('utf8'));
   } catch {
     return false;
   }
 };
 
+/** Where a JWS/JWE starts in a dotted run: its start, or where its header begins inside the first segment; -1: none. */
+function tokenStart(run: string): number {
+  const first = run.slice(0, run.indexOf('.'));
+  if (isJoseHeader(first)) return 0;
+  // A glued token: where its header starts (looked for at the first 64 places a header could start).
+  const starts = /e[yw]/g;
+  for (let tries = 0; tries < 64; tries += 1) {
+    const found = starts.exec(first);
+    if (!found) break;
+    if (found.index > 0 && first.length - found.index >= 8 && isJoseHeader(first.slice(found.index))) {
+      return found.index;
+    }
+  }
+  return -1;
+}
+
+/** Percent-escapes of the characters tokens are made of, read as those characters (repeated: `%252E`). */
+function unescapeTokenCharacters(line: string): string {
+  let text = line;
+  for (let pass = 0; pass < 3 && text.includes('%'); pass += 1) {
+    const next = text.replace(ESCAPED_TOKEN_CHARACTER, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+    if (next === text) break;
+    text = next;
+  }
+  return text;
+}
+
 export const scrubTokens = (line: string) =>
-  line
+  unescapeTokenCharacters(line)
     .replace(BEARER, '[redacted]')
-    .replace(COMPACT, (match) => (isJoseHeader(match.slice(0, match.indexOf('.'))) ? '[redacted]' : match));
+    .replace(COMPACT, (match) => {
+      const at = tokenStart(match);
+      return at < 0 ? match : `${match.slice(0, at)}[redacted]`;
+    });
 
 export interface LogEntry {
   time: number;

@@ -110,6 +110,94 @@ describe('GET /admin/logs', () => {
   });
 });
 
+describe('tokens are never logged, in any shape a request can carry them', () => {
+  it('planted in every place a request carries text (paths, encodings, query, headers, bodies, GraphQL), no line holds it', async ({
+    world,
+  }) => {
+    const ring = new LogRing(5000);
+    const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: 'bolt://x:1', LOG_LEVEL: 'trace' });
+    const app = await testApp({
+      config,
+      driver: world.driver,
+      logRing: ring,
+      logger: createLogger({ level: 'trace', ring, stdout: false }),
+    });
+    try {
+      await app.ready();
+      await untilReady(app);
+      const caller = await tokenFor(newTenant());
+      // the token a careless user pastes where it does not belong (another's, valid)
+      const secret = await tokenFor(newTenant(), { sub: 'victim@example.com' });
+      const [h, p, sig] = secret.split('.') as [string, string, string];
+      const everyCharacter = [...secret]
+        .map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+        .join('');
+      const auth = { authorization: `Bearer ${caller}` };
+      const json = { ...auth, 'content-type': 'application/json' };
+      const requests: Parameters<typeof app.inject>[0][] = [
+        { method: 'GET', url: `/entities/types/by-name/${secret}`, headers: auth },
+        { method: 'GET', url: `/entities/types/by-name/Bearer%20${secret}`, headers: auth },
+        { method: 'GET', url: `/entities/types/by-name/${everyCharacter}`, headers: auth },
+        { method: 'GET', url: `/${h}%2E${p}%2E${sig}`, headers: auth },
+        { method: 'GET', url: `/x${secret}`, headers: auth },
+        { method: 'GET', url: `/entities/types?cursor=${secret}&page_size=${secret}`, headers: auth },
+        { method: 'GET', url: `/entities/types/${secret}/history`, headers: auth },
+        { method: 'POST', url: '/entities/types', headers: json, payload: JSON.stringify({ name: secret }) },
+        { method: 'POST', url: '/entities/types', headers: json, payload: `{"name": ${secret}` },
+        {
+          method: 'POST',
+          url: '/entities/types',
+          headers: { ...json, 'idempotency-key': secret },
+          payload: JSON.stringify({ name: 'keyed' }),
+        },
+        { method: 'GET', url: '/entities/types', headers: { ...auth, 'neo4j-bookmark': secret } },
+        { method: 'GET', url: '/entities/types', headers: { ...auth, 'x-request-id': secret } },
+        { method: 'GET', url: '/entities/types', headers: { authorization: `Bearer ${secret}x` } },
+        { method: 'GET', url: '/entities/types', headers: { authorization: secret } },
+        {
+          method: 'POST',
+          url: '/graphql',
+          headers: json,
+          payload: JSON.stringify({
+            query: `query Q($n: String!) { entityTypeByName(name: $n) { guid } x: entityTypeByName(name: "${secret}") { guid } }`,
+            variables: { n: secret },
+            operationName: 'Q',
+          }),
+        },
+        {
+          method: 'POST',
+          url: '/graphql',
+          headers: json,
+          payload: JSON.stringify({ query: `{ ${secret} }` }),
+        },
+        {
+          method: 'POST',
+          url: '/graphql',
+          headers: json,
+          payload: JSON.stringify({ query: '{ entityTypes { edges { cursor } } }', operationName: secret }),
+        },
+        {
+          method: 'GET',
+          url: `/graphql?query=${encodeURIComponent(`{ entityTypeByName(name: "${secret}") { guid } }`)}`,
+          headers: auth,
+        },
+      ];
+      for (const request of requests) {
+        const res = await app.inject(request);
+        expect(res.statusCode, request.url).toBeLessThan(500);
+      }
+      const lines = ring.query({ limit: 5000 }).entries.map((e) => JSON.stringify(e));
+      expect(lines.length).toBeGreaterThan(requests.length);
+      for (const line of lines) {
+        expect(line).not.toContain(sig);
+        expect(line).not.toContain(p);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('GraphQL bounds', () => {
   it('refuses queries deeper than the limit with query_too_deep', async ({ world }) => {
     const token = await tokenFor(newTenant());

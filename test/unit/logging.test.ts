@@ -56,6 +56,38 @@ describe('scrubTokens', () => {
     expect(performance.now() - started).toBeLessThan(500);
   });
 
+  it('finds a token however a URL spells it: percent-encoded, after Bearer%20, dots as %2E, glued to text', () => {
+    const jwt = `${b64('{"alg":"HS256","typ":"JWT"}')}.${b64('{"sub":"x","tenant":"t"}')}.${b64('signature-bytes')}`;
+    const [h, p, sig] = jwt.split('.') as [string, string, string];
+    const everyCharacter = [...jwt].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+    for (const shape of [
+      `/entities/types/by-name/Bearer%20${jwt}`,
+      `/entities/types/by-name/bearer+${jwt}`,
+      `/x/${h}%2E${p}%2e${sig}`,
+      `/x/${h}%252E${p}%252E${sig}`,
+      `/x/${everyCharacter}`,
+      `/x/abc${jwt}`,
+      `/x/0${jwt}`,
+    ]) {
+      const scrubbed = scrubTokens(JSON.stringify({ url: shape }));
+      expect(scrubbed, shape).not.toContain(sig);
+      expect(scrubbed, shape).not.toContain(p);
+      expect(JSON.parse(scrubbed).url, shape).toContain('[redacted]');
+    }
+    // an escaped quote stays escaped: the line stays JSON
+    const quoted = JSON.stringify({ url: '/x/%22%5C' });
+    expect(JSON.parse(scrubTokens(quoted))).toEqual({ url: '/x/%22%5C' });
+  });
+
+  it('looks for a glued header in bounded time, whatever the run', () => {
+    const run = `${'A1'.repeat(100_000)}eyJhbGciOi.${'ew'.repeat(100_000)}.x`;
+    const started = performance.now();
+    expect(scrubTokens(run)).toBe(`${'A1'.repeat(100_000)}[redacted]`);
+    const plain = `${'Ab'.repeat(100_000)}.${'cd'.repeat(100_000)}.x`;
+    expect(scrubTokens(plain)).toBe(plain);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
   it('leaves dotted names that are not tokens alone', () => {
     const text = 'at /work/main/node_modules/fastify/lib/route.js and entity-types.graphql.test.ts';
     expect(scrubTokens(text)).toBe(text);

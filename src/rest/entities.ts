@@ -27,6 +27,16 @@ export function entityRoutes(app: FastifyInstance) {
     return succeed(reply, 200, { entities: page.entities, next_cursor: page.nextCursor });
   });
 
+  route(app, ROUTES.queryEntities, async (req, reply, { body }) => {
+    const page = await listEntities(req.ctx, {
+      typeGuid: body.type_guid,
+      where: (body.where ?? []).map((c) => ({ attribute: c.attribute, anyOf: c.any_of })),
+      cursor: body.cursor,
+      pageSize: body.page_size,
+    });
+    return succeed(reply, 200, { entities: page.entities, next_cursor: page.nextCursor });
+  });
+
   route(app, ROUTES.lookup, async (req, reply, { body }) => {
     const entries = await lookupIdentifiers(req.ctx, body.identifiers);
     return succeed(reply, 200, { entries });

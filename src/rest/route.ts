@@ -32,7 +32,11 @@ function refusalFor(schema: z.ZodType, value: unknown, issues: z.core.$ZodIssue[
       : refuse('invalid_field', `The ${part} is malformed.`);
   }
   const shape = (schema as z.ZodObject).shape as Record<PropertyKey, z.ZodType> | undefined;
-  const meta = shape?.[field] ? refusals.get(shape[field]) : undefined;
+  // The refusal of the innermost field along the issue's path that states one (a list inside a list item has its
+  // own), else the top field's.
+  const meta =
+    innermostRefusal(shape?.[field], issue.path.slice(1)) ??
+    (shape?.[field] ? refusals.get(shape[field]) : undefined);
   const given = value[field as string];
   if ((given === undefined || given === null) && meta?.missing) {
     return refuse(
@@ -49,6 +53,23 @@ function refusalFor(schema: z.ZodType, value: unknown, issues: z.core.$ZodIssue[
       ? 'must be given once'
       : issue.message;
   return refuse(meta?.reason ?? 'invalid_field', `${where} "${String(field)}": ${detail}.`);
+}
+
+/** The refusal stated by the innermost schema along `path` below `schema` (object fields and list items). */
+function innermostRefusal(schema: z.ZodType | undefined, path: readonly PropertyKey[]) {
+  let found: ReturnType<typeof refusals.get>;
+  let current = schema;
+  for (const step of path) {
+    let def = current?.def as
+      | { type: string; innerType?: z.ZodType; element?: z.ZodType; shape?: Record<PropertyKey, z.ZodType> }
+      | undefined;
+    while (def?.type === 'optional' || def?.type === 'nullable') def = def.innerType?.def as typeof def;
+    current = def?.type === 'array' ? def.element : def?.type === 'object' ? def.shape?.[step] : undefined;
+    if (current === undefined) break;
+    if (def?.type === 'array') continue;
+    found = refusals.get(current) ?? found;
+  }
+  return found;
 }
 
 /** The first key of `value` a strict object schema does not know (found without building any issue list). */

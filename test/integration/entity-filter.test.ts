@@ -165,6 +165,71 @@ describe('GET /entities: a type’s entities by their references', () => {
     }
   });
 
+  it('the documented maximum (10 conditions of 100 guids) is reached with the conditions in a body: POST /entities/query answers as GET /entities', async ({
+    world,
+  }) => {
+    const c = await catalog(world);
+    const filler = (n: number) => Array.from({ length: n }, () => randomUUID());
+    const post = (body: Record<string, unknown>) =>
+      c.api.post('/entities/query', { type_guid: c.table, ...body });
+    // the largest filter: every condition holds for Audit (tagged pii and raw, owned by bob)
+    const largest = Array.from({ length: 10 }, (_, i) => ({
+      attribute: i % 2 ? 'tags' : 'owner',
+      any_of: [...filler(99), i % 2 ? (i % 4 === 1 ? c.pii : c.raw) : c.bob],
+    }));
+    expect(JSON.stringify(largest).length).toBeGreaterThan(36_000);
+    const page = await post({ where: largest });
+    expect([page.status, page.body.DATA.entities.map((e: { name: string }) => e.name)]).toEqual([
+      200,
+      ['Audit'],
+    ]);
+    // what a URL that long gets: a refusal of its headers, before any route
+    const url = query(
+      c.table,
+      largest.map((w) => `${w.attribute}:${w.any_of.join(',')}`),
+    );
+    const viaGet = await world.app.inject({
+      method: 'GET',
+      url,
+      headers: { authorization: `Bearer ${c.token}` },
+    });
+    expect(viaGet.statusCode === 431 || viaGet.statusCode === 200).toBe(true);
+    // the same rows and cursors as GET for the same conditions; a cursor of either is good for both
+    for (const size of [1, 2]) {
+      const get = await c.api.get(query(c.table, [`tags:${c.pii}`], `&page_size=${size}`));
+      const body = await post({ where: [{ attribute: 'tags', any_of: [c.pii] }], page_size: size });
+      expect(body.body.DATA).toEqual(get.body.DATA);
+      const next = await post({
+        where: [{ attribute: 'tags', any_of: [c.pii] }],
+        page_size: size,
+        cursor: get.body.DATA.next_cursor,
+      });
+      const nextGet = await c.api.get(
+        query(
+          c.table,
+          [`tags:${c.pii}`],
+          `&page_size=${size}&cursor=${encodeURIComponent(body.body.DATA.next_cursor)}`,
+        ),
+      );
+      expect(next.body.DATA).toEqual(nextGet.body.DATA);
+    }
+    for (const [body, reason] of [
+      [
+        { where: Array.from({ length: 11 }, () => ({ attribute: 'tags', any_of: [c.pii] })) },
+        'too_many_filters',
+      ],
+      [{ where: [{ attribute: 'tags', any_of: filler(101) }] }, 'too_many_filter_guids'],
+      [{ where: [{ attribute: 'tags', any_of: [] }] }, 'invalid_filter'],
+      [{ where: [{ attribute: 'rows', any_of: [c.pii] }] }, 'attribute_not_filterable'],
+      [{ page_size: 501 }, 'invalid_page_size'],
+      [{ cursor: 'nonsense' }, 'invalid_cursor'],
+      [{ colour: 'red' }, 'unknown_field'],
+    ] as const) {
+      const res = await post(body);
+      expect([res.status, res.body.DATA.reason], JSON.stringify(body).slice(0, 60)).toEqual([400, reason]);
+    }
+  });
+
   it('REST and GraphQL answer the same rows and cursors for the same conditions', async ({ world }) => {
     const c = await catalog(world);
     // Through the typed client (client/operations/entities.graphql).

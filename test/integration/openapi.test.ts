@@ -500,6 +500,16 @@ describe('every operation answers as documented', () => {
       200,
     );
     await call(
+      api.post('/entities/query', {
+        type_guid: guid,
+        where: [{ attribute: 'tags', any_of: [entity.entity.guid] }],
+        page_size: 1,
+      }),
+      'POST',
+      '/entities/query',
+      200,
+    );
+    await call(
       api.post('/entities/lookup', { identifiers: [entity.entity.guid, 'nope'] }),
       'POST',
       '/entities/lookup',

@@ -2,6 +2,8 @@
 
 import { z } from 'zod';
 import { EntityTypeRow, guid } from '../../contract/wire.js';
+import type { Reason } from '../../errors.js';
+import { PAGES } from '../../model/pages.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../../resolvers/entity-list.js';
 import {
@@ -15,6 +17,34 @@ import {
   typeName,
 } from './fields.js';
 import { Entity, EntitySummary } from './rows.js';
+
+/** A page of a type's entities: what both listings answer. */
+const ENTITY_PAGE_ANSWERS: Record<number, Answer> = {
+  200: {
+    description: 'A page of entities.',
+    data: z.object({
+      entities: z.array(EntitySummary),
+      next_cursor: z
+        .string()
+        .nullable()
+        .describe('Cursor of the next page; null when the listing is complete.'),
+    }),
+  },
+};
+const ENTITY_PAGE_REFUSALS: Reason[] = [
+  'unknown_entity_type',
+  'invalid_field',
+  'invalid_filter',
+  'too_many_filters',
+  'too_many_filter_guids',
+  'unknown_attribute',
+  'attribute_not_filterable',
+  'attribute_def_withdrawn',
+  'empty_value',
+  'name_too_long',
+  'invalid_cursor',
+  'invalid_page_size',
+];
 
 export const ENTITY_ROUTES = {
   createEntity: route({
@@ -93,32 +123,62 @@ export const ENTITY_ROUTES = {
         { reason: 'invalid_filter', tooMany: 'too_many_filters' },
       ),
     }),
-    answers: {
-      200: {
-        description: 'A page of entities.',
-        data: z.object({
-          entities: z.array(EntitySummary),
-          next_cursor: z
-            .string()
-            .nullable()
-            .describe('Cursor of the next page; null when the listing is complete.'),
-        }),
-      },
-    },
-    refusals: [
-      'unknown_entity_type',
-      'invalid_field',
-      'invalid_filter',
-      'too_many_filters',
-      'too_many_filter_guids',
-      'unknown_attribute',
-      'attribute_not_filterable',
-      'attribute_def_withdrawn',
-      'empty_value',
-      'name_too_long',
-      'invalid_cursor',
-      'invalid_page_size',
-    ],
+    answers: ENTITY_PAGE_ANSWERS,
+    refusals: ENTITY_PAGE_REFUSALS,
+  }),
+  queryEntities: route({
+    method: 'POST',
+    path: '/entities/query',
+    operationId: 'queryEntities',
+    tag: 'Entities',
+    summary: 'The entities of a type, filtered by their references (conditions in the body)',
+    description: `The listing of \`GET /entities\` with its conditions in the body, so that the largest filter (${MAX_FILTER_CONDITIONS} conditions of ${MAX_FILTER_GUIDS} guids, about 40 KB) fits: a URL that long passes what HTTP servers take in a request's headers. The same rules, order, pages and cursors (a cursor of either listing of a type is good for both); it reads and writes nothing else.`,
+    auth: 'bearer',
+    body: z.strictObject({
+      type_guid: refusing(guid('The entity type whose entities are listed.'), {
+        reason: 'invalid_field',
+        missing: 'invalid_field',
+      }),
+      where: refusing(
+        z
+          .array(
+            z.strictObject({
+              attribute: z
+                .string()
+                .describe('A filterable reference attribute of the type (by name).')
+                .meta(NAME_DOC),
+              any_of: refusing(
+                z
+                  .array(z.string())
+                  .min(1)
+                  .max(MAX_FILTER_GUIDS)
+                  .describe(`Entity guids, 1 to ${MAX_FILTER_GUIDS}: the entity refers to any of them.`),
+                { reason: 'invalid_filter', tooMany: 'too_many_filter_guids' },
+              ),
+            }),
+          )
+          .max(MAX_FILTER_CONDITIONS)
+          .optional()
+          .describe(`Conditions, all of which must hold; at most ${MAX_FILTER_CONDITIONS}.`),
+        { reason: 'invalid_filter', tooMany: 'too_many_filters' },
+      ),
+      page_size: refusing(
+        z
+          .number()
+          .int()
+          .min(1)
+          .max(PAGES.max)
+          .optional()
+          .describe(`Rows per page, 1 to ${PAGES.max} (default ${PAGES.default}).`),
+        { reason: 'invalid_page_size' },
+      ),
+      cursor: refusing(
+        z.string().optional().describe('Opaque `next_cursor` from a previous page of this listing.'),
+        { reason: 'invalid_cursor' },
+      ),
+    }),
+    answers: ENTITY_PAGE_ANSWERS,
+    refusals: [...ENTITY_PAGE_REFUSALS, 'unknown_field'],
   }),
   lookup: route({
     method: 'POST',

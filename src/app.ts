@@ -11,6 +11,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import { admissionHooks } from './app/admission.js';
 import { authentication } from './app/auth.js';
 import { errorHandling, frameworkErrors } from './app/errors.js';
 import { graphqlRoute } from './app/graphql.js';
@@ -20,6 +21,7 @@ import { type AppDeps, createServices } from './app/services.js';
 import { BODY_LIMIT_BYTES } from './body.js';
 import type { RequestContext, Services } from './context.js';
 import type { Readiness } from './db/readiness.js';
+import type { DoorBudget } from './model/doors.js';
 import { storagePolicyOf } from './db/storage-policy.js';
 import { answerClientError } from './http/client-errors.js';
 import { MAX_PARAM_LENGTH } from './http/methods.js';
@@ -54,6 +56,8 @@ class AccessLog extends LogController {
 export interface RegisteredRoute {
   method: string;
   url: string;
+  /** What one request may cost at most, as the route states it (undefined: it states none). */
+  budget?: DoorBudget;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -102,12 +106,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const registeredRoutes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', registeredRoutes);
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) registeredRoutes.push({ method, url: r.url });
+    const budget = r.config?.budget;
+    for (const method of [r.method].flat()) {
+      registeredRoutes.push({ method, url: r.url, ...(budget ? { budget } : {}) });
+    }
   });
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
   await app.register(httpHooks, { services });
   await app.register(authentication, { services, verify });
+  await app.register(admissionHooks, { services });
   await app.register(errorHandling);
 
   const stopListening = storagePolicyOf(deps.driver).onUnavailable(() => readiness.lost());

@@ -52,6 +52,13 @@ const fields = z.object({
   GRAPHQL_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
   /** Wall-clock time a GraphQL query may run once it executes (its database reads get what is left). */
   GRAPHQL_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2_000),
+  /**
+   * Memory (MiB) the expensive requests running at once may reserve together: each reserves its door's stated
+   * bound before its body is read (a tenant at most half), the others wait their turn (admission.ts), and the longest
+   * wait before a 503 server_busy.
+   */
+  REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).default(128),
+  ADMISSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
   /** OTLP/HTTP collector for traces (its /v1/traces is posted to); tracing is off when unset (src/tracing.ts). */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
   OTEL_SERVICE_NAME: z.string().min(1).default('entity-metamodel'),

@@ -2,6 +2,7 @@
 
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
+import type { Admission } from './admission.js';
 import type { Viewer } from './auth/tokens.js';
 import type { EngineCache } from './cache/engine-cache.js';
 import type { ModelReadScope, ModelReads } from './cache/model-reads.js';
@@ -46,6 +47,8 @@ export interface Services {
   metrics: Metrics;
   /** Requests under an Idempotency-Key: their turns and stored answers (services/idempotency.ts). */
   keyed: KeyedRequests;
+  /** The request memory heavy doors reserve before they run, shared fairly between tenants (admission.ts). */
+  admission: Admission;
 }
 
 /** Definitions a GraphQL list loads per type: every live one, and the first withdrawn ones (by name). */

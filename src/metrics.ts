@@ -22,6 +22,10 @@ export interface Metrics {
   observeWarmup(r: { ms: number }): void;
   /** Where `metamodel_ready` reads the service's readiness from. */
   watchReadiness(ready: () => boolean): void;
+  /** A request that passed what its door's budget states (a bug: the bound that should hold it did not). */
+  observeOverBudget(r: { route: string; bound: 'statements' | 'answer_bytes' }): void;
+  /** Where the admission gauges read from. */
+  watchAdmission(read: () => { inUse: number; queued: number; refused: number }): void;
 }
 
 export function createMetrics(options: {
@@ -181,8 +185,33 @@ export function createMetrics(options: {
     () => (ready() ? 1 : 0),
   );
 
+  const overBudget = new Counter({
+    name: 'metamodel_door_over_budget_total',
+    help: "Requests that sent more statements or a larger answer than their door's budget states, by route and bound (always 0 when the bounds hold).",
+    labelNames: ['route', 'bound'] as const,
+    registers: [registry],
+  });
+  let admission = () => ({ inUse: 0, queued: 0, refused: 0 });
+  level(
+    'metamodel_admission_bytes_in_use',
+    'Request memory reserved now by requests running (REQUEST_MEMORY_MB is the whole).',
+    () => admission().inUse,
+  );
+  level('metamodel_admission_queued', 'Requests waiting for their admission turn.', () => admission().queued);
+  total(
+    'metamodel_admission_refused_total',
+    'Requests refused their admission turn (tenant_busy, server_busy).',
+    () => admission().refused,
+  );
+
   return {
     registry,
+    observeOverBudget(r) {
+      overBudget.inc(r);
+    },
+    watchAdmission(read) {
+      admission = read;
+    },
     observeRequest(r) {
       requests.inc({ method: r.method, route: r.route, status: String(r.status), reason: r.reason });
       latency.observe({ method: r.method, route: r.route }, r.seconds);

@@ -8,6 +8,7 @@ import { components } from './contract/wire.js';
 import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import { type Reason, statusOf } from './errors.js';
 import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, success } from './rest/schemas.js';
+import { IDEMPOTENCY_LIMITS } from './services/idempotency.js';
 
 type Json = Record<string, unknown>;
 
@@ -42,8 +43,19 @@ function refusalsOf(doc: RouteDoc): Reason[] {
   if (doc.auth !== 'none') for (const r of COMMON_REFUSALS) all.add(r);
   if (doc.body) for (const r of BODY_REFUSALS) all.add(r);
   if (keyed(doc)) {
-    all.add('invalid_idempotency_key');
-    all.add('idempotency_key_reused');
+    for (const r of [
+      'invalid_idempotency_key',
+      'idempotency_key_reused',
+      'idempotency_answer_too_large',
+      'idempotency_keys_exhausted',
+    ] as const) {
+      all.add(r);
+    }
+  }
+  // A heavy door's admission turn, or a large body's (app/admission.ts); a keyed request's turn on its key.
+  if (doc.auth !== 'none' && (doc.budget?.admission === 'heavy' || doc.body || keyed(doc))) {
+    all.add('tenant_busy');
+    all.add('server_busy');
   }
   return [...all];
 }
@@ -78,6 +90,8 @@ export function buildOpenApiDocument(version: string): Json {
           : doc.auth === 'metrics'
             ? [{ bearer: [] }, { metricsToken: [] }]
             : [{ bearer: [] }],
+      // What one request may cost at most (statements, what they read, answer bytes, memory, admission).
+      ...(doc.budget ? { 'x-budget': doc.budget } : {}),
     };
     const parameters: Json[] = [];
     for (const [where, schema] of [
@@ -110,7 +124,7 @@ export function buildOpenApiDocument(version: string): Json {
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of your tenant. The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once.`,
+        description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of yours (a key belongs to your tenant and your token's subject). The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`) once it passes the same checks as a fresh request (who may call, admission), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once: the others wait for it, in memory, and get its answer. A stored answer holds at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes (a larger one is refused, 422 \`idempotency_answer_too_large\`, its write rolled back); a tenant holds at most IDEMPOTENCY_TENANT_MAX_KEYS keys and IDEMPOTENCY_TENANT_MAX_MB of answers (429 \`idempotency_keys_exhausted\`).`,
         schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
       });
     }

@@ -7,6 +7,7 @@ import { openApi } from '../src/app/operations.js';
 interface Operation {
   operationId: string;
   responses: Record<string, { content?: Record<string, { schema: object }> }>;
+  'x-budget'?: { statements: number; answerBytes: number };
 }
 
 const doc = openApi() as {
@@ -67,10 +68,21 @@ export function assertConforms(
   status: number,
   contentType: string,
   body: unknown,
+  /** What the request cost: statements (x-db-queries) and answer bytes, held to the operation's x-budget. */
+  cost?: { statements: number; bytes: number },
 ) {
   if (method === 'HEAD') return;
   const found = operationFor(method, url);
   const where = `${method} ${url.split('?')[0]} → ${status}`;
+  const budget = found?.op['x-budget'];
+  if (cost && budget) {
+    if (cost.statements > budget.statements) {
+      throw new Error(`${where}: sent ${cost.statements} statements; its budget states ${budget.statements}`);
+    }
+    if (cost.bytes > budget.answerBytes) {
+      throw new Error(`${where}: answered ${cost.bytes} bytes; its budget states ${budget.answerBytes}`);
+    }
+  }
   if (!found) {
     // The router's own refusals (no such route, a malformed URL) are the envelope's Refusal.
     if (status >= 400 && validatorFor({ $ref: '#/components/schemas/Refusal' })(body)) return;

@@ -120,7 +120,11 @@ export function restClient(app: FastifyInstance, token: string | undefined) {
     });
     const body = res.json() as Envelope<D>;
     // Every REST answer of the suite is held against the OpenAPI document (test/conformance.ts).
-    assertConforms(method, url, res.statusCode, String(res.headers['content-type'] ?? ''), body);
+    // ... and to its route's budget: the statements it sent and the bytes it answered.
+    assertConforms(method, url, res.statusCode, String(res.headers['content-type'] ?? ''), body, {
+      statements: Number(res.headers['x-db-queries'] ?? 0),
+      bytes: res.rawPayload.length,
+    });
     return { status: res.statusCode, body, headers: res.headers };
   };
   return {

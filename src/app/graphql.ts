@@ -142,6 +142,8 @@ export const graphqlRoute = fp(
     app.route({
       url: '/graphql',
       method: ['GET', 'POST'],
+      // An operation's budget (its GET form carries no body).
+      config: { budget: ROUTES.graphqlPost.budget },
       handler: async (req, reply) => {
         if (wantsGraphiQL(req)) return sendGraphiQL(req, reply);
         // The request's shape is checked here, with the REST contract's schemas and reasons, so that Yoga only ever

@@ -13,6 +13,7 @@ import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
 import { answerFor, IDEMPOTENCY_LIMITS } from '../services/idempotency.js';
 import { Slots } from '../slots.js';
+import { budgetOf } from './admission.js';
 
 export const httpHooks = fp(
   async (app: FastifyInstance, { services }: { services: Services }) => {
@@ -93,6 +94,43 @@ export const httpHooks = fp(
       }
     };
 
+    /**
+     * What a request cost, held to its door's budget (model/doors.ts): a request past it is counted and logged (once
+     * per route and bound) as the bug it is, a bound that should have held it did not. It is still answered.
+     */
+    const reported = new Set<string>();
+    const checkBudget = (req: FastifyRequest, payload: unknown) => {
+      const budget = budgetOf(req);
+      const route = req.routeOptions.url;
+      if (!budget || route === undefined) return;
+      const bytes =
+        typeof payload === 'string'
+          ? Buffer.byteLength(payload)
+          : Buffer.isBuffer(payload)
+            ? payload.length
+            : 0;
+      const statements = req.ctx?.stats.queries ?? 0;
+      for (const [bound, over] of [
+        ['statements', statements > budget.statements],
+        ['answer_bytes', bytes > budget.answerBytes],
+      ] as const) {
+        if (!over) continue;
+        metrics.observeOverBudget({ route, bound });
+        if (reported.has(`${route} ${bound}`)) continue;
+        reported.add(`${route} ${bound}`);
+        services.logger.error(
+          {
+            route,
+            bound,
+            statements,
+            bytes,
+            budget: { statements: budget.statements, answerBytes: budget.answerBytes },
+          },
+          "a request passed its door's budget",
+        );
+      }
+    };
+
     // While closing, answers end their connection, so a drained keep-alive socket does not hold the close open.
     let closing = false;
     app.addHook('preClose', async () => {
@@ -105,6 +143,7 @@ export const httpHooks = fp(
       let sent = payload;
       if (ctx && scope)
         sent = await settleKeyedWrite(ctx, reply, scope, payload, req.routeOptions.url === '/graphql');
+      checkBudget(req, sent);
       // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
       if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
       reply.header('x-content-type-options', 'nosniff');

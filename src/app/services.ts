@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Driver } from 'neo4j-driver';
 import type { Logger } from 'pino';
+import { Admission } from '../admission.js';
 import { createTokenVerifier } from '../auth/tokens.js';
 import { EngineCache } from '../cache/engine-cache.js';
 import { ModelCache } from '../cache/model-cache.js';
@@ -66,6 +67,10 @@ export function createServices(deps: AppDeps) {
     model,
     logRing,
     metrics,
+    admission: new Admission({
+      capacity: config.REQUEST_MEMORY_MB * 1024 * 1024,
+      queueTimeoutMs: config.ADMISSION_QUEUE_TIMEOUT_MS,
+    }),
     keyed: new KeyedRequests({
       ...IDEMPOTENCY_LIMITS,
       maxKeysPerTenant: config.IDEMPOTENCY_TENANT_MAX_KEYS,
@@ -102,5 +107,10 @@ export function createServices(deps: AppDeps) {
     onReady: (report) => metrics.observeWarmup(report),
   });
   metrics.watchReadiness(() => readiness.state === 'ready');
+  metrics.watchAdmission(() => ({
+    inUse: services.admission.inUse,
+    queued: services.admission.queued,
+    refused: services.admission.refused,
+  }));
   return { services, verify, readiness, tracing };
 }

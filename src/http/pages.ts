@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zlibConstants } from 'node:zlib';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type DoorBudget, KB, MB } from '../model/doors.js';
 
 const require = createRequire(import.meta.url);
 const brotli = promisify(brotliCompress);
@@ -182,13 +183,26 @@ async function sendShell(req: FastifyRequest, reply: FastifyReply, html: string)
 export const sendGraphiQL = (req: FastifyRequest, reply: FastifyReply) =>
   sendShell(req, reply, pages().graphiql);
 
+/**
+ * What a page or an asset costs (model/doors.ts): made once per process, sent from memory, read from nothing; the
+ * largest asset is the reference page's script (swagger-ui), a few MB, compressed once.
+ */
+export const PAGE_BUDGET: DoorBudget = {
+  statements: 0,
+  reads: 'nothing: the page or asset, made (and compressed) once, from memory',
+  answerBytes: 4 * MB,
+  memoryBytes: 64 * KB,
+  admission: 'light',
+};
+
 /** Registers /docs and /assets/:name (public); GraphiQL is sent by the /graphql route (sendGraphiQL). */
 export async function registerPages(app: FastifyInstance) {
   await app.register(helmet, { global: false });
+  const config = { budget: PAGE_BUDGET };
   for (const url of DOCS_PATHS) {
-    app.get(url, (req, reply) => sendShell(req, reply, pages().docs));
+    app.get(url, { config }, (req, reply) => sendShell(req, reply, pages().docs));
   }
-  app.get<{ Params: { name: string } }>(`${ASSETS_PREFIX}/:name`, async (req, reply) => {
+  app.get<{ Params: { name: string } }>(`${ASSETS_PREFIX}/:name`, { config }, async (req, reply) => {
     const found = pages().assets.get(req.params.name);
     if (!found) {
       return reply

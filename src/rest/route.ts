@@ -132,6 +132,8 @@ export function route<R extends RouteDoc>(
   app.route({
     method: doc.method,
     url: doc.path,
+    // Read by the admission (app/admission.ts) and the answer's checks (app/http-hooks.ts).
+    config: { budget: doc.budget },
     handler: async (req, reply) => {
       // Who may call comes before what they sent: without the right, any body is 403 (the resolvers check again).
       if (doc.auth === 'operator') assertOperator(req.ctx);

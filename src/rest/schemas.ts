@@ -7,7 +7,9 @@
 // The rows before the bodies: named schemas become the document's components in the order they are made.
 import './contract/rows.js';
 import type { Reason } from '../errors.js';
+import type { DoorBudget } from '../model/doors.js';
 import { ATTRIBUTE_ROUTES } from './contract/attribute-routes.js';
+import { ROUTE_BUDGETS, type RouteKey } from './contract/budgets.js';
 import { ENTITY_ROUTES } from './contract/entity-routes.js';
 import type { RouteDoc } from './contract/fields.js';
 import { OPERATION_ROUTES } from './contract/operation-routes.js';
@@ -17,13 +19,22 @@ export { ModelDocument } from './contract/bodies.js';
 export { type Answer, type FieldRefusals, type Method, type RouteDoc, refusals } from './contract/fields.js';
 export { success } from './contract/rows.js';
 
-/** Every route, in the order the document lists them. */
-export const ROUTES = {
+/** Each route with its budget (contract/budgets.ts), which the route table cannot do without. */
+function withBudgets<T extends Record<RouteKey, RouteDoc>>(routes: T) {
+  const out = {} as { [K in keyof T]: T[K] & { budget: DoorBudget } };
+  for (const key of Object.keys(routes) as RouteKey[]) {
+    (out as Record<string, unknown>)[key] = { ...routes[key], budget: ROUTE_BUDGETS[key] };
+  }
+  return out;
+}
+
+/** Every route, in the order the document lists them, each with its budget. */
+export const ROUTES = withBudgets({
   ...TYPE_ROUTES,
   ...ATTRIBUTE_ROUTES,
   ...ENTITY_ROUTES,
   ...OPERATION_ROUTES,
-} satisfies Record<string, RouteDoc>;
+} satisfies Record<RouteKey, RouteDoc>);
 
 /** Reasons any authenticated route may refuse with, whatever it does. */
 export const COMMON_REFUSALS: Reason[] = [

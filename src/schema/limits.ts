@@ -1,6 +1,7 @@
 // What one GraphQL operation may cost, in two steps. Before it runs: a static cost computed once its variables are
-// known, every list counted at its true bound (a type's attributes ≤ 205, allowed values ≤ 1,000, a page by its
-// `first` whether literal, variable or default), so nesting that multiplies lists is refused before any work.
+// known from what each field states (field-budgets.ts): every list counted at its true bound (a type's attributes
+// ≤ 205, allowed values ≤ 1,000, a page by its `first` whether literal, variable or default), every field that reads
+// more than it shows at what it reads, so nesting that multiplies lists is refused before any work.
 // While it runs: a budget of objects materialised, bytes of large values loaded (charged before they are read) and
 // wall-clock time (queries), then the answer's size measured before it is serialised. Each bound is refused with
 // its own reason, and the whole answer is replaced by that refusal: no partial multi-megabyte answer is sent.
@@ -8,62 +9,10 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
-import { pageBound, WITHDRAWN_LISTED } from '../model/pages.js';
-import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
-import { MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../resolvers/model.js';
-import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
+import { GRAPHQL_LIMITS } from '../model/graphql-limits.js';
+import { FIELD_BUDGETS } from './field-budgets.js';
 
-export const GRAPHQL_LIMITS = {
-  maxDepth: 10,
-  maxAliases: 15,
-  maxTokens: 2_000,
-  maxDirectives: 20,
-  /** Static cost: each field 1, plus its selection; a list field multiplies that by its bound. */
-  maxCost: 1_000_000,
-  /** Selections the cost visits, fragments expanded where they are spread: past it, query_too_costly too. */
-  maxSelections: 5_000,
-  /** Objects (types, definitions, edges...) one operation may put in its answer. */
-  maxObjects: 100_000,
-  /** Bytes of the answer, measured before it is serialised; and of enumerations and defaults loaded for it. */
-  maxAnswerBytes: 50 * 1024 * 1024,
-} as const;
-
-/** What reading the whole model counts for: its types, and its definitions at about ten fields each. */
-export const MODEL_READ_COST = MODEL_MAX_TYPES + MODEL_MAX_DEFINITIONS * 10;
-/** What one count over a type's instances counts for (its reads are bounded by the operation's time budget). */
-export const INSTANCE_WALK_COST = 1_000;
-
-/**
- * The most entries each list field can return, by `Type.field`. An out-of-range `first` counts as the nearest
- * valid one: the resolver refuses it with its own reason (invalid_page_size) rather than the cost.
- */
-const LIST_BOUNDS: Record<string, (args: Record<string, unknown>) => number> = {
-  'Query.entityTypes': (args) => pageBound(args.first),
-  'EntityType.attributes': () => MAX_LISTED_ATTRIBUTES,
-  'EntityType.history': (args) => pageBound(args.first),
-  // The feed's page is an object; its one list of changes is bounded by the page's `first`.
-  'Query.modelChanges': (args) => pageBound(args.first),
-  // An entity page is an object; its one list is bounded by the page's `first`.
-  'Query.entities': (args) => pageBound(args.first),
-  'EntityType.withdrawnAttributes': (args) => pageBound(args.first, WITHDRAWN_LISTED),
-  'AttributeDefinition.allowedValues': () => MAX_ALLOWED_VALUES,
-
-  // A default is one value, or a list of up to 1,000 for a multi-valued attribute.
-  'AttributeDefinition.defaultValue': () => MAX_MULTI_VALUES,
-};
-
-/**
- * What fields that read more than their selection shows count for, by `Type.field`, added to their selection's cost
- * (a list's bound multiplies it instead).
- */
-const READ_COSTS: Record<string, number> = {
-  // The model and a plan read up to the whole model (MODEL_MAX_TYPES types, MODEL_MAX_DEFINITIONS definitions of
-  // about ten fields each): one of them is half the cost an operation may have, so two are refused.
-  'Query.model': MODEL_READ_COST,
-  'Query.modelPlan': MODEL_READ_COST,
-  // One walk over the instances of the definition's type, per withdrawn definition listed.
-  'WithdrawnAttribute.valuesRemaining': INSTANCE_WALK_COST,
-};
+export { GRAPHQL_LIMITS };
 
 const SELECTIONS_EXCEEDED = 'Query exceeds the maximum allowed number of nodes.';
 
@@ -157,11 +106,10 @@ function complexity(
     maxQueryNodes: GRAPHQL_LIMITS.maxSelections + 1,
     estimators: [
       ({ type, field, args, childComplexity }) => {
-        const name = `${type.name}.${field.name}`;
-        const bound = LIST_BOUNDS[name];
-        if (bound) return bound(args) * (1 + childComplexity);
-        const read = READ_COSTS[name];
-        return read === undefined ? undefined : read + childComplexity;
+        const budget = FIELD_BUDGETS[`${type.name}.${field.name}`];
+        if (budget?.kind === 'list') return budget.bound(args) * (1 + childComplexity);
+        if (budget?.kind === 'read') return budget.cost + childComplexity;
+        return undefined;
       },
       simpleEstimator({ defaultComplexity: 1 }),
     ],

@@ -623,8 +623,7 @@ describe(`GraphQL execution budget: at most ${GRAPHQL_LIMITS.maxObjects.toLocale
   });
 });
 
-describe('The worst types at the limits: no query answers more than 50 MB or works past its time budget', () => {
-  const MB = 1024 * 1024;
+describe(`The worst types at the limits: no query answers more than ${GRAPHQL_LIMITS.maxAnswerBytes / 1024 / 1024} MiB or works past its time budget`, () => {
   /** 256 code points of 4 bytes each: the longest name, in bytes. */
   const longName = (i: number) => `${String(i).padStart(3, '0')}${'😀'.repeat(253)}`;
 
@@ -706,7 +705,7 @@ describe('The worst types at the limits: no query answers more than 50 MB or wor
       outcomes.push(`${name}: ${reason ?? 'answered'}`);
       // The service's own budget is 2 s of execution; the margin allows for a slow, shared CI machine.
       expect(ms, name).toBeLessThan(4_000);
-      expect(res.bytes, name).toBeLessThan(50 * MB);
+      expect(res.bytes, name).toBeLessThan(GRAPHQL_LIMITS.maxAnswerBytes + 64 * 1024);
       if (reason !== undefined) {
         expect(['query_too_costly', 'result_too_large', 'query_timeout'], name).toContain(reason);
       } else {
@@ -714,7 +713,7 @@ describe('The worst types at the limits: no query answers more than 50 MB or wor
       }
     }
     // The shapes are not all refused up front: some run, and are held by the execution budget or fit in it.
-    expect(outcomes.filter((o) => o.endsWith('answered')).length).toBeGreaterThan(3);
+    expect(outcomes.filter((o) => o.endsWith('answered')).length).toBeGreaterThan(2);
     expect(outcomes.filter((o) => o.endsWith('query_too_costly')).length).toBeGreaterThan(3);
 
     // The REST listing of the heaviest type is bounded by the type budget.

@@ -88,6 +88,23 @@ describe('the document', () => {
     expect(() => assertConforms('GET', '/nowhere/at/all', 200, 'application/json', ok)).toThrow(
       /no such operation/,
     );
+    // Every operation states its budget, and an answer past it fails the check like a wrong body.
+    const budget = operationFor('GET', '/entities/types/g')?.op['x-budget'] as {
+      statements: number;
+      answerBytes: number;
+    };
+    expect(budget).toMatchObject({ statements: expect.any(Number), answerBytes: expect.any(Number) });
+    const at = { statements: budget.statements, bytes: budget.answerBytes };
+    expect(() => assertConforms('GET', '/entities/types/g', 200, 'application/json', ok, at)).not.toThrow();
+    expect(() =>
+      assertConforms('GET', '/entities/types/g', 200, 'application/json', ok, {
+        ...at,
+        statements: at.statements + 1,
+      }),
+    ).toThrow(/statements/);
+    expect(() =>
+      assertConforms('GET', '/entities/types/g', 200, 'application/json', ok, { ...at, bytes: at.bytes + 1 }),
+    ).toThrow(/bytes/);
   });
 });
 

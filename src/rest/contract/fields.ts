@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { guid } from '../../contract/wire.js';
 import type { Reason } from '../../errors.js';
+import type { DoorBudget } from '../../model/doors.js';
 import { INVISIBLE, MAX_NAME_LENGTH, nameKey } from '../../model/names.js';
 import { PAGES } from '../../model/pages.js';
 import { PLATFORM_ATTRIBUTE_NAMES } from '../../model/system-types.js';
@@ -172,6 +173,8 @@ export interface RouteDoc {
   refusals: Reason[];
   /** The body of a refusal, when it is not the plain envelope (`Refusal`). */
   refusalSchema?: z.ZodType;
+  /** What one request may cost at most (model/doors.ts): set from contract/budgets.ts by the route table. */
+  budget?: DoorBudget;
 }
 
 export const route = <const R extends RouteDoc>(r: R) => r;

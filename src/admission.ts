@@ -1,0 +1,170 @@
+// Admission of expensive requests: a budget of memory (bytes) that requests reserve before they run, shared fairly
+// between tenants. A request states what it may hold at most (its door's budget, model/doors.ts); it runs once that
+// much is free and its tenant holds less than its share, else it waits in its tenant's queue. Freed memory goes to
+// the tenants in turn (round robin), so a tenant with a hundred queued requests waits behind one with a single
+// request only once; a tenant's queue is bounded (past it: tenant_busy, 429), and so is the wait (server_busy, 503).
+// A grant reaches its holder in a later turn of the event loop, as slots.ts explains.
+
+import { refuse } from './errors.js';
+
+export interface AdmissionOptions {
+  /** Bytes the requests running at once may reserve together. */
+  capacity: number;
+  /** Most one tenant may hold at once (default: half the capacity). */
+  maxPerTenant?: number;
+  /** Requests one tenant may have waiting (default 64). */
+  maxQueuedPerTenant?: number;
+  /** Longest wait for a turn, in ms. */
+  queueTimeoutMs: number;
+}
+
+interface Waiter {
+  bytes: number;
+  grant: () => void;
+  timer: NodeJS.Timeout;
+}
+
+export class Admission {
+  readonly capacity: number;
+  readonly maxPerTenant: number;
+  readonly maxQueuedPerTenant: number;
+  private free: number;
+  private readonly held = new Map<string, number>();
+  private readonly waiting = new Map<string, Waiter[]>();
+  /** Tenants with waiters, in the order they get their next turn. */
+  private readonly turns: string[] = [];
+  /** Requests refused (tenant_busy, server_busy), for the metrics. */
+  refused = 0;
+
+  constructor(private readonly options: AdmissionOptions) {
+    this.capacity = options.capacity;
+    this.maxPerTenant = options.maxPerTenant ?? Math.max(1, Math.floor(options.capacity / 2));
+    this.maxQueuedPerTenant = options.maxQueuedPerTenant ?? 64;
+    this.free = options.capacity;
+  }
+
+  /** Bytes reserved now. */
+  get inUse() {
+    return this.capacity - this.free;
+  }
+
+  /** Requests waiting now. */
+  get queued() {
+    let n = 0;
+    for (const list of this.waiting.values()) n += list.length;
+    return n;
+  }
+
+  /** Bytes `tenant` holds now. */
+  heldBy(tenant: string) {
+    return this.held.get(tenant) ?? 0;
+  }
+
+  /**
+   * Resolves with a release function once `bytes` are reserved for `tenant` (a request stating more than a tenant's
+   * share reserves the share: it then runs alone for its tenant). Release is idempotent. Rejects with tenant_busy
+   * when the tenant's queue is full, with server_busy when the wait passes the queue timeout.
+   */
+  acquire(tenant: string, bytes: number): Promise<() => void> {
+    const amount = Math.max(1, Math.min(Math.ceil(bytes), this.maxPerTenant));
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        this.free -= amount;
+        this.held.set(tenant, this.heldBy(tenant) + amount);
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          this.free += amount;
+          const left = this.heldBy(tenant) - amount;
+          if (left > 0) this.held.set(tenant, left);
+          else this.held.delete(tenant);
+          this.dispatch();
+        };
+        setImmediate(() => resolve(release));
+      };
+      // At once only when nobody waits: a newcomer never overtakes a request already waiting for memory.
+      if (this.turns.length === 0 && this.fits(tenant, amount)) {
+        grant();
+        return;
+      }
+      const list = this.waiting.get(tenant) ?? [];
+      if (list.length >= this.maxQueuedPerTenant) {
+        this.refused += 1;
+        reject(
+          refuse(
+            'tenant_busy',
+            `This tenant has ${list.length} expensive requests waiting for their turn; try again shortly.`,
+            1,
+          ),
+        );
+        return;
+      }
+      const waiter: Waiter = {
+        bytes: amount,
+        grant: () => {
+          clearTimeout(waiter.timer);
+          grant();
+        },
+        timer: setTimeout(() => {
+          const queue = this.waiting.get(tenant);
+          const at = queue?.indexOf(waiter) ?? -1;
+          if (!queue || at < 0) return;
+          queue.splice(at, 1);
+          if (queue.length === 0) this.forget(tenant);
+          this.refused += 1;
+          reject(
+            refuse(
+              'server_busy',
+              'Too many expensive requests are running or waiting; try again shortly.',
+              1,
+            ),
+          );
+          this.dispatch();
+        }, this.options.queueTimeoutMs),
+      };
+      list.push(waiter);
+      if (list.length === 1) {
+        this.waiting.set(tenant, list);
+        this.turns.push(tenant);
+      }
+      this.dispatch();
+    });
+  }
+
+  private fits(tenant: string, amount: number) {
+    return this.free >= amount && this.heldBy(tenant) + amount <= this.maxPerTenant;
+  }
+
+  private forget(tenant: string) {
+    this.waiting.delete(tenant);
+    const at = this.turns.indexOf(tenant);
+    if (at >= 0) this.turns.splice(at, 1);
+  }
+
+  /**
+   * Gives freed memory to waiting tenants in turn. A tenant at its share is passed over; a head that does not fit
+   * in what is free stops the round (it is served first when enough is freed: large requests are not starved by
+   * small ones behind them).
+   */
+  private dispatch() {
+    let passed = 0;
+    while (this.turns.length > 0 && passed < this.turns.length) {
+      const tenant = this.turns[0] as string;
+      const list = this.waiting.get(tenant) as Waiter[];
+      const head = list[0] as Waiter;
+      if (this.heldBy(tenant) + head.bytes > this.maxPerTenant) {
+        this.turns.push(this.turns.shift() as string);
+        passed += 1;
+        continue;
+      }
+      if (this.free < head.bytes) return;
+      passed = 0;
+      this.turns.shift();
+      list.shift();
+      if (list.length === 0) this.waiting.delete(tenant);
+      else this.turns.push(tenant);
+      head.grant();
+    }
+  }
+}

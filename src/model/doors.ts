@@ -1,0 +1,38 @@
+// What one request through a door of the service (a REST route, a page, GraphQL) may cost at most. Every door
+// states its budget where it is declared (rest/contract/budgets.ts, http/pages.ts; GraphQL fields in
+// schema/limits.ts); the bounds that hold it are checked before the work is spent; a test enumerates the doors the
+// router serves and the fields the schema has and fails on one without a budget or without a shape in the hostile
+// storm (bench/storm-shapes.ts).
+
+export const KB = 1024;
+export const MB = 1024 * 1024;
+
+export interface DoorBudget {
+  /** Database statements one request sends at most (the x-db-queries answer header counts them). */
+  statements: number;
+  /** What those statements read at most, in words: rows, bytes, and the bounds that hold them. */
+  reads: string;
+  /** Bytes of the largest answer body. */
+  answerBytes: number;
+  /**
+   * Memory one request holds at most while it runs, beyond its body: what it reads and its answer. A heavy door
+   * reserves it from the process's request memory (REQUEST_MEMORY_MB) before its body is read; a large body reserves
+   * its own share at any door (app/admission.ts).
+   */
+  memoryBytes: number;
+  /**
+   * `heavy`: takes an admission turn first, shared fairly between tenants (a tenant holds at most half the request
+   * memory; its further requests wait, then are refused 429 tenant_busy or 503 server_busy); `light`: served at once,
+   * its cost small and fixed.
+   */
+  admission: 'heavy' | 'light';
+}
+
+/** Budget of a door that sends no statement and answers a small fixed document (health, readiness...). */
+export const FIXED_DOOR: DoorBudget = {
+  statements: 0,
+  reads: 'nothing',
+  answerBytes: 4 * KB,
+  memoryBytes: 64 * KB,
+  admission: 'light',
+};

@@ -1,0 +1,21 @@
+// The bounds of one GraphQL operation (schema/armor.ts, schema/limits.ts and schema/guard.ts apply them): stated
+// here, below both doors, so that the REST contract's budget of /graphql and the documents can say them too.
+
+export const GRAPHQL_LIMITS = {
+  maxDepth: 10,
+  maxAliases: 15,
+  maxTokens: 2_000,
+  maxDirectives: 20,
+  /** Static cost: each field 1, plus its selection; a list field multiplies that by its bound. */
+  maxCost: 1_000_000,
+  /** Selections the cost visits, fragments expanded where they are spread: past it, query_too_costly too. */
+  maxSelections: 5_000,
+  /** Objects (types, definitions, edges...) one operation may put in its answer. */
+  maxObjects: 100_000,
+  /**
+   * Bytes of the answer, measured before it is serialised; and of enumerations and defaults loaded for it. With its
+   * parsed values and its text an operation then holds about three times this: GRAPHQL_CONCURRENCY operations at
+   * once stay within the request memory (REQUEST_MEMORY_MB) of the production heap.
+   */
+  maxAnswerBytes: 8 * 1024 * 1024,
+} as const;

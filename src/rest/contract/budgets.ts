@@ -1,0 +1,229 @@
+// What one request through each REST route may cost at most (model/doors.ts): every route of the table has its
+// budget here, or the route table does not compile. The bounds are the limits that hold them (page sizes, the
+// 200-definition and 4 MB type budgets, the model's bounds...); the suite holds every REST answer it sees to its
+// route's statements and answer size (test/conformance.ts), the hostile storm does the same under attack.
+
+import { BODY_LIMIT_BYTES } from '../../body.js';
+import { type DoorBudget, FIXED_DOOR, KB, MB } from '../../model/doors.js';
+import { GRAPHQL_LIMITS } from '../../model/graphql-limits.js';
+import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../model/limits.js';
+import { PAGES } from '../../model/pages.js';
+import { CHANGE_PAGE_MAX_BYTES } from '../../resolvers/changes.js';
+import { MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
+import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS } from '../../resolvers/entity-list.js';
+import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../resolvers/model.js';
+import type { ATTRIBUTE_ROUTES } from './attribute-routes.js';
+import type { ENTITY_ROUTES } from './entity-routes.js';
+import type { OPERATION_ROUTES } from './operation-routes.js';
+import type { TYPE_ROUTES } from './type-routes.js';
+
+export type RouteKey =
+  | keyof typeof TYPE_ROUTES
+  | keyof typeof ATTRIBUTE_ROUTES
+  | keyof typeof ENTITY_ROUTES
+  | keyof typeof OPERATION_ROUTES;
+
+/** A type row at its largest: a 256-character name of 4-byte characters, its label, icon and hint. */
+const TYPE_ROW = 2 * KB;
+/** An entity summary at its largest (guid, 256-character name, type guid). */
+const ENTITY_ROW = 1.5 * KB;
+/** A change record's row around its before/after text. */
+const CHANGE_ROW = 1 * KB;
+/** The texts of one change record at their largest: a declaration's enumeration and default. */
+const CHANGE_TEXTS = MAX_TYPE_DEFINITIONS_JSON_BYTES + MAX_TYPE_DEFAULTS_JSON_BYTES;
+/** A page of change records: the page's byte bound, or one record larger than it, and the rows. */
+const CHANGE_PAGE = Math.max(CHANGE_PAGE_MAX_BYTES, CHANGE_TEXTS) + PAGES.max * CHANGE_ROW;
+/** An attribute row around its enumeration and default. */
+const ATTRIBUTE_ROW = 1 * KB;
+/** A type's attribute listing at its largest: 205 rows and the 4 MB of enumerations and defaults. */
+const LISTING = MAX_TYPE_DEFINITIONS_JSON_BYTES + 205 * ATTRIBUTE_ROW;
+/** An entity answer at its largest: the values sent (a body) and the type's defaults. */
+const ENTITY = BODY_LIMIT_BYTES + MAX_TYPE_DEFAULTS_JSON_BYTES;
+/** A GraphQL answer at its largest (schema/limits.ts), and what an operation reads. */
+const GRAPHQL_ANSWER = GRAPHQL_LIMITS.maxAnswerBytes;
+const GRAPHQL_READS = `what the operation selects, bounded before it runs by its static cost (${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')}), then by ${GRAPHQL_LIMITS.maxObjects.toLocaleString('en-US')} objects, ${GRAPHQL_LIMITS.maxAnswerBytes / MB} MiB of values and its time budget; ${'`'}GRAPHQL_CONCURRENCY${'`'} at once`;
+/** The model as one document at its largest: its texts, and a row per definition and type. */
+const MODEL = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_DEFINITIONS * 400 + MODEL_MAX_TYPES * 300;
+
+export const ROUTE_BUDGETS = {
+  // ——— entity types ———
+  createEntityType: {
+    statements: 4,
+    reads: 'the type holding the name and its tombstone: index seeks',
+    answerBytes: 4 * KB,
+    memoryBytes: 256 * KB,
+    admission: 'light',
+  },
+  listEntityTypes: {
+    statements: 2,
+    reads: `one page of at most ${PAGES.max} types (an index range), from memory at the tenant's model version`,
+    answerBytes: PAGES.max * TYPE_ROW,
+    memoryBytes: 2 * PAGES.max * TYPE_ROW,
+    admission: 'light',
+  },
+  getEntityType: {
+    statements: 2,
+    reads: 'one type by guid (an index seek), from memory at the model version',
+    answerBytes: 4 * KB,
+    memoryBytes: 64 * KB,
+    admission: 'light',
+  },
+  getEntityTypeByName: {
+    statements: 2,
+    reads: 'one type by its name or derived guid (index seeks), from memory at the model version',
+    answerBytes: 4 * KB,
+    memoryBytes: 64 * KB,
+    admission: 'light',
+  },
+  renameEntityType: {
+    statements: 6,
+    reads: 'the type, the type holding the new name: index seeks',
+    answerBytes: 4 * KB,
+    memoryBytes: 256 * KB,
+    admission: 'light',
+  },
+  deleteEntityType: {
+    statements: 6,
+    reads: 'the type, the live definitions referring to it, its own (at most 200): index seeks',
+    answerBytes: 1 * KB,
+    memoryBytes: 1 * MB,
+    admission: 'light',
+  },
+  // ——— history and the feed ———
+  typeHistory: {
+    statements: 4,
+    reads: `at most ${PAGES.max} change records' heads (an index range), then their texts up to ${CHANGE_PAGE_MAX_BYTES / MB} MiB (or one larger record)`,
+    answerBytes: CHANGE_PAGE,
+    memoryBytes: 3 * CHANGE_PAGE,
+    admission: 'heavy',
+  },
+  listChanges: {
+    statements: 12,
+    reads: `at most ${PAGES.max} change records' heads per version shard, then their texts up to ${CHANGE_PAGE_MAX_BYTES / MB} MiB (or one larger record); read again at most 5 times when a change committed meanwhile`,
+    answerBytes: CHANGE_PAGE,
+    memoryBytes: 3 * CHANGE_PAGE,
+    admission: 'heavy',
+  },
+  // ——— the model as code ———
+  exportModel: {
+    statements: 4,
+    reads: `its size first (counted, no text read); past ${MODEL_MAX_TYPES} types, ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those`,
+    answerBytes: MODEL,
+    memoryBytes: 3 * MODEL,
+    admission: 'heavy',
+  },
+  planModel: {
+    statements: 32,
+    reads: `the named types and their definitions' size first (counted); past ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those, and at most 25 impact counts of ${(50_000).toLocaleString('en-US')} instances`,
+    answerBytes: BODY_LIMIT_BYTES + MODEL,
+    memoryBytes: 3 * MODEL,
+    admission: 'heavy',
+  },
+  metamodelSchema: { ...FIXED_DOOR, reads: 'nothing (made once)', answerBytes: 256 * KB },
+  // ——— attributes ———
+  declareAttribute: {
+    statements: 6,
+    reads:
+      'the type, its live definitions counted and sized (at most 200), the referenced type and default: index seeks',
+    answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
+    memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
+    admission: 'light',
+  },
+  listAttributes: {
+    statements: 3,
+    reads:
+      'the type and its live definitions (at most 200, at most 4 MB of text), from memory at the model version',
+    answerBytes: LISTING,
+    memoryBytes: 2 * LISTING,
+    admission: 'heavy',
+  },
+  withdrawAttribute: {
+    statements: 6,
+    reads: `the type and the definition (index seeks); a dry run counts at most ${(50_000).toLocaleString('en-US')} instances`,
+    answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
+    memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
+    admission: 'light',
+  },
+  // ——— entities ———
+  createEntity: {
+    statements: 8,
+    reads: "the type's live definitions (at most 200, 4 MB), the referents of its references (index seeks)",
+    answerBytes: ENTITY,
+    memoryBytes: 3 * ENTITY,
+    admission: 'light',
+  },
+  getEntity: {
+    statements: 3,
+    reads: 'one entity with its values and references (an index seek)',
+    answerBytes: ENTITY,
+    memoryBytes: 3 * ENTITY,
+    admission: 'heavy',
+  },
+  listEntities: {
+    statements: 6,
+    reads: `one page of at most ${PAGES.max} entities; with several conditions at most ${FILTER_SCAN_WINDOW.toLocaleString('en-US')} matches examined (index seeks, ${MAX_FILTER_CONDITIONS} conditions at most)`,
+    answerBytes: PAGES.max * ENTITY_ROW,
+    memoryBytes: 4 * MB,
+    admission: 'heavy',
+  },
+  queryEntities: {
+    statements: 6,
+    reads: `as GET /entities: one page of at most ${PAGES.max} entities, at most ${FILTER_SCAN_WINDOW.toLocaleString('en-US')} matches examined`,
+    answerBytes: PAGES.max * ENTITY_ROW,
+    memoryBytes: 4 * MB,
+    admission: 'heavy',
+  },
+  lookup: {
+    statements: 2,
+    reads: `at most ${MAX_LOOKUP_IDENTIFIERS.toLocaleString('en-US')} entities by guid (index seeks)`,
+    answerBytes: MAX_LOOKUP_IDENTIFIERS * (ENTITY_ROW + 1 * KB),
+    memoryBytes: 256 * KB,
+    admission: 'heavy',
+  },
+  writeDashboard: {
+    statements: 8,
+    reads: 'the managed type and the row by its managed key (index seeks)',
+    answerBytes: 8 * KB,
+    memoryBytes: 256 * KB,
+    admission: 'light',
+  },
+  // ——— operators and the public documents ———
+  purge: {
+    statements: 1_000_000,
+    reads:
+      'every withdrawn definition of the tenant (or all) and their instances, in batches of PURGE_BATCH_SIZE; one run at a time (purge_already_running); operators only',
+    answerBytes: 8 * MB,
+    memoryBytes: 16 * MB,
+    admission: 'heavy',
+  },
+  logs: {
+    statements: 0,
+    reads: 'the in-memory ring of the last 2,000 lines',
+    answerBytes: 16 * MB,
+    memoryBytes: 32 * MB,
+    admission: 'heavy',
+  },
+  engineCache: {
+    ...FIXED_DOOR,
+    reads: "the caches' counters and their 20 newest entries",
+    answerBytes: 64 * KB,
+  },
+  metrics: { ...FIXED_DOOR, reads: "the process's counters", answerBytes: 256 * KB },
+  healthz: FIXED_DOOR,
+  readyz: { ...FIXED_DOOR, reads: 'nothing: the readiness state the probe keeps' },
+  openapi: { ...FIXED_DOOR, reads: 'nothing (made once)', answerBytes: 1 * MB },
+  graphqlGet: {
+    statements: 64,
+    reads: GRAPHQL_READS,
+    answerBytes: GRAPHQL_ANSWER,
+    memoryBytes: 3 * GRAPHQL_ANSWER,
+    admission: 'heavy',
+  },
+  graphqlPost: {
+    statements: 64,
+    reads: GRAPHQL_READS,
+    answerBytes: GRAPHQL_ANSWER,
+    memoryBytes: 3 * GRAPHQL_ANSWER,
+    admission: 'heavy',
+  },
+} as const satisfies Record<RouteKey, DoorBudget>;

@@ -1,0 +1,98 @@
+// The admission of expensive requests (src/admission.ts): memory reserved before a request runs, a tenant at most
+// its share, freed memory handed to the tenants in turn, bounded queues and waits.
+import { describe, expect, it } from 'vitest';
+import { Admission } from '../../src/admission.js';
+
+const reasonOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+    return undefined;
+  } catch (e) {
+    return (e as { reason?: string }).reason;
+  }
+};
+
+describe('Admission', () => {
+  it('runs requests while their memory fits; a tenant holds at most its share, another tenant still runs', async () => {
+    const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
+    expect(admission.maxPerTenant).toBe(50);
+    const a1 = await admission.acquire('a', 30);
+    let a2Granted = false;
+    const a2 = admission.acquire('a', 30).then((release) => {
+      a2Granted = true;
+      return release;
+    });
+    // b is served at once although a waits: a is at its share, not the process at its capacity
+    const b1 = await admission.acquire('b', 40);
+    expect([admission.inUse, admission.queued, a2Granted]).toEqual([70, 1, false]);
+    a1();
+    const release = await a2;
+    expect([a2Granted, admission.heldBy('a'), admission.heldBy('b')]).toEqual([true, 30, 40]);
+    release();
+    b1();
+    release(); // idempotent
+    expect(admission.inUse).toBe(0);
+  });
+
+  it('hands freed memory to the waiting tenants in turn, not to the one with the longest queue', async () => {
+    const admission = new Admission({ capacity: 20, maxPerTenant: 20, queueTimeoutMs: 10_000 });
+    const first = await admission.acquire('busy', 20);
+    const order: string[] = [];
+    const waits = [
+      ...Array.from({ length: 5 }, (_, i) =>
+        admission.acquire('busy', 20).then((r) => {
+          order.push(`busy${i}`);
+          r();
+        }),
+      ),
+      admission.acquire('quiet', 20).then((r) => {
+        order.push('quiet');
+        r();
+      }),
+    ];
+    first();
+    await Promise.all(waits);
+    expect(order.indexOf('quiet')).toBeLessThanOrEqual(1);
+  });
+
+  it("a request stating more than a tenant's share reserves the share (it runs alone for its tenant)", async () => {
+    const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
+    const big = await admission.acquire('a', 1_000);
+    expect(admission.heldBy('a')).toBe(50);
+    big();
+  });
+
+  it('a large request is not starved by smaller ones that keep arriving', async () => {
+    const admission = new Admission({ capacity: 100, maxPerTenant: 100, queueTimeoutMs: 10_000 });
+    const small = await admission.acquire('s', 60);
+    let bigGranted = false;
+    const big = admission.acquire('b', 80).then((r) => {
+      bigGranted = true;
+      return r;
+    });
+    // a small request arriving after the large one waits behind it, though it would fit now
+    let lateGranted = false;
+    const late = admission.acquire('t', 30).then((r) => {
+      lateGranted = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect([bigGranted, lateGranted]).toEqual([false, false]);
+    small();
+    (await big)();
+    (await late)();
+    expect([bigGranted, lateGranted]).toEqual([true, true]);
+  });
+
+  it("past a tenant's queue: tenant_busy at once; past the wait: server_busy; others are not affected", async () => {
+    const admission = new Admission({ capacity: 10, queueTimeoutMs: 50, maxQueuedPerTenant: 2 });
+    const held = await admission.acquire('a', 5);
+    const queued = [admission.acquire('a', 5), admission.acquire('a', 5)];
+    expect(await reasonOf(admission.acquire('a', 5))).toBe('tenant_busy');
+    expect(await Promise.all(queued.map(reasonOf))).toEqual(['server_busy', 'server_busy']);
+    expect(admission.refused).toBe(3);
+    (await admission.acquire('b', 5))();
+    held();
+    expect([admission.inUse, admission.queued]).toEqual([0, 0]);
+  });
+});

@@ -15,7 +15,9 @@ export const HOST = '127.0.0.1';
 
 // ---- options ----
 
+// The bench's own command line; another entry (the door storm) importing the service helpers parses its own.
 const { values: argv } = parseArgs({
+  args: path.basename(process.argv[1] ?? '') === 'run.ts' ? process.argv.slice(2) : [],
   options: {
     quick: { type: 'boolean', default: false },
     seconds: { type: 'string' },

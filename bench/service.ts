@@ -80,6 +80,8 @@ export async function startService(
   secret: string,
   workDir: string,
   profileDir: string | undefined,
+  /** More of its environment, and more node flags (the door storm's production heap and configuration). */
+  extra: { env?: Record<string, string>; nodeFlags?: string[] } = {},
 ) {
   const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`building the service failed:\n${build.stdout}${build.stderr}`);
@@ -91,6 +93,7 @@ export async function startService(
     [
       ...serviceNodeFlags(),
       ...NODE_FLAGS,
+      ...(extra.nodeFlags ?? []),
       ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
       'dist/server.js',
     ],
@@ -104,6 +107,7 @@ export async function startService(
         NEO4J_URI: uri,
         AUTH_JWT_SECRET: secret,
         LOG_LEVEL,
+        ...extra.env,
       },
       stdio: ['ignore', fd, fd],
     },

@@ -333,11 +333,28 @@ export const epochNow = () => performance.timeOrigin + performance.now();
  * Starts bench/health-probe.ts, which sends GET /healthz every `everyMs` over one keep-alive connection, and
  * collects what it reports. Running in its own process, its timing does not depend on the bench's event loop.
  */
-export async function startHealthProbe(root: string, port: number, everyMs = 50) {
+export async function startHealthProbe(
+  root: string,
+  port: number,
+  everyMs = 50,
+  /** Another path to probe (a tenant's own request), with its Authorization header. */
+  other?: { path: string; authorization: string; timeoutMs?: number },
+) {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', 'bench/health-probe.ts', String(port), String(everyMs)],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      '--import',
+      'tsx',
+      'bench/health-probe.ts',
+      String(port),
+      String(everyMs),
+      ...(other ? [String(other.timeoutMs ?? 5_000), other.path] : []),
+    ],
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...(other ? { PROBE_AUTHORIZATION: other.authorization } : {}) },
+    },
   );
   children.add(child);
   const samples: HealthSample[] = [];

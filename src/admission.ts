@@ -1,9 +1,11 @@
-// Admission of expensive requests: a budget of memory (bytes) that requests reserve before they run, shared fairly
-// between tenants. A request states what it may hold at most (its door's budget, model/doors.ts); it runs once that
-// much is free and its tenant holds less than its share, else it waits in its tenant's queue. Freed memory goes to
-// the tenants in turn (round robin), so a tenant with a hundred queued requests waits behind one with a single
-// request only once; a tenant's queue is bounded (past it: tenant_busy, 429), and so is the wait (server_busy, 503).
-// A grant reaches its holder in a later turn of the event loop, as slots.ts explains.
+// Admission of requests, shared fairly between tenants: a tenant runs at most `maxRunningPerTenant` requests at once,
+// and the expensive ones also reserve memory (bytes) from a budget before they run: a request states what it may
+// hold at most (its door's budget, model/doors.ts); it runs once that much is free, its tenant holds less than its
+// share and runs fewer than its limit, else it waits in its tenant's queue. Freed room goes to the tenants in turn
+// (round robin), so a tenant with a hundred queued requests waits behind one with a single request only once; a
+// tenant's queue is bounded (past it: tenant_busy, 429), and so is the wait (server_busy, 503). One tenant's flood
+// thus never holds more than its few requests' work in the event loop and the database at a time. A grant from the
+// queue reaches its holder in a later turn of the event loop, as slots.ts explains.
 
 import { refuse } from './errors.js';
 
@@ -12,8 +14,10 @@ export interface AdmissionOptions {
   capacity: number;
   /** Most one tenant may hold at once (default: half the capacity). */
   maxPerTenant?: number;
-  /** Requests one tenant may have waiting (default 64). */
+  /** Requests one tenant may have waiting (default 1,000: a waiting request holds its socket, not its body). */
   maxQueuedPerTenant?: number;
+  /** Requests one tenant may run at once (default: no limit). */
+  maxRunningPerTenant?: number;
   /** Longest wait for a turn, in ms. */
   queueTimeoutMs: number;
 }
@@ -28,8 +32,10 @@ export class Admission {
   readonly capacity: number;
   readonly maxPerTenant: number;
   readonly maxQueuedPerTenant: number;
+  readonly maxRunningPerTenant: number;
   private free: number;
   private readonly held = new Map<string, number>();
+  private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Waiter[]>();
   /** Tenants with waiters, in the order they get their next turn. */
   private readonly turns: string[] = [];
@@ -39,7 +45,8 @@ export class Admission {
   constructor(private readonly options: AdmissionOptions) {
     this.capacity = options.capacity;
     this.maxPerTenant = options.maxPerTenant ?? Math.max(1, Math.floor(options.capacity / 2));
-    this.maxQueuedPerTenant = options.maxQueuedPerTenant ?? 64;
+    this.maxQueuedPerTenant = options.maxQueuedPerTenant ?? 1_000;
+    this.maxRunningPerTenant = options.maxRunningPerTenant ?? Number.POSITIVE_INFINITY;
     this.free = options.capacity;
   }
 
@@ -66,11 +73,12 @@ export class Admission {
    * when the tenant's queue is full, with server_busy when the wait passes the queue timeout.
    */
   acquire(tenant: string, bytes: number): Promise<() => void> {
-    const amount = Math.max(1, Math.min(Math.ceil(bytes), this.maxPerTenant));
+    const amount = Math.max(0, Math.min(Math.ceil(bytes), this.maxPerTenant));
     return new Promise((resolve, reject) => {
-      const grant = () => {
+      const grant = (later: boolean) => {
         this.free -= amount;
         this.held.set(tenant, this.heldBy(tenant) + amount);
+        this.running.set(tenant, this.runningBy(tenant) + 1);
         let released = false;
         const release = () => {
           if (released) return;
@@ -79,13 +87,17 @@ export class Admission {
           const left = this.heldBy(tenant) - amount;
           if (left > 0) this.held.set(tenant, left);
           else this.held.delete(tenant);
+          const runs = this.runningBy(tenant) - 1;
+          if (runs > 0) this.running.set(tenant, runs);
+          else this.running.delete(tenant);
           this.dispatch();
         };
-        setImmediate(() => resolve(release));
+        if (later) setImmediate(() => resolve(release));
+        else resolve(release);
       };
-      // At once only when nobody waits: a newcomer never overtakes a request already waiting for memory.
+      // At once only when nobody waits: a newcomer never overtakes a request already waiting.
       if (this.turns.length === 0 && this.fits(tenant, amount)) {
-        grant();
+        grant(false);
         return;
       }
       const list = this.waiting.get(tenant) ?? [];
@@ -104,7 +116,7 @@ export class Admission {
         bytes: amount,
         grant: () => {
           clearTimeout(waiter.timer);
-          grant();
+          grant(true);
         },
         timer: setTimeout(() => {
           const queue = this.waiting.get(tenant);
@@ -132,8 +144,20 @@ export class Admission {
     });
   }
 
+  /** Requests `tenant` runs now. */
+  runningBy(tenant: string) {
+    return this.running.get(tenant) ?? 0;
+  }
+
+  /** Whether `tenant` may start another request (its share of memory and of running requests). */
+  private mayRun(tenant: string, amount: number) {
+    return (
+      this.heldBy(tenant) + amount <= this.maxPerTenant && this.runningBy(tenant) < this.maxRunningPerTenant
+    );
+  }
+
   private fits(tenant: string, amount: number) {
-    return this.free >= amount && this.heldBy(tenant) + amount <= this.maxPerTenant;
+    return this.free >= amount && this.mayRun(tenant, amount);
   }
 
   private forget(tenant: string) {
@@ -153,7 +177,7 @@ export class Admission {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      if (this.heldBy(tenant) + head.bytes > this.maxPerTenant) {
+      if (!this.mayRun(tenant, head.bytes)) {
         this.turns.push(this.turns.shift() as string);
         passed += 1;
         continue;

@@ -57,7 +57,12 @@ const fields = z.object({
    * bound before its body is read (a tenant at most half), the others wait their turn (admission.ts), and the longest
    * wait before a 503 server_busy.
    */
-  REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).default(128),
+  REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).default(96),
+  /**
+   * Requests one tenant runs at once (its further requests wait their turn, before their body is read): one
+   * tenant's flood then holds only this much of the event loop and the database, whatever route it floods.
+   */
+  TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(8),
   ADMISSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
   /** OTLP/HTTP collector for traces (its /v1/traces is posted to); tracing is off when unset (src/tracing.ts). */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),

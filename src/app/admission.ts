@@ -1,9 +1,10 @@
-// Before a route reads its body: a request takes its admission turn (admission.ts) when it may hold much memory,
-// reserving it from the process's request memory, shared fairly between tenants, and giving it back when the answer
-// has gone (or the connection went first). What it reserves: a heavy door's stated memory (its budget), and for a
-// body past LARGE_BODY_BYTES (or of unknown length) three times its length (the bytes, the parsed value, a copy),
-// whatever the door. A small request to a light door takes no turn. A route that states no budget is admitted as
-// the heaviest door there is, and said so in the log once: no door goes without a bound.
+// Before a route reads its body: a request takes its admission turn (admission.ts), shared fairly between tenants:
+// its tenant runs at most TENANT_CONCURRENCY requests at once (requests without a token count as one tenant, but
+// liveness and readiness, which must answer whatever happens), and a request that may hold much memory reserves it
+// from the process's request memory. What it reserves: a heavy door's stated memory (its budget), and for a body past
+// LARGE_BODY_BYTES (or of unknown length) three times its length (the bytes, the parsed value, a copy), whatever the
+// door. The turn is given back when the answer has gone (or the connection went first). A route that states no
+// budget is admitted as the heaviest door there is, and said so in the log once: no door goes without a bound.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { BODY_LIMIT_BYTES, LARGE_BODY_BYTES } from '../body.js';
@@ -32,6 +33,15 @@ function bodyMemory(req: FastifyRequest): number {
   return 3 * Math.min(length, BODY_LIMIT_BYTES);
 }
 
+/**
+ * Heavy requests one tenant runs at once at most: each may hold megabytes and keep the event loop and the database
+ * busy for milliseconds at a time, so one tenant's flood of them is held to two while others are served.
+ */
+export const HEAVY_PER_TENANT = 2;
+
+/** Routes that never wait for a turn: liveness and readiness answer whatever the load (a probe must not time out). */
+const UNQUEUED = new Set(['/healthz', '/readyz']);
+
 /** The budget a route states, or undefined when it states none. */
 export const budgetOf = (req: FastifyRequest): DoorBudget | undefined => req.routeOptions.config?.budget;
 
@@ -41,7 +51,7 @@ export const admissionHooks = fp(
     const unbudgeted = new Set<string>();
     app.addHook('onRequest', async (req, reply) => {
       const route = req.routeOptions.url;
-      if (route === undefined) return;
+      if (route === undefined || UNQUEUED.has(route)) return;
       let bytes = bodyMemory(req);
       const budget = budgetOf(req);
       if (!budget) {
@@ -51,11 +61,11 @@ export const admissionHooks = fp(
         }
         bytes = admission.maxPerTenant;
       } else if (budget.admission === 'heavy' && !(route === '/graphql' && wantsGraphiQL(req))) {
-        // (The GraphiQL page is a fixed document, not an operation.)
-        bytes += budget.memoryBytes;
+        // (The GraphiQL page is a fixed document, not an operation.) A heavy request reserves at least its share of
+        // HEAVY_PER_TENANT: a tenant runs at most that many at once, whatever they state.
+        bytes += Math.max(budget.memoryBytes, Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT));
       }
-      if (bytes === 0) return;
-      const release = await admission.acquire(req.ctx?.viewer.tenant ?? '', bytes);
+      const release = await admission.acquire(req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public', bytes);
       reply.raw.once('close', release);
     });
   },

@@ -38,7 +38,12 @@ export const operationsRoutes = fp(
       return reply.code(503).send(failBody(readiness.refusal()));
     });
 
-    route(app, ROUTES.openapi, async () => openApi());
+    // Serialised once: a public document sent as it is (an anonymous flood costs socket writes, not serialising).
+    let openApiBytes: Buffer | undefined;
+    route(app, ROUTES.openapi, async (_req, reply) => {
+      openApiBytes ??= Buffer.from(JSON.stringify(openApi()));
+      return reply.type('application/json; charset=utf-8').send(openApiBytes);
+    });
     await registerPages(app);
   },
   { name: 'operations-routes' },

@@ -69,6 +69,7 @@ export function createServices(deps: AppDeps) {
     metrics,
     admission: new Admission({
       capacity: config.REQUEST_MEMORY_MB * 1024 * 1024,
+      maxRunningPerTenant: config.TENANT_CONCURRENCY,
       queueTimeoutMs: config.ADMISSION_QUEUE_TIMEOUT_MS,
     }),
     keyed: new KeyedRequests({

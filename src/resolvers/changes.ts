@@ -17,10 +17,11 @@ import { refuse } from '../errors.js';
 import { pageSize } from '../model/pages.js';
 
 /**
- * Most before/after text one page carries (a declaration's record holds its enumeration and default, up to about a
- * megabyte): a page stops before the record that would pass it, but always carries at least one.
+ * Most before/after text one page carries (a declaration's record holds its enumeration and default, up to a few
+ * megabytes): a page stops before the record that would pass it, but always carries at least one. 1 MiB keeps what
+ * one page costs the event loop and the database small beside other tenants' requests (it was 4 MiB).
  */
-export const CHANGE_PAGE_MAX_BYTES = 4 * 1024 * 1024;
+export const CHANGE_PAGE_MAX_BYTES = 1024 * 1024;
 
 /** How often a feed read is tried again when a change committed while it ran (see readFeed). */
 const FEED_READ_ATTEMPTS = 5;
@@ -46,6 +47,15 @@ export function toChangeRow(c: StoredChange): ChangeRow {
     before: parseJson(c.before) as ChangeRow['before'],
     after: parseJson(c.after) as ChangeRow['after'],
   };
+}
+
+/**
+ * The JSON text of `toChangeRow(c)`, its before and after spliced in as stored (JSON text already): a page of
+ * megabytes of records is written out without parsing and serialising them again.
+ */
+export function changeRowJson(c: StoredChange): string {
+  const text = (v: unknown) => JSON.stringify(v);
+  return `{"id":${text(`${c.shard}-${c.seq}`)},"at":${text(timeOf(c.key))},"kind":${text(c.kind)},"type_guid":${text(c.type_guid)},"attribute_guid":${text(c.attribute_guid)},"actor":${text(c.actor)},"request_id":${text(c.request_id)},"before":${c.before ?? 'null'},"after":${c.after ?? 'null'}}`;
 }
 
 /** The first heads whose texts fit the page's byte budget (at least one). */

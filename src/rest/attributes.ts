@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import {
+  attributeRowJson,
   declareAttribute,
   listAttributes,
   toAttributeRow,
@@ -25,8 +26,8 @@ export function attributeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.listAttributes, async (req, reply, { params }) => {
     const result = await listAttributes(req.ctx, params.guid);
-    // Serialised once per type and model version.
-    result.restData ??= JSON.stringify({ attributes: result.attributes.map(toAttributeRow) });
+    // Serialised once per type and model version, the stored JSON texts spliced in as they are.
+    result.restData ??= `{"attributes":[${result.attributes.map(attributeRowJson).join(',')}]}`;
     return succeedSerialised(reply, 200, result.restData);
   });
 

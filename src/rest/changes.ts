@@ -1,7 +1,8 @@
-// REST routes for the metamodel's history: a type's history and the tenant's change feed.
+// REST routes for the metamodel's history: a type's history and the tenant's change feed, their records written
+// out with their stored before/after texts spliced in (resolvers/changes.ts, changeRowJson).
 import type { FastifyInstance } from 'fastify';
-import { readFeed, toChangeRow, typeHistory } from '../resolvers/changes.js';
-import { succeed } from './envelope.js';
+import { changeRowJson, readFeed, typeHistory } from '../resolvers/changes.js';
+import { succeedSerialised } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
@@ -13,15 +14,19 @@ export function changeRoutes(app: FastifyInstance) {
       cursor: query.cursor,
       pageSize: pageSize(query.page_size),
     });
-    return succeed(reply, 200, { changes: page.changes.map(toChangeRow), next_cursor: page.nextCursor });
+    return succeedSerialised(
+      reply,
+      200,
+      `{"changes":[${page.changes.map(changeRowJson).join(',')}],"next_cursor":${JSON.stringify(page.nextCursor)}}`,
+    );
   });
 
   route(app, ROUTES.listChanges, async (req, reply, { query }) => {
     const page = await readFeed(req.ctx, { after: query.after, pageSize: pageSize(query.page_size) });
-    return succeed(reply, 200, {
-      changes: page.changes.map(toChangeRow),
-      next_cursor: page.nextCursor,
-      has_more: page.more,
-    });
+    return succeedSerialised(
+      reply,
+      200,
+      `{"changes":[${page.changes.map(changeRowJson).join(',')}],"next_cursor":${JSON.stringify(page.nextCursor)},"has_more":${page.more}}`,
+    );
   });
 }

@@ -27,5 +27,10 @@ export function modelRoutes(app: FastifyInstance) {
     return succeed(reply, 200, { steps: plan.steps, unchanged: plan.unchanged });
   });
 
-  route(app, ROUTES.metamodelSchema, async () => metamodelJsonSchema());
+  // Serialised once, as the OpenAPI document is.
+  let schemaBytes: Buffer | undefined;
+  route(app, ROUTES.metamodelSchema, async (_req, reply) => {
+    schemaBytes ??= Buffer.from(JSON.stringify(metamodelJsonSchema()));
+    return reply.type('application/json; charset=utf-8').send(schemaBytes);
+  });
 }

@@ -43,7 +43,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   'Query.entities': list((a) => pageBound(a.first), 'a page of entities (one index range, a bounded window)'),
   'Query.modelChanges': list(
     (a) => pageBound(a.first),
-    'a page of the feed (heads, then texts within 4 MiB)',
+    'a page of the feed (heads, then texts within 1 MiB)',
   ),
   // The model and a plan read up to the whole model: one is half the cost an operation may have, two are refused.
   'Query.model': read(MODEL_READ_COST, 'the whole model, sized first (model_too_large past its bounds)'),

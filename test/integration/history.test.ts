@@ -387,7 +387,7 @@ describe('change feed', () => {
     expect([...times].sort()).toEqual(times);
   }, 120_000);
 
-  it('a page stops before the record that would take its before/after past 4 MiB, and carries at least one', async ({
+  it('a page stops before the record that would take its before/after past 1 MiB, and carries at least one', async ({
     world,
   }) => {
     const { api } = await tenantApi(world);
@@ -404,12 +404,12 @@ describe('change feed', () => {
       expect(res.status).toBe(201);
     }
     const first = await api.get(`/entities/changes?after=${encodeURIComponent(start)}&page_size=500`);
-    // each record's after is 1,017,158 characters: four make 4,068,632, a fifth would pass 4 MiB (4,194,304)
+    // each record's after is 1,017,158 characters: one fits in 1 MiB (1,048,576), a second would pass it
     expect(JSON.stringify(first.body.DATA.changes[0].after).length).toBe(1_017_158);
-    expect(first.body.DATA.changes.map((c: Change) => c.after?.name)).toEqual(['e0', 'e1', 'e2', 'e3']);
+    expect(first.body.DATA.changes.map((c: Change) => c.after?.name)).toEqual(['e0']);
     expect(first.body.DATA.has_more).toBe(true);
     const rest = await drainFeed(api, first.body.DATA.next_cursor, 500);
-    expect(rest.changes.map((c) => c.after?.name)).toEqual(['e4']);
+    expect(rest.changes.map((c) => c.after?.name)).toEqual(['e1', 'e2', 'e3', 'e4']);
     const one = await api.get(`/entities/types/${types[0]}/history?page_size=1`);
     expect(one.body.DATA.changes).toHaveLength(1);
     expect((await wholeHistory(api, types[0] as string)).length).toBe(4);
@@ -490,10 +490,10 @@ describe('GraphQL: what histories cost is charged before their texts are read', 
     const api = restClient(world.app, token);
     const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(1010)}`);
     const types: string[] = [];
-    for (let t = 0; t < 3; t += 1) {
+    for (let t = 0; t < 9; t += 1) {
       const guid = await createType(api, `Heavy ${t}`);
       types.push(guid);
-      for (let i = 0; i < 4; i += 1) {
+      for (let i = 0; i < 1; i += 1) {
         const res = await api.post(`/entities/types/${guid}/attributes`, {
           name: `e${i}`,
           value_type: 'string',
@@ -503,7 +503,8 @@ describe('GraphQL: what histories cost is charged before their texts are read', 
         expect(res.status).toBe(201);
       }
     }
-    // 4 records of 1,017,158 characters a type: 2 types are 8.1 MB, 3 are 12.2 MB (the bound is 8 MiB, 8,388,608)
+    // a record of 1,017,158 characters a type (a page stops at 1 MiB): 8 types are 8.1 MB, 9 are 9.2 MB (the bound
+    // is 8 MiB, 8,388,608)
     const query = (n: number) =>
       `{ ${types
         .slice(0, n)
@@ -522,14 +523,14 @@ describe('GraphQL: what histories cost is charged before their texts are read', 
       return { ...res.json(), queries: Number(res.headers['x-db-queries']) };
     };
     // The first ask puts the types in the model cache: what a later one sends is the version, the heads, the texts.
-    expect((await post(3)).errors?.[0]?.extensions?.reason).toBe('result_too_large');
-    const over = await post(3);
+    expect((await post(9)).errors?.[0]?.extensions?.reason).toBe('result_too_large');
+    const over = await post(9);
     expect(over.errors?.[0]?.extensions?.reason).toBe('result_too_large');
     expect(over.data).toBeNull();
     expect(over.queries).toBe(2); // the version and the records' heads: refused before the texts were read
-    const under = await post(2);
+    const under = await post(8);
     expect(under.errors).toBeUndefined();
-    expect(under.data.t1.history.edges).toHaveLength(5);
+    expect(under.data.t7.history.edges).toHaveLength(2);
     expect(under.queries).toBe(3);
   }, 120_000);
 });

@@ -23,6 +23,8 @@ export type RouteKey =
   | keyof typeof ENTITY_ROUTES
   | keyof typeof OPERATION_ROUTES;
 
+/** What a request under an Idempotency-Key adds: the key's lookup, its claim and its stored answer. */
+const KEYED = 3;
 /** A type row at its largest: a 256-character name of 4-byte characters, its label, icon and hint. */
 const TYPE_ROW = 2 * KB;
 /** An entity summary at its largest (guid, 256-character name, type guid). */
@@ -48,7 +50,7 @@ const MODEL = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_DEFINITIONS * 400 + MODEL_M
 export const ROUTE_BUDGETS = {
   // ——— entity types ———
   createEntityType: {
-    statements: 4,
+    statements: 4 + KEYED,
     reads: 'the type holding the name and its tombstone: index seeks',
     answerBytes: 4 * KB,
     memoryBytes: 256 * KB,
@@ -76,14 +78,14 @@ export const ROUTE_BUDGETS = {
     admission: 'light',
   },
   renameEntityType: {
-    statements: 6,
+    statements: 6 + KEYED,
     reads: 'the type, the type holding the new name: index seeks',
     answerBytes: 4 * KB,
     memoryBytes: 256 * KB,
     admission: 'light',
   },
   deleteEntityType: {
-    statements: 6,
+    statements: 6 + KEYED,
     reads: 'the type, the live definitions referring to it, its own (at most 200): index seeks',
     answerBytes: 1 * KB,
     memoryBytes: 1 * MB,
@@ -122,7 +124,7 @@ export const ROUTE_BUDGETS = {
   metamodelSchema: { ...FIXED_DOOR, reads: 'nothing (made once)', answerBytes: 256 * KB },
   // ——— attributes ———
   declareAttribute: {
-    statements: 6,
+    statements: 6 + KEYED,
     reads:
       'the type, its live definitions counted and sized (at most 200), the referenced type and default: index seeks',
     answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
@@ -138,7 +140,7 @@ export const ROUTE_BUDGETS = {
     admission: 'heavy',
   },
   withdrawAttribute: {
-    statements: 6,
+    statements: 6 + KEYED,
     reads: `the type and the definition (index seeks); a dry run counts at most ${(50_000).toLocaleString('en-US')} instances`,
     answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
     memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
@@ -146,7 +148,7 @@ export const ROUTE_BUDGETS = {
   },
   // ——— entities ———
   createEntity: {
-    statements: 8,
+    statements: 8 + KEYED,
     reads: "the type's live definitions (at most 200, 4 MB), the referents of its references (index seeks)",
     answerBytes: ENTITY,
     memoryBytes: 3 * ENTITY,
@@ -181,7 +183,7 @@ export const ROUTE_BUDGETS = {
     admission: 'heavy',
   },
   writeDashboard: {
-    statements: 8,
+    statements: 8 + KEYED,
     reads: 'the managed type and the row by its managed key (index seeks)',
     answerBytes: 8 * KB,
     memoryBytes: 256 * KB,

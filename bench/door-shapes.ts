@@ -1,0 +1,582 @@
+// The door storm's shapes: for every door of the service (each REST route, each page, each GraphQL field that reads
+// or lists), the worst requests a caller with a valid token can send it, each named with the doors it attacks.
+// test/integration/doors.test.ts fails for a door no shape attacks; bench/door-storm.ts runs them against a service
+// on the production heap while another tenant's requests are timed.
+
+import { randomUUID } from 'node:crypto';
+
+/** What the storm set up before its shapes run (bench/door-storm.ts). */
+export interface DoorSetup {
+  /** Authorization headers: the attacking tenant, the operator, the platform role and the same subject without it. */
+  auth: { attacker: string; operator: string; platform: string; platformWithoutRole: string };
+  /** A token that is not the caller's own, planted where text goes (it must never reach a log). */
+  stray: string;
+  /** Types holding 4 MB of enumerations each (history records of about 1 MB, 4 MB attribute listings). */
+  bigTypes: string[];
+  bigTypeNames: string[];
+  /** A type whose 64 defaults fill the defaults budget. */
+  defaultsType: string;
+  /** A type with tagged entities, its tags, and one of its entities. */
+  taggedType: string;
+  tags: string[];
+  /** A type with many entities carrying a value, and the attribute. */
+  countedType: string;
+  /** An entity holding megabytes of values. */
+  bigEntity: string;
+  /** A type with withdrawn definitions. */
+  withdrawnType: string;
+  /** A user type the storm may rename and whose history is small. */
+  plainType: string;
+  plainTypeName: string;
+  /** An asset path of the pages. */
+  asset: string;
+}
+
+export interface DoorRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  auth?: keyof DoorSetup['auth'] | 'none';
+  headers?: Record<string, string>;
+  /** A JSON body (serialised once per shape) or raw text. */
+  body?: unknown;
+}
+
+export interface DoorShape {
+  name: string;
+  /** What the shape is, in a few words (the report). */
+  label: string;
+  /** The doors it attacks: REST route keys (rest/schemas.ts), `page <url>`, GraphQL `Type.field`. */
+  doors: string[];
+  /** Answers every request may get ("status reason", or the status alone for a success). */
+  expected: string[];
+  requests: number;
+  concurrency: number;
+  /** The i-th request. */
+  request: (setup: DoorSetup, i: number) => DoorRequest;
+}
+
+/** Answers a heavy door may give when its tenant is over its share, or the process over its request memory. */
+const ADMITTED = ['429 tenant_busy', '503 server_busy'];
+const guids = (n: number) => Array.from({ length: n }, () => randomUUID());
+const gql = (query: string, variables?: Record<string, unknown>) => ({
+  method: 'POST' as const,
+  path: '/graphql',
+  body: { query, ...(variables ? { variables } : {}) },
+});
+const aliased = (n: number, field: string) =>
+  Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
+
+export const DOOR_SHAPES: DoorShape[] = [
+  // ——— the model as code ———
+  {
+    name: 'plan-50-types',
+    label: 'POST /entities/model/plan: a 2 KB document naming 50 types, 8 of them with 4 MB of enumerations',
+    doors: ['planModel'],
+    expected: ['400 model_too_large', ...ADMITTED],
+    requests: 128,
+    concurrency: 32,
+    request: (s) => ({
+      method: 'POST',
+      path: '/entities/model/plan',
+      body: {
+        format: 'entity-metamodel/v1',
+        types: [...s.bigTypeNames, ...Array.from({ length: 42 }, (_, i) => `Absent ${i}`)].map((name) => ({
+          name,
+          attributes: [],
+        })),
+      },
+    }),
+  },
+  {
+    name: 'export',
+    label: 'GET /entities/model of a tenant holding more than the model bounds',
+    doors: ['exportModel'],
+    expected: ['400 model_too_large', ...ADMITTED],
+    requests: 128,
+    concurrency: 32,
+    request: () => ({ method: 'GET', path: '/entities/model' }),
+  },
+  {
+    name: 'graphql-model-aliases',
+    label: 'GraphQL: 15 aliases of model, and 15 of modelPlan naming the heavy types',
+    doors: ['graphqlPost', 'Query.model', 'Query.modelPlan'],
+    expected: ['200 query_too_costly', ...ADMITTED],
+    requests: 256,
+    concurrency: 32,
+    request: (s, i) =>
+      i % 2 === 0
+        ? gql(`{ ${aliased(15, 'model')} }`)
+        : gql(`query($d: JSON!) { ${aliased(15, 'modelPlan(document: $d) { unchanged { types } }')} }`, {
+            d: { format: 'entity-metamodel/v1', types: s.bigTypeNames.map((name) => ({ name })) },
+          }),
+  },
+  {
+    name: 'graphql-one-plan',
+    label: 'GraphQL: one modelPlan naming the heavy types (refused before it reads), and one model',
+    doors: ['Query.modelPlan', 'Query.model'],
+    expected: ['200 model_too_large', ...ADMITTED],
+    requests: 128,
+    concurrency: 32,
+    request: (s, i) =>
+      i % 2 === 0
+        ? gql('{ model }')
+        : gql('query($d: JSON!) { modelPlan(document: $d) { steps { action current changes } } }', {
+            d: { format: 'entity-metamodel/v1', types: s.bigTypeNames.map((name) => ({ name })) },
+          }),
+  },
+  // ——— Idempotency-Keys ———
+  {
+    name: 'keyed-history-aliases',
+    label:
+      'GraphQL: a keyed no-op rename selecting 11 history(first: 500) aliases of a type with 4 MB of records',
+    doors: ['graphqlPost', 'Mutation.renameEntityType', 'EntityType.history'],
+    expected: ['200 result_too_large', '200 data', ...ADMITTED],
+    requests: 64,
+    concurrency: 16,
+    request: (s, i) => ({
+      ...gql(
+        `mutation { renameEntityType(guid: "${s.bigTypes[0]}", name: "${s.bigTypeNames[0]}") { name ${aliased(11, 'history(first: 500) { edges { node { after } } }')} } }`,
+      ),
+      headers: { 'idempotency-key': `keyed-history-${i % 4}` },
+    }),
+  },
+  {
+    name: 'keyed-one-key-300',
+    label: 'POST /entities: 300 requests with one Idempotency-Key and body, at once',
+    doors: ['createEntity'],
+    expected: ['201'],
+    requests: 300,
+    concurrency: 300,
+    request: (s) => ({
+      method: 'POST',
+      path: '/entities',
+      headers: { 'idempotency-key': 'one-key-for-300' },
+      body: { type_guid: s.plainType, name: 'waited on' },
+    }),
+  },
+  {
+    name: 'keyed-replay-forbidden',
+    label:
+      'POST /platform/dashboards: a key the platform role used, sent again by the same subject without the role',
+    doors: ['writeDashboard'],
+    expected: ['403 not_authorized'],
+    requests: 128,
+    concurrency: 32,
+    request: () => ({
+      method: 'POST',
+      path: '/platform/dashboards',
+      auth: 'platformWithoutRole',
+      headers: { 'idempotency-key': 'dashboard-key' },
+      body: { name: 'Storm board' },
+    }),
+  },
+  {
+    name: 'dashboards',
+    label: 'POST /platform/dashboards with the role: rows written and replayed',
+    doors: ['writeDashboard'],
+    expected: ['201', '200'],
+    requests: 128,
+    concurrency: 16,
+    request: (_s, i) => ({
+      method: 'POST',
+      path: '/platform/dashboards',
+      auth: 'platform',
+      headers: { 'idempotency-key': `board-${i % 8}` },
+      body: { name: `Board ${i % 8}` },
+    }),
+  },
+  // ——— defaults, entities ———
+  {
+    name: 'defaults-entity',
+    label: 'POST /entities: a 79-byte body on a type whose 64 defaults fill the 256 KiB defaults budget',
+    doors: ['createEntity'],
+    expected: ['201'],
+    requests: 200,
+    concurrency: 32,
+    request: (s, i) => ({
+      method: 'POST',
+      path: '/entities',
+      body: { type_guid: s.defaultsType, name: `d${i}` },
+    }),
+  },
+  {
+    name: 'declare-default-over',
+    label:
+      'POST …/attributes: a 65,000-character default on the full type (defaults_too_large), and enumerations past the type budget',
+    doors: ['declareAttribute'],
+    expected: ['400 defaults_too_large', '400 attribute_defs_too_large'],
+    requests: 64,
+    concurrency: 16,
+    request: (s, i) =>
+      i % 2 === 0
+        ? {
+            method: 'POST',
+            path: `/entities/types/${s.defaultsType}/attributes`,
+            body: {
+              name: `over${i}`,
+              value_type: 'string',
+              cardinality: 'single',
+              default_value: 'x'.repeat(65_000),
+            },
+          }
+        : {
+            method: 'POST',
+            path: `/entities/types/${s.bigTypes[1]}/attributes`,
+            body: {
+              name: `over${i}`,
+              value_type: 'string',
+              cardinality: 'single',
+              allowed_values: Array.from({ length: 1000 }, (_, k) => `${k}-${'w'.repeat(1000)}`),
+            },
+          },
+  },
+  {
+    name: 'entity-read-big',
+    label: 'GET /entities/{guid} of an entity holding 4 MB of values',
+    doors: ['getEntity'],
+    expected: ['200', ...ADMITTED],
+    requests: 64,
+    concurrency: 32,
+    request: (s) => ({ method: 'GET', path: `/entities/${s.bigEntity}` }),
+  },
+  {
+    name: 'filters-4x100',
+    label: 'GET /entities: 4 conditions of 100 guids each',
+    doors: ['listEntities'],
+    expected: ['200', ...ADMITTED],
+    requests: 256,
+    concurrency: 32,
+    request: (s) => ({
+      method: 'GET',
+      path: `/entities?type_guid=${s.taggedType}${Array.from({ length: 4 }, () => `&where=tags:${[...guids(99), s.tags[0]].join(',')}`).join('')}&page_size=500`,
+    }),
+  },
+  {
+    name: 'query-10x100',
+    label: 'POST /entities/query: the largest filter, 10 conditions of 100 guids',
+    doors: ['queryEntities'],
+    expected: ['200', ...ADMITTED],
+    requests: 256,
+    concurrency: 32,
+    request: (s) => ({
+      method: 'POST',
+      path: '/entities/query',
+      body: {
+        type_guid: s.taggedType,
+        where: Array.from({ length: 10 }, (_, k) => ({
+          attribute: 'tags',
+          any_of: [...guids(99), s.tags[k % 3]],
+        })),
+        page_size: 500,
+      },
+    }),
+  },
+  {
+    name: 'lookup-1000',
+    label: 'POST /entities/lookup: 1,000 identifiers',
+    doors: ['lookup'],
+    expected: ['200', ...ADMITTED],
+    requests: 256,
+    concurrency: 32,
+    request: (s) => ({
+      method: 'POST',
+      path: '/entities/lookup',
+      body: { identifiers: [...guids(999), s.bigEntity] },
+    }),
+  },
+  // ——— history and the feed ———
+  {
+    name: 'history-4mb',
+    label: 'GET /entities/types/{guid}/history?page_size=500 of a type with 4 MB of records',
+    doors: ['typeHistory'],
+    expected: ['200', ...ADMITTED],
+    requests: 192,
+    concurrency: 32,
+    request: (s, i) => ({
+      method: 'GET',
+      path: `/entities/types/${s.bigTypes[i % s.bigTypes.length]}/history?page_size=500`,
+    }),
+  },
+  {
+    name: 'feed-pages',
+    label: 'GET /entities/changes?page_size=500 from the start of a tenant with megabytes of records',
+    doors: ['listChanges'],
+    expected: ['200', ...ADMITTED],
+    requests: 192,
+    concurrency: 32,
+    request: () => ({ method: 'GET', path: '/entities/changes?page_size=500' }),
+  },
+  // ——— types and attributes ———
+  {
+    name: 'type-pages',
+    label: 'GET /entities/types?page_size=500, and types by guid and by name',
+    doors: ['listEntityTypes', 'getEntityType', 'getEntityTypeByName'],
+    expected: ['200'],
+    requests: 640,
+    concurrency: 64,
+    request: (s, i) =>
+      i % 3 === 0
+        ? { method: 'GET', path: '/entities/types?page_size=500' }
+        : i % 3 === 1
+          ? { method: 'GET', path: `/entities/types/${s.bigTypes[0]}` }
+          : { method: 'GET', path: `/entities/types/by-name/${encodeURIComponent(s.plainTypeName)}` },
+  },
+  {
+    name: 'tokens-in-paths',
+    label: 'another token in a path: by-name/Bearer%20<JWT>, dots as %2E, glued, in a cursor (never logged)',
+    doors: ['getEntityTypeByName', 'listEntityTypes'],
+    expected: ['404 unknown_entity_type', '400 name_too_long', '404 not_found', '400 invalid_cursor'],
+    requests: 128,
+    concurrency: 32,
+    request: (s, i) => {
+      const [h, p, sig] = s.stray.split('.');
+      const paths = [
+        `/entities/types/by-name/Bearer%20${s.stray}`,
+        `/entities/types/by-name/${h}%2E${p}%2E${sig}`,
+        `/${h}%2E${p}%2E${sig}`,
+        `/entities/types?cursor=x${s.stray}`,
+      ];
+      return { method: 'GET', path: paths[i % paths.length] as string };
+    },
+  },
+  {
+    name: 'attributes-4mb',
+    label: 'GET /entities/types/{guid}/attributes of a type with 4 MB of enumerations',
+    doors: ['listAttributes'],
+    expected: ['200', ...ADMITTED],
+    requests: 192,
+    concurrency: 32,
+    request: (s, i) => ({
+      method: 'GET',
+      path: `/entities/types/${s.bigTypes[i % s.bigTypes.length]}/attributes`,
+    }),
+  },
+  {
+    name: 'withdraw-dry-run',
+    label: 'DELETE …/attributes/{name}?dry_run=true on a type with 60,000 instances carrying the value',
+    doors: ['withdrawAttribute'],
+    expected: ['200'],
+    requests: 64,
+    concurrency: 16,
+    request: (s) => ({ method: 'DELETE', path: `/entities/attributes/${s.countedType}/n?dry_run=true` }),
+  },
+  {
+    name: 'rename-delete',
+    label: 'PATCH to the name it has (writes nothing), DELETE of a type other definitions reference',
+    doors: ['renameEntityType', 'deleteEntityType'],
+    expected: ['200', '409 type_referenced', '404 unknown_entity_type'],
+    requests: 256,
+    concurrency: 32,
+    request: (s, i) =>
+      i % 2 === 0
+        ? { method: 'PATCH', path: `/entities/types/${s.plainType}`, body: { name: s.plainTypeName } }
+        : { method: 'DELETE', path: `/entities/types/${randomUUID()}` },
+  },
+  {
+    name: 'create-type-big-body',
+    label: 'POST /entities/types with a 6 MB body of padding around the name',
+    doors: ['createEntityType'],
+    expected: ['200', '201', ...ADMITTED],
+    requests: 64,
+    concurrency: 32,
+    request: (_s, i) => ({
+      method: 'POST',
+      path: '/entities/types',
+      body: { name: `Padded ${i % 4}`, padding: 'p'.repeat(6 * 1024 * 1024) },
+    }),
+  },
+  // ——— operators and public documents ———
+  {
+    name: 'operators',
+    label: 'operators: a purge run, 1,000 log lines, the engine cache, metrics',
+    doors: ['purge', 'logs', 'engineCache', 'metrics'],
+    expected: ['200', '409 purge_already_running', ...ADMITTED],
+    requests: 128,
+    concurrency: 16,
+    request: (_s, i) => {
+      const shapes: DoorRequest[] = [
+        { method: 'POST', path: '/admin/jobs/purge', auth: 'operator', body: {} },
+        { method: 'GET', path: '/admin/logs?limit=1000', auth: 'operator' },
+        { method: 'GET', path: '/admin/engine-cache', auth: 'operator' },
+        { method: 'GET', path: '/metrics', auth: 'operator' },
+      ];
+      return shapes[i % shapes.length] as DoorRequest;
+    },
+  },
+  {
+    name: 'public',
+    label:
+      'no token: health, readiness, the OpenAPI document, the model schema, the pages and an asset, GraphiQL',
+    doors: [
+      'healthz',
+      'readyz',
+      'openapi',
+      'metamodelSchema',
+      'page /docs',
+      'page /docs/',
+      'page /assets/:name',
+    ],
+    expected: ['200'],
+    requests: 640,
+    concurrency: 64,
+    request: (s, i) => {
+      const shapes: DoorRequest[] = [
+        { method: 'GET', path: '/healthz', auth: 'none' },
+        { method: 'GET', path: '/readyz', auth: 'none' },
+        { method: 'GET', path: '/openapi.json', auth: 'none' },
+        { method: 'GET', path: '/schemas/metamodel.json', auth: 'none' },
+        { method: 'GET', path: '/docs', auth: 'none' },
+        { method: 'GET', path: '/docs/', auth: 'none' },
+        { method: 'GET', path: s.asset, auth: 'none' },
+        { method: 'GET', path: '/graphql', auth: 'none', headers: { accept: 'text/html' } },
+      ];
+      return shapes[i % shapes.length] as DoorRequest;
+    },
+  },
+  // ——— GraphQL ———
+  {
+    name: 'graphql-get-pages',
+    label: 'GraphQL over GET: entityTypes(first: 500) with their attributes',
+    doors: ['graphqlGet', 'Query.entityTypes', 'EntityType.attributes'],
+    expected: ['200 data', '200 query_too_costly', ...ADMITTED],
+    requests: 256,
+    concurrency: 32,
+    request: () => ({
+      method: 'GET',
+      path: `/graphql?query=${encodeURIComponent('{ entityTypes(first: 500) { edges { node { name attributes { name } } } } }')}`,
+    }),
+  },
+  {
+    name: 'graphql-definitions',
+    label: 'GraphQL: a type with 4 MB of enumerations, every field of its definitions, aliased',
+    doors: [
+      'Query.entityType',
+      'EntityType.attributes',
+      'EntityType.attributeUsage',
+      'EntityType.parentType',
+      'AttributeDefinition.allowedValues',
+      'AttributeDefinition.defaultValue',
+      'AttributeDefinition.allowedRefType',
+      'AttributeDefinition.ownerType',
+    ],
+    expected: ['200 data', '200 result_too_large', '200 query_too_costly', ...ADMITTED],
+    requests: 128,
+    concurrency: 32,
+    request: (s, i) =>
+      gql(
+        `{ ${aliased(
+          1 + (i % 3),
+          `entityType(guid: "${s.bigTypes[i % s.bigTypes.length]}") { attributeUsage { used } parentType { name } attributes { allowedValues defaultValue allowedRefType { name } ownerType { name } } }`,
+        )} }`,
+      ),
+  },
+  {
+    name: 'graphql-withdrawn',
+    label: 'GraphQL: withdrawnAttributes(first: 500) { valuesRemaining } of a type with 60,000 instances',
+    doors: ['EntityType.withdrawnAttributes', 'WithdrawnAttribute.valuesRemaining'],
+    expected: ['200 data', '200 query_timeout', '200 query_too_costly', ...ADMITTED],
+    requests: 64,
+    concurrency: 16,
+    request: (s, i) =>
+      gql(
+        `{ entityType(guid: "${s.withdrawnType}") { withdrawnAttributes(first: ${i % 2 ? 500 : 10}) { valuesRemaining definition { name } } } }`,
+      ),
+  },
+  {
+    name: 'graphql-history-feed',
+    label: 'GraphQL: histories of the heavy types, and the feed, 500 at a time',
+    doors: ['EntityType.history', 'Query.modelChanges', 'Query.entityTypeByName'],
+    expected: ['200 data', '200 result_too_large', '200 query_too_costly', ...ADMITTED],
+    requests: 128,
+    concurrency: 32,
+    request: (s, i) =>
+      i % 2 === 0
+        ? gql(
+            `{ ${s.bigTypeNames
+              .slice(0, 4)
+              .map(
+                (n, k) =>
+                  `t${k}: entityTypeByName(name: ${JSON.stringify(n)}) { history(first: 500) { edges { node { after } } } }`,
+              )
+              .join(' ')} }`,
+          )
+        : gql('{ modelChanges(first: 500) { changes { after } nextCursor } }'),
+  },
+  {
+    name: 'graphql-entities',
+    label: 'GraphQL: entities(where: 10 conditions of 100 guids, first: 500)',
+    doors: ['Query.entities'],
+    expected: ['200 data', ...ADMITTED],
+    requests: 128,
+    concurrency: 32,
+    request: (s) =>
+      gql(
+        'query($t: ID!, $w: [EntityReferenceFilter!]) { entities(typeGuid: $t, where: $w, first: 500) { entities { name } } }',
+        {
+          t: s.taggedType,
+          w: Array.from({ length: 10 }, (_, k) => ({
+            attribute: 'tags',
+            anyOf: [...guids(99), s.tags[k % 3]],
+          })),
+        },
+      ),
+  },
+  {
+    name: 'graphql-mutations',
+    label:
+      'GraphQL mutations: create-or-get, declare over the budgets, a withdrawal dry run, a delete refused',
+    doors: [
+      'Mutation.createEntityType',
+      'Mutation.declareAttribute',
+      'Mutation.withdrawAttribute',
+      'Mutation.deleteEntityType',
+      'Mutation.renameEntityType',
+    ],
+    expected: [
+      '200 data',
+      '200 defaults_too_large',
+      '200 type_referenced',
+      '200 unknown_entity_type',
+      ...ADMITTED,
+    ],
+    requests: 160,
+    concurrency: 32,
+    request: (s, i) => {
+      const shapes = [
+        gql('mutation { createEntityType(name: "Storm GraphQL") { created } }'),
+        gql(
+          `mutation($i: DeclareAttributeInput!) { declareAttribute(typeGuid: "${s.defaultsType}", input: $i) { attribute { name } } }`,
+          {
+            i: {
+              name: 'graphql over',
+              valueType: 'string',
+              cardinality: 'single',
+              defaultValue: 'y'.repeat(65_000),
+            },
+          },
+        ),
+        gql(
+          `mutation { withdrawAttribute(typeGuid: "${s.countedType}", name: "n", dryRun: true) { impact { instances complete } } }`,
+        ),
+        gql(`mutation { deleteEntityType(guid: "${randomUUID()}") { deleted } }`),
+        gql(`mutation { renameEntityType(guid: "${s.plainType}", name: "${s.plainTypeName}") { name } }`),
+      ];
+      return shapes[i % shapes.length] as DoorRequest;
+    },
+  },
+  // Last: once past the tenant's key cap, its keyed requests are refused.
+  {
+    name: 'keyed-many-keys',
+    label: 'POST /entities/types: a new Idempotency-Key each, past the tenant cap (the storm runs with 500)',
+    doors: ['createEntityType'],
+    expected: ['201', '429 idempotency_keys_exhausted'],
+    requests: 800,
+    concurrency: 32,
+    request: (_s, i) => ({
+      method: 'POST',
+      path: '/entities/types',
+      headers: { 'idempotency-key': `many-${i}` },
+      body: { name: `Keyed ${i}` },
+    }),
+  },
+];

@@ -1,0 +1,167 @@
+// What the door storm's shapes need in the attacking tenant: types holding 4 MB of enumerations (megabytes of
+// history, 4 MB listings, a model past its bounds), a type whose defaults fill their budget, tagged entities, a type
+// with 60,000 instances carrying a value (written in bulk through src/db), an entity of megabytes, withdrawn
+// definitions, a plain type, and a dashboard row written under a key by the platform role.
+
+import { randomUUID } from 'node:crypto';
+import type { Driver } from 'neo4j-driver';
+import { valueProperty } from '../src/db/attributes.js';
+import { insertEntities } from '../src/db/entities.js';
+import { createExecutor } from '../src/db/executor.js';
+import type { DoorSetup } from './door-shapes.js';
+import type { Api } from './service.js';
+
+const HEAVY_TYPES = 8;
+const COUNTED = 60_000;
+
+async function must(api: Api, what: string, method: string, url: string, body?: unknown, ok = [200, 201]) {
+  const res = await api.call(method, url, body);
+  if (!ok.includes(res.status)) {
+    throw new Error(`storm setup: ${what} answered ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: setup reads a few known fields of the answers it asked for
+  return res.json.DATA as Record<string, any>;
+}
+
+export async function setUpStorm(p: {
+  api: Api;
+  driver: Driver;
+  auth: DoorSetup['auth'];
+  stray: string;
+  base: string;
+}): Promise<DoorSetup> {
+  const { api } = p;
+  const type = async (name: string) =>
+    (await must(api, `type ${name}`, 'POST', '/entities/types', { name })).entity_type.guid as string;
+  const declare = (guid: string, body: Record<string, unknown>) =>
+    must(api, `declaring ${String(body.name)}`, 'POST', `/entities/types/${guid}/attributes`, body);
+
+  // Heavy types: 4 enumerations of 1,000 values of about 1 KB each (4 MB a type, 32 MB in all).
+  const bigTypeNames = Array.from({ length: HEAVY_TYPES }, (_, i) => `Heavy ${i}`);
+  const bigTypes: string[] = [];
+  for (const name of bigTypeNames) {
+    const guid = await type(name);
+    bigTypes.push(guid);
+    for (let e = 0; e < 4; e++) {
+      await declare(guid, {
+        name: `enum${e}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: Array.from({ length: 1000 }, (_, k) => `${e}-${k}-${'v'.repeat(1000)}`),
+      });
+    }
+  }
+  // Defaults filling their budget: 64 defaults of 4 KB of JSON.
+  const defaultsType = await type('Defaulted');
+  for (let d = 0; d < 64; d++) {
+    await declare(defaultsType, {
+      name: `d${d}`,
+      value_type: 'string',
+      cardinality: 'single',
+      default_value: `${String(d).padStart(2, '0')}${'x'.repeat(4096 - 4)}`,
+    });
+  }
+  // Tagged entities: three tags, 600 entities each tagged with some of them.
+  const tagType = (await must(api, 'the tag type', 'GET', '/entities/types/by-name/tag')).entity_type
+    .guid as string;
+  const tags: string[] = [];
+  for (const name of ['pii', 'gold', 'raw']) {
+    tags.push(
+      (await must(api, `tag ${name}`, 'POST', '/entities', { type_guid: tagType, name })).entity.guid,
+    );
+  }
+  const taggedType = await type('Tagged');
+  for (let i = 0; i < 600; i += 30) {
+    await Promise.all(
+      Array.from({ length: 30 }, (_, k) =>
+        must(api, 'a tagged entity', 'POST', '/entities', {
+          type_guid: taggedType,
+          name: `row ${i + k}`,
+          values: { tags: tags.filter((_, t) => (i + k) % (t + 2) === 0) },
+        }),
+      ),
+    );
+  }
+  // A type with 60,000 instances carrying a value, written in bulk the way the service writes entities.
+  const countedType = await type('Counted');
+  await declare(countedType, { name: 'n', value_type: 'number', cardinality: 'single' });
+  const withdrawnType = await type('Withdrawn');
+  for (const name of ['gone1', 'gone2']) {
+    await declare(withdrawnType, { name, value_type: 'number', cardinality: 'single' });
+  }
+  const tenant =
+    (await must(api, 'the tenant', 'GET', '/entities/types?page_size=1')) && tenantOf(p.auth.attacker);
+  const db = createExecutor(p.driver, undefined);
+  for (let i = 0; i < COUNTED; i += 5_000) {
+    const batch = Array.from({ length: 5_000 }, (_, k) => {
+      const n = i + k;
+      return [countedType, withdrawnType].map((typeGuid) => ({
+        guid: randomUUID(),
+        name: `e${n}`,
+        name_key: `e${n}`,
+        type_guid: typeGuid,
+        properties: { [valueProperty('n')]: n, [valueProperty('gone1')]: n, [valueProperty('gone2')]: n },
+        refs: [],
+      }));
+    }).flat();
+    await db.write((run) => insertEntities(run, tenant, batch));
+  }
+  for (const name of ['gone1', 'gone2']) {
+    await must(api, `withdrawing ${name}`, 'DELETE', `/entities/attributes/${withdrawnType}/${name}`);
+  }
+  // An entity of megabytes: a type of 4 string attributes, each value 1 MB.
+  const bigEntityType = await type('Big entity');
+  for (let b = 0; b < 4; b++)
+    await declare(bigEntityType, { name: `b${b}`, value_type: 'string', cardinality: 'multi' });
+  const bigEntity = (
+    await must(api, 'the big entity', 'POST', '/entities', {
+      type_guid: bigEntityType,
+      name: 'big',
+      values: Object.fromEntries(
+        Array.from({ length: 4 }, (_, b) => [
+          `b${b}`,
+          Array.from({ length: 20 }, (_, k) => `${k}${'z'.repeat(50_000)}`),
+        ]),
+      ),
+    })
+  ).entity.guid as string;
+  // A plain type, and a dashboard row the platform role wrote under a key.
+  const plainTypeName = 'Plain';
+  const plainType = await type(plainTypeName);
+  const platform = { ...api, authorization: p.auth.platform };
+  const board = await fetch(`${p.base}/platform/dashboards`, {
+    method: 'POST',
+    headers: {
+      authorization: platform.authorization,
+      'content-type': 'application/json',
+      'idempotency-key': 'dashboard-key',
+    },
+    body: JSON.stringify({ name: 'Storm board' }),
+  });
+  if (board.status !== 201 && board.status !== 200)
+    throw new Error(`storm setup: the dashboard answered ${board.status}`);
+  // An asset of the reference page.
+  const docs = await (await fetch(`${p.base}/docs`)).text();
+  const asset = /(\/assets\/[^"']+\.js)/.exec(docs)?.[1] ?? '/assets/none.js';
+  return {
+    auth: p.auth,
+    stray: p.stray,
+    bigTypes,
+    bigTypeNames,
+    defaultsType,
+    taggedType,
+    tags,
+    countedType,
+    bigEntity,
+    withdrawnType,
+    plainType,
+    plainTypeName,
+    asset,
+  };
+}
+
+/** The tenant a bearer token names (the storm minted it: its payload is trusted here). */
+function tenantOf(authorization: string): string {
+  const payload = authorization.replace(/^Bearer /, '').split('.')[1] as string;
+  return (JSON.parse(Buffer.from(payload, 'base64url').toString()) as { tenant: string }).tenant;
+}

@@ -1,0 +1,146 @@
+// The door storm's traffic: each shape of bench/door-shapes.ts sent at its concurrency over keep-alive connections,
+// every answer read whole and classified ("status reason"), its size and the statements it cost (x-db-queries)
+// kept per door, so that the run can hold each door to its stated budget under attack.
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { DoorRequest, DoorSetup, DoorShape } from './door-shapes.js';
+import { percentile } from './lib.js';
+import { answerKey } from './storm.js';
+
+export interface DoorShapeResult {
+  name: string;
+  label: string;
+  doors: string[];
+  requests: number;
+  concurrency: number;
+  /** Answers by "status reason". */
+  answers: Record<string, number>;
+  /** Answers not among the shape's expected ones. */
+  unexpected: Record<string, number>;
+  ms: number;
+  answerMs: { p50: number; p99: number; max: number };
+  /** The largest answer (bytes) and the most statements one request cost. */
+  largestAnswer: number;
+  mostStatements: number;
+  /** When the shape ran (epoch ms), for the probes' windows. */
+  from: number;
+  to: number;
+}
+
+/** Enough of an answer to read its reason; the rest is counted. */
+const KEEP = 64 * 1024;
+const epoch = () => performance.timeOrigin + performance.now();
+
+function send(
+  port: number,
+  agent: http.Agent,
+  setup: DoorSetup,
+  r: DoorRequest,
+  body: Buffer | undefined,
+): Promise<{ key: string; bytes: number; statements: number; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const auth = r.auth ?? 'attacker';
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      method: r.method,
+      path: r.path,
+      agent,
+      headers: {
+        ...(auth === 'none' ? {} : { authorization: setup.auth[auth] }),
+        ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}),
+        ...r.headers,
+      },
+      timeout: 120_000,
+    });
+    const done = (key: string, bytes = 0, statements = 0) =>
+      resolve({ key, bytes, statements, ms: performance.now() - started });
+    req.on('timeout', () => {
+      req.destroy();
+      done('timeout');
+    });
+    req.on('error', () => done('reset'));
+    req.on('response', (res) => {
+      const kept: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        if (bytes < KEEP) kept.push(chunk);
+        bytes += chunk.length;
+      });
+      res.on('end', () => {
+        // A REST success counts as its status, a GraphQL one as "200 data", a refusal as "status reason"; a page,
+        // metrics text or an answer too large to keep as its status (a large GraphQL one as data).
+        const status = res.statusCode ?? 0;
+        const json = String(res.headers['content-type'] ?? '').includes('json');
+        const key = !json
+          ? String(status)
+          : bytes > KEEP
+            ? r.path.startsWith('/graphql')
+              ? `${status} data`
+              : String(status)
+            : answerKey(status, Buffer.concat(kept).toString());
+        done(key, bytes, Number(res.headers['x-db-queries'] ?? 0));
+      });
+      res.on('error', () => done('reset'));
+    });
+    req.end(body);
+  });
+}
+
+/** Runs one shape to its end; a body of more than 64 KB is made once per eight requests (the client's own cost). */
+export async function runDoorShape(
+  port: number,
+  setup: DoorSetup,
+  shape: DoorShape,
+  /** Keep sending until this long has passed (so that the victim's requests meanwhile are enough for a p99). */
+  minMs = 0,
+): Promise<DoorShapeResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: shape.concurrency });
+  const bodies = new Map<number, Buffer>();
+  const bodyOf = (i: number, r: DoorRequest) => {
+    if (r.body === undefined) return undefined;
+    const cached = bodies.get(i % 8);
+    if (cached) return cached;
+    const buffer = Buffer.from(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
+    if (buffer.length > 64 * 1024) bodies.set(i % 8, buffer);
+    return buffer;
+  };
+  const answers: Record<string, number> = {};
+  const times: number[] = [];
+  let largestAnswer = 0;
+  let mostStatements = 0;
+  let next = 0;
+  const from = epoch();
+  const started = performance.now();
+  const worker = async () => {
+    while (next < shape.requests || performance.now() - started < minMs) {
+      const i = next++;
+      const r = shape.request(setup, i);
+      const out = await send(port, agent, setup, r, bodyOf(i, r));
+      answers[out.key] = (answers[out.key] ?? 0) + 1;
+      times.push(out.ms);
+      largestAnswer = Math.max(largestAnswer, out.bytes);
+      mostStatements = Math.max(mostStatements, out.statements);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(shape.concurrency, shape.requests) }, worker));
+  agent.destroy();
+  times.sort((a, b) => a - b);
+  const unexpected = Object.fromEntries(Object.entries(answers).filter(([k]) => !shape.expected.includes(k)));
+  return {
+    name: shape.name,
+    label: shape.label,
+    doors: shape.doors,
+    requests: next,
+    concurrency: shape.concurrency,
+    answers,
+    unexpected,
+    ms: performance.now() - started,
+    answerMs: { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1] ?? 0 },
+    largestAnswer,
+    mostStatements,
+    from,
+    to: epoch(),
+  };
+}

@@ -349,7 +349,7 @@ builder.mutationFields((t) => ({
   declareAttribute: t.field({
     type: DeclareAttributePayload,
     description:
-      'Declare an attribute definition on a type (dryRun: validate and report only). Refusals besides those of the input fields: unknown_entity_type, base_type_not_owner (the root type entity), too_many_attribute_defs (200 live definitions).',
+      'Declare an attribute definition on a type (dryRun: validate and report only). Refusals besides those of the input fields: unknown_entity_type, base_type_not_owner (the root type entity), too_many_attribute_defs (200 live definitions), attribute_defs_too_large (4 MB of enumerations and defaults), defaults_too_large (256 KiB of defaults).',
     args: {
       typeGuid: t.arg.id({ required: true, description: 'Guid of the type to declare on.' }),
       input: t.arg({ type: DeclareAttributeInput, required: true, description: 'The declaration.' }),

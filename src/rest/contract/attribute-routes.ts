@@ -2,7 +2,11 @@
 
 import { z } from 'zod';
 import { AttributeRow, guid, WithdrawImpact } from '../../contract/wire.js';
-import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
+import {
+  MAX_ATTRIBUTE_DEFS,
+  MAX_TYPE_DEFAULTS_JSON_BYTES,
+  MAX_TYPE_DEFINITIONS_JSON_BYTES,
+} from '../../model/limits.js';
 import { DECLARATION_RULE_REASONS, DeclareBody } from './bodies.js';
 import { dryRun, guidParams, NAME_DOC, PLATFORM_NAME_DOC, type RouteDoc, route } from './fields.js';
 import { AttributeState } from './rows.js';
@@ -14,7 +18,7 @@ export const ATTRIBUTE_ROUTES = {
     operationId: 'declareAttribute',
     tag: 'Attributes',
     summary: 'Declare an attribute definition on a type',
-    description: `At most ${MAX_ATTRIBUTE_DEFS} live definitions per type. With \`dry_run\` nothing is written.`,
+    description: `At most ${MAX_ATTRIBUTE_DEFS} live definitions per type, holding at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} characters of enumerations and defaults together (\`attribute_defs_too_large\`), of which at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} of defaults (\`defaults_too_large\`: every entity created without those values carries them). With \`dry_run\` nothing is written.`,
     auth: 'bearer',
     params: guidParams,
     query: z.looseObject({ dry_run: dryRun }),

@@ -110,8 +110,10 @@ export const httpHooks = fp(
             ? payload.length
             : 0;
       const statements = req.ctx?.stats.queries ?? 0;
+      // A transaction run again after a transient error sends its statements again.
+      const allowed = budget.statements * (1 + (req.ctx?.stats.retries ?? 0));
       for (const [bound, over] of [
-        ['statements', statements > budget.statements],
+        ['statements', statements > allowed],
         ['answer_bytes', bytes > budget.answerBytes],
       ] as const) {
         if (!over) continue;

@@ -32,6 +32,8 @@ export interface QueryStats {
   written?: string[];
   /** The request's trace, when tracing is on: each statement gets a span under its current span. */
   trace?: RequestTrace;
+  /** Transactions the storage policy ran again after a transient error (each sends its statements again). */
+  retries?: number;
 }
 
 /** A time limit reads of one request must keep (a GraphQL query's budget). */
@@ -154,7 +156,12 @@ export function createExecutor(
   const policy: Pick<typeof breaker, 'run'> = {
     async run(attempt) {
       admit?.();
-      return breaker.run(attempt);
+      let attempts = 0;
+      return breaker.run((committing) => {
+        attempts += 1;
+        if (attempts > 1) stats.retries = (stats.retries ?? 0) + 1;
+        return attempt(committing);
+      });
     },
   };
 

@@ -8,7 +8,10 @@ export const KB = 1024;
 export const MB = 1024 * 1024;
 
 export interface DoorBudget {
-  /** Database statements one request sends at most (the x-db-queries answer header counts them). */
+  /**
+   * Database statements one request sends at most (the x-db-queries answer header counts them); a transaction the
+   * storage policy runs again after a transient error (a deadlock, a leader switch) sends its statements again.
+   */
   statements: number;
   /** What those statements read at most, in words: rows, bytes, and the bounds that hold them. */
   reads: string;

@@ -148,8 +148,9 @@ export const ROUTE_BUDGETS = {
   },
   // ——— entities ———
   createEntity: {
-    statements: 8 + KEYED,
-    reads: "the type's live definitions (at most 200, 4 MB), the referents of its references (index seeks)",
+    statements: 16 + KEYED,
+    reads:
+      "the type's live definitions (at most 200, 4 MB), the referents of its references (index seeks); read and written again, at most three times in all, when the definitions change meanwhile (concurrent_change)",
     answerBytes: ENTITY,
     memoryBytes: 3 * ENTITY,
     admission: 'light',

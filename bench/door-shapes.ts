@@ -88,6 +88,70 @@ export const DOOR_SHAPES: DoorShape[] = [
     }),
   },
   {
+    name: 'apply-50-types',
+    label:
+      'POST /entities/model/apply: the 50-type document, withdrawals allowed (refused at its plan, before a write)',
+    doors: ['applyModel'],
+    expected: ['400 model_too_large', ...ADMITTED],
+    requests: 64,
+    concurrency: 32,
+    request: (s) => ({
+      method: 'POST',
+      path: '/entities/model/apply',
+      body: {
+        allow_withdraw: true,
+        document: {
+          format: 'entity-metamodel/v1',
+          types: [...s.bigTypeNames, ...Array.from({ length: 42 }, (_, i) => `Absent ${i}`)].map((name) => ({
+            name,
+            attributes: [],
+          })),
+        },
+      },
+    }),
+  },
+  {
+    name: 'apply-510-steps',
+    label:
+      "POST /entities/model/apply: 3 new types of 170 definitions (510 steps, past one request's 500), with the longest reason",
+    doors: ['applyModel'],
+    expected: ['200', '409 model_changed', ...ADMITTED],
+    requests: 8,
+    concurrency: 8,
+    request: () => ({
+      method: 'POST',
+      path: '/entities/model/apply',
+      headers: { 'x-change-reason': 'r'.repeat(500) },
+      body: {
+        document: {
+          format: 'entity-metamodel/v1',
+          types: ['Storm Apply A', 'Storm Apply B', 'Storm Apply C'].map((name) => ({
+            name,
+            attributes: Array.from({ length: 170 }, (_, i) => ({
+              name: `field_${i}`,
+              value_type: 'string',
+              cardinality: 'single',
+            })),
+          })),
+        },
+      },
+    }),
+  },
+  {
+    name: 'reason-too-long',
+    label: 'A declaration with an 8 KB X-Change-Reason (refused before a statement)',
+    doors: ['declareAttribute'],
+    expected: ['400 invalid_change_reason', ...ADMITTED],
+    requests: 256,
+    concurrency: 32,
+    request: (s) => ({
+      method: 'POST',
+      path: `/entities/types/${s.plainType}/attributes`,
+      headers: { 'x-change-reason': 'r'.repeat(8 * 1024) },
+      body: { name: 'never_declared', value_type: 'string', cardinality: 'single' },
+    }),
+  },
+  {
     name: 'export',
     label: 'GET /entities/model of a tenant holding more than the model bounds',
     doors: ['exportModel'],

@@ -91,7 +91,7 @@ export async function setUpStorm(p: {
   }
   const tenant =
     (await must(api, 'the tenant', 'GET', '/entities/types?page_size=1')) && tenantOf(p.auth.attacker);
-  const db = createExecutor(p.driver, undefined);
+  const db = createExecutor(p.driver);
   for (let i = 0; i < COUNTED; i += 5_000) {
     const batch = Array.from({ length: 5_000 }, (_, k) => {
       const n = i + k;

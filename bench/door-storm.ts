@@ -105,7 +105,7 @@ async function main(): Promise<number> {
       }
     }
     const driver = createDriver({ uri });
-    await migrate(createExecutor(driver, undefined));
+    await migrate(createExecutor(driver));
     const secret = `storm-${Math.random().toString(36).slice(2)}-0123456789abcdefghijklmnopqrstuvwxyz`;
     const production = productionSettings();
     const svc = await startService(uri, secret, work, undefined, {

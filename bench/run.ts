@@ -90,7 +90,7 @@ async function main(): Promise<number> {
       log(`Using NEO4J_URI=${uri} (Neo4j's CPU is not measured: its process is not ours)`);
     }
     driver = createDriver({ uri, user: env.NEO4J_USER, password: env.NEO4J_PASSWORD });
-    const exec = createExecutor(driver, DATABASE);
+    const exec = createExecutor(driver, { database: DATABASE });
     await migrate(exec);
     mark('neo4j');
 

@@ -93,10 +93,10 @@ async function main() {
   }
   const driver = createDriver({ uri, user: process.env.NEO4J_USER, password: process.env.NEO4J_PASSWORD });
   try {
-    await migrate(createExecutor(driver, process.env.NEO4J_DATABASE));
+    await migrate(createExecutor(driver, { database: process.env.NEO4J_DATABASE }));
     const { withVersion, withoutVersion } = await statements();
     const tenant = `write-cost-${Date.now()}`;
-    await createExecutor(driver, process.env.NEO4J_DATABASE).write((run) =>
+    await createExecutor(driver, { database: process.env.NEO4J_DATABASE }).write((run) =>
       createModelVersionShards(run, tenant),
     );
     let n = 0;

@@ -110,7 +110,7 @@ export async function startThrowawayNeo4j(options: {
     }
     console.log(`Neo4j: ${uri}`);
     driver = createDriver({ uri, user: env.NEO4J_USER, password: env.NEO4J_PASSWORD });
-    await migrate(createExecutor(driver, env.NEO4J_DATABASE));
+    await migrate(createExecutor(driver, { database: env.NEO4J_DATABASE }));
     return {
       uri,
       user: env.NEO4J_USER,

@@ -14,7 +14,7 @@ import {
   type StoredAttribute,
 } from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
-import type { Executor, QueryStats } from './db/executor.js';
+import type { Executor, QueryStats, WriteGuard } from './db/executor.js';
 import type { IdempotencyScope, KeyOwner } from './db/idempotency.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
@@ -97,6 +97,10 @@ export interface RequestContext {
   };
   /** This request's reads through the model cache (its model version is read once, on first use). */
   modelScope: ModelReadScope;
+  /** What every write transaction of the request runs first and last (a precondition: a model apply's). */
+  writes: { guard?: WriteGuard };
+  /** Why the caller makes its changes, when it said (X-Change-Reason, GraphQL `reason`): in their change records. */
+  changeReason?: string;
   /**
    * The request's Idempotency-Key (services/idempotency.ts): `pending` once sent and well-formed, until the door
    * takes the key's turn; then `scope` (its write is committed with the answer) and `end` (the turn's end), or
@@ -138,16 +142,18 @@ export function createContext(
     ...(clientBookmarks.length > 0 ? { bookmarks: clientBookmarks } : {}),
   };
   const operation: RequestContext['operation'] = { budget: null };
+  const writes: RequestContext['writes'] = {};
   // A GraphQL query's reads get the time its budget has left.
   const keyed: RequestContext['keyed'] = {};
-  const db = services.db.withStats(
+  const db = services.db.forRequest({
     stats,
-    {
+    deadline: {
       remainingMs: () => operation.budget?.remainingMs(),
       expire: () => (operation.budget as OperationBudget).expire(),
     },
-    () => keyed.scope,
-  );
+    idempotency: () => keyed.scope,
+    guard: () => writes.guard,
+  });
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;
   const typesSeen = new Map<string, StoredType>();
@@ -220,6 +226,7 @@ export function createContext(
     operation,
     modelScope,
     keyed,
+    writes,
     loaders: {
       get entityTypeByGuid() {
         return entityTypeByGuid();

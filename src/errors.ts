@@ -45,6 +45,7 @@ export const REFUSALS = {
   invalid_idempotency_key: 400,
   idempotency_key_reused: 422,
   idempotency_key_not_supported: 400,
+  invalid_change_reason: 400,
   idempotency_answer_too_large: 422,
   idempotency_keys_exhausted: 429,
   tenant_busy: 429,
@@ -72,6 +73,9 @@ export const REFUSALS = {
   purge_already_running: 409,
   invalid_model: 400,
   model_too_large: 400,
+  model_changed: 409,
+  plan_not_applicable: 409,
+  tenant_mismatch: 409,
   invalid_url: 400,
   uri_too_long: 414,
   invalid_request: 400,
@@ -106,6 +110,8 @@ export const statusOf = (reason: Reason): number => REFUSALS[reason];
 
 export class AppError extends Error {
   readonly status: number;
+  /** What the refusal says beside its reason (REST: in DATA; GraphQL: in the error's extensions). */
+  details?: Record<string, unknown>;
   constructor(
     readonly reason: Reason,
     message: string,
@@ -115,6 +121,12 @@ export class AppError extends Error {
     super(message);
     this.name = 'AppError';
     this.status = REFUSALS[reason];
+  }
+
+  /** The same refusal, saying `details` beside its reason. */
+  with(details: Record<string, unknown>): this {
+    this.details = { ...this.details, ...details };
+    return this;
   }
 }
 

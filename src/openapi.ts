@@ -7,6 +7,7 @@ import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } fro
 import { components } from './contract/wire.js';
 import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import { type Reason, statusOf } from './errors.js';
+import { CHANGE_REASON_MAX } from './resolvers/change-author.js';
 import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, success } from './rest/schemas.js';
 import { IDEMPOTENCY_LIMITS } from './services/idempotency.js';
 
@@ -48,6 +49,7 @@ function refusalsOf(doc: RouteDoc): Reason[] {
       'idempotency_key_reused',
       'idempotency_answer_too_large',
       'idempotency_keys_exhausted',
+      'invalid_change_reason',
     ] as const) {
       all.add(r);
     }
@@ -126,6 +128,18 @@ export function buildOpenApiDocument(version: string): Json {
         required: false,
         description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of yours (a key belongs to your tenant and your token's subject). The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`) once it passes the same checks as a fresh request (who may call, admission), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once: the others wait for it, in memory, and get its answer. A stored answer holds at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes (a larger one is refused, 422 \`idempotency_answer_too_large\`, its write rolled back); a tenant holds at most IDEMPOTENCY_TENANT_MAX_KEYS keys and IDEMPOTENCY_TENANT_MAX_MB of answers (429 \`idempotency_keys_exhausted\`).`,
         schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
+      });
+      parameters.push({
+        name: 'X-Change-Reason',
+        in: 'header',
+        required: false,
+        description: `Why you make this change: recorded with it in the history (a change row's \`reason\`). 1 to ${CHANGE_REASON_MAX} visible ASCII characters and spaces once trimmed (a GraphQL mutation's \`reason\` takes any text). Otherwise 400 \`invalid_change_reason\`.`,
+        schema: {
+          type: 'string',
+          minLength: 1,
+          maxLength: CHANGE_REASON_MAX,
+          pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
+        },
       });
     }
     if (parameters.length > 0) op.parameters = parameters;

@@ -66,7 +66,7 @@ async function main() {
     password: config.NEO4J_PASSWORD,
     connectTimeoutMs: config.NEO4J_CONNECT_TIMEOUT_MS,
   });
-  await migrate(createExecutor(driver, config.NEO4J_DATABASE));
+  await migrate(createExecutor(driver, { database: config.NEO4J_DATABASE }));
   const app = await buildApp({ config, driver, jwtSecret, logger, logRing });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Finish any purge a previous run left half done once the database is ready, then keep the daily schedule.

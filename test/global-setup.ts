@@ -37,7 +37,7 @@ async function startOnce() {
   }
   const driver = createDriver({ uri, user: process.env.NEO4J_USER, password: process.env.NEO4J_PASSWORD });
   try {
-    await migrate(createExecutor(driver, process.env.NEO4J_DATABASE));
+    await migrate(createExecutor(driver, { database: process.env.NEO4J_DATABASE }));
   } finally {
     await driver.close();
   }

@@ -106,6 +106,7 @@ export function restClient(app: FastifyInstance, token: string | undefined) {
     method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     url: string,
     payload?: unknown,
+    extra: Record<string, string> = {},
   ): Promise<Reply<D>> => {
     const res = await app.inject({
       method,
@@ -113,6 +114,7 @@ export function restClient(app: FastifyInstance, token: string | undefined) {
       headers: {
         ...(token ? { authorization: `Bearer ${token}` } : {}),
         ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...extra,
       },
       ...(payload !== undefined
         ? { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }
@@ -129,9 +131,13 @@ export function restClient(app: FastifyInstance, token: string | undefined) {
   };
   return {
     get: <D = Record<string, any>>(url: string) => call<D>('GET', url),
-    post: <D = Record<string, any>>(url: string, body?: unknown) => call<D>('POST', url, body ?? {}),
-    patch: <D = Record<string, any>>(url: string, body?: unknown) => call<D>('PATCH', url, body ?? {}),
-    delete: <D = Record<string, any>>(url: string) => call<D>('DELETE', url),
+    /** `headers`: extra request headers (X-Change-Reason, Idempotency-Key). */
+    post: <D = Record<string, any>>(url: string, body?: unknown, headers?: Record<string, string>) =>
+      call<D>('POST', url, body ?? {}, headers),
+    patch: <D = Record<string, any>>(url: string, body?: unknown, headers?: Record<string, string>) =>
+      call<D>('PATCH', url, body ?? {}, headers),
+    delete: <D = Record<string, any>>(url: string, headers?: Record<string, string>) =>
+      call<D>('DELETE', url, undefined, headers),
   };
 }
 

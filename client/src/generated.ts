@@ -177,7 +177,7 @@ export type DeleteEntityTypeMutationVariables = Exact<{
 
 export type DeleteEntityTypeMutation = { deleteEntityType: { guid: string, deleted: boolean } };
 
-export type ModelChangeFieldsFragment = { id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, before: unknown, after: unknown };
+export type ModelChangeFieldsFragment = { id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, reason: string | null, before: unknown, after: unknown };
 
 export type TypeHistoryQueryVariables = Exact<{
   guid: string;
@@ -186,7 +186,7 @@ export type TypeHistoryQueryVariables = Exact<{
 }>;
 
 
-export type TypeHistoryQuery = { entityType: { guid: string, history: { edges: Array<{ cursor: string, node: { id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, before: unknown, after: unknown } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+export type TypeHistoryQuery = { entityType: { guid: string, history: { edges: Array<{ cursor: string, node: { id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, reason: string | null, before: unknown, after: unknown } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
 
 export type ModelChangesQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -194,7 +194,7 @@ export type ModelChangesQueryVariables = Exact<{
 }>;
 
 
-export type ModelChangesQuery = { modelChanges: { nextCursor: string, hasMore: boolean, changes: Array<{ id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, before: unknown, after: unknown }> } };
+export type ModelChangesQuery = { modelChanges: { nextCursor: string, hasMore: boolean, changes: Array<{ id: string, at: string, kind: ModelChangeKind, typeGuid: string, attributeGuid: string | null, actor: string | null, requestId: string | null, reason: string | null, before: unknown, after: unknown }> } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -265,6 +265,7 @@ export const ModelChangeFieldsFragmentDoc = new TypedDocumentString(`
   attributeGuid
   actor
   requestId
+  reason
   before
   after
 }
@@ -573,6 +574,7 @@ export const TypeHistoryDocument = new TypedDocumentString(`
   attributeGuid
   actor
   requestId
+  reason
   before
   after
 }`) as unknown as TypedDocumentString<TypeHistoryQuery, TypeHistoryQueryVariables>;
@@ -594,6 +596,7 @@ export const ModelChangesDocument = new TypedDocumentString(`
   attributeGuid
   actor
   requestId
+  reason
   before
   after
 }`) as unknown as TypedDocumentString<ModelChangesQuery, ModelChangesQueryVariables>;

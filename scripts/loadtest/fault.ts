@@ -135,7 +135,7 @@ export async function runNeo4jRestartFault(options: {
   try {
     console.log(`Starting a throwaway Neo4j on ${HOST}:${port} (data in ${dataDir}) ...`);
     neo4j = await startLocalNeo4j({ dataDir, port, heapMb: 1024 });
-    await migrate(createExecutor(driver, undefined));
+    await migrate(createExecutor(driver));
     const secret = randomBytes(24).toString('hex');
     instances = await startInstances({
       count: 1,

@@ -49,6 +49,7 @@ export function maskGraphQLError(logger: Logger) {
       return createGraphQLError(original.message, {
         ...(wrapped.path ? { path: wrapped.path } : {}),
         extensions: {
+          ...original.details,
           ...refusalExtensions(original.reason, original.status),
           // The database away or busy, or the tenant over its share: the answer is a 503 or 429 with Retry-After, as
           // over REST (Yoga sends `http` as the response's status and headers, not in the body).

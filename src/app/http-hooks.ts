@@ -5,10 +5,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { bodyLeftUnread, LARGE_BODY_SLOTS, lingerAfterRefusal, parseJsonBody, readBody } from '../body.js';
 import type { RequestContext, Services } from '../context.js';
-import { IDEMPOTENCY_HEADER, takesIdempotencyKey } from '../contract/idempotency.js';
+import { CHANGE_REASON_HEADER, IDEMPOTENCY_HEADER, takesIdempotencyKey } from '../contract/idempotency.js';
 import { type IdempotencyScope, readIdempotencyState } from '../db/idempotency.js';
 import { type AppError, refuse } from '../errors.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency.js';
+import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
 import { answerFor, IDEMPOTENCY_LIMITS } from '../services/idempotency.js';
@@ -172,6 +173,12 @@ export const httpHooks = fp(
     app.addHook('preHandler', async (req) => {
       const ctx = req.ctx;
       if (!ctx || !takesIdempotencyKey(req.method, req.routeOptions.url ?? '/admin')) return;
+      // Why the caller makes the change, when it says (recorded with it).
+      const why = req.headers[CHANGE_REASON_HEADER];
+      if (why !== undefined) {
+        if (Array.isArray(why)) throw refuse('invalid_change_reason', 'Send one X-Change-Reason header.');
+        sayWhy(ctx, why, true);
+      }
       const key = parseIdempotencyKey(req.headers[IDEMPOTENCY_HEADER]);
       if (key === undefined) return;
       ctx.keyed.pending = {

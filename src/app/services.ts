@@ -17,6 +17,7 @@ import { createPurger } from '../jobs/purge.js';
 import { warmUp } from '../jobs/warmup.js';
 import { createLogger, LogRing } from '../logging.js';
 import { createMetrics } from '../metrics.js';
+import { completeCarry, judgeBatch } from '../resolvers/carry.js';
 import { createBookmarkCodec } from '../services/bookmarks.js';
 import { createCursorCodec } from '../services/cursor.js';
 import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/idempotency.js';
@@ -48,9 +49,10 @@ export function createServices(deps: AppDeps) {
   const logger = deps.logger ?? createLogger({ level: config.LOG_LEVEL, ring: logRing });
   const jwtSecret = config.AUTH_JWT_SECRET ?? deps.jwtSecret;
   // Transactions start once readiness admits them (db/readiness.ts; /readyz in app/operations.ts).
-  const db = createExecutor(deps.driver, config.NEO4J_DATABASE, undefined, undefined, undefined, () =>
-    readiness.admit(),
-  );
+  const db = createExecutor(deps.driver, {
+    database: config.NEO4J_DATABASE,
+    admit: () => readiness.admit(),
+  });
   const cursorKey = cursorKeyOf(config, jwtSecret);
   const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
   const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
@@ -84,6 +86,8 @@ export function createServices(deps: AppDeps) {
       graceSeconds: config.PURGE_GRACE_SECONDS,
       batchSize: config.PURGE_BATCH_SIZE,
       onProgress: (p) => metrics.observePurge(p),
+      // Redeclarations carrying their values: judged and ended by the rules (resolvers/carry.ts).
+      carry: { judge: judgeBatch, complete: (guid) => completeCarry(services, guid) },
     }),
   };
   const verify = createTokenVerifier({

@@ -2,6 +2,8 @@
 // OpenAPI document and the CLI all read (http/idempotency.ts keeps the keys; this is only the wire's part).
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
+/** Why the caller makes a write's change (recorded with it); taken by the requests that take a key. */
+export const CHANGE_REASON_HEADER = 'x-change-reason';
 export const REPLAYED_HEADER = 'idempotent-replayed';
 export const IDEMPOTENCY_KEY_MAX = 255;
 

@@ -120,6 +120,12 @@ export const ChangeRow = named(
       .string()
       .nullable()
       .describe("The request's id (its `x-request-id` answer header); null for the purge's own changes."),
+    reason: z
+      .string()
+      .nullable()
+      .describe(
+        "Why the change was made, as its caller said (the `X-Change-Reason` header, a mutation's `reason`); null when it did not.",
+      ),
     before: z
       .record(z.string(), z.unknown())
       .nullable()
@@ -229,5 +235,18 @@ export const WithdrawImpact = named(
       .describe(
         'False when the type has more instances than one count reads: the figures are a lower bound.',
       ),
+  }),
+);
+
+/** What carrying a redeclared definition's values would do, counted like a withdrawal's impact. */
+export const PlanCarry = named(
+  'ModelPlanCarry',
+  "What a redeclaration's carry would do with the stored values.",
+  z.object({
+    values: z.number().int().describe('Stored values the definition stated anew accepts: written back.'),
+    refused: z.number().int().describe('Stored values it refuses: reported, not written back.'),
+    complete: z
+      .boolean()
+      .describe('False when the count stopped at its bound (the counts are then lower bounds).'),
   }),
 );

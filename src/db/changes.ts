@@ -6,10 +6,14 @@ import type { ChangeKind } from '../model/changes.js';
 import { MODEL_VERSION_SHARDS } from './model-version.js';
 import { objectFromList, type Run } from './run.js';
 
-/** Who made a change: the token's subject and the request's id (both null for the purge's own changes). */
+/**
+ * Who made a change: the token's subject and the request's id (both null for the purge's own changes), and why,
+ * when the caller said (a reason it sent with the write, bounded by CHANGE_REASON_MAX).
+ */
 export interface ChangeAuthor {
   actor: string | null;
   requestId: string | null;
+  reason?: string | null;
 }
 
 /** The change a statement makes: its kind, and the before/after of what changed as JSON text (null for none). */
@@ -17,6 +21,11 @@ export interface ChangeFacts {
   kind: ChangeKind;
   before: unknown;
   after: unknown;
+  /**
+   * Made by the service itself, on a caller's earlier word: the purge removing a withdrawn definition, a carried
+   * redeclaration declared once its grace has passed. An apply does not take these for another caller's change.
+   */
+  internal?: boolean;
 }
 
 /** The parameters recordChange's clause reads: bound with the statement's own. */
@@ -26,6 +35,8 @@ export const changeParams = (author: ChangeAuthor, facts: ChangeFacts) => ({
   changeKind: facts.kind,
   changeActor: author.actor,
   changeRequest: author.requestId,
+  changeReason: author.reason ?? null,
+  changeInternal: facts.internal === true,
   changeBefore: facts.before === null ? null : JSON.stringify(facts.before),
   changeAfter: facts.after === null ? null : JSON.stringify(facts.after),
 });
@@ -64,7 +75,8 @@ export const recordChange = (p: {
      CREATE (:ModelChange {tenant: ${tenant}, shard: mvShard, seq: mv.seq, at: at,
        key: ${pad('at.epochMillis * 1000 + at.microsecond % 1000', 16)} + '.' + toString(mvShard) + '.' + ${pad('mv.seq', 12)},
        kind: $changeKind, type_guid: ${p.typeGuid}, attribute_guid: ${p.attributeGuid ?? 'null'},
-       actor: $changeActor, request_id: $changeRequest, before: $changeBefore, after: $changeAfter,
+       actor: $changeActor, request_id: $changeRequest, reason: $changeReason, internal: $changeInternal,
+       before: $changeBefore, after: $changeAfter,
        bytes: size(coalesce($changeBefore, '')) + size(coalesce($changeAfter, ''))}) }`;
 };
 
@@ -92,6 +104,7 @@ export interface StoredChange extends ChangeHead {
   attribute_guid: string | null;
   actor: string | null;
   request_id: string | null;
+  reason: string | null;
   before: string | null;
   after: string | null;
 }
@@ -191,6 +204,7 @@ const CHANGE_FIELDS = [
   'attribute_guid',
   'actor',
   'request_id',
+  'reason',
   'before',
   'after',
 ] as const;

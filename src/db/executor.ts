@@ -71,21 +71,39 @@ export interface Executor {
     options?: TxOptions,
   ): Promise<{ value: T; bookmarks: string[] }>;
   /**
-   * An executor sharing the driver whose statements are counted in `stats`; with `deadline`, reads get the time it
-   * has left as their transaction timeout, and a read stopped by that timeout fails with `deadline.expire()`.
-   */
-  /**
    * Runs `effect` once the request's write is committed: at once, unless a write under an Idempotency-Key is
    * waiting for its answer (then right after its commit, and never if it is rolled back). For what a write sets off
    * outside its transaction (the background purge, cache invalidation).
    */
   afterCommit(effect: () => void): void;
-  withStats(
-    stats: QueryStats,
-    deadline?: Deadline,
-    idempotency?: () => IdempotencyScope | undefined,
-  ): Executor;
+  /** An executor sharing the driver and its admission for one request (see RequestOptions). */
+  forRequest(options: RequestOptions): Executor;
   readonly stats: QueryStats;
+}
+
+/**
+ * What one request's executor carries: its statements are counted in `stats`; with `deadline`, reads get the time it
+ * has left as their transaction timeout, and a read stopped by that timeout fails with `deadline.expire()`; with
+ * `idempotency`, its write is kept open until its answer is stored with it; with `guard`, every write transaction
+ * of the request runs `guard.before` first and `guard.after` last, inside it (a precondition and what follows it).
+ */
+export interface RequestOptions {
+  stats: QueryStats;
+  deadline?: Deadline;
+  idempotency?: () => IdempotencyScope | undefined;
+  guard?: () => WriteGuard | undefined;
+}
+
+/** Statements every write transaction of a request runs first and last, inside it (its first may refuse it). */
+export interface WriteGuard {
+  before(run: Run): Promise<void>;
+  after(run: Run): Promise<void>;
+}
+
+export interface ExecutorOptions extends Partial<RequestOptions> {
+  database?: string;
+  /** Asked before each transaction; throws to refuse it (the app's readiness: readiness.ts). */
+  admit?: () => void;
 }
 
 /** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
@@ -123,16 +141,20 @@ const counted =
 const txConfig = (options: TxOptions | undefined) =>
   options?.timeoutMs ? { timeout: options.timeoutMs } : undefined;
 
-export function createExecutor(
-  driver: Driver,
-  database: string | undefined,
-  stats: QueryStats = { queries: 0 },
-  deadline?: Deadline,
-  /** The request's Idempotency-Key, when it sent one: its write is committed with the answer (see below). */
-  idempotency?: () => IdempotencyScope | undefined,
-  /** Asked before each transaction; throws to refuse it (the app's readiness: readiness.ts). */
-  admit?: () => void,
-) {
+export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
+  const { database, deadline, idempotency, admit, guard } = options;
+  const stats: QueryStats = options.stats ?? { queries: 0 };
+  /** A write's work with the request's guard around it, inside the same transaction. */
+  const guarded =
+    <T>(work: (run: Run) => Promise<T>) =>
+    async (run: Run) => {
+      const g = guard?.();
+      if (!g) return work(run);
+      await g.before(run);
+      const value = await work(run);
+      await g.after(run);
+      return value;
+    };
   /** Options of a read: the caller's, else the time the deadline leaves. */
   const readOptions = (options: TxOptions | undefined): TxOptions | undefined => {
     if (options || !deadline) return options;
@@ -292,13 +314,13 @@ export function createExecutor(
       const scope = idempotency?.();
       if (scope) {
         try {
-          return await keyedWrite(scope, work, options);
+          return await keyedWrite(scope, guarded(work), options);
         } catch (e) {
           throw mapDriverError(e);
         }
       }
       try {
-        const { value, bookmarks } = await transaction('WRITE', work, options);
+        const { value, bookmarks } = await transaction('WRITE', guarded(work), options);
         stats.written = bookmarks;
         return value;
       } catch (e) {
@@ -311,8 +333,8 @@ export function createExecutor(
       scope.afterCommit ??= [];
       scope.afterCommit.push(effect);
     },
-    withStats(next, nextDeadline, nextIdempotency) {
-      return createExecutor(driver, database, next, nextDeadline, nextIdempotency, admit);
+    forRequest(request) {
+      return createExecutor(driver, { database, admit, ...request });
     },
   };
   return executor;
@@ -344,7 +366,7 @@ export async function rehearse<T>(
         afterCommit() {
           // never committed
         },
-        withStats: () => db,
+        forRequest: () => db,
       };
       return await work(db);
     } finally {

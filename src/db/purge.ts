@@ -2,7 +2,7 @@
 
 import neo4j from 'neo4j-driver';
 import { valueProperty } from './attributes.js';
-import { type ChangeFacts, changeParams, recordChange } from './changes.js';
+import { type ChangeAuthor, type ChangeFacts, changeParams, recordChange } from './changes.js';
 import type { Run } from './run.js';
 
 /**
@@ -51,6 +51,10 @@ export interface WithdrawnDefinition {
   /** The current pass began after the grace period following the withdrawal. */
   passIsFinal: boolean;
   passCompleted: boolean;
+  /** A redeclaration carries its values (db/carry.ts): its one pass keeps or removes each, after the grace. */
+  carrying: boolean;
+  /** The grace period following the withdrawal is over. */
+  graceOver: boolean;
 }
 
 /** Withdrawn definitions, oldest first; `graceSeconds` is how long writes that began before a withdrawal may run. */
@@ -68,7 +72,9 @@ export async function findWithdrawn(
             coalesce(a.purge_cursor, '') AS cursor,
             a.purge_pass_started_at IS NOT NULL
               AND a.purge_pass_started_at >= a.withdrawn_at + duration({seconds: $grace}) AS passIsFinal,
-            a.purge_completed_at IS NOT NULL AS passCompleted`,
+            a.purge_completed_at IS NOT NULL AS passCompleted,
+            a.carry IS NOT NULL AS carrying,
+            datetime() >= a.withdrawn_at + duration({seconds: $grace}) AS graceOver`,
     { grace: neo4j.int(graceSeconds), limit: neo4j.int(limit), tenant },
   );
   return rows as unknown as WithdrawnDefinition[];
@@ -135,11 +141,15 @@ export async function purgeBatch(run: Run, def: WithdrawnDefinition, cursor: str
 }
 
 /**
- * Removes a withdrawn definition whose data is gone, recording the change (made by the purge: no actor, no request);
- * the name can then be declared afresh. Two statements: the first locks the definition and reads what the record
- * says of it.
+ * Removes a withdrawn definition whose data is gone, recording the change (made by the purge: no actor, no request,
+ * unless `author` says who ran it: an operator's purge, a carried redeclaration); the name can then be declared
+ * afresh. Two statements: the first locks the definition and reads what the record says of it.
  */
-export async function removeDefinition(run: Run, guid: string) {
+export async function removeDefinition(
+  run: Run,
+  guid: string,
+  author: ChangeAuthor = { actor: null, requestId: null },
+) {
   const found = await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.state = 'withdrawn' AND a.purge_completed_at IS NOT NULL
      SET a.removing = true
@@ -155,6 +165,7 @@ export async function removeDefinition(run: Run, guid: string) {
     kind: 'attribute_removed',
     before: { name: removed.name, state: 'withdrawn', values_removed: values },
     after: null,
+    internal: true,
   };
   await run(
     `MATCH (a:AttributeDefinition {guid: $guid})
@@ -165,7 +176,7 @@ export async function removeDefinition(run: Run, guid: string) {
       guid,
       tenant: removed.tenant,
       typeGuid: removed.owner_guid,
-      ...changeParams({ actor: null, requestId: null }, facts),
+      ...changeParams(author, facts),
     },
   );
   return { ...removed, values_removed: values };

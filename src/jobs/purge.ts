@@ -7,6 +7,16 @@
 import cron from 'node-cron';
 import type { Logger } from 'pino';
 import type { PurgeReport as WirePurgeReport } from '../contract/wire.js';
+import {
+  CARRY_SAMPLES,
+  type CarriedItem,
+  type CarryDecisions,
+  type CarryState,
+  readCarry,
+  readCarryBatch,
+  writeCarryBatch,
+} from '../db/carry.js';
+import type { ChangeAuthor } from '../db/changes.js';
 import type { Executor } from '../db/executor.js';
 import { removeExpiredIdempotencyRecords } from '../db/idempotency.js';
 import {
@@ -18,6 +28,7 @@ import {
   startPass,
   type WithdrawnDefinition,
 } from '../db/purge.js';
+import type { Run } from '../db/run.js';
 import { isStorageAway } from '../db/storage-policy.js';
 
 export interface PurgeOptions {
@@ -30,6 +41,14 @@ export interface PurgeOptions {
   graceSeconds: number;
   /** Told of progress: values removed by a batch, definitions removed, definitions left pending by a daily run. */
   onProgress?: (p: { valuesRemoved: number; definitionsRemoved: number; pending?: number }) => void;
+  /**
+   * Redeclarations that carry their values (resolvers/carry.ts): what a batch keeps and removes, and what ends a
+   * carry once its pass is done. Without them, a carrying definition waits.
+   */
+  carry?: {
+    judge(state: CarryState, items: readonly CarriedItem[]): CarryDecisions;
+    complete(guid: string): Promise<unknown>;
+  };
 }
 
 /**
@@ -61,7 +80,8 @@ export interface Purger {
    * throw (if it does, the error is logged and the run goes on).
    */
   runDailyJob(
-    scope?: { tenant?: string },
+    /** Only this tenant's definitions; `author`: who runs it by hand (an operator), for the change records. */
+    scope?: { tenant?: string; author?: ChangeAuthor },
     onProgress?: (p: PurgeProgress) => void,
     /** The scheduled time of a cron firing (ISO, to the second): each firing runs on one instance only. */
     firing?: string,
@@ -106,6 +126,8 @@ export function createPurger(options: PurgeOptions): Purger {
     let removed = 0;
     let batches = 0;
     try {
+      const carried = def.carrying ? await db.read((run) => readCarry(run, def.guid)) : null;
+      if (def.carrying && (!carried || !options.carry)) return { removed, batches, complete: false };
       let current = def;
       // A pass that began before the grace period ended may have missed a late write: run one more then.
       if ((requireFinal && !current.passIsFinal) || (!current.passCompleted && current.cursor === '')) {
@@ -117,7 +139,9 @@ export function createPurger(options: PurgeOptions): Purger {
       for (;;) {
         if (stopped) return { removed, batches, complete: false };
         const cursor = current.cursor;
-        const step = await db.write((run) => purgeBatch(run, current, cursor, batchSize));
+        const step = carried
+          ? await db.write((run) => carryBatch(run, carried, cursor))
+          : await db.write((run) => purgeBatch(run, current, cursor, batchSize));
         current = { ...current, cursor: step.cursor };
         batches += 1;
         removed += step.removed;
@@ -137,12 +161,53 @@ export function createPurger(options: PurgeOptions): Purger {
     }
   }
 
+  /**
+   * One batch of a carry's pass: the values of the next instances judged against the new definition, kept or
+   * removed, the pass advanced, in one transaction.
+   */
+  async function carryBatch(run: Run, state: CarryState, cursor: string) {
+    const items = await readCarryBatch(run, {
+      tenant: state.tenant,
+      typeGuid: state.typeGuid,
+      nameKey: state.nameKey,
+      cursor,
+      batch: batchSize,
+    });
+    const decisions = (options.carry as NonNullable<PurgeOptions['carry']>).judge(state, items);
+    state.refusals = decisions.samples.slice(0, CARRY_SAMPLES);
+    const next = items[items.length - 1]?.guid ?? cursor;
+    await writeCarryBatch(run, {
+      tenant: state.tenant,
+      guid: state.guid,
+      nameKey: state.nameKey,
+      decisions,
+      next,
+      complete: items.length < batchSize,
+    });
+    return { scanned: items.length, removed: decisions.refused, cursor: next, found: true };
+  }
+
+  /** A carry whose grace is over: its one pass, then its end (the new definition declared). */
+  async function carryOn(def: WithdrawnDefinition) {
+    const result = await drain(def, true);
+    if (result.complete && options.carry) {
+      const outcome = await options.carry.complete(def.guid);
+      logger.info({ definition: def.guid, outcome }, 'carried redeclaration done');
+    }
+    return result;
+  }
+
   async function backgroundLoop() {
     do {
       again = false;
       const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds));
       for (const def of pending) {
         if (stopped) return;
+        // A carry waits for its grace (the caller's timer, or the sweep, kicks it then); its pass is its last.
+        if (def.carrying) {
+          if (def.graceOver) await carryOn(def);
+          continue;
+        }
         if (def.passCompleted) continue;
         await drain(def, false);
       }
@@ -207,7 +272,7 @@ export function createPurger(options: PurgeOptions): Purger {
   }
 
   async function dailyJob(
-    scope: { tenant?: string },
+    scope: { tenant?: string; author?: ChangeAuthor },
     onProgress: ((p: PurgeProgress) => void) | undefined,
     firing: string | undefined,
   ): Promise<PurgeReport> {
@@ -253,6 +318,16 @@ export function createPurger(options: PurgeOptions): Purger {
       };
       for (const def of pending) {
         if (stopped) break;
+        if (def.carrying) {
+          // A carry ends with its new declaration, not a removal: its own pass, when its grace is over.
+          const result = def.graceOver ? await carryOn(def) : { removed: 0, batches: 0, complete: false };
+          report.values_removed += result.removed;
+          report.batches += result.batches;
+          if (!result.complete) report.pending += 1;
+          progress.definitions_done += 1;
+          tell();
+          continue;
+        }
         const result = await drain(def, true, onBatch);
         report.values_removed += result.removed;
         report.batches += result.batches;
@@ -265,7 +340,7 @@ export function createPurger(options: PurgeOptions): Purger {
           tell();
           continue;
         }
-        const gone = await db.write((run) => removeDefinition(run, def.guid));
+        const gone = await db.write((run) => removeDefinition(run, def.guid, scope.author));
         if (gone) {
           options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 1 });
           report.removed.push({
@@ -303,7 +378,8 @@ export function createPurger(options: PurgeOptions): Purger {
 
 /**
  * Expired Idempotency-Keys are swept this often (node-cron), so that a tenant's cap counts the keys of about the last
- * 24 hours, not of up to two days as the daily job alone would leave.
+ * 24 hours, not of up to two days as the daily job alone would leave; the background purge is kicked as often, so a
+ * carried redeclaration whose timer a restart lost goes on within ten minutes of its grace.
  */
 export const KEY_SWEEP_CRON = '7,17,27,37,47,57 * * * *';
 
@@ -321,6 +397,8 @@ export function schedulePurge(expression: string, purger: Purger, logger: Logger
     purger
       .sweepExpiredKeys(firingOf(context.date))
       .catch((err) => logFailure(logger, err, 'idempotency key sweep', 'the next firing runs it'));
+    // Redeclarations carrying values whose grace is over since (a restart lost its timer) go on.
+    purger.kick();
   });
   return {
     stop: () => {

@@ -1,8 +1,10 @@
 // Operator operations: allowed to administrators of the default tenant and to cross-tenant accounts.
+
 import type { RequestContext } from '../context.js';
 import { refuse } from '../errors.js';
 import type { PurgeProgress } from '../jobs/purge.js';
 import { LEVELS } from '../logging.js';
+import { authorOf } from './change-author.js';
 
 export function assertOperator(ctx: RequestContext) {
   const { viewer, services } = ctx;
@@ -26,8 +28,10 @@ export async function runPurgeNow(
   if (tenant !== undefined && tenant !== null && (typeof tenant !== 'string' || tenant === '')) {
     throw refuse('invalid_field', '"tenant" must be a tenant id.');
   }
+  // The operator who runs it by hand is the author of the removals it records.
+  const author = authorOf(ctx);
   const report = await ctx.services.purger.runDailyJob(
-    typeof tenant === 'string' ? { tenant } : {},
+    typeof tenant === 'string' ? { tenant, author } : { author },
     onProgress,
   );
   if (report.skipped) throw refuse('purge_already_running', 'Another instance is running the purge now.');

@@ -15,6 +15,7 @@ import {
   readDeclareFacts,
   type StoredAttribute,
 } from '../db/attributes.js';
+import { markCarry } from '../db/carry.js';
 import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
@@ -27,8 +28,8 @@ import {
 } from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
-import { changeBy } from './change-author.js';
-import { checkDeclaration } from './declaration.js';
+import { authorOf, changeBy } from './change-author.js';
+import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
 
 /** Most attributes listed for a type: its own live definitions and the platform's. */
 export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
@@ -124,108 +125,7 @@ export async function declareAttribute(
   const tenant = ctx.viewer.tenant;
   const d = checkDeclaration(input);
   const dryRun = options.dryRun === true;
-
-  const work = async (run: Run): Promise<DeclareResult> => {
-    // The lock makes declarations on one type take turns, so the count and the name check below are exact.
-    if (!dryRun && !(await lockTypeDefinitions(run, tenant, typeGuid))) throw unknownType();
-    const facts = await readDeclareFacts(run, {
-      tenant,
-      typeGuid,
-      nameKey: d.key,
-      refType: d.allowedRefType,
-      referents: d.referents,
-    });
-    if (!facts.typeFound) throw unknownType();
-    if (facts.typeNameKey === ROOT_KEY) {
-      throw refuse('base_type_not_owner', 'The platform attribute owner cannot own declared attributes.');
-    }
-    if (facts.existingState === 'live' || PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
-      throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
-    }
-    if (facts.existingState === 'withdrawn') {
-      throw refuse(
-        'attribute_def_withdrawn',
-        `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
-      );
-    }
-    if (facts.liveCount >= MAX_ATTRIBUTE_DEFS) {
-      throw refuse('too_many_attribute_defs', `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`);
-    }
-    const defaultBytes = d.defaultValueJson?.length ?? 0;
-    const jsonBytes = (d.allowedValuesJson?.length ?? 0) + defaultBytes;
-    if (facts.liveJsonBytes + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
-      throw refuse(
-        'attribute_defs_too_large',
-        `The type's definitions would hold ${(facts.liveJsonBytes + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
-      );
-    }
-    if (defaultBytes > 0 && facts.liveDefaultBytes + defaultBytes > MAX_TYPE_DEFAULTS_JSON_BYTES) {
-      throw refuse(
-        'defaults_too_large',
-        `The type's defaults would hold ${(facts.liveDefaultBytes + defaultBytes).toLocaleString('en-US')} characters of JSON; at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} are allowed (each applies to every entity created without that value).`,
-      );
-    }
-    if (d.allowedRefType !== null && !facts.refTypeFound) {
-      throw refuse('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
-    }
-    for (const referent of facts.referents) {
-      if (referent.type_guid === null) {
-        throw refuse('referent_not_found', `default_value names no entity (${referent.guid}).`);
-      }
-      if (referent.type_guid !== d.allowedRefType) {
-        throw refuse(
-          'ref_type_mismatch',
-          `default_value names an entity of another type (${referent.guid}).`,
-        );
-      }
-    }
-    const attr = {
-      guid: randomUUID(),
-      name: d.name,
-      name_key: d.key,
-      value_type: d.valueType,
-      cardinality: d.cardinality,
-      allowed_values_json: d.allowedValuesJson,
-      required: d.required,
-      default_value_json: d.defaultValueJson,
-      filterable: d.filterable,
-      json_bytes: jsonBytes,
-      default_bytes: defaultBytes,
-    };
-    if (dryRun) {
-      const wouldBe: StoredAttribute = {
-        ...attr,
-        owner_guid: typeGuid,
-        origin: 'user_defined',
-        allowed_ref_type: d.allowedRefType,
-        state: 'live',
-        created_at: new Date().toISOString(),
-        withdrawn_at: null,
-        values_removed: null,
-        purge_completed_at: null,
-        allowed_values_size: attr.allowed_values_json?.length ?? 0,
-        default_value_size: attr.default_value_json?.length ?? 0,
-      };
-      return { attribute: wouldBe, dryRun, declared: facts.liveCount };
-    }
-    const change = changeBy(ctx, {
-      kind: 'attribute_declared',
-      before: null,
-      after: {
-        name: d.name,
-        value_type: d.valueType,
-        cardinality: d.cardinality,
-        allowed_values: d.allowedValues,
-        allowed_ref_type: d.allowedRefType,
-        required: d.required,
-        default_value: d.defaultValue,
-        filterable: d.filterable,
-      },
-    });
-    const created = await createAttribute(run, tenant, typeGuid, attr, d.allowedRefType, change);
-    return { attribute: created, dryRun, declared: facts.liveCount + 1 };
-  };
-
+  const work = (run: Run) => declareIn(ctx, run, typeGuid, d, { dryRun });
   try {
     const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
     if (!dryRun) ctx.db.afterCommit(() => ctx.services.engineCache.invalidate(tenant, typeGuid));
@@ -236,6 +136,118 @@ export async function declareAttribute(
     }
     throw e;
   }
+}
+
+/**
+ * A declaration's rules that need the database, and its write, in the caller's transaction: a declaration's own, or
+ * the one that ends a redeclaration carrying values (resolvers/carry.ts), whose record says what it carried.
+ */
+export async function declareIn(
+  ctx: RequestContext,
+  run: Run,
+  typeGuid: string,
+  d: CheckedDeclaration,
+  options: { dryRun?: boolean; carried?: Record<string, unknown> } = {},
+): Promise<DeclareResult> {
+  const tenant = ctx.viewer.tenant;
+  const dryRun = options.dryRun === true;
+  // The lock makes declarations on one type take turns, so the count and the name check below are exact.
+  if (!dryRun && !(await lockTypeDefinitions(run, tenant, typeGuid))) throw unknownType();
+  const facts = await readDeclareFacts(run, {
+    tenant,
+    typeGuid,
+    nameKey: d.key,
+    refType: d.allowedRefType,
+    referents: d.referents,
+  });
+  if (!facts.typeFound) throw unknownType();
+  if (facts.typeNameKey === ROOT_KEY) {
+    throw refuse('base_type_not_owner', 'The platform attribute owner cannot own declared attributes.');
+  }
+  if (facts.existingState === 'live' || PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
+    throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
+  }
+  if (facts.existingState === 'withdrawn') {
+    throw refuse(
+      'attribute_def_withdrawn',
+      `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
+    );
+  }
+  if (facts.liveCount >= MAX_ATTRIBUTE_DEFS) {
+    throw refuse('too_many_attribute_defs', `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`);
+  }
+  const defaultBytes = d.defaultValueJson?.length ?? 0;
+  const jsonBytes = (d.allowedValuesJson?.length ?? 0) + defaultBytes;
+  if (facts.liveJsonBytes + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
+    throw refuse(
+      'attribute_defs_too_large',
+      `The type's definitions would hold ${(facts.liveJsonBytes + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
+    );
+  }
+  if (defaultBytes > 0 && facts.liveDefaultBytes + defaultBytes > MAX_TYPE_DEFAULTS_JSON_BYTES) {
+    throw refuse(
+      'defaults_too_large',
+      `The type's defaults would hold ${(facts.liveDefaultBytes + defaultBytes).toLocaleString('en-US')} characters of JSON; at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} are allowed (each applies to every entity created without that value).`,
+    );
+  }
+  if (d.allowedRefType !== null && !facts.refTypeFound) {
+    throw refuse('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
+  }
+  for (const referent of facts.referents) {
+    if (referent.type_guid === null) {
+      throw refuse('referent_not_found', `default_value names no entity (${referent.guid}).`);
+    }
+    if (referent.type_guid !== d.allowedRefType) {
+      throw refuse('ref_type_mismatch', `default_value names an entity of another type (${referent.guid}).`);
+    }
+  }
+  const attr = {
+    guid: randomUUID(),
+    name: d.name,
+    name_key: d.key,
+    value_type: d.valueType,
+    cardinality: d.cardinality,
+    allowed_values_json: d.allowedValuesJson,
+    required: d.required,
+    default_value_json: d.defaultValueJson,
+    filterable: d.filterable,
+    json_bytes: jsonBytes,
+    default_bytes: defaultBytes,
+  };
+  if (dryRun) {
+    const wouldBe: StoredAttribute = {
+      ...attr,
+      owner_guid: typeGuid,
+      origin: 'user_defined',
+      allowed_ref_type: d.allowedRefType,
+      state: 'live',
+      created_at: new Date().toISOString(),
+      withdrawn_at: null,
+      values_removed: null,
+      purge_completed_at: null,
+      allowed_values_size: attr.allowed_values_json?.length ?? 0,
+      default_value_size: attr.default_value_json?.length ?? 0,
+    };
+    return { attribute: wouldBe, dryRun, declared: facts.liveCount };
+  }
+  const change = changeBy(ctx, {
+    kind: 'attribute_declared',
+    before: null,
+    after: {
+      name: d.name,
+      value_type: d.valueType,
+      cardinality: d.cardinality,
+      allowed_values: d.allowedValues,
+      allowed_ref_type: d.allowedRefType,
+      required: d.required,
+      default_value: d.defaultValue,
+      filterable: d.filterable,
+      ...(options.carried ? { carried: options.carried } : {}),
+    },
+    internal: options.carried !== undefined,
+  });
+  const created = await createAttribute(run, tenant, typeGuid, attr, d.allowedRefType, change);
+  return { attribute: created, dryRun, declared: facts.liveCount + 1 };
 }
 
 /** Loads what listAttributes answers: null for a guid that is no type of the tenant. */
@@ -290,17 +302,23 @@ export interface WithdrawResult {
   impact?: { instances: number; values: number; complete: boolean };
 }
 
-/** Moves a live definition to withdrawn; its stored values start being removed in the background. */
+/**
+ * Moves a live definition to withdrawn; its stored values start being removed in the background. With `carry`, a
+ * redeclaration: the definition stated anew (the same name), to which its values are carried (resolvers/carry.ts)
+ * once the purge's grace has passed.
+ */
 export async function withdrawAttribute(
   ctx: RequestContext,
   typeGuid: string,
   rawName: string,
-  options: { dryRun?: boolean } = {},
+  options: { dryRun?: boolean; carry?: Record<string, unknown> } = {},
 ): Promise<WithdrawResult> {
   const tenant = ctx.viewer.tenant;
   const name = cleanName(rawName);
   const key = nameKey(name);
   const dryRun = options.dryRun === true;
+  // A redeclaration's new definition passes the declaration's own rules before anything is withdrawn for it.
+  if (options.carry) checkDeclaration(options.carry);
   const platformOwned = () =>
     refuse('base_type_not_owner', `"${name}" is a platform attribute; the platform owns it.`);
   const work = async (run: Run): Promise<WithdrawResult> => {
@@ -338,10 +356,19 @@ export async function withdrawAttribute(
     const change = changeBy(ctx, {
       kind: 'attribute_withdrawn',
       before: { name: attr.name, state: 'live' },
-      after: { name: attr.name, state: 'withdrawn' },
+      after: { name: attr.name, state: 'withdrawn', ...(options.carry ? { carrying_values: true } : {}) },
     });
     const withdrawn = await markWithdrawn(run, tenant, attr.guid, change);
     if (!withdrawn) throw refuse('attribute_def_withdrawn', `"${name}" is already withdrawn.`);
+    if (options.carry) {
+      const author = authorOf(ctx);
+      await markCarry(run, tenant, attr.guid, {
+        declaration: options.carry,
+        actor: author.actor,
+        requestId: author.requestId,
+        reason: author.reason ?? null,
+      });
+    }
     return { attribute: withdrawn, dryRun };
   };
   const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
@@ -349,6 +376,14 @@ export async function withdrawAttribute(
     ctx.db.afterCommit(() => {
       ctx.services.engineCache.invalidate(tenant, typeGuid);
       ctx.services.purger.kick();
+      // A carry's pass waits for the grace: this instance looks again once it is over (the key sweep, every ten
+      // minutes on every instance, also does, after a restart).
+      if (options.carry) {
+        setTimeout(
+          () => ctx.services.purger.kick(),
+          ctx.services.config.PURGE_GRACE_SECONDS * 1000 + 500,
+        ).unref();
+      }
     });
   }
   return result;

@@ -1,12 +1,39 @@
 // Who makes a change: what every metamodel write records with it (db/changes.ts), taken from the request.
 import type { RequestContext } from '../context.js';
 import { type ChangeAuthor, type ChangeFacts, type ChangeRecord, changeParams } from '../db/changes.js';
+import { refuse } from '../errors.js';
 
 export const authorOf = (ctx: RequestContext): ChangeAuthor => ({
   actor: ctx.viewer.subject,
   requestId: ctx.requestId,
+  reason: ctx.changeReason ?? null,
 });
 
 /** The parameters that make a statement record `facts` as a change by this request's caller. */
 export const changeBy = (ctx: RequestContext, facts: ChangeFacts): ChangeRecord =>
   changeParams(authorOf(ctx), facts);
+
+/** Most characters a change's reason holds. */
+export const CHANGE_REASON_MAX = 500;
+// C0 and C1 control characters, which no log or page shows as they are.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Records why the caller makes this request's changes (the X-Change-Reason header, a GraphQL mutation's `reason`):
+ * 1 to CHANGE_REASON_MAX characters once trimmed, no control characters (a header's: visible ASCII and spaces, as
+ * headers carry text). Refused with invalid_change_reason otherwise; nothing (undefined, null) says nothing.
+ */
+export function sayWhy(ctx: RequestContext, raw: unknown, header = false) {
+  if (raw === undefined || raw === null) return;
+  const invalid = () =>
+    refuse(
+      'invalid_change_reason',
+      `A change's reason is 1 to ${CHANGE_REASON_MAX} characters once trimmed, without control characters${header ? ' (in a header: visible ASCII and spaces)' : ''}.`,
+    );
+  if (typeof raw !== 'string') throw invalid();
+  const text = raw.trim();
+  if (text.length === 0 || [...text].length > CHANGE_REASON_MAX || CONTROL.test(text)) throw invalid();
+  if (header && !/^[\x20-\x7e]+$/.test(text)) throw invalid();
+  ctx.changeReason = text;
+}

@@ -44,6 +44,7 @@ export function toChangeRow(c: StoredChange): ChangeRow {
     attribute_guid: c.attribute_guid,
     actor: c.actor,
     request_id: c.request_id,
+    reason: c.reason ?? null,
     before: parseJson(c.before) as ChangeRow['before'],
     after: parseJson(c.after) as ChangeRow['after'],
   };
@@ -55,7 +56,7 @@ export function toChangeRow(c: StoredChange): ChangeRow {
  */
 export function changeRowJson(c: StoredChange): string {
   const text = (v: unknown) => JSON.stringify(v);
-  return `{"id":${text(`${c.shard}-${c.seq}`)},"at":${text(timeOf(c.key))},"kind":${text(c.kind)},"type_guid":${text(c.type_guid)},"attribute_guid":${text(c.attribute_guid)},"actor":${text(c.actor)},"request_id":${text(c.request_id)},"before":${c.before ?? 'null'},"after":${c.after ?? 'null'}}`;
+  return `{"id":${text(`${c.shard}-${c.seq}`)},"at":${text(timeOf(c.key))},"kind":${text(c.kind)},"type_guid":${text(c.type_guid)},"attribute_guid":${text(c.attribute_guid)},"actor":${text(c.actor)},"request_id":${text(c.request_id)},"reason":${text(c.reason ?? null)},"before":${c.before ?? 'null'},"after":${c.after ?? 'null'}}`;
 }
 
 /** The first heads whose texts fit the page's byte budget (at least one). */

@@ -6,11 +6,13 @@ import { charge, type RequestContext } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
 import { measureModel, readModel, readModelDefinitions, resolveModelTypes } from '../db/model.js';
+import { readModelVersion } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { type AppError, isAppError, refuse } from '../errors.js';
 import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
+import { countCarry } from './carry.js';
 import { checkDeclaration } from './declaration.js';
 import {
   attributeSpec,
@@ -129,11 +131,23 @@ export interface PlanStep {
   changes?: FieldChange[];
   /** withdraw_attribute, redeclare_attribute: what withdrawing removes (null past PLAN_MAX_IMPACTS). */
   impact?: { instances: number; values: number; complete: boolean } | null;
+  /**
+   * redeclare_attribute: what carrying the values to the definition stated anew keeps and refuses (null past
+   * PLAN_MAX_IMPACTS).
+   */
+  carry?: { values: number; refused: number; complete: boolean } | null;
   /** Applying this step would be refused now, with this reason. */
   blocked?: { reason: string; message: string };
 }
 
 export interface ModelPlan {
+  /** The tenant the plan is for (the caller's). */
+  tenant: string;
+  /**
+   * The tenant's model version the plan was computed from: an apply given it acts only on that state (any change of
+   * the tenant's metamodel since, by anyone, changes it).
+   */
+  based_on: string;
   steps: PlanStep[];
   unchanged: { types: number; attributes: number };
 }
@@ -161,6 +175,8 @@ interface CheckedType {
   name: string;
   key: string;
   renamedFrom: { name: string; key: string } | null;
+  /** Whether the document lists the type's definitions (`attributes` present): if not, they are left alone. */
+  managed: boolean;
   attributes: { spec: ModelAttribute; key: string; refKey: string | null }[];
 }
 
@@ -194,6 +210,15 @@ export function checkModelDocument(document: unknown): CheckedType[] {
       const from = at(`${where}.renamed_from`, () => cleanName(t.renamed_from as string));
       renamedFrom = { name: from, key: nameKey(from) };
     }
+    // A type listed without `attributes` leaves its definitions alone (they are managed elsewhere); `attributes:`
+    // written with nothing after it (null) is refused: the document means either, and one of them withdraws.
+    const managed = t.attributes !== undefined;
+    if (t.attributes === null) {
+      throw invalidModel(
+        `${where}.attributes`,
+        'is empty: write `attributes: []` to withdraw every definition, or leave the key out to leave them alone',
+      );
+    }
     const attributes = t.attributes ?? [];
     if (!Array.isArray(attributes)) throw invalidModel(`${where}.attributes`, 'must be a list');
     if (attributes.length > MAX_ATTRIBUTE_DEFS) {
@@ -204,6 +229,7 @@ export function checkModelDocument(document: unknown): CheckedType[] {
       name,
       key,
       renamedFrom,
+      managed,
       attributes: attributes.map((a, j) => {
         const here = `${where}.attributes[${j}]`;
         if (!isObject(a)) throw invalidModel(here, 'must be an object');
@@ -262,6 +288,9 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
   ];
   const keys = [...new Set(lookups)];
   return ctx.db.read(async (run) => {
+    // The state the plan is computed from, read first: a change committed meanwhile changes it, and an apply given
+    // this version then refuses to act (an extra refusal, never a plan applied to a state it was not made for).
+    const basedOn = await readModelVersion(run, tenant);
     // What the plan will read, counted first: the definitions of the types the document names (each type once).
     const resolved = await resolveModelTypes(
       run,
@@ -321,6 +350,20 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       );
     };
 
+    /** What carrying a redeclared definition's values would keep and refuse (counted like an impact). */
+    const carryOf = async (
+      typeGuidValue: string,
+      a: StoredAttribute,
+      spec: ModelAttribute,
+      refGuid: string | null,
+    ) => {
+      if (impacts >= PLAN_MAX_IMPACTS) return null;
+      impacts += 1;
+      const declaration: Record<string, unknown> = { ...spec };
+      if (spec.allowed_ref_type !== undefined) declaration.allowed_ref_type = refGuid ?? '';
+      return countCarry(run, { tenant, typeGuid: typeGuidValue, old: a, declaration });
+    };
+
     for (const t of types) {
       let current: { type: StoredType; definitions: StoredAttribute[] } | null = byKey.get(t.key) ?? null;
       let renamed = false;
@@ -358,7 +401,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       );
       const listed = new Set(t.attributes.map((a) => a.key));
       for (const [key, a] of live) {
-        if (listed.has(key)) continue;
+        if (listed.has(key) || !t.managed) continue;
         withdrawals.push({
           action: 'withdraw_attribute',
           type: t.name,
@@ -398,6 +441,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             current: summarise(now),
             changes: differences(now, a.spec, sameRef, samples),
             impact: await impactOf(guid as string, existing),
+            carry: await carryOf(guid as string, existing, a.spec, refGuid ?? null),
             ...blockedRef,
           });
           continue;
@@ -420,7 +464,12 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         });
       }
     }
-    return { steps: [...structural, ...withdrawals, ...declarations], unchanged };
+    return {
+      tenant,
+      based_on: basedOn,
+      steps: [...structural, ...withdrawals, ...declarations],
+      unchanged,
+    };
   });
 }
 

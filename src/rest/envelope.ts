@@ -19,8 +19,10 @@ export function succeedSerialised(reply: FastifyReply, status: number, dataJson:
     .send(`{"STATUS":"SUCCESS","MESSAGE":"","DATA":${dataJson}}`);
 }
 
-export function failBody(error: Pick<AppError, 'reason' | 'message'>): Envelope {
-  return { STATUS: 'FAIL', MESSAGE: error.message, DATA: { reason: error.reason } };
+export function failBody(
+  error: Pick<AppError, 'reason' | 'message'> & { details?: Record<string, unknown> },
+): Envelope {
+  return { STATUS: 'FAIL', MESSAGE: error.message, DATA: { ...error.details, reason: error.reason } };
 }
 
 const REFUSAL = Symbol('refusal');

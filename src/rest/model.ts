@@ -1,7 +1,8 @@
-// REST routes for the metamodel as code: export, plan, and the document's JSON Schema.
+// REST routes for the metamodel as code: export, plan, apply, and the document's JSON Schema.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { exportModel, planModel } from '../resolvers/model.js';
+import { applyModel, checkApplyRequest } from '../resolvers/model-apply.js';
 import { succeed } from './envelope.js';
 import { route } from './route.js';
 import { ModelDocument, ROUTES } from './schemas.js';
@@ -24,7 +25,17 @@ export function modelRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.planModel, async (req, reply, { body }) => {
     const plan = await planModel(req.ctx, body);
-    return succeed(reply, 200, { steps: plan.steps, unchanged: plan.unchanged });
+    return succeed(reply, 200, {
+      tenant: plan.tenant,
+      based_on: plan.based_on,
+      steps: plan.steps,
+      unchanged: plan.unchanged,
+    });
+  });
+
+  route(app, ROUTES.applyModel, async (req, reply, { body }) => {
+    const report = await applyModel(req.ctx, checkApplyRequest(body));
+    return succeed(reply, 200, { ...report });
   });
 
   // Serialised once, as the OpenAPI document is.

@@ -16,10 +16,11 @@ import {
   ownerTypeOf,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
+import { sayWhy } from '../resolvers/change-author.js';
 import { declarationFromGraphQL, type GraphQLDeclarationField } from '../resolvers/declaration.js';
 import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
 import { builder } from './builder.js';
-import { chargedType, EntityType } from './entity-type.js';
+import { chargedType, EntityType, REASON_ARG } from './entity-type.js';
 import './scalars.js';
 
 const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implement({
@@ -358,11 +359,14 @@ builder.mutationFields((t) => ({
         defaultValue: false,
         description: 'True: run every check and return the result, write nothing.',
       }),
+      reason: t.arg.string({ description: REASON_ARG }),
     },
-    resolve: (_root, args, ctx) =>
-      declareAttribute(ctx, String(args.typeGuid), declarationFromGraphQL(args.input), {
+    resolve: (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
+      return declareAttribute(ctx, String(args.typeGuid), declarationFromGraphQL(args.input), {
         dryRun: args.dryRun === true,
-      }),
+      });
+    },
   }),
   withdrawAttribute: t.field({
     type: WithdrawAttributePayload,
@@ -376,8 +380,11 @@ builder.mutationFields((t) => ({
         defaultValue: false,
         description: 'True: count what would be removed and write nothing.',
       }),
+      reason: t.arg.string({ description: REASON_ARG }),
     },
-    resolve: (_root, args, ctx) =>
-      withdrawAttribute(ctx, String(args.typeGuid), args.name, { dryRun: args.dryRun === true }),
+    resolve: (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
+      return withdrawAttribute(ctx, String(args.typeGuid), args.name, { dryRun: args.dryRun === true });
+    },
   }),
 }));

@@ -3,6 +3,7 @@
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import type { StoredType } from '../db/entity-types.js';
 import { PAGES } from '../model/pages.js';
+import { CHANGE_REASON_MAX, sayWhy } from '../resolvers/change-author.js';
 import {
   createOrGetEntityType,
   deleteEntityType,
@@ -187,6 +188,9 @@ const DeleteEntityTypePayload = builder
     }),
   });
 
+/** The description of every mutation's `reason` argument. */
+export const REASON_ARG = `Why you make this change (1 to ${CHANGE_REASON_MAX} characters, no control characters): recorded with it in the history (ModelChange.reason). Refusal: invalid_change_reason.`;
+
 builder.mutationFields((t) => ({
   createEntityType: t.field({
     type: CreateEntityTypePayload,
@@ -197,8 +201,10 @@ builder.mutationFields((t) => ({
         required: true,
         description: 'Type name: at most 256 characters after trimming, no control characters.',
       }),
+      reason: t.arg.string({ description: REASON_ARG }),
     },
     resolve: async (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
       const result = await createOrGetEntityType(ctx, args.name);
       return { entityType: result.type, created: result.created };
     },
@@ -213,14 +219,24 @@ builder.mutationFields((t) => ({
         required: true,
         description: 'New name: at most 256 characters after trimming, no control characters.',
       }),
+      reason: t.arg.string({ description: REASON_ARG }),
     },
-    resolve: (_root, args, ctx) => renameEntityType(ctx, String(args.guid), args.name),
+    resolve: (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
+      return renameEntityType(ctx, String(args.guid), args.name);
+    },
   }),
   deleteEntityType: t.field({
     type: DeleteEntityTypePayload,
     description:
       'Delete a user-defined type; its live attribute definitions are withdrawn (values purged in the background), its entities keep its guid. Recreating the name gives the same guid back. Refusals: unknown_entity_type, type_not_user_defined, type_referenced (live definitions of other types reference it).',
-    args: { guid: t.arg.id({ required: true, description: 'Guid of the type to delete.' }) },
-    resolve: (_root, args, ctx) => deleteEntityType(ctx, String(args.guid)),
+    args: {
+      guid: t.arg.id({ required: true, description: 'Guid of the type to delete.' }),
+      reason: t.arg.string({ description: REASON_ARG }),
+    },
+    resolve: (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
+      return deleteEntityType(ctx, String(args.guid));
+    },
   }),
 }));

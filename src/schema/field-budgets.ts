@@ -124,6 +124,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
     'action',
     'attribute',
     'blocked',
+    'carry',
     'changes',
     'current',
     'from',

@@ -3,6 +3,7 @@
 
 import DataLoader from 'dataloader';
 import type { RequestContext } from '../context.js';
+import { ChangeRow } from '../contract/wire.js';
 import type { StoredChange } from '../db/changes.js';
 import { refuse } from '../errors.js';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
@@ -43,6 +44,10 @@ export const ModelChange = builder.objectRef<StoredChange>('ModelChange').implem
     requestId: t.exposeString('request_id', {
       nullable: true,
       description: "The id of the request that made the change (its x-request-id); null for the purge's.",
+    }),
+    reason: t.exposeString('reason', {
+      nullable: true,
+      description: ChangeRow.shape.reason.description,
     }),
     before: t.field({
       type: 'JSON',

@@ -1,8 +1,20 @@
 // GraphQL for the metamodel as code: the tenant's model document and the plan of a document (the same resolvers as
 // REST's GET /entities/model and POST /entities/model/plan).
 import type { z } from 'zod';
-import { DefinitionSummary, descriptionOf, FieldChange, WithdrawImpact } from '../contract/wire.js';
-import { exportModel, type PLAN_ACTIONS, type PlanStep, planModel } from '../resolvers/model.js';
+import {
+  DefinitionSummary,
+  descriptionOf,
+  FieldChange,
+  PlanCarry,
+  WithdrawImpact,
+} from '../contract/wire.js';
+import {
+  exportModel,
+  type ModelPlan,
+  type PLAN_ACTIONS,
+  type PlanStep,
+  planModel,
+} from '../resolvers/model.js';
 import { builder } from './builder.js';
 
 const PlanAction = builder.enumType('ModelPlanAction', {
@@ -33,6 +45,15 @@ const Blocked = builder.objectRef<{ reason: string; message: string }>('ModelPla
   fields: (t) => ({
     reason: t.exposeString('reason', { description: 'The refusal reason the step would get.' }),
     message: t.exposeString('message', { description: 'Human-readable text; do not branch on it.' }),
+  }),
+});
+
+const Carry = builder.objectRef<z.output<typeof PlanCarry>>('ModelPlanCarry').implement({
+  description: descriptionOf(PlanCarry),
+  fields: (t) => ({
+    values: t.exposeInt('values', { description: PlanCarry.shape.values.description }),
+    refused: t.exposeInt('refused', { description: PlanCarry.shape.refused.description }),
+    complete: t.exposeBoolean('complete', { description: PlanCarry.shape.complete.description }),
   }),
 });
 
@@ -91,6 +112,12 @@ const Step = builder.objectRef<PlanStep>('ModelPlanStep').implement({
       description: 'Applying the step now would be refused with this reason.',
       resolve: (s) => s.blocked ?? null,
     }),
+    carry: t.field({
+      type: Carry,
+      nullable: true,
+      description: `redeclare_attribute: ${descriptionOf(PlanCarry)} Null when not counted or not a redeclaration.`,
+      resolve: (s) => s.carry ?? null,
+    }),
   }),
 });
 
@@ -102,23 +129,26 @@ const Unchanged = builder.objectRef<{ types: number; attributes: number }>('Mode
   }),
 });
 
-const Plan = builder
-  .objectRef<{ steps: PlanStep[]; unchanged: { types: number; attributes: number } }>('ModelPlan')
-  .implement({
-    description: 'What applying a model document would change; no steps when the tenant matches it.',
-    fields: (t) => ({
-      steps: t.field({
-        type: [Step],
-        description: 'The steps, in the order to apply them.',
-        resolve: (p) => p.steps,
-      }),
-      unchanged: t.field({
-        type: Unchanged,
-        description: 'What already matches.',
-        resolve: (p) => p.unchanged,
-      }),
+const Plan = builder.objectRef<ModelPlan>('ModelPlan').implement({
+  description: 'What applying a model document would change; no steps when the tenant matches it.',
+  fields: (t) => ({
+    tenant: t.exposeString('tenant', { description: "The tenant the plan is for: your token's." }),
+    basedOn: t.exposeString('based_on', {
+      description:
+        "The tenant's model version the plan was computed from: apply (POST /entities/model/apply) given it acts only on that state.",
     }),
-  });
+    steps: t.field({
+      type: [Step],
+      description: 'The steps, in the order to apply them.',
+      resolve: (p) => p.steps,
+    }),
+    unchanged: t.field({
+      type: Unchanged,
+      description: 'What already matches.',
+      resolve: (p) => p.unchanged,
+    }),
+  }),
+});
 
 builder.queryFields((t) => ({
   model: t.field({

@@ -248,7 +248,7 @@ describe('live → withdrawn → removed → declared afresh, with stored values
     world,
   }) => {
     const { tenant, api, type } = await setup(world);
-    const executor = createExecutor(world.driver, undefined);
+    const executor = createExecutor(world.driver);
     await api.post(`/entities/types/${type}/attributes`, {
       name: 'n',
       value_type: 'number',
@@ -292,7 +292,7 @@ describe('live → withdrawn → removed → declared afresh, with stored values
   }) => {
     const { tenant, api, type } = await setup(world);
     const graceful = createPurger({
-      db: createExecutor(world.driver, undefined),
+      db: createExecutor(world.driver),
       logger: pino({ level: 'silent' }),
       instanceId: 'graceful',
       graceSeconds: 3600,
@@ -321,13 +321,13 @@ describe('live → withdrawn → removed → declared afresh, with stored values
 describe('the purge lease, with several instances', () => {
   const lease = () => `purge-test:${newTenant()}`;
   const take = (world: TestWorld, name: string, holder: string, firing: string | null = null) =>
-    createExecutor(world.driver, undefined).write((run) => acquireLease(run, name, holder, 60, firing));
+    createExecutor(world.driver).write((run) => acquireLease(run, name, holder, 60, firing));
 
   it('is taken by exactly one of many instances asking at once', async ({ world }) => {
     const name = lease();
     // An existing, free lease (the race that matters: no unique-index entry to serialise the askers).
     expect(await take(world, name, 'setup')).toBe(true);
-    await createExecutor(world.driver, undefined).write((run) => releaseLease(run, name, 'setup'));
+    await createExecutor(world.driver).write((run) => releaseLease(run, name, 'setup'));
     const got = await Promise.all(Array.from({ length: 12 }, (_, i) => take(world, name, `instance-${i}`)));
     expect(got.filter(Boolean)).toHaveLength(1);
   });
@@ -338,7 +338,7 @@ describe('the purge lease, with several instances', () => {
     const name = lease();
     const firing = '2026-11-23T03:00:00.000Z';
     expect(await take(world, name, 'a', firing)).toBe(true);
-    await createExecutor(world.driver, undefined).write((run) => releaseLease(run, name, 'a'));
+    await createExecutor(world.driver).write((run) => releaseLease(run, name, 'a'));
     expect(await take(world, name, 'b', firing)).toBe(false); // the lease is free, but the firing was run
     expect(await take(world, name, 'b', '2026-11-24T03:00:00.000Z')).toBe(true); // the next firing
     expect(await take(world, name, 'a')).toBe(false); // held by b

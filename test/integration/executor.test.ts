@@ -9,14 +9,14 @@ import { it } from '../fixtures.js';
 describe('readOne', () => {
   it('runs one statement, counts it, and returns its rows', async ({ world }) => {
     const stats = { queries: 0 };
-    const db = createExecutor(world.driver, undefined, stats);
+    const db = createExecutor(world.driver, { stats });
     const rows = await db.readOne((run) => run('UNWIND [1, 2, 3] AS x RETURN x * $k AS y', { k: 2 }));
     expect(rows.map((r) => r.y)).toEqual([2, 4, 6]);
     expect(stats.queries).toBe(1);
   });
 
   it('refuses a second statement (several statements belong in a transaction: read)', async ({ world }) => {
-    const db = createExecutor(world.driver, undefined);
+    const db = createExecutor(world.driver);
     await expect(
       db.readOne(async (run) => {
         await run('RETURN 1');
@@ -29,7 +29,7 @@ describe('readOne', () => {
     const driver = createDriver({ uri: `bolt://127.0.0.1:${await freePort()}` });
     try {
       const started = Date.now();
-      const error = await createExecutor(driver, undefined)
+      const error = await createExecutor(driver)
         .readOne((run) => run('RETURN 1'))
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AppError);

@@ -213,7 +213,7 @@ describe('plan: POST /entities/model/plan', () => {
         cardinality: 'single',
       });
     }
-    const plan = await planOf(api, { format: MODEL_FORMAT, types: [{ name: 'Many' }] });
+    const plan = await planOf(api, { format: MODEL_FORMAT, types: [{ name: 'Many', attributes: [] }] });
     expect(plan.steps).toHaveLength(PLAN_MAX_IMPACTS + 1);
     expect(plan.steps.filter((s) => s.impact !== null)).toHaveLength(PLAN_MAX_IMPACTS);
     expect(plan.steps.at(-1)).toMatchObject({
@@ -223,13 +223,47 @@ describe('plan: POST /entities/model/plan', () => {
     });
   });
 
-  it('the export of a tenant planned on that tenant: no steps; on an empty tenant: every type and definition', async ({
+  it('a type listed without `attributes` leaves its definitions alone; `attributes: []` withdraws them; an empty `attributes:` is refused', async ({
     world,
   }) => {
     const { api } = await tenantApi(world);
+    const guid = await createType(api, 'Kept');
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'a',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    const untouched = await planOf(api, { format: MODEL_FORMAT, types: [{ name: 'Kept' }] });
+    expect(untouched.steps).toEqual([]);
+    expect(untouched.unchanged).toEqual({ types: 1, attributes: 0 });
+    // not managed, but still renamed or created as the document says
+    const renamed = await planOf(api, {
+      format: MODEL_FORMAT,
+      types: [{ name: 'Kept Too', renamed_from: 'Kept' }],
+    });
+    expect(renamed.steps.map((s) => s.action)).toEqual(['rename_type']);
+    const none = await planOf(api, { format: MODEL_FORMAT, types: [{ name: 'Kept', attributes: [] }] });
+    expect(none.steps.map((s) => [s.action, s.attribute])).toEqual([['withdraw_attribute', 'a']]);
+    const empty = await api.post('/entities/model/plan', {
+      format: MODEL_FORMAT,
+      types: [{ name: 'Kept', attributes: null }],
+    });
+    expect([empty.status, empty.body.DATA.reason]).toEqual([400, 'invalid_model']);
+    expect(empty.body.MESSAGE).toContain('attributes: []');
+  });
+
+  it('the export of a tenant planned on that tenant: no steps; on an empty tenant: every type and definition', async ({
+    world,
+  }) => {
+    const { api, tenant } = await tenantApi(world);
     await richTenant(api);
     const document = await exportOf(api);
-    expect(await planOf(api, document)).toEqual({ steps: [], unchanged: { types: 4, attributes: 5 } });
+    expect(await planOf(api, document)).toEqual({
+      tenant,
+      based_on: expect.any(String),
+      steps: [],
+      unchanged: { types: 4, attributes: 5 },
+    });
 
     const empty = await tenantApi(world);
     const plan = await planOf(empty.api, document);
@@ -347,6 +381,7 @@ describe('plan: POST /entities/model/plan', () => {
         current: { name: 'profile', value_type: 'json', cardinality: 'single' },
         changes: [{ field: 'value_type', from: 'json', to: 'string' }],
         impact: { instances: 0, values: 0, complete: true },
+        carry: { values: 0, refused: 0, complete: true },
       },
     ]);
   });
@@ -431,7 +466,10 @@ describe('plan bounds: what it reads is counted first, and its answer grows with
       ),
     ).toBe('model_too_large');
     // one of the two types is within the bound: its plan is read, and its withdrawal steps are small
-    const one = await api.post('/entities/model/plan', { format: MODEL_FORMAT, types: [{ name: 'P2' }] });
+    const one = await api.post('/entities/model/plan', {
+      format: MODEL_FORMAT,
+      types: [{ name: 'P2', attributes: [] }],
+    });
     expect(one.status).toBe(200);
     expect(
       one.body.DATA.steps.map(

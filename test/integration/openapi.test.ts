@@ -544,6 +544,12 @@ describe('every operation answers as documented', () => {
     await call(api.get('/entities/changes?page_size=3'), 'GET', '/entities/changes', 200);
     const model = await call(api.get('/entities/model'), 'GET', '/entities/model', 200);
     await call(api.post('/entities/model/plan', model.model), 'POST', '/entities/model/plan', 200);
+    await call(
+      api.post('/entities/model/apply', { document: model.model }),
+      'POST',
+      '/entities/model/apply',
+      200,
+    );
     await call(api.get('/schemas/metamodel.json'), 'GET', '/schemas/metamodel.json', 200);
     await call(operator.get('/admin/logs?limit=5'), 'GET', '/admin/logs', 200);
     await call(operator.get('/admin/engine-cache'), 'GET', '/admin/engine-cache', 200);

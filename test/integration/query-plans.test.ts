@@ -116,6 +116,8 @@ describe('query plans', () => {
       cursor: '',
       passIsFinal: false,
       passCompleted: false,
+      carrying: false,
+      graceOver: false,
     };
     const all = (await explain(world, (run) => purgeBatch(run, def, 'some-guid', 100))).flat();
     expect(

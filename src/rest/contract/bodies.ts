@@ -2,7 +2,14 @@
 // together, for the document), the metamodel as a file and a plan's steps; the reasons of the declaration rules.
 
 import { z } from 'zod';
-import { DefinitionSummary, FieldChange, guid, named, WithdrawImpact } from '../../contract/wire.js';
+import {
+  DefinitionSummary,
+  FieldChange,
+  guid,
+  named,
+  PlanCarry,
+  WithdrawImpact,
+} from '../../contract/wire.js';
 import { REASONS, type Reason } from '../../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
 import { CARDINALITIES, VALUE_TYPES } from '../../model/value-types.js';
@@ -164,7 +171,9 @@ export const ModelType = named(
       .array(ModelAttribute)
       .max(MAX_ATTRIBUTE_DEFS)
       .optional()
-      .describe('Its definitions, by name.'),
+      .describe(
+        "Its definitions, by name. Left out, the document does not manage the type's definitions: a plan neither withdraws nor declares any (it may still create or rename the type). `[]` states that it has none: every live one is withdrawn.",
+      ),
   }),
 );
 
@@ -213,6 +222,11 @@ export const PlanStep = named(
       .object({ reason: z.enum(REASONS), message: z.string() })
       .optional()
       .describe('Applying the step now would be refused with this reason.'),
+    carry: PlanCarry.nullable()
+      .optional()
+      .describe(
+        `redeclare_attribute: what carrying the stored values to the definition stated anew keeps and refuses; null past the first ${PLAN_MAX_IMPACTS} withdrawals of a plan.`,
+      ),
   }),
 );
 

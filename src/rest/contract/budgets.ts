@@ -12,6 +12,7 @@ import { CHANGE_PAGE_MAX_BYTES } from '../../resolvers/changes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS } from '../../resolvers/entity-list.js';
 import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../resolvers/model.js';
+import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
 import type { ATTRIBUTE_ROUTES } from './attribute-routes.js';
 import type { ENTITY_ROUTES } from './entity-routes.js';
 import type { OPERATION_ROUTES } from './operation-routes.js';
@@ -117,6 +118,13 @@ export const ROUTE_BUDGETS = {
   planModel: {
     statements: 32,
     reads: `the named types and their definitions' size first (counted); past ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those, and at most 25 impact counts of ${(50_000).toLocaleString('en-US')} instances`,
+    answerBytes: BODY_LIMIT_BYTES + MODEL,
+    memoryBytes: 3 * MODEL,
+    admission: 'heavy',
+  },
+  applyModel: {
+    statements: 32 + APPLY_MAX_STEPS * 12,
+    reads: `a plan (as planModel), then at most ${APPLY_MAX_STEPS} steps through the ordinary rules, each a transaction locking the tenant's model version first`,
     answerBytes: BODY_LIMIT_BYTES + MODEL,
     memoryBytes: 3 * MODEL,
     admission: 'heavy',

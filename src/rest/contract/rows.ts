@@ -67,9 +67,13 @@ export const Refusal = named(
   z.object({
     STATUS: z.literal('FAIL'),
     MESSAGE: z.string().describe('Human-readable text; do not branch on it.'),
-    DATA: z.object({
-      reason: z.enum(REASONS).describe('Why the request was refused (see the reasons table).'),
-    }),
+    DATA: z
+      .looseObject({
+        reason: z.enum(REASONS).describe('Why the request was refused (see the reasons table).'),
+      })
+      .describe(
+        'The reason, and what some refusals say beside it (a plan that cannot be applied lists its steps; see each route).',
+      ),
   }),
 );
 

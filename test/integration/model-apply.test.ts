@@ -1,0 +1,593 @@
+// Applying a model document through the service (POST /entities/model/apply): everything checked before the first
+// write, a plan applied only to the state it was made from, a race mid-way stopped with what remains, and
+// redeclarations that carry their values to the definition stated anew.
+
+import pino from 'pino';
+import { describe, expect } from 'vitest';
+import { createExecutor } from '../../src/db/executor.js';
+import { acquireLease, findWithdrawn } from '../../src/db/purge.js';
+import { createPurger } from '../../src/jobs/purge.js';
+import { completeCarry, judgeBatch } from '../../src/resolvers/carry.js';
+import { MODEL_FORMAT } from '../../src/resolvers/model.js';
+import { itWith } from '../fixtures.js';
+import {
+  createType,
+  graphqlClient,
+  newTenant,
+  refusalOf,
+  restClient,
+  type TestWorld,
+  tokenFor,
+} from '../helpers.js';
+
+const it = itWith({ PURGE_BATCH_SIZE: '7' });
+type Api = ReturnType<typeof restClient>;
+
+async function tenantApi(world: TestWorld) {
+  const tenant = newTenant();
+  return { tenant, api: restClient(world.app, await tokenFor(tenant, { sub: 'release-bot' })) };
+}
+
+const doc = (types: unknown[]) => ({ format: MODEL_FORMAT, types });
+const grade = (allowed: string[]) => ({
+  name: 'grade',
+  value_type: 'string',
+  cardinality: 'single',
+  allowed_values: allowed,
+});
+
+/** Everything the tenant has that an apply could change: its model document and its whole change feed. */
+async function snapshot(api: Api) {
+  const model = await api.get('/entities/model');
+  const feed = await api.get('/entities/changes?page_size=500');
+  return { model: model.body.DATA.model, changes: feed.body.DATA.changes.length };
+}
+
+async function entitiesWith(api: Api, type: string, values: Record<string, unknown>[]) {
+  const guids: string[] = [];
+  for (const [i, v] of values.entries()) {
+    const res = await api.post('/entities', {
+      type_guid: type,
+      name: `e${String(i).padStart(3, '0')}`,
+      values: v,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    guids.push(res.body.DATA.entity.guid);
+  }
+  return guids;
+}
+
+const valuesOf = async (api: Api, guids: string[], name: string) =>
+  Promise.all(
+    guids.map(async (g) => (await api.get(`/entities/${g}`)).body.DATA.entity.values?.[name] ?? null),
+  );
+
+describe('apply: everything is checked before the first write', () => {
+  it('a blocked step (a typo in allowed_ref_type) refuses the whole apply, withdrawals allowed or not: nothing written', async ({
+    world,
+  }) => {
+    const { api, tenant } = await tenantApi(world);
+    const person = await createType(api, 'Person');
+    const report = await createType(api, 'Report');
+    await api.post(`/entities/types/${report}/attributes`, {
+      name: 'owner',
+      value_type: 'entity_ref',
+      cardinality: 'single',
+      allowed_ref_type: person,
+    });
+    const before = await snapshot(api);
+    const document = doc([
+      { name: 'Person', attributes: [] },
+      {
+        name: 'Report',
+        attributes: [
+          { name: 'owner', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: 'Persn' },
+          { name: 'title', value_type: 'string', cardinality: 'single' },
+        ],
+      },
+      { name: 'Audit', attributes: [] },
+    ]);
+    for (const allow of [false, true]) {
+      const res = await api.post('/entities/model/apply', { document, allow_withdraw: allow });
+      expect([res.status, res.body.DATA.reason]).toEqual([409, 'plan_not_applicable']);
+      expect(res.body.DATA.tenant).toBe(tenant);
+      expect(res.body.DATA.blocked.map((s: any) => [s.action, s.attribute, s.blocked.reason])).toEqual([
+        ['redeclare_attribute', 'owner', 'unknown_entity_type'],
+      ]);
+      // the withdrawal the blocked redeclaration needs is listed too when not allowed
+      expect(res.body.DATA.withdrawals.map((s: any) => s.attribute)).toEqual(allow ? [] : ['owner']);
+      expect(res.body.MESSAGE).toContain('Nothing was applied');
+    }
+    expect(await snapshot(api)).toEqual(before);
+  });
+
+  it('withdrawals not allowed are listed, all of them, and nothing is written; allowed, the apply makes the tenant match', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const t = await createType(api, 'Metric');
+    for (const name of ['a', 'b']) {
+      await api.post(`/entities/types/${t}/attributes`, {
+        name,
+        value_type: 'number',
+        cardinality: 'single',
+      });
+    }
+    const before = await snapshot(api);
+    const document = doc([
+      { name: 'Metric', attributes: [{ name: 'c', value_type: 'number', cardinality: 'single' }] },
+      { name: 'Goal', attributes: [{ name: 'target', value_type: 'number', cardinality: 'single' }] },
+    ]);
+    const refused = await api.post('/entities/model/apply', { document });
+    expect([refused.status, refused.body.DATA.reason]).toEqual([409, 'plan_not_applicable']);
+    expect(refused.body.DATA.withdrawals.map((s: any) => s.attribute)).toEqual(['a', 'b']);
+    expect(await snapshot(api)).toEqual(before);
+
+    const applied = await api.post('/entities/model/apply', { document, allow_withdraw: true });
+    expect(applied.status).toBe(200);
+    expect(applied.body.DATA).toMatchObject({ matches: true, more: false, stopped: null, remaining: [] });
+    expect(applied.body.DATA.applied.map((s: any) => [s.action, s.type, s.attribute ?? null])).toEqual([
+      ['create_type', 'Goal', null],
+      ['withdraw_attribute', 'Metric', 'a'],
+      ['withdraw_attribute', 'Metric', 'b'],
+      ['declare_attribute', 'Metric', 'c'],
+      ['declare_attribute', 'Goal', 'target'],
+    ]);
+    const again = await api.post('/entities/model/plan', document);
+    expect(again.body.DATA.steps).toEqual([]);
+    // a second apply is a true no-op
+    const noop = await api.post('/entities/model/apply', { document, allow_withdraw: true });
+    expect(noop.body.DATA).toMatchObject({ applied: [], matches: true });
+    expect(noop.body.DATA.model_version).toBe(noop.body.DATA.based_on);
+  });
+
+  it('expect_tenant naming another tenant: 409 tenant_mismatch, nothing written', async ({ world }) => {
+    const { api, tenant } = await tenantApi(world);
+    const before = await snapshot(api);
+    const res = await api.post('/entities/model/apply', {
+      document: doc([{ name: 'Anything', attributes: [] }]),
+      expect_tenant: 'production',
+    });
+    expect([res.status, res.body.DATA.reason, res.body.DATA.tenant]).toEqual([
+      409,
+      'tenant_mismatch',
+      tenant,
+    ]);
+    expect(await snapshot(api)).toEqual(before);
+    const ok = await api.post('/entities/model/apply', {
+      document: doc([{ name: 'Anything', attributes: [] }]),
+      expect_tenant: tenant,
+    });
+    expect(ok.body.DATA).toMatchObject({ tenant, matches: true });
+  });
+
+  it('a plan is applied only to the state it was made from: a change in between refuses it before any write', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const t = await createType(api, 'Ledger');
+    const document = doc([
+      { name: 'Ledger', attributes: [{ name: 'n', value_type: 'number', cardinality: 'single' }] },
+    ]);
+    const plan = await api.post('/entities/model/plan', document);
+    const basedOn = plan.body.DATA.based_on;
+    expect(basedOn).toEqual(expect.any(String));
+    // someone else changes the tenant's model (any type) after the plan was made
+    await api.post(`/entities/types/${t}/attributes`, {
+      name: 'other',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    const before = await snapshot(api);
+    const stale = await api.post('/entities/model/apply', {
+      document,
+      based_on: basedOn,
+      allow_withdraw: true,
+    });
+    expect([stale.status, stale.body.DATA.reason]).toEqual([409, 'model_changed']);
+    expect(stale.body.DATA.based_on).not.toBe(basedOn);
+    expect(await snapshot(api)).toEqual(before);
+    // planned again, it applies
+    const fresh = await api.post('/entities/model/plan', document);
+    const ok = await api.post('/entities/model/apply', {
+      document,
+      based_on: fresh.body.DATA.based_on,
+      allow_withdraw: true,
+    });
+    expect(ok.body.DATA).toMatchObject({ based_on: fresh.body.DATA.based_on, matches: true });
+  });
+
+  it('a change by another caller between two steps stops the apply with what was done and what remains; a rerun finishes', async ({
+    world,
+  }) => {
+    const attributes = Array.from({ length: 120 }, (_, i) => ({
+      name: `f${String(i).padStart(3, '0')}`,
+      value_type: 'string',
+      cardinality: 'single',
+    }));
+    const document = doc([{ name: 'Wide', attributes }]);
+    // Another caller of the tenant starts changing its model a moment after the apply began (a declaration is a
+    // light request: it runs beside the apply). Where it lands is up to the clock: tried with longer delays until
+    // it lands between two steps (landing before the first step stops the apply with nothing applied, also right).
+    let report: any = null;
+    for (const delay of [150, 300, 600, 1200]) {
+      const { api } = await tenantApi(world);
+      const target = await createType(api, 'Wide');
+      const busy = await createType(api, 'Busy');
+      let applying = true;
+      const writer = (async () => {
+        await new Promise((r) => setTimeout(r, delay));
+        for (let i = 0; applying; i += 1) {
+          const res = await api.post(`/entities/types/${busy}/attributes`, {
+            name: `x${i}`,
+            value_type: 'string',
+            cardinality: 'single',
+          });
+          expect(res.status).toBe(201);
+        }
+      })();
+      const first = await api.post('/entities/model/apply', { document });
+      applying = false;
+      await writer;
+      expect(first.status).toBe(200);
+      const r = first.body.DATA;
+      // whatever it did, it says so exactly: the tenant has the applied declarations and none of the remaining
+      const listed = (await api.get(`/entities/types/${target}/attributes`)).body.DATA.attributes
+        .map((a: any) => a.name)
+        .filter((n: string) => n.startsWith('f'));
+      expect(listed.sort()).toEqual(r.applied.map((s: any) => s.attribute).sort());
+      expect(r.applied.length + r.remaining.length).toBe(120);
+      if (r.stopped === null) continue; // the apply was done before the other caller's first change
+      expect(r.stopped.reason).toBe('model_changed');
+      expect(r.matches).toBe(false);
+      expect(r.remaining[0]).toEqual(r.stopped.step);
+      const rerun = await api.post('/entities/model/apply', { document });
+      expect(rerun.body.DATA).toMatchObject({ matches: true, stopped: null });
+      expect(rerun.body.DATA.applied).toHaveLength(r.remaining.length);
+      if (r.applied.length > 0) {
+        report = r;
+        break;
+      }
+    }
+    expect(report?.applied.length).toBeGreaterThan(0);
+    expect(report?.remaining.length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('past 500 steps an apply stops with more: true; applying again based on the version it left finishes', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const types = ['A', 'B', 'C'].map((n) => ({
+      name: `Part ${n}`,
+      attributes: Array.from({ length: 170 }, (_, i) => ({
+        name: `p${i}`,
+        value_type: 'number',
+        cardinality: 'single',
+      })),
+    }));
+    const document = doc(types);
+    const first = await api.post(
+      '/entities/model/apply',
+      { document },
+      { 'x-change-reason': 'models/parts.yaml' },
+    );
+    expect(first.status).toBe(200);
+    expect(first.body.DATA).toMatchObject({ more: true, matches: false, stopped: null });
+    expect(first.body.DATA.applied).toHaveLength(500);
+    expect(first.body.DATA.remaining).toHaveLength(13);
+    const second = await api.post('/entities/model/apply', {
+      document,
+      based_on: first.body.DATA.model_version,
+    });
+    expect(second.body.DATA).toMatchObject({ more: false, matches: true });
+    expect(second.body.DATA.applied).toHaveLength(13);
+    // every change the apply made records why
+    const feed = await api.get('/entities/changes?page_size=500');
+    const reasons = new Set(feed.body.DATA.changes.slice(0, 500).map((c: any) => c.reason));
+    expect([...reasons]).toEqual(['models/parts.yaml']);
+  }, 120_000);
+});
+
+describe('a redeclaration carries the values the new definition accepts', () => {
+  it('widening an enumeration keeps every value; the plan says so first; the history says what was carried', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const card = await createType(api, 'Card');
+    await api.post(`/entities/types/${card}/attributes`, grade(['A', 'B']));
+    const values = Array.from({ length: 30 }, (_, i) =>
+      i % 3 === 2 ? {} : { grade: i % 3 === 0 ? 'A' : 'B' },
+    );
+    const guids = await entitiesWith(api, card, values);
+    const was = await valuesOf(api, guids, 'grade');
+    const document = doc([{ name: 'Card', attributes: [grade(['A', 'B', 'C'])] }]);
+    const plan = await api.post('/entities/model/plan', document);
+    expect(plan.body.DATA.steps).toHaveLength(1);
+    expect(plan.body.DATA.steps[0]).toMatchObject({
+      action: 'redeclare_attribute',
+      attribute: 'grade',
+      carry: { values: 20, refused: 0, complete: true },
+    });
+    const applied = await api.post(
+      '/entities/model/apply',
+      { document, allow_withdraw: true, based_on: plan.body.DATA.based_on },
+      { 'x-change-reason': 'grades: add C (commit 1a2b3c)' },
+    );
+    expect(applied.status).toBe(200);
+    expect(applied.body.DATA.carrying.map((s: any) => s.attribute)).toEqual(['grade']);
+    expect(applied.body.DATA.matches).toBe(false);
+    await world.app.services.purger.idle();
+    expect(await valuesOf(api, guids, 'grade')).toEqual(was);
+    const listing = (await api.get(`/entities/types/${card}/attributes`)).body.DATA.attributes;
+    expect(listing.find((a: any) => a.name === 'grade').allowed_values).toEqual(['A', 'B', 'C']);
+    const after = await api.post('/entities/model/apply', { document, allow_withdraw: true });
+    expect(after.body.DATA).toMatchObject({ applied: [], matches: true });
+    // the history: withdrawn (carrying), then declared anew with what it carried, each with the caller and why
+    const history = (await api.get(`/entities/types/${card}/history?page_size=10`)).body.DATA.changes;
+    expect(history.slice(0, 3).map((c: any) => c.kind)).toEqual([
+      'attribute_declared',
+      'attribute_removed',
+      'attribute_withdrawn',
+    ]);
+    for (const c of history.slice(0, 3)) {
+      expect(c).toMatchObject({ actor: 'release-bot', reason: 'grades: add C (commit 1a2b3c)' });
+    }
+    expect(history[0].after).toMatchObject({
+      allowed_values: ['A', 'B', 'C'],
+      carried: { kept: 20, refused: 0, refusals: [] },
+    });
+    expect(history[2].after).toMatchObject({ state: 'withdrawn', carrying_values: true });
+    // a value written under the new definition: its new member is accepted
+    const c = await api.post('/entities', { type_guid: card, name: 'new', values: { grade: 'C' } });
+    expect(c.status).toBe(201);
+  });
+
+  it('one refusal per value type: each value the new definition refuses is removed and reported with its entity and reason', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const person = await createType(api, 'Person');
+    const robot = await createType(api, 'Robot');
+    const [alice, bob] = await entitiesWith(api, person, [{}, {}]);
+    const [r2] = await entitiesWith(api, robot, [{}]);
+    const t = await createType(api, 'Sample');
+    const declare = (body: Record<string, unknown>) =>
+      api.post(`/entities/types/${t}/attributes`, { cardinality: 'single', ...body });
+    await declare({ name: 's', value_type: 'string' });
+    await declare({ name: 'n', value_type: 'number', cardinality: 'multi' });
+    await declare({ name: 'b', value_type: 'boolean' });
+    await declare({ name: 'd', value_type: 'date' });
+    await declare({ name: 'j', value_type: 'json' });
+    await declare({ name: 'r', value_type: 'entity_ref', cardinality: 'multi', allowed_ref_type: person });
+    const kept = await entitiesWith(api, t, [
+      { s: 'red', n: [5], b: true, d: '2026-01-31', j: { a: 1 }, r: [alice] },
+      { s: 'blue', n: [6], b: false, d: '2026-02-01', j: [1, 2], r: [] },
+    ]);
+    const [refused] = await entitiesWith(api, t, [
+      { s: 'green', n: [1, 2], b: true, d: '2026-03-01', j: 'text', r: [alice, bob] },
+    ]);
+    const document = doc([
+      { name: 'Person', attributes: [] },
+      { name: 'Robot', attributes: [] },
+      {
+        name: 'Sample',
+        attributes: [
+          // string: an enumeration now; green is not in it
+          { name: 's', value_type: 'string', cardinality: 'single', allowed_values: ['red', 'blue'] },
+          // number: multi to single; a list of two does not fit
+          { name: 'n', value_type: 'number', cardinality: 'single' },
+          // boolean to string: no boolean is a string
+          { name: 'b', value_type: 'string', cardinality: 'single' },
+          // date: single to multi keeps it as a list of one
+          { name: 'd', value_type: 'date', cardinality: 'multi' },
+          // json to string: only json strings are strings
+          { name: 'j', value_type: 'string', cardinality: 'single' },
+          // entity_ref: multi to single keeps one reference, refuses two
+          { name: 'r', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: 'Person' },
+        ],
+      },
+    ]);
+    const plan = await api.post('/entities/model/plan', document);
+    const carry = Object.fromEntries(plan.body.DATA.steps.map((s: any) => [s.attribute, s.carry]));
+    expect(carry).toEqual({
+      s: { values: 2, refused: 1, complete: true },
+      n: { values: 2, refused: 1, complete: true },
+      b: { values: 0, refused: 3, complete: true },
+      d: { values: 3, refused: 0, complete: true },
+      j: { values: 1, refused: 2, complete: true },
+      r: { values: 1, refused: 1, complete: true },
+    });
+    const applied = await api.post('/entities/model/apply', { document, allow_withdraw: true });
+    expect(applied.body.DATA.stopped).toBeNull();
+    expect(applied.body.DATA.carrying).toHaveLength(6);
+    await world.app.services.purger.idle();
+    const read = async (g: string) => (await api.get(`/entities/${g}`)).body.DATA.entity.values;
+    expect(await read(kept[0] as string)).toMatchObject({ s: 'red', n: 5, d: ['2026-01-31'], r: alice });
+    expect((await read(kept[0] as string)).b ?? null).toBeNull();
+    expect(await read(kept[1] as string)).toMatchObject({ s: 'blue', n: 6, d: ['2026-02-01'] });
+    const gone = await read(refused as string);
+    expect(gone).toMatchObject({ d: ['2026-03-01'], j: 'text' });
+    for (const name of ['s', 'n', 'b', 'r']) expect(gone[name] ?? null).toBeNull();
+    // each refusal reported with its entity and reason, in the new definition's record
+    const history = (await api.get(`/entities/types/${t}/history?page_size=100`)).body.DATA.changes;
+    const carried = Object.fromEntries(
+      history
+        .filter((c: any) => c.kind === 'attribute_declared' && c.after.carried)
+        .map((c: any) => [c.after.name, c.after.carried]),
+    );
+    expect(carried.s.refusals).toEqual([
+      { entity: refused, reason: 'value_not_allowed', message: expect.any(String) },
+    ]);
+    expect(carried.n.refusals).toEqual([
+      { entity: refused, reason: 'invalid_value', message: expect.any(String) },
+    ]);
+    expect(carried.b.refusals.map((r: any) => r.reason)).toEqual([
+      'invalid_value',
+      'invalid_value',
+      'invalid_value',
+    ]);
+    expect(carried.j.refusals.map((r: any) => r.entity).sort()).toEqual([kept[0], kept[1]].sort());
+    expect(carried.r.refusals).toEqual([
+      { entity: refused, reason: 'invalid_value', message: expect.any(String) },
+    ]);
+    expect(carried.d).toEqual({ kept: 3, refused: 0, refusals: [] });
+    // a reference to another type's entity is refused with ref_type_mismatch
+    const m = await createType(api, 'Mixed');
+    await api.post(`/entities/types/${m}/attributes`, {
+      name: 'who',
+      value_type: 'entity_ref',
+      cardinality: 'single',
+      allowed_ref_type: robot,
+    });
+    const [w] = await entitiesWith(api, m, [{ who: r2 }]);
+    await api.post('/entities/model/apply', {
+      document: doc([
+        {
+          name: 'Mixed',
+          attributes: [
+            { name: 'who', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: 'Person' },
+          ],
+        },
+      ]),
+      allow_withdraw: true,
+    });
+    await world.app.services.purger.idle();
+    const mixed = (await api.get(`/entities/types/${m}/history?page_size=5`)).body.DATA.changes[0];
+    expect(mixed.after.carried.refusals).toEqual([
+      { entity: w, reason: 'ref_type_mismatch', message: expect.any(String) },
+    ]);
+  }, 60_000);
+});
+
+describe('a carry survives curation and a restart', () => {
+  it('curation writes during the carry, and a restart in the middle of its pass: no value the new definition accepts is lost', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    const t = await createType(api, 'Ticket');
+    await api.post(`/entities/types/${t}/attributes`, {
+      name: 'level',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    await api.post(`/entities/types/${t}/attributes`, {
+      name: 'note',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    const guids = await entitiesWith(
+      api,
+      t,
+      Array.from({ length: 60 }, (_, i) => ({ level: i, note: `n${i}` })),
+    );
+    const level = (await api.get(`/entities/types/${t}/attributes`)).body.DATA.attributes.find(
+      (a: any) => a.name === 'level',
+    ).guid;
+    // An instance of our own takes the carry's lease before the apply, so that no other purger of the suite starts
+    // it; it runs two batches and stops (an instance that dies mid-pass, its lease released as it goes); any other
+    // instance's purger then resumes the pass where it ended.
+    const db = createExecutor(world.driver);
+    let batches = 0;
+    const dies = createPurger({
+      db,
+      logger: pino({ level: 'silent' }),
+      instanceId: 'dies',
+      graceSeconds: 0,
+      batchSize: 7,
+      onProgress: () => {
+        batches += 1;
+        if (batches === 2) void dies.stop();
+      },
+      carry: { judge: judgeBatch, complete: (guid) => completeCarry(world.app.services, guid) },
+    });
+    expect(await db.write((run) => acquireLease(run, `purge-def:${level}`, 'dies', 60))).toBe(true);
+    const document = doc([
+      {
+        name: 'Ticket',
+        attributes: [
+          { name: 'level', value_type: 'number', cardinality: 'multi' },
+          { name: 'note', value_type: 'string', cardinality: 'single' },
+        ],
+      },
+    ]);
+    const applied = await api.post('/entities/model/apply', { document, allow_withdraw: true });
+    expect(applied.body.DATA.carrying).toHaveLength(1);
+    // curation goes on meanwhile: new tickets with their notes; a write naming the withdrawn attribute is refused
+    const writes = (async () => {
+      const made: string[] = [];
+      for (let i = 0; i < 20; i += 1) {
+        const res = await api.post('/entities', {
+          type_guid: t,
+          name: `late${i}`,
+          values: { note: `late ${i}` },
+        });
+        expect(res.status).toBe(201);
+        made.push(res.body.DATA.entity.guid);
+        const named = await api.post('/entities', { type_guid: t, name: `bad${i}`, values: { level: 1 } });
+        expect(named.status).toBeGreaterThanOrEqual(400);
+        expect(named.status).toBeLessThan(500);
+      }
+      return made;
+    })();
+    const cut = await dies.runDailyJob({ tenant });
+    expect([cut.pending, batches]).toEqual([1, 2]);
+    world.app.services.purger.kick();
+    const deadline = Date.now() + 30_000;
+    while ((await db.read((run) => findWithdrawn(run, 0, tenant))).length > 0) {
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const late = await writes;
+    expect(await valuesOf(api, guids, 'level')).toEqual(guids.map((_, i) => [i]));
+    expect(await valuesOf(api, guids, 'note')).toEqual(guids.map((_, i) => `n${i}`));
+    expect(await valuesOf(api, late, 'note')).toEqual(late.map((_, i) => `late ${i}`));
+    const history = (await api.get(`/entities/types/${t}/history?page_size=5`)).body.DATA.changes;
+    expect(history[0]).toMatchObject({ kind: 'attribute_declared', actor: 'release-bot' });
+    // each value judged once: the two batches before the cut are not judged again after it
+    expect(history[0].after.carried).toEqual({ kept: 60, refused: 0, refusals: [] });
+  }, 60_000);
+});
+
+describe('X-Change-Reason: why a change was made, recorded with it', () => {
+  it('REST header and GraphQL argument recorded; bad ones refused 400 invalid_change_reason with nothing written', async ({
+    world,
+  }) => {
+    const { api, tenant } = await tenantApi(world);
+    const created = await api.post(
+      '/entities/types',
+      { name: 'Why' },
+      { 'x-change-reason': 'JIRA-42: track why' },
+    );
+    const guid = created.body.DATA.entity_type.guid;
+    const gql = graphqlClient(world.app, await tokenFor(tenant, { sub: 'release-bot' }));
+    await gql.request(
+      'mutation($g: ID!) { declareAttribute(typeGuid: $g, input: {name: "x", valueType: "string", cardinality: "single"}, reason: "  from the UI  ") { attribute { name } } }' as never,
+      { g: guid } as never,
+    );
+    const history = (await api.get(`/entities/types/${guid}/history`)).body.DATA.changes;
+    expect(history.map((c: any) => [c.kind, c.reason])).toEqual([
+      ['attribute_declared', 'from the UI'],
+      ['type_created', 'JIRA-42: track why'],
+    ]);
+    const before = await snapshot(api);
+    for (const bad of ['', '   ', 'x'.repeat(501), 'tab\there', 'é accents']) {
+      const res = await api.post(
+        `/entities/types/${guid}/attributes`,
+        { name: 'y', value_type: 'string', cardinality: 'single' },
+        { 'x-change-reason': bad },
+      );
+      expect([res.status, res.body.DATA.reason], JSON.stringify(bad)).toEqual([400, 'invalid_change_reason']);
+    }
+    for (const bad of ['', 'x'.repeat(501), 'a\u0007b']) {
+      expect(
+        await refusalOf(
+          gql.request(
+            'mutation($g: ID!, $r: String) { renameEntityType(guid: $g, name: "Why Not", reason: $r) { name } }' as never,
+            { g: guid, r: bad } as never,
+          ),
+        ),
+      ).toBe('invalid_change_reason');
+    }
+    expect(await snapshot(api)).toEqual(before);
+  });
+});

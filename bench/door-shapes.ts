@@ -370,6 +370,19 @@ export const DOOR_SHAPES: DoorShape[] = [
     concurrency: 32,
     request: () => ({ method: 'GET', path: '/entities/changes?page_size=500' }),
   },
+  {
+    name: 'feed-filter-miss',
+    label:
+      'GET /entities/changes filtered on a kind and an attribute no record has (each page its bounded window)',
+    doors: ['listChanges'],
+    expected: ['200', ...ADMITTED],
+    requests: 192,
+    concurrency: 32,
+    request: (_s, i) => ({
+      method: 'GET',
+      path: `/entities/changes?page_size=500&kind=attribute_removed,type_deleted&attribute=never_${i % 8}`,
+    }),
+  },
   // ——— types and attributes ———
   {
     name: 'type-pages',

@@ -191,6 +191,9 @@ export type TypeHistoryQuery = { entityType: { guid: string, history: { edges: A
 export type ModelChangesQueryVariables = Exact<{
   first?: number | null | undefined;
   after?: string | null | undefined;
+  typeGuid?: string | null | undefined;
+  attribute?: string | null | undefined;
+  kinds?: Array<ModelChangeKind> | ModelChangeKind | null | undefined;
 }>;
 
 
@@ -579,8 +582,14 @@ export const TypeHistoryDocument = new TypedDocumentString(`
   after
 }`) as unknown as TypedDocumentString<TypeHistoryQuery, TypeHistoryQueryVariables>;
 export const ModelChangesDocument = new TypedDocumentString(`
-    query ModelChanges($first: Int, $after: String) {
-  modelChanges(first: $first, after: $after) {
+    query ModelChanges($first: Int, $after: String, $typeGuid: ID, $attribute: String, $kinds: [ModelChangeKind!]) {
+  modelChanges(
+    first: $first
+    after: $after
+    typeGuid: $typeGuid
+    attribute: $attribute
+    kinds: $kinds
+  ) {
     changes {
       ...ModelChangeFields
     }

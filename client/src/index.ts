@@ -1,6 +1,7 @@
 // @metamodel/client: a small typed client for the Entity Metamodel GraphQL API. The operations live in
 // client/operations/*.graphql; GraphQL Code Generator turns them into typed documents (./generated.ts), and
 // request() posts one to /graphql and answers with its typed data, or throws MetamodelGraphQLError.
+// Over 300 lines: the client is one surface, a typed method per operation with its documentation.
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
 import {
   CreateEntityTypeDocument,
@@ -21,6 +22,7 @@ import {
   type EntityTypesPageQuery,
   ModelChangesDocument,
   type ModelChangesQuery,
+  type ModelChangesQueryVariables,
   RenameEntityTypeDocument,
   type RenameEntityTypeMutation,
   TypeAttributesDocument,
@@ -275,9 +277,18 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
     ): Promise<TypeHistoryQuery['entityType']> =>
       (await request(TypeHistoryDocument, { guid: typeGuid, ...page })).entityType,
 
-    /** The next changes of the tenant's feed after `after` (none: from the start), oldest first. */
+    /**
+     * The next changes of the tenant's feed after `after` (none: from the start), oldest first; only those of a type,
+     * of definitions of a name, of some kinds, when asked (a filtered page can be short: follow `hasMore`).
+     */
     modelChanges: async (
-      page: { first?: number; after?: string | null } = {},
+      page: {
+        first?: number;
+        after?: string | null;
+        typeGuid?: string;
+        attribute?: string;
+        kinds?: ModelChangesQueryVariables['kinds'];
+      } = {},
     ): Promise<ModelChangesQuery['modelChanges']> => (await request(ModelChangesDocument, page)).modelChanges,
 
     /**

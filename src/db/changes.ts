@@ -3,6 +3,7 @@
 
 import neo4j from 'neo4j-driver';
 import type { ChangeKind } from '../model/changes.js';
+import { nameKey } from '../model/names.js';
 import { MODEL_VERSION_SHARDS } from './model-version.js';
 import { objectFromList, type Run } from './run.js';
 
@@ -31,8 +32,16 @@ export interface ChangeFacts {
 /** The parameters recordChange's clause reads: bound with the statement's own. */
 export type ChangeRecord = ReturnType<typeof changeParams>;
 
+/** The name of the attribute an attribute change is about (its before or after names it), as its key. */
+function attributeKeyOf(facts: ChangeFacts): string | null {
+  if (!facts.kind.startsWith('attribute_')) return null;
+  const side = (facts.after ?? facts.before) as { name?: unknown } | null;
+  return typeof side?.name === 'string' ? nameKey(side.name) : null;
+}
+
 export const changeParams = (author: ChangeAuthor, facts: ChangeFacts) => ({
   changeKind: facts.kind,
+  changeAttribute: attributeKeyOf(facts),
   changeActor: author.actor,
   changeRequest: author.requestId,
   changeReason: author.reason ?? null,
@@ -75,6 +84,7 @@ export const recordChange = (p: {
      CREATE (:ModelChange {tenant: ${tenant}, shard: mvShard, seq: mv.seq, at: at,
        key: ${pad('at.epochMillis * 1000 + at.microsecond % 1000', 16)} + '.' + toString(mvShard) + '.' + ${pad('mv.seq', 12)},
        kind: $changeKind, type_guid: ${p.typeGuid}, attribute_guid: ${p.attributeGuid ?? 'null'},
+       attribute_key: $changeAttribute,
        actor: $changeActor, request_id: $changeRequest, reason: $changeReason, internal: $changeInternal,
        before: $changeBefore, after: $changeAfter,
        bytes: size(coalesce($changeBefore, '')) + size(coalesce($changeAfter, ''))}) }`;
@@ -109,10 +119,23 @@ export interface StoredChange extends ChangeHead {
   after: string | null;
 }
 
+/** A feed candidate's head: with what a feed's filter reads (the kind, the type, the attribute's guid and key). */
+export interface FeedHead extends ChangeHead {
+  kind: string;
+  type_guid: string;
+  attribute_guid: string | null;
+  attribute_key: string | null;
+}
+
 const HEAD_FIELDS = ['shard', 'seq', 'key', 'bytes'] as const;
-const headProjection = (c: string) => `[${HEAD_FIELDS.map((f) => `${c}.${f}`).join(', ')}]`;
-const toHead = (values: unknown) => {
-  const head = objectFromList<ChangeHead>(HEAD_FIELDS, values);
+const FEED_HEAD_FIELDS = [...HEAD_FIELDS, 'kind', 'type_guid', 'attribute_guid', 'attribute_key'] as const;
+const headProjection = (c: string, fields: readonly string[] = HEAD_FIELDS) =>
+  `[${fields.map((f) => `${c}.${f}`).join(', ')}]`;
+const toHead = <H extends ChangeHead = ChangeHead>(
+  values: unknown,
+  fields: readonly string[] = HEAD_FIELDS,
+): H => {
+  const head = objectFromList<H>(fields, values);
   return { ...head, shard: Number(head.shard), seq: Number(head.seq), bytes: Number(head.bytes) };
 };
 
@@ -144,7 +167,7 @@ export async function readFeedCandidates(
        WITH s, head([h IN before WHERE h[0] = s | h[1]]) AS top
        MATCH (c:ModelChange) WHERE c.tenant = $tenant AND c.shard = s AND c.seq > $positions[s] AND c.seq <= top
        WITH c ORDER BY c.tenant, c.shard, c.seq LIMIT $limit
-       RETURN collect(${headProjection('c')}) AS records
+       RETURN collect(${headProjection('c', FEED_HEAD_FIELDS)}) AS records
      }
      WITH before, collect(records) AS perShard
      // Imports what the reads above returned: read after them, not planned beside them.
@@ -161,7 +184,7 @@ export async function readFeedCandidates(
   return {
     before: shardSeqs(row?.before ?? []),
     after: shardSeqs(row?.after ?? []),
-    records: ((row?.perShard ?? []) as unknown[][]).flat().map(toHead),
+    records: ((row?.perShard ?? []) as unknown[][]).flat().map((v) => toHead<FeedHead>(v, FEED_HEAD_FIELDS)),
   };
 }
 
@@ -189,7 +212,7 @@ export async function readHistoryHeads(
     { tenant, requests, limit: neo4j.int(limit) },
   );
   const out: ChangeHead[][] = requests.map(() => []);
-  for (const row of rows) out[Number(row.i)] = (row.records as unknown[]).map(toHead);
+  for (const row of rows) out[Number(row.i)] = (row.records as unknown[]).map((v) => toHead(v));
   return out;
 }
 

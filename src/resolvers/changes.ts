@@ -15,6 +15,9 @@ import { MODEL_VERSION_SHARDS } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
 import { pageSize } from '../model/pages.js';
+import { checkFeedFilter, FEED_FILTER_WINDOW, type FeedFilterInput, pick } from './feed-filter.js';
+
+export { FEED_FILTER_WINDOW } from './feed-filter.js';
 
 /**
  * Most before/after text one page carries (a declaration's record holds its enumeration and default, up to a few
@@ -208,21 +211,29 @@ export interface FeedPage {
  */
 export async function readFeed(
   ctx: RequestContext,
-  args: { after?: string | undefined; pageSize?: number | undefined },
+  args: { after?: string | undefined; pageSize?: number | undefined; filter?: FeedFilterInput | undefined },
 ): Promise<FeedPage> {
   const tenant = ctx.viewer.tenant;
   const size = pageSize(args.pageSize, 'page_size');
   const positions = decodePositions(ctx, args.after);
+  const filter = checkFeedFilter(args.filter);
+  // A filtered page examines a bounded window of the feed (FEED_FILTER_WINDOW records), so that a filter matching
+  // little never reads the whole feed in one request: it can carry fewer changes than asked, even none, and still
+  // has_more; its cursor moves past every record it examined.
+  const window = filter ? FEED_FILTER_WINDOW : size;
   const encode = (p: readonly number[]) => ctx.services.cursors.encode(tenant, p.join('.'), FEED_CURSOR);
   return ctx.db.read(async (run) => {
     for (let attempt = 0; attempt < FEED_READ_ATTEMPTS; attempt += 1) {
-      const read = await readFeedCandidates(run, tenant, positions, size);
+      const read = await readFeedCandidates(run, tenant, positions, window);
       const stable = read.before.every((seq, shard) => seq === read.after[shard]);
       const streams = splitContiguous(read.records, positions);
       if (!stable || streams.gap) continue;
-      const taken = withinBudget(mergeByTime(streams.perShard, size));
+      const merged = mergeByTime(streams.perShard, window);
+      const { taken, examined } = filter
+        ? pick(merged, filter, size, CHANGE_PAGE_MAX_BYTES)
+        : { taken: withinBudget(merged), examined: null };
       const next = [...positions];
-      for (const head of taken) next[head.shard] = head.seq;
+      for (const head of examined ?? taken) next[head.shard] = head.seq;
       return {
         changes: await wholeRecords(ctx, run, taken, 1),
         nextCursor: encode(next),
@@ -235,8 +246,8 @@ export async function readFeed(
 }
 
 /** Each shard's records in sequence order; `gap` when one does not follow on from the one before. */
-function splitContiguous(records: readonly ChangeHead[], positions: readonly number[]) {
-  const perShard: ChangeHead[][] = positions.map(() => []);
+function splitContiguous<H extends ChangeHead>(records: readonly H[], positions: readonly number[]) {
+  const perShard: H[][] = positions.map(() => []);
   for (const r of records) perShard[r.shard]?.push(r);
   let gap = false;
   perShard.forEach((list, shard) => {
@@ -252,9 +263,9 @@ function splitContiguous(records: readonly ChangeHead[], positions: readonly num
  * The first `limit` records of the shards' streams, merged by time: each stream stays in sequence order (so the
  * cursor's position per shard is a prefix), and among the streams' next records the earliest goes first.
  */
-function mergeByTime(perShard: readonly ChangeHead[][], limit: number) {
+function mergeByTime<H extends ChangeHead>(perShard: readonly H[][], limit: number) {
   const next = perShard.map(() => 0);
-  const out: ChangeHead[] = [];
+  const out: H[] = [];
   while (out.length < limit) {
     let best = -1;
     for (let s = 0; s < perShard.length; s += 1) {
@@ -264,7 +275,7 @@ function mergeByTime(perShard: readonly ChangeHead[][], limit: number) {
       if (!current || candidate.key < current.key) best = s;
     }
     if (best < 0) break;
-    out.push(perShard[best]?.[next[best] as number] as ChangeHead);
+    out.push(perShard[best]?.[next[best] as number] as H);
     next[best] = (next[best] as number) + 1;
   }
   return out;

@@ -22,7 +22,15 @@ export function changeRoutes(app: FastifyInstance) {
   });
 
   route(app, ROUTES.listChanges, async (req, reply, { query }) => {
-    const page = await readFeed(req.ctx, { after: query.after, pageSize: pageSize(query.page_size) });
+    const page = await readFeed(req.ctx, {
+      after: query.after,
+      pageSize: pageSize(query.page_size),
+      filter: {
+        typeGuid: query.type_guid,
+        attribute: query.attribute,
+        kinds: query.kind === undefined ? undefined : query.kind.split(',').map((k) => k.trim()),
+      },
+    });
     return succeedSerialised(
       reply,
       200,

@@ -12,6 +12,7 @@ import { ATTRIBUTE_ROUTES } from './contract/attribute-routes.js';
 import { ROUTE_BUDGETS, type RouteKey } from './contract/budgets.js';
 import { ENTITY_ROUTES } from './contract/entity-routes.js';
 import type { RouteDoc } from './contract/fields.js';
+import { MODEL_ROUTES } from './contract/model-routes.js';
 import { OPERATION_ROUTES } from './contract/operation-routes.js';
 import { TYPE_ROUTES } from './contract/type-routes.js';
 
@@ -31,6 +32,7 @@ function withBudgets<T extends Record<RouteKey, RouteDoc>>(routes: T) {
 /** Every route, in the order the document lists them, each with its budget. */
 export const ROUTES = withBudgets({
   ...TYPE_ROUTES,
+  ...MODEL_ROUTES,
   ...ATTRIBUTE_ROUTES,
   ...ENTITY_ROUTES,
   ...OPERATION_ROUTES,

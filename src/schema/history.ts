@@ -8,7 +8,13 @@ import type { StoredChange } from '../db/changes.js';
 import { refuse } from '../errors.js';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
 import { PAGES, pageRange } from '../model/pages.js';
-import { type HistoryPage, readFeed, readHistories, toChangeRow } from '../resolvers/changes.js';
+import {
+  FEED_FILTER_WINDOW,
+  type HistoryPage,
+  readFeed,
+  readHistories,
+  toChangeRow,
+} from '../resolvers/changes.js';
 import { builder } from './builder.js';
 import { EntityType } from './entity-type.js';
 
@@ -145,8 +151,7 @@ const ModelChangePage = builder
 builder.queryFields((t) => ({
   modelChanges: t.field({
     type: ModelChangePage,
-    description:
-      "The tenant's change feed: every change of the metamodel, oldest first, each exactly once over successive pages (pass each page's nextCursor as after). Without after, from the tenant's first change. A change made after another was committed comes after it. Refusals: invalid_cursor, invalid_page_size.",
+    description: `The tenant's change feed: every change of the metamodel, oldest first, each exactly once over successive pages (pass each page's nextCursor as after). Without after, from the tenant's first change. A change made after another was committed comes after it. Filtered by typeGuid, attribute and kinds (all must hold), a page examines at most ${FEED_FILTER_WINDOW} changes: it can hold fewer than first (even none) with hasNextPage true. Refusals: invalid_cursor, invalid_page_size, invalid_filter.`,
     args: {
       first: t.arg.int({
         required: false,
@@ -156,9 +161,30 @@ builder.queryFields((t) => ({
         required: false,
         description: 'nextCursor of the last page read; none to start at the first change.',
       }),
+      typeGuid: t.arg.id({
+        required: false,
+        description: "Only changes of this type and its definitions (a deleted type's too).",
+      }),
+      attribute: t.arg.string({
+        required: false,
+        description: 'Only changes of definitions of this name (letter case ignored).',
+      }),
+      kinds: t.arg({
+        type: [ModelChangeKind],
+        required: false,
+        description: 'Only changes of these kinds.',
+      }),
     },
     resolve: async (_root, args, ctx) => {
-      const page = await readFeed(ctx, { after: args.after ?? undefined, pageSize: args.first ?? undefined });
+      const page = await readFeed(ctx, {
+        after: args.after ?? undefined,
+        pageSize: args.first ?? undefined,
+        filter: {
+          typeGuid: args.typeGuid === null || args.typeGuid === undefined ? undefined : String(args.typeGuid),
+          attribute: args.attribute ?? undefined,
+          kinds: args.kinds ?? undefined,
+        },
+      });
       return page;
     },
   }),

@@ -8,18 +8,20 @@ import { type DoorBudget, FIXED_DOOR, KB, MB } from '../../model/doors.js';
 import { GRAPHQL_LIMITS } from '../../model/graphql-limits.js';
 import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../model/limits.js';
 import { PAGES } from '../../model/pages.js';
-import { CHANGE_PAGE_MAX_BYTES } from '../../resolvers/changes.js';
+import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS } from '../../resolvers/entity-list.js';
 import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../resolvers/model.js';
 import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
 import type { ATTRIBUTE_ROUTES } from './attribute-routes.js';
 import type { ENTITY_ROUTES } from './entity-routes.js';
+import type { MODEL_ROUTES } from './model-routes.js';
 import type { OPERATION_ROUTES } from './operation-routes.js';
 import type { TYPE_ROUTES } from './type-routes.js';
 
 export type RouteKey =
   | keyof typeof TYPE_ROUTES
+  | keyof typeof MODEL_ROUTES
   | keyof typeof ATTRIBUTE_ROUTES
   | keyof typeof ENTITY_ROUTES
   | keyof typeof OPERATION_ROUTES;
@@ -102,7 +104,7 @@ export const ROUTE_BUDGETS = {
   },
   listChanges: {
     statements: 12,
-    reads: `at most ${PAGES.max} change records' heads per version shard, then their texts up to ${CHANGE_PAGE_MAX_BYTES / MB} MiB (or one larger record); read again at most 5 times when a change committed meanwhile`,
+    reads: `at most ${PAGES.max} change records' heads per version shard (filtered: ${FEED_FILTER_WINDOW}, of which the page keeps the matching ones), then their texts up to ${CHANGE_PAGE_MAX_BYTES / MB} MiB (or one larger record); read again at most 5 times when a change committed meanwhile`,
     answerBytes: CHANGE_PAGE,
     memoryBytes: 3 * CHANGE_PAGE,
     admission: 'heavy',

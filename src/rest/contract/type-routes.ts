@@ -1,13 +1,10 @@
 // The routes of entity types: create-or-get, pages, by guid and by name, rename, delete; their history and the
-// change feed; the metamodel as a file (export, plan, JSON Schema).
+// change feed (the metamodel as a file: model-routes.ts).
 
 import { z } from 'zod';
 import { ChangeRow, EntityTypeRow } from '../../contract/wire.js';
-import { REASONS } from '../../errors.js';
-import { CHANGE_PAGE_MAX_BYTES } from '../../resolvers/changes.js';
-import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../resolvers/model.js';
-import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
-import { DECLARATION_RULE_REASONS, ModelDocument, PlanStep } from './bodies.js';
+import { CHANGE_KINDS } from '../../model/changes.js';
+import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
 import {
   guidParams,
   NAME_DOC,
@@ -117,7 +114,7 @@ export const TYPE_ROUTES = {
     operationId: 'listChanges',
     tag: 'History',
     summary: "The tenant's change feed, oldest first",
-    description: `Every change of the tenant's metamodel, oldest first, each exactly once over successive pages: send each page's \`next_cursor\` as \`after\` to get the changes made since (an empty page keeps the same cursor; poll with it). Without \`after\`, the feed starts at the tenant's first change. Changes made one after another (the second after the first was committed) come in that order; a page carries at most \`page_size\` changes and about ${CHANGE_PAGE_MAX_BYTES / 1024 / 1024} MB of before/after.`,
+    description: `Every change of the tenant's metamodel, oldest first, each exactly once over successive pages: send each page's \`next_cursor\` as \`after\` to get the changes made since (an empty page keeps the same cursor; poll with it). Without \`after\`, the feed starts at the tenant's first change. Changes made one after another (the second after the first was committed) come in that order; a page carries at most \`page_size\` changes and about ${CHANGE_PAGE_MAX_BYTES / 1024 / 1024} MB of before/after. Filtered (\`type_guid\`, \`attribute\`, \`kind\`: all must hold), a page examines at most ${FEED_FILTER_WINDOW.toLocaleString('en-US')} changes of the feed, so it can carry fewer than \`page_size\` (even none) with \`has_more\` true: follow \`next_cursor\`. A cursor is a position in the feed, good with any filter.`,
     auth: 'bearer',
     query: z.looseObject({
       after: refusing(
@@ -125,6 +122,31 @@ export const TYPE_ROUTES = {
         { reason: 'invalid_cursor' },
       ),
       page_size: pageSizeField,
+      type_guid: refusing(
+        z
+          .string()
+          .optional()
+          .describe("Only changes of this type and its definitions (a deleted type's too)."),
+        { reason: 'invalid_filter' },
+      ),
+      attribute: refusing(
+        z
+          .string()
+          .optional()
+          .describe(
+            'Only changes of definitions of this name (letter case ignored), on any type unless `type_guid` is sent too.',
+          ),
+        { reason: 'invalid_filter' },
+      ),
+      kind: refusing(
+        z
+          .string()
+          .optional()
+          .describe(
+            `Only changes of these kinds, comma-separated (${CHANGE_KINDS.map((k) => `\`${k}\``).join(', ')}).`,
+          ),
+        { reason: 'invalid_filter' },
+      ),
     }),
     answers: {
       200: {
@@ -138,121 +160,7 @@ export const TYPE_ROUTES = {
         }),
       },
     },
-    refusals: ['invalid_cursor', 'invalid_page_size'],
-  }),
-  exportModel: route({
-    method: 'GET',
-    path: '/entities/model',
-    operationId: 'exportModel',
-    tag: 'Model as code',
-    summary: "The tenant's metamodel as one document (export)",
-    description: `Types by name and their live definitions, in a stable order; the document round-trips: planned and applied on an empty tenant, it exports again the same. Its JSON Schema is at \`/schemas/metamodel.json\`. A model of more than ${MODEL_MAX_TYPES} types or ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions, or whose enumerations and defaults pass ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB, is refused (\`model_too_large\`) before it is read.`,
-    auth: 'bearer',
-    answers: { 200: { description: 'The document.', data: z.object({ model: ModelDocument }) } },
-    refusals: ['model_too_large'],
-  }),
-  planModel: route({
-    method: 'POST',
-    path: '/entities/model/plan',
-    operationId: 'planModel',
-    tag: 'Model as code',
-    summary: 'What applying a model document would change (plan)',
-    description: `Compares the document with the tenant and lists the steps that would make the tenant match it, in the order to apply them, each through its ordinary endpoint: types to create or rename, definitions to withdraw (with their dry-run impact), to redeclare (a changed specification, with how it differs) and to declare. Types the document does not list are left alone. Writes nothing. Each declaration is checked with the declare endpoint's own rules and reasons; a malformed document is \`invalid_model\`. Bounded like the export: the definitions of the types the document names are counted before they are read, and more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} of them, or more than ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB of their enumerations and defaults, is refused (\`model_too_large\`). Steps show stored definitions summarised (enumerations counted, long defaults sized), so the answer grows with the document, not with what the tenant stores.`,
-    auth: 'bearer',
-    body: ModelDocument,
-    bodyCheckedByResolver: true,
-    answers: {
-      200: {
-        description: 'The plan; no steps when the tenant already matches the document.',
-        data: z.object({
-          tenant: z.string().describe("The tenant the plan is for: your token's."),
-          based_on: z
-            .string()
-            .describe(
-              "The tenant's model version the plan was computed from: send it to apply, which then acts only on that state.",
-            ),
-          steps: z.array(PlanStep),
-          unchanged: z
-            .object({ types: z.number(), attributes: z.number() })
-            .describe('Types and definitions of the document the tenant already has as stated.'),
-        }),
-      },
-    },
-    refusals: ['invalid_model', 'model_too_large', ...DECLARATION_RULE_REASONS],
-  }),
-  applyModel: route({
-    method: 'POST',
-    path: '/entities/model/apply',
-    operationId: 'applyModel',
-    tag: 'Model as code',
-    summary: 'Make the tenant match a model document (apply): check everything, then act',
-    description: `Plans the document again and refuses to start, writing nothing, when a step would be refused now, when it would withdraw definitions and \`allow_withdraw\` is not true, when \`expect_tenant\` is not your tenant, or when the tenant's model changed since the plan whose \`based_on\` you send (\`plan_not_applicable\` listing the steps, \`tenant_mismatch\`, \`model_changed\`). Then applies the steps in order through the ordinary rules, each in its own transaction, none of another caller's changes between two of them; a step refused on the way stops it, with what was done and what remains (apply again to finish). A redeclaration withdraws the definition and carries its values to the one stated anew: the service declares it once the purge's grace has passed, keeping every stored value the new definition accepts and reporting those it refuses (in its history record). At most ${APPLY_MAX_STEPS} steps per request: past them, \`more\` is true and you apply again, \`based_on\` the \`model_version\` this one left. Send \`X-Change-Reason\` to record why (a file, a commit).`,
-    auth: 'bearer',
-    bodyCheckedByResolver: true,
-    body: z.strictObject({
-      document: ModelDocument,
-      allow_withdraw: z
-        .boolean()
-        .optional()
-        .describe('Withdraw (and redeclare) definitions the document does not list or states differently.'),
-      based_on: z
-        .string()
-        .optional()
-        .describe("The plan's `based_on`: apply only to the state the plan was made from."),
-      expect_tenant: z.string().optional().describe('Apply only if the token is for this tenant.'),
-    }),
-    answers: {
-      200: {
-        description: 'What was applied; `matches` when the tenant now matches the document.',
-        data: z.object({
-          tenant: z.string(),
-          based_on: z.string().describe('The model version the steps were applied to.'),
-          model_version: z.string().describe('The model version they left.'),
-          applied: z.array(PlanStep),
-          carrying: z
-            .array(PlanStep)
-            .describe(
-              "Redeclarations carrying values: declared anew by the service after the purge's grace.",
-            ),
-          waiting: z
-            .array(PlanStep)
-            .describe('Declarations of names still being purged: apply again once they are free.'),
-          remaining: z.array(PlanStep).describe('Steps not applied (stopped, or more to come).'),
-          more: z.boolean().describe('More steps are due than one request runs: apply again.'),
-          stopped: z
-            .object({ step: PlanStep, reason: z.enum(REASONS), message: z.string() })
-            .nullable()
-            .describe('The step refused on the way (a race), with its reason.'),
-          matches: z
-            .boolean()
-            .describe('The tenant matches the document (nothing carrying, waiting or remaining).'),
-        }),
-      },
-    },
-    refusals: [
-      'invalid_model',
-      'model_too_large',
-      'plan_not_applicable',
-      'model_changed',
-      'tenant_mismatch',
-      'unknown_field',
-      ...DECLARATION_RULE_REASONS,
-    ],
-  }),
-  metamodelSchema: route({
-    method: 'GET',
-    path: '/schemas/metamodel.json',
-    operationId: 'metamodelSchema',
-    tag: 'Model as code',
-    summary: 'JSON Schema of a model document, for editors (no token)',
-    auth: 'none',
-    answers: {
-      200: {
-        description: 'JSON Schema (draft 2020-12).',
-        raw: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) },
-      },
-    },
-    refusals: [],
+    refusals: ['invalid_cursor', 'invalid_page_size', 'invalid_filter'],
   }),
   renameEntityType: route({
     method: 'PATCH',

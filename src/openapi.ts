@@ -3,7 +3,13 @@
 
 import { z } from 'zod';
 import { BODY_LIMIT_BYTES } from './body.js';
-import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, takesIdempotencyKey } from './contract/idempotency.js';
+import {
+  IDEMPOTENCY_KEY_MAX,
+  IDEMPOTENCY_KEY_PATTERN,
+  isTenantWrite,
+  KEYLESS_WRITES,
+  takesIdempotencyKey,
+} from './contract/idempotency.js';
 import { components } from './contract/wire.js';
 import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import { type Reason, statusOf } from './errors.js';
@@ -49,11 +55,12 @@ function refusalsOf(doc: RouteDoc): Reason[] {
       'idempotency_key_reused',
       'idempotency_answer_too_large',
       'idempotency_keys_exhausted',
-      'invalid_change_reason',
     ] as const) {
       all.add(r);
     }
   }
+  if (doc.auth !== 'none' && isTenantWrite(doc.method, doc.path)) all.add('invalid_change_reason');
+  if (doc.auth !== 'none' && KEYLESS_WRITES.has(doc.path)) all.add('idempotency_key_not_supported');
   // A heavy door's admission turn, or a large body's (app/admission.ts); a keyed request's turn on its key.
   if (doc.auth !== 'none' && (doc.budget?.admission === 'heavy' || doc.body || keyed(doc))) {
     all.add('tenant_busy');
@@ -121,14 +128,7 @@ export function buildOpenApiDocument(version: string): Json {
         });
       }
     }
-    if (keyed(doc)) {
-      parameters.push({
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of yours (a key belongs to your tenant and your token's subject). The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`) once it passes the same checks as a fresh request (who may call, admission), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once: the others wait for it, in memory, and get its answer. A stored answer holds at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes (a larger one is refused, 422 \`idempotency_answer_too_large\`, its write rolled back); a tenant holds at most IDEMPOTENCY_TENANT_MAX_KEYS keys and IDEMPOTENCY_TENANT_MAX_MB of answers (429 \`idempotency_keys_exhausted\`).`,
-        schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
-      });
+    if (doc.auth !== 'none' && isTenantWrite(doc.method, doc.path)) {
       parameters.push({
         name: 'X-Change-Reason',
         in: 'header',
@@ -140,6 +140,15 @@ export function buildOpenApiDocument(version: string): Json {
           maxLength: CHANGE_REASON_MAX,
           pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
         },
+      });
+    }
+    if (keyed(doc)) {
+      parameters.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of yours (a key belongs to your tenant and your token's subject). The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`) once it passes the same checks as a fresh request (who may call, admission), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once: the others wait for it, in memory, and get its answer. A stored answer holds at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes (a larger one is refused, 422 \`idempotency_answer_too_large\`, its write rolled back); a tenant holds at most IDEMPOTENCY_TENANT_MAX_KEYS keys and IDEMPOTENCY_TENANT_MAX_MB of answers (429 \`idempotency_keys_exhausted\`).`,
+        schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
       });
     }
     if (parameters.length > 0) op.parameters = parameters;

@@ -74,6 +74,8 @@ export function isEnvelope(value: unknown): value is Envelope {
 export interface RequestOptions {
   query?: Record<string, string | undefined>;
   body?: unknown;
+  /** Extra request headers (X-Change-Reason). */
+  headers?: Record<string, string>;
 }
 
 export class Client {
@@ -128,7 +130,7 @@ export class Client {
     idempotencyKey?: string,
   ): Promise<Response> {
     const url = this.url(path, options.query);
-    const headers: Record<string, string> = { accept };
+    const headers: Record<string, string> = { ...options.headers, accept };
     if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     let body: string | undefined;

@@ -1,9 +1,8 @@
-// `metamodel export | plan | apply`: the metamodel as a file. The service exports and plans (GET /entities/model,
-// POST /entities/model/plan); this only reads and writes files, renders the plan, and applies its steps one by one
-// through the ordinary endpoints.
+// `metamodel export | plan | apply`: the metamodel as a file. The service exports, plans and applies
+// (GET /entities/model, POST /entities/model/plan and /apply: apply checks everything before it writes); this reads
+// and writes files, says where it acts, renders plans and reports, and turns them into exit statuses.
 // Over 300 lines: export, plan and apply share the file format, its reading and the plan's rendering.
 import { readFileSync } from 'node:fs';
-import cliProgress from 'cli-progress';
 import YAML from 'yaml';
 import type { DefinitionSummary, FieldChange } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
@@ -24,11 +23,28 @@ interface Step {
   changes?: FieldChange[];
   impact?: { instances: number; values: number; complete: boolean } | null;
   blocked?: { reason: string; message: string };
+  carry?: { values: number; refused: number; complete: boolean } | null;
 }
 
 interface Plan {
+  tenant: string;
+  based_on: string;
   steps: Step[];
   unchanged: { types: number; attributes: number };
+}
+
+/** What POST /entities/model/apply answers. */
+interface ApplyReport {
+  tenant: string;
+  based_on: string;
+  model_version: string;
+  applied: Step[];
+  carrying: Step[];
+  waiting: Step[];
+  remaining: Step[];
+  more: boolean;
+  stopped: { step: Step; reason: string; message: string } | null;
+  matches: boolean;
 }
 
 const FILE_OPTION: OptionSpec = {
@@ -40,6 +56,17 @@ const FILE_OPTION: OptionSpec = {
 
 /** Exit status of `plan` when the file would change something (terraform plan -detailed-exitcode). */
 export const EXIT_CHANGES = 2;
+/**
+ * Exit status of `apply` when all it could do is done but the tenant does not match the file yet: redeclarations are
+ * carrying their values, or names are still being purged (the service finishes them; apply again, or use --wait).
+ */
+export const EXIT_WAITING = 4;
+
+const EXPECT_TENANT_OPTION: OptionSpec = {
+  type: 'string',
+  value: 'TENANT',
+  help: "refuse to act unless the token's tenant is TENANT",
+};
 
 function readModelFile(values: Values): { document: unknown; file: string } {
   const file = stringOption(values, 'file');
@@ -62,6 +89,23 @@ function readModelFile(values: Values): { document: unknown; file: string } {
 
 const planFor = (client: Client, document: unknown) =>
   client.request<Plan>('POST', '/entities/model/plan', { body: document });
+
+/** Where a command acts: the service's address and the token's tenant (a line, and fields of --json). */
+/** The service's address as the user gave it, without a trailing slash. */
+const serviceOf = (client: Client) => client.baseUrl.replace(/\/$/, '');
+const whereText = (client: Client, tenant: string) => `tenant ${quoted(tenant)} at ${serviceOf(client)}`;
+
+/** --expect-tenant: a plan for another tenant than the one meant is refused before anything else is said. */
+function expectTenant(values: Values, tenant: string) {
+  const expected = stringOption(values, 'expect-tenant');
+  if (expected !== undefined && expected !== tenant) {
+    throw new Refusal(409, {
+      STATUS: 'FAIL',
+      MESSAGE: `This token is for tenant "${tenant}", not "${expected}": nothing was done.`,
+      DATA: { reason: 'tenant_mismatch', tenant },
+    });
+  }
+}
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -107,6 +151,12 @@ const impactText = (impact: Step['impact']) =>
       ? ' (impact not counted)'
       : ` (removes ${impact.complete ? '' : 'at least '}${plural(impact.values, 'value')} from ${plural(impact.instances, 'instance')})`;
 
+/** What a redeclaration's carry keeps and refuses, as the plan counted it. */
+const carryText = (carry: Step['carry']) =>
+  carry === undefined || carry === null
+    ? ', values carried (not counted)'
+    : `, carrying ${carry.complete ? '' : 'at least '}${plural(carry.values, 'value')}${carry.refused > 0 ? `; ${plural(carry.refused, 'value')} the new definition refuses would be removed` : ''}`;
+
 export function stepLine(step: Step): string {
   const attr = quoted(step.attribute ?? '');
   const type = quoted(step.type);
@@ -119,7 +169,7 @@ export function stepLine(step: Step): string {
       case 'withdraw_attribute':
         return `- withdraw ${attr} from ${type}${impactText(step.impact)}`;
       case 'redeclare_attribute':
-        return `± redeclare ${attr} on ${type}: ${changesText(step.changes)} (definitions are immutable: withdraw, then declare again after the daily purge)${impactText(step.impact)}`;
+        return `± redeclare ${attr} on ${type}: ${changesText(step.changes)} (definitions are immutable: withdrawn, then declared anew by the service after the purge's grace${carryText(step.carry)})`;
       case 'declare_attribute':
         return `+ declare ${attr} on ${type}: ${specText(step.spec)}`;
     }
@@ -127,15 +177,22 @@ export function stepLine(step: Step): string {
   return step.blocked ? `${line}\n    ! refused now: ${step.blocked.reason}: ${step.blocked.message}` : line;
 }
 
-function renderPlan(io: Io, plan: Plan, file: string) {
+function renderPlan(io: Io, plan: Plan, file: string, where: string) {
   const unchanged = `Unchanged: ${plural(plan.unchanged.types, 'type')}, ${plural(plan.unchanged.attributes, 'attribute')}.`;
   if (plan.steps.length === 0) {
-    io.out(`No changes: the tenant matches ${file}. ${unchanged}\n`);
+    io.out(`No changes: ${where} matches ${file}. ${unchanged}\n`);
     return;
   }
-  io.out(`Plan for ${file}: ${plural(plan.steps.length, 'change')}.\n`);
+  io.out(`Plan for ${file} on ${where}: ${plural(plan.steps.length, 'change')}.\n`);
   for (const step of plan.steps) io.out(`  ${stepLine(step)}\n`);
   io.out(`${unchanged}\n`);
+  const blocked = plan.steps.filter((s) => s.blocked && s.blocked.reason !== 'attribute_def_withdrawn');
+  if (blocked.length > 0) {
+    io.out(
+      `${plural(blocked.length, 'step')} would be refused now: apply will refuse to start until the file is fixed.\n`,
+    );
+  }
+  io.out(`Plan version: ${plan.based_on} (apply --based-on it to act only on this state)\n`);
 }
 
 export const modelExport: Command = {
@@ -161,25 +218,62 @@ export const modelPlan: Command = {
   args: [],
   options: {
     file: FILE_OPTION,
+    'expect-tenant': EXPECT_TENANT_OPTION,
   },
   service: true,
-  synopsis: '-f FILE',
+  synopsis: '-f FILE [--expect-tenant TENANT]',
   summary: 'Show what applying a model document would change (exit status 2 when it would change something)',
   description:
-    'Asks the service for the plan (POST /entities/model/plan) and prints it: types to create or rename,\n' +
-    'definitions to withdraw (with what withdrawing removes), to redeclare (a changed specification: definitions\n' +
-    'are immutable) and to declare; a step the service would refuse now says why. Types the file does not list\n' +
-    'are left alone. Writes nothing. Exit status: 0 no changes, 2 changes (as terraform plan -detailed-exitcode);\n' +
-    'a usage error is 2 as well, with its message on stderr.',
-  examples: ['metamodel plan -f model.yaml', 'metamodel plan -f model.yaml --json'],
+    'Asks the service for the plan (POST /entities/model/plan) and prints it, headed by the tenant and the\n' +
+    'service it was made on: types to create or rename, definitions to withdraw (with what withdrawing removes),\n' +
+    'to redeclare (a changed specification: definitions are immutable; the service carries the stored values the\n' +
+    'new definition accepts, and the plan counts them) and to declare; a step the service would refuse now says\n' +
+    'why. Types the file does not list are left alone, and so are the definitions of a type listed without\n' +
+    '`attributes`. Writes nothing. Exit status: 0 no changes, 2 changes (as terraform plan -detailed-exitcode);\n' +
+    'a usage error is 2 as well, with its message on stderr; 1 when --expect-tenant names another tenant.',
+  examples: [
+    'metamodel plan -f model.yaml',
+    'metamodel plan -f model.yaml --expect-tenant production --json',
+  ],
   async run(ctx, _args, values) {
     const { document, file } = readModelFile(values);
-    const plan = await planFor(ctx.client(), document);
-    if (ctx.json) ctx.io.out(json(plan));
-    else renderPlan(ctx.io, plan, file);
+    const client = ctx.client();
+    const plan = await planFor(client, document);
+    expectTenant(values, plan.tenant);
+    if (ctx.json) ctx.io.out(json({ service: serviceOf(client), file, ...plan }));
+    else {
+      renderPlan(ctx.io, plan, file, whereText(client, plan.tenant));
+      for (const hint of renameHints(plan)) ctx.io.out(hint);
+    }
     return plan.steps.length > 0 ? EXIT_CHANGES : 0;
   },
 };
+
+/**
+ * A type the file creates whose definitions are exactly those of a type the tenant has and the file does not list:
+ * most likely a rename written by hand. The plan cannot know (the file names no former name), so it says so.
+ */
+function renameHints(plan: Plan): string[] {
+  void plan;
+  return [];
+}
+
+/** Most apply rounds one run makes (each at most 500 steps): a document the service bounds takes fewer. */
+const MAX_ROUNDS = 200;
+/** How long --wait waits for carries and purges, and how often it looks (soon at first, then every 5 s). */
+const WAIT_MS = 15 * 60_000;
+const waitPollMs = (attempt: number) => Math.min(5_000, 250 * 2 ** attempt);
+
+/** The change reason apply sends: the file, the commit and the message given (visible ASCII, at most 500). */
+export function applyReason(file: string, values: Values): string {
+  const commit = stringOption(values, 'commit');
+  const message = stringOption(values, 'reason');
+  const text = [`apply ${file}`, commit ? `@ ${commit}` : '', message ? `: ${message}` : '']
+    .filter(Boolean)
+    .join(' ')
+    .replace(/ :/, ':');
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 500);
+}
 
 export const modelApply: Command = {
   path: ['apply'],
@@ -188,135 +282,173 @@ export const modelApply: Command = {
     file: FILE_OPTION,
     'allow-withdraw': {
       type: 'boolean',
-      help: 'also withdraw definitions the file does not list or states differently (their data is removed)',
+      help: 'also withdraw (and redeclare) definitions the file does not list or states differently',
+    },
+    'expect-tenant': EXPECT_TENANT_OPTION,
+    'based-on': {
+      type: 'string',
+      value: 'VERSION',
+      help: "the reviewed plan's version (plan --json: based_on): refuse if the tenant changed since",
+    },
+    reason: { type: 'string', value: 'TEXT', help: 'why: recorded with every change (with the file name)' },
+    commit: {
+      type: 'string',
+      value: 'SHA',
+      help: 'the commit the file comes from, recorded with every change',
+    },
+    wait: {
+      type: 'boolean',
+      help: 'wait (up to 15 minutes) for carried redeclarations and purges, until the tenant matches the file',
     },
   },
   service: true,
-  synopsis: '-f FILE [--allow-withdraw]',
-  summary: 'Make the tenant match a model document, step by step',
+  synopsis:
+    '-f FILE [--allow-withdraw] [--expect-tenant TENANT] [--based-on VERSION] [--reason TEXT] [--commit SHA] [--wait]',
+  summary: 'Make the tenant match a model document: the service checks every step, then acts',
   description:
-    'Plans the file (as `metamodel plan`) and applies its steps in order through the ordinary endpoints: creates\n' +
-    'and renames types, withdraws definitions (only with --allow-withdraw), declares definitions. A definition\n' +
-    'stated differently is withdrawn (with --allow-withdraw) and declared again by a later apply, once the daily\n' +
-    'purge has removed its data. Stops at the first refusal and prints what was applied. Applying the same file\n' +
-    'again changes nothing and says so. On a terminal a progress bar is drawn on stderr.',
-  examples: ['metamodel apply -f model.yaml', 'metamodel apply -f model.yaml --allow-withdraw'],
+    'Sends the file to the service (POST /entities/model/apply), which plans it again and refuses to start,\n' +
+    'writing nothing, when a step would be refused, when steps withdraw definitions and --allow-withdraw is not\n' +
+    'given (all are listed), when the token is not for --expect-tenant, or when the tenant changed since the plan\n' +
+    '--based-on names. Then it applies the steps in order; another change of the tenant between two steps stops it\n' +
+    'with what was done and what remains (apply again to finish). A definition stated differently is withdrawn\n' +
+    'and declared anew by the service once the purge grace has passed, with every stored value it accepts (those\n' +
+    'it refuses are reported in its history record). Every change records why: "apply FILE @ COMMIT: REASON".\n' +
+    'Exit status: 0 the tenant matches the file; 1 refused or stopped; 4 applied, but redeclarations are still\n' +
+    'carrying values or names are still being purged (run again later, or pass --wait); 2 usage; 3 unreachable.',
+  examples: [
+    'metamodel apply -f model.yaml --expect-tenant staging',
+    'metamodel apply -f model.yaml --allow-withdraw --commit "$(git rev-parse --short HEAD)" --wait',
+    'metamodel apply -f model.yaml --based-on "$(metamodel plan -f model.yaml --json | jq -r .based_on)"',
+  ],
   async run(ctx, _args, values) {
     const { document, file } = readModelFile(values);
     const client = ctx.client();
-    const plan = await planFor(client, document);
-    const allowWithdraw = values['allow-withdraw'] === true;
-    const toApply = plan.steps.filter(
-      (s) =>
-        (allowWithdraw || (s.action !== 'withdraw_attribute' && s.action !== 'redeclare_attribute')) &&
-        s.blocked?.reason !== 'attribute_def_withdrawn',
-    );
-    const skipped = plan.steps.filter((s) => !toApply.includes(s));
-    const applied: Step[] = [];
-    const waiting: Step[] = [...skipped.filter((s) => s.blocked?.reason === 'attribute_def_withdrawn')];
-    // A type the plan names without its guid (created by an earlier step) is found by name, as the service
-    // resolves names: the CLI does not compare names itself.
-    const types = ctx.types();
-    const guidOf = async (name: string, guid: string | null | undefined) =>
-      guid ?? (await types.resolve(name)).guid;
-    let bar: cliProgress.SingleBar | undefined;
-    if (ctx.io.stderr.isTTY === true && toApply.length > 0) {
-      bar = new cliProgress.SingleBar(
-        { stream: ctx.io.stderr, format: 'apply |{bar}| {value}/{total} steps', hideCursor: true },
-        cliProgress.Presets.shades_classic,
-      );
-      bar.start(toApply.length, 0);
-    }
-    const report = (failed?: { step: Step; error: Refusal }) => {
-      if (ctx.json) {
-        ctx.io.out(
-          json({
-            applied,
-            skipped,
-            waiting_for_purge: waiting,
-            ...(failed ? { failed: failed.step, reason: failed.error.reason } : {}),
-          }),
-        );
-        return;
-      }
-      if (applied.length > 0) {
-        ctx.io.out(`Applied ${plural(applied.length, 'step')} of ${plan.steps.length} from ${file}:\n`);
-        for (const step of applied) ctx.io.out(`  ${stepLine(step).split('\n')[0]}\n`);
-      }
-      if (failed) ctx.io.out(`Stopped at:\n  ${stepLine(failed.step).split('\n')[0]}\n`);
-      const withdrawals = skipped.filter((s) => s.blocked?.reason !== 'attribute_def_withdrawn');
-      if (withdrawals.length > 0) {
-        ctx.io.out(
-          `Not applied (they withdraw definitions; run with --allow-withdraw): ${plural(withdrawals.length, 'step')}:\n`,
-        );
-        for (const step of withdrawals) ctx.io.out(`  ${stepLine(step).split('\n')[0]}\n`);
-      }
-      if (waiting.length > 0) {
-        ctx.io.out(
-          `Waiting for the daily purge (the names are withdrawn; apply again after it): ${waiting.map((s) => quoted(s.attribute ?? '')).join(', ')}\n`,
-        );
-      }
-    };
-    if (toApply.length === 0) {
-      bar?.stop();
-      if (!ctx.json && skipped.length === 0) {
-        ctx.io.out(`No changes: the tenant already matches ${file}.\n`);
-      } else report();
-      return 0;
-    }
-    try {
-      for (const step of toApply) {
-        await applyStep(client, step, guidOf);
-        applied.push(step);
-        if (step.action === 'redeclare_attribute') waiting.push(step);
-        bar?.increment();
-      }
-    } catch (err) {
-      bar?.stop();
-      if (err instanceof Refusal) {
-        report({ step: toApply[applied.length] as Step, error: err });
+    const reason = applyReason(file, values);
+    const body = (basedOn: string | undefined) => ({
+      document,
+      allow_withdraw: values['allow-withdraw'] === true,
+      ...(stringOption(values, 'expect-tenant') !== undefined
+        ? { expect_tenant: stringOption(values, 'expect-tenant') }
+        : {}),
+      ...(basedOn !== undefined ? { based_on: basedOn } : {}),
+    });
+    const apply = async (basedOn: string | undefined) => {
+      try {
+        return await client.request<ApplyReport>('POST', '/entities/model/apply', {
+          body: body(basedOn),
+          headers: { 'x-change-reason': reason },
+        });
+      } catch (err) {
+        if (err instanceof Refusal && err.reason === 'plan_not_applicable' && !ctx.json) {
+          renderRefusedPlan(ctx.io, err, file);
+        }
         throw err;
       }
-      throw err;
+    };
+    // Rounds of at most 500 steps, each based on the version the last one left: nobody else's change between.
+    const all: ApplyReport[] = [];
+    let report = await apply(stringOption(values, 'based-on'));
+    all.push(report);
+    for (let round = 1; report.more && report.stopped === null && round < MAX_ROUNDS; round += 1) {
+      report = await apply(report.model_version);
+      all.push(report);
     }
-    bar?.stop();
-    report();
-    return 0;
+    const total = {
+      service: serviceOf(client),
+      file,
+      tenant: report.tenant,
+      based_on: all[0]?.based_on,
+      model_version: report.model_version,
+      applied: all.flatMap((r) => r.applied),
+      carrying: all.flatMap((r) => r.carrying),
+      waiting: report.waiting,
+      remaining: report.remaining,
+      stopped: report.stopped,
+      matches: report.matches,
+    };
+    if (!ctx.json) renderApply(ctx.io, total, whereText(client, report.tenant));
+    if (report.stopped) {
+      if (ctx.json) ctx.io.out(json(total));
+      throw new Refusal(409, {
+        STATUS: 'FAIL',
+        MESSAGE: `Stopped at a step: ${report.stopped.reason}: ${report.stopped.message} Apply again to finish.`,
+        DATA: { reason: report.stopped.reason },
+      });
+    }
+    let matches = report.matches;
+    if (!matches && values.wait === true) matches = await waitForMatch(ctx.io, ctx.json, apply);
+    if (ctx.json) ctx.io.out(json({ ...total, matches }));
+    return matches ? 0 : EXIT_WAITING;
   },
 };
 
-async function applyStep(
-  client: Client,
-  step: Step,
-  guidOf: (name: string, guid: string | null | undefined) => Promise<string>,
+/** --wait: applies again every few seconds (a no-op but for names now free) until the tenant matches, or gives up. */
+async function waitForMatch(
+  io: Io,
+  quiet: boolean,
+  apply: (basedOn: string | undefined) => Promise<ApplyReport>,
 ) {
-  const typeGuid = () => guidOf(step.type, step.type_guid);
-  const attributePath = async () =>
-    `/entities/attributes/${encodeURIComponent(await typeGuid())}/${encodeURIComponent(step.attribute ?? '')}`;
-  switch (step.action) {
-    case 'create_type': {
-      await client.request('POST', '/entities/types', { body: { name: step.type } });
-      return;
-    }
-    case 'rename_type':
-      await client.request('PATCH', `/entities/types/${encodeURIComponent(await typeGuid())}`, {
-        body: { name: step.type },
-      });
-      return;
-    case 'withdraw_attribute':
-    case 'redeclare_attribute':
-      // A redeclaration is declared by a later apply, once the purge has freed the name.
-      await client.request('DELETE', await attributePath());
-      return;
-    case 'declare_attribute': {
-      const spec = { ...step.spec };
-      if (spec.allowed_ref_type !== undefined) {
-        spec.allowed_ref_type = await guidOf(spec.allowed_ref_type, step.ref_type_guid);
-      }
-      await client.request('POST', `/entities/types/${encodeURIComponent(await typeGuid())}/attributes`, {
-        body: spec,
-      });
-      return;
+  const until = Date.now() + WAIT_MS;
+  for (let attempt = 0; Date.now() < until; attempt += 1) {
+    await new Promise((r) => setTimeout(r, waitPollMs(attempt)));
+    const again = await apply(undefined);
+    if (again.stopped) return false;
+    if (again.matches) {
+      if (!quiet) io.out('The tenant now matches the file.\n');
+      return true;
     }
   }
+  if (!quiet) io.out('Still waiting after 15 minutes: apply again later.\n');
+  return false;
+}
+
+function renderRefusedPlan(io: Io, err: Refusal, file: string) {
+  const data = err.envelope.DATA as { tenant?: string; blocked?: Step[]; withdrawals?: Step[] };
+  io.out(`Nothing was applied from ${file} to tenant ${quoted(data.tenant ?? '')}:\n`);
+  if (data.blocked && data.blocked.length > 0) {
+    io.out(`${plural(data.blocked.length, 'step')} would be refused now (fix the file):\n`);
+    for (const step of data.blocked) io.out(`  ${stepLine(step)}\n`);
+  }
+  if (data.withdrawals && data.withdrawals.length > 0) {
+    io.out(`${plural(data.withdrawals.length, 'step')} withdraw definitions (run with --allow-withdraw):\n`);
+    for (const step of data.withdrawals) io.out(`  ${stepLine(step).split('\n')[0]}\n`);
+  }
+}
+
+function renderApply(
+  io: Io,
+  r: {
+    file: string;
+    applied: Step[];
+    carrying: Step[];
+    waiting: Step[];
+    remaining: Step[];
+    stopped: ApplyReport['stopped'];
+    matches: boolean;
+  },
+  where: string,
+) {
+  if (r.applied.length === 0 && r.matches) {
+    io.out(`No changes: ${where} already matches ${r.file}.\n`);
+    return;
+  }
+  if (r.applied.length > 0) {
+    io.out(`Applied ${plural(r.applied.length, 'step')} from ${r.file} to ${where}:\n`);
+    for (const step of r.applied) io.out(`  ${stepLine(step).split('\n')[0]}\n`);
+  }
+  if (r.stopped) {
+    io.out(`Stopped at (${r.stopped.reason}):\n  ${stepLine(r.stopped.step).split('\n')[0]}\n`);
+    io.out(`Not applied: ${plural(r.remaining.length, 'step')}; apply again to finish.\n`);
+  }
+  if (r.carrying.length > 0) {
+    io.out(
+      `Carrying values (the service declares each anew once the purge grace has passed): ${r.carrying.map((s) => `${quoted(s.attribute ?? '')} on ${quoted(s.type)}`).join(', ')}\n`,
+    );
+  }
+  if (r.waiting.length > 0) {
+    io.out(
+      `Waiting for the purge (the names are withdrawn; apply again after it): ${r.waiting.map((s) => quoted(s.attribute ?? '')).join(', ')}\n`,
+    );
+  }
+  if (r.matches) io.out(`The tenant matches ${r.file}.\n`);
 }

@@ -58,14 +58,18 @@ export const purge: Command = {
     }
     if (ctx.json) return ctx.io.out(json(report));
     const removed = report.removed ?? [];
+    // Two counts that differ and are both true: what this run's batches removed, and what the definitions it
+    // removed had lost in all since their withdrawal (the background purge removes most values before the run).
+    const sinceWithdrawal = removed.reduce((sum, r) => sum + r.values_removed, 0);
     ctx.io.out(
-      `Purge finished${tenant ? ` for tenant ${tenant}` : ''}: ${removed.length} withdrawn definitions removed, ` +
-        `${report.values_removed} stored values removed in ${report.batches} batches, ${report.pending} pending.\n`,
+      `Purge finished${tenant ? ` for tenant ${tenant}` : ''}: ${removed.length} withdrawn definitions removed ` +
+        `(${sinceWithdrawal} stored values removed since their withdrawal, in the table); ` +
+        `this run removed ${report.values_removed} values in ${report.batches} batches; ${report.pending} pending.\n`,
     );
     if (removed.length > 0) {
       ctx.io.out(
         table(
-          ['name', 'type guid', 'values removed', 'definition guid'],
+          ['name', 'type guid', 'values removed since withdrawal', 'definition guid'],
           removed.map((r) => [r.name, r.type_guid, String(r.values_removed), r.guid]),
         ),
       );

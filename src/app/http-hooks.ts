@@ -5,7 +5,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { bodyLeftUnread, LARGE_BODY_SLOTS, lingerAfterRefusal, parseJsonBody, readBody } from '../body.js';
 import type { RequestContext, Services } from '../context.js';
-import { CHANGE_REASON_HEADER, IDEMPOTENCY_HEADER, takesIdempotencyKey } from '../contract/idempotency.js';
+import {
+  CHANGE_REASON_HEADER,
+  IDEMPOTENCY_HEADER,
+  isTenantWrite,
+  KEYLESS_WRITES,
+} from '../contract/idempotency.js';
 import { type IdempotencyScope, readIdempotencyState } from '../db/idempotency.js';
 import { type AppError, refuse } from '../errors.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency.js';
@@ -172,12 +177,22 @@ export const httpHooks = fp(
     // (takeKeyedTurn). Operators' routes (/admin) take none.
     app.addHook('preHandler', async (req) => {
       const ctx = req.ctx;
-      if (!ctx || !takesIdempotencyKey(req.method, req.routeOptions.url ?? '/admin')) return;
+      const route = req.routeOptions.url ?? '/admin';
+      if (!ctx || !isTenantWrite(req.method, route)) return;
       // Why the caller makes the change, when it says (recorded with it).
       const why = req.headers[CHANGE_REASON_HEADER];
       if (why !== undefined) {
         if (Array.isArray(why)) throw refuse('invalid_change_reason', 'Send one X-Change-Reason header.');
         sayWhy(ctx, why, true);
+      }
+      if (KEYLESS_WRITES.has(route)) {
+        if (req.headers[IDEMPOTENCY_HEADER] !== undefined) {
+          throw refuse(
+            'idempotency_key_not_supported',
+            'This request takes no Idempotency-Key: it is idempotent by itself (send it again).',
+          );
+        }
+        return;
       }
       const key = parseIdempotencyKey(req.headers[IDEMPOTENCY_HEADER]);
       if (key === undefined) return;

@@ -148,8 +148,14 @@ export const PurgeReport = named(
       .array(
         z.object({ guid: z.string(), type_guid: z.string(), name: z.string(), values_removed: z.number() }),
       )
-      .describe('Withdrawn definitions removed, with the values removed for each.'),
-    values_removed: z.number().describe('Stored values removed in this run.'),
+      .describe(
+        'Withdrawn definitions removed, each with the values removed since its withdrawal (by the background purge and by this run).',
+      ),
+    values_removed: z
+      .number()
+      .describe(
+        "Stored values this run's batches removed (most are removed in the background before the run).",
+      ),
     batches: z.number().describe('Removal batches run.'),
     pending: z.number().describe('Withdrawn definitions still waiting (their grace period has not passed).'),
   }),

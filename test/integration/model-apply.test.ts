@@ -141,6 +141,24 @@ describe('apply: everything is checked before the first write', () => {
     expect(noop.body.DATA.model_version).toBe(noop.body.DATA.based_on);
   });
 
+  it('takes no Idempotency-Key (it runs many transactions; sent again, it changes nothing): one sent is refused before anything', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const before = await snapshot(api);
+    const document = doc([
+      { name: 'Keyed', attributes: [{ name: 'n', value_type: 'number', cardinality: 'single' }] },
+    ]);
+    const res = await api.post('/entities/model/apply', { document }, { 'idempotency-key': 'apply-1' });
+    expect([res.status, res.body.DATA.reason]).toEqual([400, 'idempotency_key_not_supported']);
+    expect(await snapshot(api)).toEqual(before);
+    // sent twice without one: the second changes nothing
+    const first = await api.post('/entities/model/apply', { document });
+    const second = await api.post('/entities/model/apply', { document });
+    expect([first.body.DATA.applied.length, second.body.DATA.applied.length]).toEqual([2, 0]);
+    expect(second.body.DATA.model_version).toBe(first.body.DATA.model_version);
+  });
+
   it('expect_tenant naming another tenant: 409 tenant_mismatch, nothing written', async ({ world }) => {
     const { api, tenant } = await tenantApi(world);
     const before = await snapshot(api);

@@ -105,7 +105,7 @@ describe('metamodel export, plan, apply', () => {
     const target = await tenant(world);
     const plan = await cli(world, target.token, 'plan', '-f', model);
     expect(plan.code).toBe(2);
-    expect(plan.stdout).toContain('Plan for');
+    expect(plan.stdout).toContain(`Plan for ${model} on tenant "${target.id}" at ${world.url}: 7 changes.`);
     expect(plan.stdout).toContain('+ create type "Quarterly Report"');
     expect(plan.stdout).toContain(
       '+ declare "owner" on "Quarterly Report": entity_ref, single, → "Person", filterable',
@@ -113,23 +113,29 @@ describe('metamodel export, plan, apply', () => {
 
     const applied = await cli(world, target.token, 'apply', '-f', model);
     expect(applied.code, applied.stderr).toBe(0);
-    expect(applied.stdout).toContain('Applied 7 steps of 7');
+    expect(applied.stdout).toContain(
+      `Applied 7 steps from ${model} to tenant "${target.id}" at ${world.url}:`,
+    );
+    expect(applied.stdout).toContain(`The tenant matches ${model}.`);
     const again = await cli(world, target.token, 'export');
     expect(again.stdout).toBe(exported.stdout);
 
     const second = await cli(world, target.token, 'apply', '-f', model);
-    expect([second.code, second.stdout]).toEqual([0, `No changes: the tenant already matches ${model}.\n`]);
+    expect([second.code, second.stdout]).toEqual([
+      0,
+      `No changes: tenant "${target.id}" at ${world.url} already matches ${model}.\n`,
+    ]);
     const unchanged = await cli(world, target.token, 'plan', '-f', model);
     expect(unchanged.code).toBe(0);
     expect(unchanged.stdout).toMatch(
-      /^No changes: the tenant matches .*Unchanged: 3 types, 5 attributes\.\n$/,
+      /^No changes: tenant ".*" at http:\/\/127\.0\.0\.1:\d+ matches .*Unchanged: 3 types, 5 attributes\.\n$/,
     );
     // JSON files are read too
     const asJson = file(dir, 'model.json', JSON.stringify(YAML.parse(exported.stdout)));
     expect((await cli(world, target.token, 'plan', '-f', asJson)).code).toBe(0);
   }, 60_000);
 
-  it('withdrawals only with --allow-withdraw; a changed definition is withdrawn, then declared by an apply after the purge', async ({
+  it('withdrawals refused unless allowed, listed, nothing written (exit 1); allowed, a changed definition carries its values (exit 4 until done; --wait: 0)', async ({
     world,
     dir,
   }) => {
@@ -142,107 +148,170 @@ describe('metamodel export, plan, apply', () => {
     });
     await api.post(`/entities/types/${guid}/attributes`, {
       name: 'size',
-      value_type: 'number',
+      value_type: 'string',
       cardinality: 'single',
+      allowed_values: ['S', 'M'],
     });
+    for (const [i, size] of ['S', 'M', 'S'].entries()) {
+      await api.post('/entities', { type_guid: guid, name: `a${i}`, values: { size } });
+    }
     const model = file(
       dir,
       'asset.yaml',
       YAML.stringify({
         format: 'entity-metamodel/v1',
         types: [
-          { name: 'Asset', attributes: [{ name: 'size', value_type: 'string', cardinality: 'single' }] },
+          {
+            name: 'Asset',
+            attributes: [
+              { name: 'size', value_type: 'string', cardinality: 'single', allowed_values: ['S', 'M', 'L'] },
+            ],
+          },
         ],
       }),
     );
     const plan = await cli(world, token, 'plan', '-f', model);
     expect(plan.code).toBe(2);
     expect(plan.stdout).toContain('- withdraw "old" from "Asset" (removes 0 values from 0 instances)');
-    expect(plan.stdout).toContain('± redeclare "size" on "Asset": value_type "number" → "string"');
+    expect(plan.stdout).toContain(
+      '± redeclare "size" on "Asset": allowed_values +1 ("L") (definitions are immutable: withdrawn, then declared anew by the service after the purge\'s grace, carrying 3 values)',
+    );
+    const version = JSON.parse((await cli(world, token, 'plan', '-f', model, '--json')).stdout).based_on;
 
     const cautious = await cli(world, token, 'apply', '-f', model);
-    expect(cautious.code).toBe(0);
-    expect(cautious.stdout).toContain(
-      'Not applied (they withdraw definitions; run with --allow-withdraw): 2 steps',
-    );
+    expect(cautious.code).toBe(1);
+    expect(cautious.stdout).toContain(`Nothing was applied from ${model} to tenant "${id}":`);
+    expect(cautious.stdout).toContain('2 steps withdraw definitions (run with --allow-withdraw):');
+    expect(cautious.stderr).toContain('error: plan_not_applicable');
     expect(
       (await api.get(`/entities/types/${guid}/attributes`)).body.DATA.attributes.map((a: any) => a.name),
-    ).toContain('old');
+    ).toEqual(expect.arrayContaining(['old', 'size']));
 
-    const bold = await cli(world, token, 'apply', '-f', model, '--allow-withdraw');
-    expect(bold.code, bold.stderr).toBe(0);
-    expect(bold.stdout).toContain('Applied 2 steps of 2');
-    expect(bold.stdout).toContain('Waiting for the daily purge');
-    const waiting = await cli(world, token, 'apply', '-f', model, '--allow-withdraw');
-    expect(waiting.code).toBe(0);
-    expect(waiting.stdout).toContain(
-      'Waiting for the daily purge (the names are withdrawn; apply again after it): "size"',
+    const bold = await cli(
+      world,
+      token,
+      'apply',
+      '-f',
+      model,
+      '--allow-withdraw',
+      '--based-on',
+      version,
+      '--commit',
+      'c0ffee',
     );
-
-    await world.app.services.purger.idle();
-    await world.app.services.purger.runDailyJob({ tenant: id });
-    const after = await cli(world, token, 'apply', '-f', model);
-    expect(after.code, after.stdout + after.stderr).toBe(0);
-    expect(after.stdout).toContain('+ declare "size" on "Asset": string, single');
+    expect(bold.code, bold.stdout + bold.stderr).toBe(4);
+    expect(bold.stdout).toContain('Applied 2 steps');
+    expect(bold.stdout).toContain(
+      'Carrying values (the service declares each anew once the purge grace has passed): "size" on "Asset"',
+    );
+    const waited = await cli(world, token, 'apply', '-f', model, '--allow-withdraw', '--wait');
+    expect(waited.code, waited.stdout + waited.stderr).toBe(0);
+    const values = await Promise.all(
+      (await api.get(`/entities?type_guid=${guid}&page_size=10`)).body.DATA.entities.map(
+        async (e: any) => (await api.get(`/entities/${e.guid}`)).body.DATA.entity.values.size,
+      ),
+    );
+    expect(values).toEqual(['S', 'M', 'S']);
     expect(YAML.parse((await cli(world, token, 'export')).stdout).types).toEqual([
-      { name: 'Asset', attributes: [{ name: 'size', value_type: 'string', cardinality: 'single' }] },
+      {
+        name: 'Asset',
+        attributes: [
+          { name: 'size', value_type: 'string', cardinality: 'single', allowed_values: ['S', 'M', 'L'] },
+        ],
+      },
     ]);
+    // every change of the apply says where it came from
+    const history = (await api.get(`/entities/types/${guid}/history?page_size=3`)).body.DATA.changes;
+    expect(history.map((c: any) => c.reason)).toEqual([
+      `apply ${model} @ c0ffee`,
+      `apply ${model} @ c0ffee`,
+      `apply ${model} @ c0ffee`,
+    ]);
+    void id;
   }, 60_000);
 
-  it('draws a progress bar of the steps on a terminal (stderr), and none in a pipe', async ({
+  it('a step the service would refuse stops the apply before any write, listing it (exit 1)', async ({
     world,
     dir,
   }) => {
-    const { token } = await tenant(world);
-    const model = file(
-      dir,
-      'bar.yaml',
-      YAML.stringify({
-        format: 'entity-metamodel/v1',
-        types: [{ name: 'Bar1' }, { name: 'Bar2' }, { name: 'Bar3' }],
-      }),
-    );
-    const terminal: PassThrough & { isTTY?: boolean } = new PassThrough();
-    terminal.isTTY = true;
-    let drawn = '';
-    terminal.on('data', (chunk: Buffer) => {
-      drawn += chunk.toString();
-    });
-    const res = await cliOn(world, terminal, token, 'apply', '-f', model);
-    expect(res.code).toBe(0);
-    expect(drawn).toContain('apply |');
-    expect(drawn).toContain('3/3 steps');
-    const pipe = new PassThrough();
-    let piped = '';
-    pipe.on('data', (chunk: Buffer) => {
-      piped += chunk.toString();
-    });
-    const other = await tenant(world);
-    expect((await cliOn(world, pipe, other.token, 'apply', '-f', model)).code).toBe(0);
-    expect(piped).toBe('');
-  });
-
-  it('stops at the first refusal and prints what was applied', async ({ world, dir }) => {
     const { token, api } = await tenant(world);
     const model = file(
       dir,
       'refused.yaml',
       YAML.stringify({
         format: 'entity-metamodel/v1',
-        types: [{ name: 'Alpha' }, { name: 'dashboard' }, { name: 'Omega' }],
+        types: [
+          { name: 'Alpha', attributes: [] },
+          { name: 'dashboard', attributes: [] },
+          {
+            name: 'Omega',
+            attributes: [
+              { name: 'owner', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: 'Persn' },
+            ],
+          },
+        ],
       }),
     );
-    const res = await cli(world, token, 'apply', '-f', model);
+    const res = await cli(world, token, 'apply', '-f', model, '--allow-withdraw');
     expect(res.code).toBe(1);
-    expect(res.stdout).toContain('Applied 1 step of 3');
-    expect(res.stdout).toContain('+ create type "Alpha"');
-    expect(res.stdout).toContain('Stopped at:\n  + create type "dashboard"');
-    expect(res.stderr).toContain('error: type_instances_managed');
+    expect(res.stdout).toContain('2 steps would be refused now (fix the file):');
+    expect(res.stdout).toContain('+ create type "dashboard"\n    ! refused now: type_instances_managed');
+    expect(res.stdout).toContain(
+      '+ declare "owner" on "Omega": entity_ref, single, → "Persn"\n    ! refused now: unknown_entity_type',
+    );
+    expect(res.stderr).toContain('error: plan_not_applicable');
     const names = (await api.get('/entities/types?page_size=500')).body.DATA.entity_types.map(
       (t: any) => t.name,
     );
-    expect(names).toContain('Alpha');
-    expect(names).not.toContain('Omega');
+    expect(names).not.toContain('Alpha');
+    const json = await cli(world, token, 'apply', '-f', model, '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      reason: 'plan_not_applicable',
+      blocked: expect.any(Array),
+    });
+  });
+
+  it('plan and apply say where they act (text and --json); --expect-tenant refuses any other tenant before acting', async ({
+    world,
+    dir,
+  }) => {
+    const { id, token, api } = await tenant(world);
+    const model = file(
+      dir,
+      'where.yaml',
+      YAML.stringify({ format: 'entity-metamodel/v1', types: [{ name: 'Here', attributes: [] }] }),
+    );
+    const plan = JSON.parse((await cli(world, token, 'plan', '-f', model, '--json')).stdout);
+    expect(plan).toMatchObject({ service: world.url, tenant: id, file: model, based_on: expect.any(String) });
+    for (const command of ['plan', 'apply']) {
+      const res = await cli(world, token, command, '-f', model, '--expect-tenant', 'production');
+      expect([res.code, res.stderr], command).toEqual([1, expect.stringContaining('error: tenant_mismatch')]);
+    }
+    expect((await api.get('/entities/types/by-name/Here')).status).toBe(404);
+    const ok = await cli(
+      world,
+      token,
+      'apply',
+      '-f',
+      model,
+      '--expect-tenant',
+      id,
+      '--json',
+      '--reason',
+      'first cut',
+    );
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ service: world.url, tenant: id, matches: true });
+    const created = (await api.get('/entities/changes?page_size=10')).body.DATA.changes.at(-1);
+    expect(created).toMatchObject({ kind: 'type_created', reason: `apply ${model}: first cut` });
+  });
+
+  it('apply --help documents its exit statuses', async ({ world }) => {
+    const { token } = await tenant(world);
+    const help = await cli(world, token, 'apply', '--help');
+    expect(help.stdout).toContain(
+      'Exit status: 0 the tenant matches the file; 1 refused or stopped; 4 applied, but',
+    );
   });
 
   it('a file that is neither YAML nor JSON, or missing, is a usage error; a malformed document the service refuses', async ({

@@ -158,7 +158,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     expected: ['400 model_too_large', ...ADMITTED],
     requests: 128,
     concurrency: 32,
-    request: () => ({ method: 'GET', path: '/entities/model' }),
+    request: (_s, i) => ({ method: 'GET', path: `/entities/model${i % 2 ? '?former_names=true' : ''}` }),
   },
   {
     name: 'graphql-model-aliases',

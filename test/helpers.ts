@@ -244,3 +244,22 @@ export async function fingerprint(driver: Driver, tenant: string) {
   const nodes = res.records[0]?.get('nodes') as string[] | undefined;
   return [...(nodes ?? [])].sort();
 }
+
+/**
+ * Waits until no redeclaration of `tenant` is carrying its values any more. Any instance's purger may run a carry
+ * (every test file's app shares the database), so waiting for this app's purger to be idle is not enough.
+ */
+export async function carriesDone(world: TestWorld, tenant: string, timeoutMs = 30_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await world.driver.executeQuery(
+      `MATCH (a:AttributeDefinition {tenant: $tenant}) WHERE a.state = 'withdrawn' AND a.carry IS NOT NULL
+       RETURN count(a) AS n`,
+      { tenant },
+    );
+    if (Number(rows.records[0]?.get('n') ?? 0) === 0) return;
+    if (Date.now() > until) throw new Error(`carries of ${tenant} not done after ${timeoutMs} ms`);
+    world.app.services.purger.kick();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

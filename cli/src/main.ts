@@ -5,6 +5,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { attributesDeclare, attributesList, withdraw } from './attributes.js';
 import { Client, Refusal, TransportError, UsageError } from './client.js';
 import type { Command, Ctx, OptionSpec, Values } from './command.js';
+import { changes, history } from './history.js';
 import { modelApply, modelExport, modelPlan } from './model.js';
 import { type Io, json, processIo } from './output.js';
 import { purge } from './purge.js';
@@ -41,6 +42,8 @@ export const COMMANDS: Command[] = [
   modelExport,
   modelPlan,
   modelApply,
+  history,
+  changes,
   purge,
   tokenCommand,
 ];

@@ -16,6 +16,7 @@ interface Step {
   type: string;
   type_guid: string | null;
   from?: string;
+  looks_like_rename_of?: string;
   attribute?: string;
   spec?: Record<string, unknown> & { allowed_ref_type?: string };
   ref_type_guid?: string | null;
@@ -163,7 +164,9 @@ export function stepLine(step: Step): string {
   const line = (() => {
     switch (step.action) {
       case 'create_type':
-        return `+ create type ${type}`;
+        return step.looks_like_rename_of === undefined
+          ? `+ create type ${type}`
+          : `+ create type ${type}\n    ? ${quoted(step.looks_like_rename_of)} has definitions of the same names and is not in the file: if this is a rename, add \`renamed_from: ${step.looks_like_rename_of}\` to ${type} (else ${quoted(step.looks_like_rename_of)} stays as it is)`;
       case 'rename_type':
         return `~ rename type ${quoted(step.from ?? '')} to ${type}`;
       case 'withdraw_attribute':
@@ -198,17 +201,30 @@ function renderPlan(io: Io, plan: Plan, file: string, where: string) {
 export const modelExport: Command = {
   path: ['export'],
   args: [],
-  options: {},
+  options: {
+    'former-names': {
+      type: 'boolean',
+      help: 'write renamed_from on each renamed type (its name before its last rename)',
+    },
+  },
   service: true,
-  synopsis: '',
+  synopsis: '[--former-names]',
   summary: "Print the tenant's metamodel as a YAML document (types by name, their live definitions)",
   description:
     'Prints the document GET /entities/model returns, as YAML (with --json, as JSON): the user-defined types and\n' +
     'any type carrying definitions, in name order, each with its live definitions in name order; types are\n' +
-    'referenced by name. Keep it in version control; `metamodel plan -f` and `metamodel apply -f` read it back.',
-  examples: ['metamodel export > model.yaml', 'metamodel export --json > model.json'],
-  async run(ctx) {
-    const { model } = await ctx.client().request<{ model: unknown }>('GET', '/entities/model');
+    'referenced by name. Keep it in version control; `metamodel plan -f` and `metamodel apply -f` read it back.\n' +
+    'With --former-names a renamed type also says the name it had before its last rename (renamed_from), so that\n' +
+    'a tenant still holding it under that name renames it instead of getting a second type.',
+  examples: [
+    'metamodel export > model.yaml',
+    'metamodel export --former-names > model.yaml',
+    'metamodel export --json > model.json',
+  ],
+  async run(ctx, _args, values) {
+    const { model } = await ctx.client().request<{ model: unknown }>('GET', '/entities/model', {
+      query: { former_names: values['former-names'] === true ? 'true' : undefined },
+    });
     ctx.io.out(ctx.json ? json(model) : YAML.stringify(model, { lineWidth: 0 }));
   },
 };
@@ -243,20 +259,10 @@ export const modelPlan: Command = {
     if (ctx.json) ctx.io.out(json({ service: serviceOf(client), file, ...plan }));
     else {
       renderPlan(ctx.io, plan, file, whereText(client, plan.tenant));
-      for (const hint of renameHints(plan)) ctx.io.out(hint);
     }
     return plan.steps.length > 0 ? EXIT_CHANGES : 0;
   },
 };
-
-/**
- * A type the file creates whose definitions are exactly those of a type the tenant has and the file does not list:
- * most likely a rename written by hand. The plan cannot know (the file names no former name), so it says so.
- */
-function renameHints(plan: Plan): string[] {
-  void plan;
-  return [];
-}
 
 /** Most apply rounds one run makes (each at most 500 steps): a document the service bounds takes fewer. */
 const MAX_ROUNDS = 200;

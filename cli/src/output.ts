@@ -7,6 +7,8 @@ export interface Io {
   /** Where err() writes; the purge progress bar is drawn on it, and only when it is a terminal (isTTY). */
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   env: Record<string, string | undefined>;
+  /** Ends `changes --follow` when aborted (a program ends it with Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 export const processIo = (): Io => ({

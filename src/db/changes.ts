@@ -247,3 +247,34 @@ export async function readChanges(run: Run, tenant: string, heads: readonly Chan
   });
   return new Map(changes.map((c) => [c.key, c]));
 }
+
+/**
+ * Each type's former names, most recent first (the befores of its type_renamed records, at most `max`), for the
+ * types that were ever renamed: one index seek per type (model_change_type_kind), newest first.
+ */
+export async function readFormerNames(run: Run, tenant: string, typeGuids: readonly string[], max: number) {
+  if (typeGuids.length === 0) return new Map<string, string[]>();
+  const rows = await run(
+    `UNWIND $guids AS g
+     CALL {
+       WITH g
+       MATCH (c:ModelChange)
+       WHERE c.tenant = $tenant AND c.type_guid = g AND c.kind = 'type_renamed' AND c.key > ''
+       WITH c ORDER BY c.tenant DESC, c.type_guid DESC, c.kind DESC, c.key DESC LIMIT $max
+       RETURN collect(c.before) AS befores
+     }
+     WITH g, befores WHERE size(befores) > 0
+     RETURN g AS guid, befores`,
+    { tenant, guids: typeGuids, max: neo4j.int(max) },
+  );
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const names: string[] = [];
+    for (const before of r.befores as string[]) {
+      const name = (JSON.parse(before) as { name?: unknown }).name;
+      if (typeof name === 'string' && !names.some((n) => nameKey(n) === nameKey(name))) names.push(name);
+    }
+    out.set(r.guid as string, names);
+  }
+  return out;
+}

@@ -34,6 +34,8 @@ export const MIGRATIONS: readonly string[] = [
   // feed reads a shard's records in sequence order), and a type's history newest first by record key.
   'CREATE CONSTRAINT model_change_seq IF NOT EXISTS FOR (c:ModelChange) REQUIRE (c.tenant, c.shard, c.seq) IS UNIQUE',
   'CREATE INDEX model_change_type IF NOT EXISTS FOR (c:ModelChange) ON (c.tenant, c.type_guid, c.key)',
+  // A type's changes of one kind newest first (its last rename: the former name an export writes).
+  'CREATE INDEX model_change_type_kind IF NOT EXISTS FOR (c:ModelChange) ON (c.tenant, c.type_guid, c.kind, c.key)',
   // One record per tenant, subject and Idempotency-Key (db/idempotency.ts); expired ones found by time for the
   // sweep. Keys were once per tenant only: that constraint goes (the records it covered are removed below).
   'DROP CONSTRAINT idempotency_key IF EXISTS',

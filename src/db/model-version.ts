@@ -2,6 +2,7 @@
 // read can return (types, their level links, attribute definitions) sets to a fresh value, in the same transaction.
 // Instances serve metamodel reads from memory only while the version they read for the request is the one their
 // copy was loaded at (see src/cache/model-cache.ts).
+import { createHash } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import type { Run } from './run.js';
 
@@ -88,3 +89,10 @@ export async function callerChangesSince(run: Run, tenant: string, mark: ModelMa
   // Past the limit, what came after is unknown: counted as a caller's change.
   return Number(rows[0]?.n ?? 0) + (rows[0]?.more === true ? 1 : 0);
 }
+
+/**
+ * A model version as a client holds it (a plan's `based_on`, an apply's `model_version`): 16 hex characters of its
+ * SHA-256, short enough to pass on a command line; equal versions give equal tags.
+ */
+export const versionTag = (version: string) =>
+  createHash('sha256').update(version).digest('hex').slice(0, 16);

@@ -130,3 +130,26 @@ export async function readModelDefinitions(
   );
   return new Map(rows.map((r) => [r.guid as string, (r.definitions as unknown[]).map(toStoredAttribute)]));
 }
+
+/**
+ * The user-defined types of the tenant other than `listed` (name keys), each with the name keys of its live
+ * definitions: at most `maxTypes` types, names only (what a plan compares to guess a rename written by hand).
+ */
+export async function readUnlistedTypeShapes(
+  run: Run,
+  tenant: string,
+  listed: readonly string[],
+  maxTypes: number,
+) {
+  const rows = await run(
+    `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
+       WITH a ORDER BY a.name_key
+       RETURN collect(a.name_key) AS keys
+     }
+     WITH t, keys WHERE t.origin = 'user_defined' AND NOT t.name_key IN $listed AND size(keys) > 0
+     WITH t, keys LIMIT $limit
+     RETURN t.name AS name, keys`,
+    { tenant, listed, limit: neo4j.int(maxTypes) },
+  );
+  return rows.map((r) => ({ name: r.name as string, keys: r.keys as string[] }));
+}

@@ -9,7 +9,7 @@
 // by the service once the purge's grace has passed; apply says it is waiting for that.
 
 import type { RequestContext } from '../context.js';
-import { callerChangesSince, type ModelMark, readModelMark } from '../db/model-version.js';
+import { callerChangesSince, type ModelMark, readModelMark, versionTag } from '../db/model-version.js';
 import { AppError, bodyObject, isAppError, refuse } from '../errors.js';
 import { declareAttribute, withdrawAttribute } from './attributes.js';
 import { createOrGetEntityType, findEntityTypeByName, renameEntityType } from './entity-types.js';
@@ -122,13 +122,13 @@ export async function applyModel(
   // own changes meanwhile (the purge removing a withdrawn definition, a carry declaring its new definition) are not
   // another caller's: they do not stop it.
   let expected: ModelMark = await ctx.db.read((run) => readModelMark(run, tenant));
-  if (expected.version !== plan.based_on) {
+  if (versionTag(expected.version) !== plan.based_on) {
     throw refuse(
       'model_changed',
       "The tenant's model changed while the plan was made: nothing was applied.",
     ).with({
       tenant,
-      based_on: expected.version,
+      based_on: versionTag(expected.version),
     });
   }
   ctx.writes.guard = {
@@ -163,7 +163,7 @@ export async function applyModel(
   } finally {
     ctx.writes.guard = undefined;
   }
-  report.model_version = expected.version;
+  report.model_version = versionTag(expected.version);
   report.matches =
     report.remaining.length === 0 && report.carrying.length === 0 && report.waiting.length === 0;
   return report;

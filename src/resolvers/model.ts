@@ -4,9 +4,16 @@
 
 import { charge, type RequestContext } from '../context.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
+import { readFormerNames } from '../db/changes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
-import { measureModel, readModel, readModelDefinitions, resolveModelTypes } from '../db/model.js';
-import { readModelVersion } from '../db/model-version.js';
+import {
+  measureModel,
+  readModel,
+  readModelDefinitions,
+  readUnlistedTypeShapes,
+  resolveModelTypes,
+} from '../db/model.js';
+import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { type AppError, isAppError, refuse } from '../errors.js';
 import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
@@ -39,10 +46,16 @@ export const MODEL_MAX_DEFINITIONS = 50_000;
  */
 export const PLAN_MAX_IMPACTS = 25;
 
+/** Former names a type of a document may list (renamed_from), and an export with former names writes at most. */
+export const MAX_FORMER_NAMES = 32;
+
 export interface ModelType {
   name: string;
-  /** A plan renames the type this name resolves to, when `name` resolves to none (a document never exports it). */
-  renamed_from?: string;
+  /**
+   * A plan renames the type the first of these names resolves to, when `name` resolves to none; an export writes
+   * them (most recent first) only when asked for former names.
+   */
+  renamed_from?: string | string[];
   attributes: ModelAttribute[];
 }
 
@@ -67,7 +80,10 @@ const modelTooLarge = (what: string) =>
  * callers, in normalised-name order, each with its live definitions in name order (platform attributes left out).
  * Sized first: a model past the bounds is refused before it is read.
  */
-export async function exportModel(ctx: RequestContext): Promise<ModelDocument> {
+export async function exportModel(
+  ctx: RequestContext,
+  options: { formerNames?: boolean } = {},
+): Promise<ModelDocument> {
   const tenant = ctx.viewer.tenant;
   return ctx.db.read(async (run) => {
     const size = await measureModel(run, tenant, MODEL_MAX_TYPES);
@@ -88,12 +104,26 @@ export async function exportModel(ctx: RequestContext): Promise<ModelDocument> {
       tenant,
       entries.flatMap((e) => e.live),
     );
+    // With former names, a renamed type lists what it was called before (`renamed_from`, most recent first): a plan
+    // on a tenant that still has it under one of them renames it rather than creating another.
+    const former = options.formerNames
+      ? await readFormerNames(
+          run,
+          tenant,
+          entries.map((e) => e.type.guid),
+          MAX_FORMER_NAMES,
+        )
+      : new Map<string, string[]>();
     return {
       format: MODEL_FORMAT,
-      types: entries.map((e) => ({
-        name: e.type.name,
-        attributes: e.live.map((a) => attributeSpec(a, refName)),
-      })),
+      types: entries.map((e) => {
+        const was = (former.get(e.type.guid) ?? []).filter((n) => nameKey(n) !== e.type.name_key);
+        return {
+          name: e.type.name,
+          ...(was.length > 0 ? { renamed_from: was } : {}),
+          attributes: e.live.map((a) => attributeSpec(a, refName)),
+        };
+      }),
     };
   });
 }
@@ -117,6 +147,11 @@ export interface PlanStep {
   type_guid: string | null;
   /** rename_type: the type's current name. */
   from?: string;
+  /**
+   * create_type: a type of the tenant the document does not list whose definitions have exactly the names this
+   * one's have: a rename written by hand, likely (add `renamed_from` to rename it instead).
+   */
+  looks_like_rename_of?: string;
   attribute?: string;
   /** declare_attribute, redeclare_attribute: the definition as the document states it. */
   spec?: ModelAttribute;
@@ -174,7 +209,8 @@ function at<T>(where: string, check: () => T): T {
 interface CheckedType {
   name: string;
   key: string;
-  renamedFrom: { name: string; key: string } | null;
+  /** Former names, most recent first (empty: none). */
+  renamedFrom: { name: string; key: string }[];
   /** Whether the document lists the type's definitions (`attributes` present): if not, they are left alone. */
   managed: boolean;
   attributes: { spec: ModelAttribute; key: string; refKey: string | null }[];
@@ -204,11 +240,22 @@ export function checkModelDocument(document: unknown): CheckedType[] {
     const key = nameKey(name);
     if (seen.has(key)) throw invalidModel(`${where}.name`, `"${name}" is listed twice`);
     seen.add(key);
-    let renamedFrom: CheckedType['renamedFrom'] = null;
+    const renamedFrom: CheckedType['renamedFrom'] = [];
     if (t.renamed_from !== undefined) {
-      if (typeof t.renamed_from !== 'string') throw invalidModel(`${where}.renamed_from`, 'must be a string');
-      const from = at(`${where}.renamed_from`, () => cleanName(t.renamed_from as string));
-      renamedFrom = { name: from, key: nameKey(from) };
+      const names = typeof t.renamed_from === 'string' ? [t.renamed_from] : t.renamed_from;
+      if (!Array.isArray(names) || names.length === 0 || names.length > MAX_FORMER_NAMES) {
+        throw invalidModel(
+          `${where}.renamed_from`,
+          `must be a name or a list of 1 to ${MAX_FORMER_NAMES} names`,
+        );
+      }
+      for (const [k, n] of names.entries()) {
+        if (typeof n !== 'string') throw invalidModel(`${where}.renamed_from`, 'must hold names (strings)');
+        const from = at(`${where}.renamed_from${typeof t.renamed_from === 'string' ? '' : `[${k}]`}`, () =>
+          cleanName(n),
+        );
+        renamedFrom.push({ name: from, key: nameKey(from) });
+      }
     }
     // A type listed without `attributes` leaves its definitions alone (they are managed elsewhere); `attributes:`
     // written with nothing after it (null) is refused: the document means either, and one of them withdraws.
@@ -283,14 +330,14 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
   ];
   const lookups = [
     ...types.map((t) => t.key),
-    ...types.flatMap((t) => (t.renamedFrom ? [t.renamedFrom.key] : [])),
+    ...types.flatMap((t) => t.renamedFrom.map((r) => r.key)),
     ...refKeys,
   ];
   const keys = [...new Set(lookups)];
   return ctx.db.read(async (run) => {
     // The state the plan is computed from, read first: a change committed meanwhile changes it, and an apply given
     // this version then refuses to act (an extra refusal, never a plan applied to a state it was not made for).
-    const basedOn = await readModelVersion(run, tenant);
+    const basedOn = versionTag(await readModelVersion(run, tenant));
     // What the plan will read, counted first: the definitions of the types the document names (each type once).
     const resolved = await resolveModelTypes(
       run,
@@ -367,8 +414,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     for (const t of types) {
       let current: { type: StoredType; definitions: StoredAttribute[] } | null = byKey.get(t.key) ?? null;
       let renamed = false;
-      if (!current && t.renamedFrom) {
-        current = byKey.get(t.renamedFrom.key) ?? null;
+      if (!current && t.renamedFrom.length > 0) {
+        current = t.renamedFrom.map((r) => byKey.get(r.key) ?? null).find((c) => c !== null) ?? null;
         renamed = current !== null;
       } else if (current && current.type.name_key !== t.key) {
         // The name resolves to the type created under it, renamed since: the document names it back.
@@ -462,6 +509,28 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
               }
             : blockedRef),
         });
+      }
+    }
+    // A type the document creates, with the very definitions (by name) of a type it does not list: most likely a
+    // rename written by hand without `renamed_from`. The plan says so (it cannot know).
+    const creates = types.filter(
+      (t) =>
+        t.managed &&
+        t.attributes.length > 0 &&
+        structural.some((s) => s.action === 'create_type' && s.type === t.name),
+    );
+    if (creates.length > 0) {
+      const shapes = await readUnlistedTypeShapes(run, tenant, [...listedTypes], MODEL_MAX_TYPES);
+      const byShape = new Map(shapes.map((u) => [[...u.keys].sort().join('\u0000'), u.name]));
+      for (const t of creates) {
+        const was = byShape.get(
+          t.attributes
+            .map((a) => a.key)
+            .sort()
+            .join('\u0000'),
+        );
+        const step = structural.find((s) => s.action === 'create_type' && s.type === t.name);
+        if (was !== undefined && step) step.looks_like_rename_of = was;
       }
     }
     return {

@@ -19,8 +19,8 @@ export const metamodelJsonSchema = () => {
 };
 
 export function modelRoutes(app: FastifyInstance) {
-  route(app, ROUTES.exportModel, async (req, reply) => {
-    return succeed(reply, 200, { model: await exportModel(req.ctx) });
+  route(app, ROUTES.exportModel, async (req, reply, { query }) => {
+    return succeed(reply, 200, { model: await exportModel(req.ctx, { formerNames: query.former_names }) });
   });
 
   route(app, ROUTES.planModel, async (req, reply, { body }) => {

@@ -129,6 +129,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
     'current',
     'from',
     'impact',
+    'looksLikeRenameOf',
     'refTypeGuid',
     'spec',
   ]),

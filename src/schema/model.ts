@@ -71,6 +71,12 @@ const Step = builder.objectRef<PlanStep>('ModelPlanStep').implement({
       description: "rename_type: the type's current name.",
       resolve: (s) => s.from ?? null,
     }),
+    looksLikeRenameOf: t.string({
+      nullable: true,
+      description:
+        'create_type: a type of yours the document does not list has definitions of exactly these names: likely a rename written by hand (add renamed_from to rename it instead).',
+      resolve: (s) => s.looks_like_rename_of ?? null,
+    }),
     attribute: t.string({
       nullable: true,
       description: 'The definition concerned.',
@@ -155,7 +161,14 @@ builder.queryFields((t) => ({
     type: 'JSON',
     description:
       "The tenant's metamodel as one document (ModelDocument in the OpenAPI document; JSON Schema at /schemas/metamodel.json): types by name with their live definitions, in a stable order. Refusals: model_too_large.",
-    resolve: (_root, _args, ctx) => exportModel(ctx),
+    args: {
+      formerNames: t.arg.boolean({
+        required: false,
+        description:
+          'A renamed type carries renamed_from, the name it had before its last rename (a plan elsewhere then renames rather than creates).',
+      }),
+    },
+    resolve: (_root, args, ctx) => exportModel(ctx, { formerNames: args.formerNames === true }),
   }),
   modelPlan: t.field({
     type: Plan,

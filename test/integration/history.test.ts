@@ -5,6 +5,7 @@ import { describe, expect } from 'vitest';
 import { FEED_FILTER_WINDOW } from '../../src/resolvers/changes.js';
 import { it } from '../fixtures.js';
 import {
+  carriesDone,
   createType,
   graphqlClient,
   newTenant,
@@ -364,7 +365,7 @@ describe('change feed', () => {
       },
       allow_withdraw: true,
     });
-    await world.app.services.purger.idle();
+    await carriesDone(world, tenant);
     await api.patch(`/entities/types/${deck}`, { name: 'Pack' });
     const all = (await drainFeed(api, null)).changes;
     const cases: [string, (c: Change) => boolean][] = [

@@ -11,6 +11,7 @@ import { completeCarry, judgeBatch } from '../../src/resolvers/carry.js';
 import { MODEL_FORMAT } from '../../src/resolvers/model.js';
 import { itWith } from '../fixtures.js';
 import {
+  carriesDone,
   createType,
   graphqlClient,
   newTenant,
@@ -310,7 +311,7 @@ describe('a redeclaration carries the values the new definition accepts', () => 
   it('widening an enumeration keeps every value; the plan says so first; the history says what was carried', async ({
     world,
   }) => {
-    const { api } = await tenantApi(world);
+    const { api, tenant } = await tenantApi(world);
     const card = await createType(api, 'Card');
     await api.post(`/entities/types/${card}/attributes`, grade(['A', 'B']));
     const values = Array.from({ length: 30 }, (_, i) =>
@@ -334,7 +335,7 @@ describe('a redeclaration carries the values the new definition accepts', () => 
     expect(applied.status).toBe(200);
     expect(applied.body.DATA.carrying.map((s: any) => s.attribute)).toEqual(['grade']);
     expect(applied.body.DATA.matches).toBe(false);
-    await world.app.services.purger.idle();
+    await carriesDone(world, tenant);
     expect(await valuesOf(api, guids, 'grade')).toEqual(was);
     const listing = (await api.get(`/entities/types/${card}/attributes`)).body.DATA.attributes;
     expect(listing.find((a: any) => a.name === 'grade').allowed_values).toEqual(['A', 'B', 'C']);
@@ -363,7 +364,7 @@ describe('a redeclaration carries the values the new definition accepts', () => 
   it('one refusal per value type: each value the new definition refuses is removed and reported with its entity and reason', async ({
     world,
   }) => {
-    const { api } = await tenantApi(world);
+    const { api, tenant } = await tenantApi(world);
     const person = await createType(api, 'Person');
     const robot = await createType(api, 'Robot');
     const [alice, bob] = await entitiesWith(api, person, [{}, {}]);
@@ -418,7 +419,7 @@ describe('a redeclaration carries the values the new definition accepts', () => 
     const applied = await api.post('/entities/model/apply', { document, allow_withdraw: true });
     expect(applied.body.DATA.stopped).toBeNull();
     expect(applied.body.DATA.carrying).toHaveLength(6);
-    await world.app.services.purger.idle();
+    await carriesDone(world, tenant);
     const read = async (g: string) => (await api.get(`/entities/${g}`)).body.DATA.entity.values;
     expect(await read(kept[0] as string)).toMatchObject({ s: 'red', n: 5, d: ['2026-01-31'], r: alice });
     expect((await read(kept[0] as string)).b ?? null).toBeNull();
@@ -469,7 +470,7 @@ describe('a redeclaration carries the values the new definition accepts', () => 
       ]),
       allow_withdraw: true,
     });
-    await world.app.services.purger.idle();
+    await carriesDone(world, tenant);
     const mixed = (await api.get(`/entities/types/${m}/history?page_size=5`)).body.DATA.changes[0];
     expect(mixed.after.carried.refusals).toEqual([
       { entity: w, reason: 'ref_type_mismatch', message: expect.any(String) },

@@ -31,17 +31,28 @@ async function cliOn(
   token: string,
   ...argv: string[]
 ) {
+  return cliWith(world, { stderrStream, token }, ...argv);
+}
+
+/** The CLI in-process; `onOut` sees stdout as it is written, `signal` ends `changes --follow`. */
+async function cliWith(
+  world: ServedWorld,
+  o: { token: string; stderrStream?: PassThrough; signal?: AbortSignal; onOut?: (text: string) => void },
+  ...argv: string[]
+) {
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
     out: (t) => {
       stdout += t;
+      o.onOut?.(t);
     },
     err: (t) => {
       stderr += t;
     },
-    stderr: stderrStream,
-    env: { METAMODEL_URL: world.url, METAMODEL_TOKEN: token },
+    stderr: o.stderrStream ?? new PassThrough(),
+    env: { METAMODEL_URL: world.url, METAMODEL_TOKEN: o.token },
+    ...(o.signal ? { signal: o.signal } : {}),
   });
   return { code, stdout, stderr };
 }
@@ -306,6 +317,29 @@ describe('metamodel export, plan, apply', () => {
     expect(created).toMatchObject({ kind: 'type_created', reason: `apply ${model}: first cut` });
   });
 
+  it('a hand-written rename: plan says the created type looks like the one left out; export --former-names writes renamed_from', async ({
+    world,
+    dir,
+  }) => {
+    const { token, api } = await tenant(world);
+    const guid = await createType(api, 'Metric');
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'unit',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    const exported = YAML.parse((await cli(world, token, 'export')).stdout);
+    exported.types[0].name = 'KPI';
+    const edited = file(dir, 'kpi.yaml', YAML.stringify(exported));
+    const plan = await cli(world, token, 'plan', '-f', edited);
+    expect(plan.stdout).toContain(
+      '  + create type "KPI"\n    ? "Metric" has definitions of the same names and is not in the file: if this is a rename, add `renamed_from: Metric` to "KPI" (else "Metric" stays as it is)',
+    );
+    await api.patch(`/entities/types/${guid}`, { name: 'KPI' });
+    const withNames = YAML.parse((await cli(world, token, 'export', '--former-names')).stdout);
+    expect(withNames.types[0]).toMatchObject({ name: 'KPI', renamed_from: ['Metric'] });
+  });
+
   it('apply --help documents its exit statuses', async ({ world }) => {
     const { token } = await tenant(world);
     const help = await cli(world, token, 'apply', '--help');
@@ -333,4 +367,91 @@ describe('metamodel export, plan, apply', () => {
     ]);
     expect(readFileSync(wrong, 'utf8')).toBe('format: other\ntypes: []\n');
   });
+});
+
+describe('metamodel history and changes', () => {
+  it("history TYPE: newest first, who, what and why; a deleted type's by its guid", async ({ world }) => {
+    const { token, api } = await tenant(world);
+    const guid = await createType(api, 'Ledger');
+    await api.post(
+      `/entities/types/${guid}/attributes`,
+      { name: 'amount', value_type: 'number', cardinality: 'single' },
+      { 'x-change-reason': 'FIN-7 amounts' },
+    );
+    await api.delete(`/entities/attributes/${guid}/amount`);
+    const text = await cli(world, token, 'history', 'ledger');
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.split('\n');
+    const at = (what: string) => lines.findIndex((l) => l.includes(what));
+    expect(at('withdrew "amount"')).toBeGreaterThan(0);
+    expect(at('withdrew "amount"')).toBeLessThan(at('declared "amount": number, single'));
+    expect(at('declared "amount": number, single')).toBeLessThan(at('created type "Ledger"'));
+    expect(lines[at('declared "amount"')]).toContain('FIN-7 amounts');
+    await api.delete(`/entities/types/${guid}`);
+    const gone = JSON.parse((await cli(world, token, 'history', guid, '--json')).stdout);
+    expect(gone.changes.map((c: { kind: string }) => c.kind)).toEqual([
+      'type_deleted',
+      'attribute_withdrawn',
+      'attribute_declared',
+      'type_created',
+    ]);
+  });
+
+  it('changes: filtered by type, attribute and kind, oldest first; --follow prints new changes as they come', async ({
+    world,
+  }) => {
+    const { token, api } = await tenant(world);
+    const a = await createType(api, 'Alpha');
+    const b = await createType(api, 'Beta');
+    for (const t of [a, b]) {
+      await api.post(`/entities/types/${t}/attributes`, {
+        name: 'code',
+        value_type: 'string',
+        cardinality: 'single',
+      });
+    }
+    const onA = JSON.parse((await cli(world, token, 'changes', '--type', 'alpha', '--json')).stdout);
+    expect(onA.changes.map((c: { kind: string }) => c.kind)).toEqual(['type_created', 'attribute_declared']);
+    const declared = JSON.parse(
+      (await cli(world, token, 'changes', '--kind', 'attribute_declared', '--attribute', 'CODE', '--json'))
+        .stdout,
+    );
+    expect(declared.changes.map((c: { type_guid: string }) => c.type_guid)).toEqual([a, b]);
+    const bad = await cli(world, token, 'changes', '--kind', 'eaten');
+    expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('error: invalid_filter')]);
+
+    // --follow: the existing changes, then one made while it follows; ended by its signal
+    const stop = new AbortController();
+    let seen = '';
+    let made = false;
+    const following = cliWith(
+      world,
+      {
+        token,
+        signal: stop.signal,
+        onOut: (t) => {
+          seen += t;
+          if (!made && seen.includes('"type_created"')) {
+            made = true;
+            void api.patch(`/entities/types/${b}`, { name: 'Gamma' });
+          }
+          if (seen.includes('"type_renamed"')) stop.abort();
+        },
+      },
+      'changes',
+      '--follow',
+      '--json',
+      '--type',
+      b,
+    );
+    const res = await following;
+    expect(res.code).toBe(0);
+    const kinds = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((o) => o.kind)
+      .map((o) => o.kind);
+    expect(kinds).toEqual(['type_created', 'attribute_declared', 'type_renamed']);
+  }, 30_000);
 });

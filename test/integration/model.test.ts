@@ -223,6 +223,66 @@ describe('plan: POST /entities/model/plan', () => {
     });
   });
 
+  it('export with former_names writes renamed_from: planned on a tenant holding the old name, a rename, not a second type', async ({
+    world,
+  }) => {
+    const staging = await tenantApi(world);
+    const prod = await tenantApi(world);
+    for (const { api } of [staging, prod]) {
+      const guid = await createType(api, 'Metric');
+      await api.post(`/entities/types/${guid}/attributes`, {
+        name: 'unit',
+        value_type: 'string',
+        cardinality: 'single',
+      });
+    }
+    const metric = (await staging.api.get('/entities/types/by-name/Metric')).body.DATA.entity_type.guid;
+    await staging.api.patch(`/entities/types/${metric}`, { name: 'Measure' });
+    await staging.api.patch(`/entities/types/${metric}`, { name: 'KPI' });
+    expect((await exportOf(staging.api)).types[0]).toEqual({
+      name: 'KPI',
+      attributes: [{ name: 'unit', value_type: 'string', cardinality: 'single' }],
+    });
+    const withNames = (await staging.api.get('/entities/model?former_names=true')).body.DATA.model;
+    expect(withNames.types[0]).toMatchObject({ name: 'KPI', renamed_from: ['Measure', 'Metric'] });
+    // production still calls it Metric (the name it was created under resolves to it): the plan renames
+    const plan = await planOf(prod.api, withNames);
+    expect(plan.steps.map((s) => [s.action, s.type, s.from ?? null])).toEqual([
+      ['rename_type', 'KPI', 'Metric'],
+    ]);
+    const gql = graphqlClient(world.app, await tokenFor(staging.tenant));
+    const viaGql = (await gql.request('{ model(formerNames: true) }' as never)) as {
+      model: { types: unknown[] };
+    };
+    expect(viaGql.model).toEqual(withNames);
+  });
+
+  it('a type the document creates with the very definitions of a type it does not list: the step says it looks like a rename', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const guid = await createType(api, 'Metric');
+    for (const name of ['unit', 'Scale']) {
+      await api.post(`/entities/types/${guid}/attributes`, {
+        name,
+        value_type: 'string',
+        cardinality: 'single',
+      });
+    }
+    const spec = (name: string) => ({ name, value_type: 'string', cardinality: 'single' });
+    const plan = await planOf(api, {
+      format: MODEL_FORMAT,
+      types: [
+        { name: 'KPI', attributes: [spec('scale'), spec('unit')] },
+        { name: 'Other', attributes: [spec('unit')] },
+      ],
+    });
+    expect(plan.steps.filter((s) => s.action === 'create_type')).toEqual([
+      { action: 'create_type', type: 'KPI', type_guid: null, looks_like_rename_of: 'Metric' },
+      { action: 'create_type', type: 'Other', type_guid: null },
+    ]);
+  });
+
   it('a type listed without `attributes` leaves its definitions alone; `attributes: []` withdraws them; an empty `attributes:` is refused', async ({
     world,
   }) => {

@@ -14,7 +14,13 @@ import { REASONS, type Reason } from '../../errors.js';
 import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
 import { CARDINALITIES, VALUE_TYPES } from '../../model/value-types.js';
 import type { DeclarationField } from '../../resolvers/declaration.js';
-import { MODEL_FORMAT, MODEL_MAX_TYPES, PLAN_ACTIONS, PLAN_MAX_IMPACTS } from '../../resolvers/model.js';
+import {
+  MAX_FORMER_NAMES,
+  MODEL_FORMAT,
+  MODEL_MAX_TYPES,
+  PLAN_ACTIONS,
+  PLAN_MAX_IMPACTS,
+} from '../../resolvers/model.js';
 import {
   MAX_ALLOWED_VALUE_LENGTH,
   MAX_ALLOWED_VALUES,
@@ -162,10 +168,11 @@ export const ModelType = named(
   'A type of a model document, with its live attribute definitions.',
   z.strictObject({
     name: typeName,
-    renamed_from: typeName
+    renamed_from: z
+      .union([typeName, z.array(typeName).min(1).max(MAX_FORMER_NAMES)])
       .optional()
       .describe(
-        'For a plan: when `name` resolves to no type, the type this name resolves to is renamed to `name`.',
+        `For a plan: when \`name\` resolves to no type, the type the first of these names that resolves resolves to is renamed to \`name\`. One name or a list (at most ${MAX_FORMER_NAMES}), most recent first, as an export with former names writes it.`,
       ),
     attributes: z
       .array(ModelAttribute)
@@ -199,6 +206,12 @@ export const PlanStep = named(
     type: z.string().describe("The type's name in the document."),
     type_guid: z.string().nullable().describe('The type; null for one the plan creates.'),
     from: z.string().optional().describe("rename_type: the type's current name."),
+    looks_like_rename_of: z
+      .string()
+      .optional()
+      .describe(
+        'create_type: a type of yours the document does not list has definitions of exactly these names: likely a rename written by hand (add `renamed_from: <that name>` to rename it instead of creating another).',
+      ),
     attribute: z.string().optional().describe('The definition concerned.'),
     spec: ModelSpecDoc.optional().describe('The definition as the document states it.'),
     ref_type_guid: z

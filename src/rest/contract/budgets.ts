@@ -111,8 +111,8 @@ export const ROUTE_BUDGETS = {
   },
   // ——— the model as code ———
   exportModel: {
-    statements: 4,
-    reads: `its size first (counted, no text read); past ${MODEL_MAX_TYPES} types, ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those`,
+    statements: 5,
+    reads: `its size first (counted, no text read); past ${MODEL_MAX_TYPES} types, ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those (with former_names, each type's last rename: an index seek per type)`,
     answerBytes: MODEL,
     memoryBytes: 3 * MODEL,
     admission: 'heavy',

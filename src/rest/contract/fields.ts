@@ -113,6 +113,17 @@ export const nameField = (description: string) =>
 // ——— Inputs ———
 
 export const guidParams = z.object({ guid: guid('Entity type guid.') });
+/** A flag of the query: `true`, `1` or empty turn it on; `false`, `0` or leaving it out, off. */
+export const queryFlag = (description: string) =>
+  refusing(
+    z
+      .enum(['true', 'false', '1', '0', ''])
+      .optional()
+      .describe(description)
+      .transform((v) => v === 'true' || v === '1' || v === ''),
+    { reason: 'invalid_field' },
+  );
+
 export const dryRun = refusing(
   z
     .enum(['true', 'false', '1', '0', ''])

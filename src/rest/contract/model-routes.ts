@@ -5,7 +5,7 @@ import { REASONS } from '../../errors.js';
 import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../resolvers/model.js';
 import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
 import { DECLARATION_RULE_REASONS, ModelDocument, PlanStep } from './bodies.js';
-import { type RouteDoc, route } from './fields.js';
+import { queryFlag, type RouteDoc, route } from './fields.js';
 
 export const MODEL_ROUTES = {
   exportModel: route({
@@ -16,6 +16,11 @@ export const MODEL_ROUTES = {
     summary: "The tenant's metamodel as one document (export)",
     description: `Types by name and their live definitions, in a stable order; the document round-trips: planned and applied on an empty tenant, it exports again the same. Its JSON Schema is at \`/schemas/metamodel.json\`. A model of more than ${MODEL_MAX_TYPES} types or ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions, or whose enumerations and defaults pass ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB, is refused (\`model_too_large\`) before it is read.`,
     auth: 'bearer',
+    query: z.looseObject({
+      former_names: queryFlag(
+        '`true`: a renamed type carries `renamed_from`, the name it had before its last rename, so that a plan on a tenant still holding it under that name renames it instead of creating another.',
+      ),
+    }),
     answers: { 200: { description: 'The document.', data: z.object({ model: ModelDocument }) } },
     refusals: ['model_too_large'],
   }),

@@ -11,9 +11,11 @@ import {
   readDeclareFacts,
   withdrawAllOfType,
 } from '../../src/db/attributes.js';
-import { readChanges, readFeedCandidates, readHistoryHeads } from '../../src/db/changes.js';
+import { readCarryBatch } from '../../src/db/carry.js';
+import { readChanges, readFeedCandidates, readFormerNames, readHistoryHeads } from '../../src/db/changes.js';
 import { readEntityPage } from '../../src/db/entities.js';
 import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
+import { callerChangesSince } from '../../src/db/model-version.js';
 import { purgeBatch } from '../../src/db/purge.js';
 import type { Row, Run } from '../../src/db/run.js';
 import { it } from '../fixtures.js';
@@ -125,6 +127,41 @@ describe('query plans', () => {
     ).toBe(true);
     expect(all.some((o) => /LabelScan|AllNodesScan/.test(o.op))).toBe(false);
     expect(all.some((o) => /^(Sort|Top)$/.test(o.op))).toBe(false);
+  });
+
+  it("a carry's batch seeks the next instances after its cursor in index order; its references by relationship, never a scan", async ({
+    world,
+  }) => {
+    const all = (
+      await explain(world, (run) =>
+        readCarryBatch(run, { tenant: 't', typeGuid: 'g', nameKey: 'n', cursor: 'c', batch: 100 }),
+      )
+    ).flat();
+    expect(
+      all.some((o) => /IndexSeek/.test(o.op) && o.details.includes('Entity(tenant, type_guid, guid)')),
+    ).toBe(true);
+    expect(all.some((o) => /LabelScan|AllNodesScan|AllRelationshipsScan/.test(o.op))).toBe(false);
+    // the batch comes in index order; only its 100 rows are sorted again, after the references are collected
+    expect(all.filter((o) => /^(Sort|Top)$/.test(o.op)).length).toBeLessThanOrEqual(1);
+  });
+
+  it("an export's former names and an apply's check for other callers' changes are index seeks on the change records", async ({
+    world,
+  }) => {
+    const seeks = (all: { op: string; details: string }[], index: string) =>
+      all.some((o) => /IndexSeek/.test(o.op) && o.details.includes(index));
+    const former = (await explain(world, (run) => readFormerNames(run, 't', ['a', 'b'], 32))).flat();
+    expect(seeks(former, 'ModelChange(tenant, type_guid, kind, key)')).toBe(true);
+    expect(former.filter((o) => /^(Sort|Top)$/.test(o.op))).toEqual([]);
+    const since = (
+      await explain(world, (run) =>
+        callerChangesSince(run, 't', { version: 'v', seqs: [0, 0, 0, 0, 0, 0, 0, 0] }),
+      )
+    ).flat();
+    expect(seeks(since, 'ModelChange(tenant, shard, seq)')).toBe(true);
+    for (const all of [former, since]) {
+      expect(all.some((o) => /LabelScan|AllNodesScan/.test(o.op))).toBe(false);
+    }
   });
 
   it('the type page is an index seek in index order with a limit: no sort, so deep pages cost the same', async ({

@@ -1,5 +1,6 @@
 // `metamodel`: the command-line client of the metamodel service's REST API (cli/bin/metamodel.mjs runs this).
-// Exit status: 0 done; 1 the service refused; 2 usage error; 3 no usable answer (unreachable, not an envelope).
+// Exit status: 0 done; 1 the service refused; 2 usage error; 3 no usable answer (unreachable, not an envelope);
+// 4 apply done as far as it can be, the tenant not matching the file yet (carries, purges).
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { attributesDeclare, attributesList, withdraw } from './attributes.js';
@@ -15,7 +16,7 @@ import { typesCreate, typesList } from './types.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:4000';
 
-export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const;
+export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, waiting: 4 } as const;
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   url: {
@@ -107,7 +108,8 @@ export function generalHelp(): string {
     `Global options:\n${optionLines(GLOBAL_OPTIONS)}\n\n` +
     'Exit status: 0 done; 1 the service refused (stderr: "error: <reason>: <message>"; with --json the\n' +
     'refusal DATA goes to stdout too); 2 usage error; 3 the service could not be reached or did not answer\n' +
-    'with an envelope.\n\n' +
+    'with an envelope; 4 apply: applied, but the tenant does not match the file yet (values being carried,\n' +
+    'names being purged).\n\n' +
     'Run `metamodel <command> --help` (e.g. `metamodel attributes declare --help`) for a command.\n'
   );
 }

@@ -61,7 +61,7 @@ export const EXIT_CHANGES = 2;
  * Exit status of `apply` when all it could do is done but the tenant does not match the file yet: redeclarations are
  * carrying their values, or names are still being purged (the service finishes them; apply again, or use --wait).
  */
-export const EXIT_WAITING = 4;
+export const EXIT_WAITING = 4; // EXIT.waiting in main.ts
 
 const EXPECT_TENANT_OPTION: OptionSpec = {
   type: 'string',

@@ -8,6 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { withTimeout } from '../bench/lib.js';
+import { carryUnderTraffic, checkCarry, setUpCarry } from './loadtest/carry.js';
 import { cluster, setCluster, setLeaseHoldersBefore } from './loadtest/cluster.js';
 import { checkCluster, printInstances, runClusterTraffic } from './loadtest/cluster-run.js';
 import { runNeo4jRestartFault } from './loadtest/fault.js';
@@ -90,12 +91,20 @@ async function mainInProcess(): Promise<number> {
     const { base, secret, driver, errorLog } = service;
 
     await setUpTenants([{ base, index: 0 }], secret);
+    const carry = await setUpCarry(base, secret);
 
-    console.log(`Traffic: ${CONNECTIONS} connections for ${SECONDS} s to ${base} ...`);
+    console.log(
+      `Traffic: ${CONNECTIONS} connections for ${SECONDS} s to ${base}, and an enumeration widened under it (its values carried) ...`,
+    );
     const cpuBefore = process.cpuUsage();
-    const result = await withTimeout('traffic', runTraffic(base), (SECONDS + 120) * 1000);
+    const [result] = await withTimeout(
+      'traffic',
+      Promise.all([runTraffic(base), carryUnderTraffic(carry, SECONDS)]),
+      (SECONDS + 120) * 1000,
+    );
     const cpu = process.cpuUsage(cpuBefore);
     for (const d of declarations.values()) if (d.withdrawal === 'pending') d.withdrawal = 'unknown';
+    await withTimeout('the carried redeclaration', checkCarry(carry), 300_000);
 
     // Requests still in the service finish before the database is checked.
     await service.closeApp();

@@ -20,7 +20,7 @@ export interface CarrySpec {
 export async function markCarry(run: Run, tenant: string, guid: string, spec: CarrySpec) {
   await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.tenant = $tenant AND a.state = 'withdrawn'
-     SET a.carry = $spec, a.carry_kept = 0, a.carry_refused = 0, a.carry_refusals = '[]'`,
+     SET a.carry = $spec, a.carrying = true, a.carry_kept = 0, a.carry_refused = 0, a.carry_refusals = '[]'`,
     { tenant, guid, spec: JSON.stringify(spec) },
   );
 }
@@ -169,7 +169,7 @@ export async function readCarry(run: Run, guid: string): Promise<CarryState | nu
 export async function dropCarry(run: Run, guid: string, why: string) {
   await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.state = 'withdrawn'
-     SET a.carry = null, a.carry_failed = $why, a.purge_cursor = '', a.purge_pass_started_at = datetime(),
+     SET a.carry = null, a.carrying = null, a.carry_failed = $why, a.purge_cursor = '', a.purge_pass_started_at = datetime(),
          a.purge_completed_at = null`,
     { guid, why },
   );

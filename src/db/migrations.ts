@@ -27,6 +27,8 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE INDEX attribute_def_owner IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.tenant, a.owner_guid)',
   // Withdrawn definitions across tenants, for the purge.
   'CREATE INDEX attribute_def_state IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.state)',
+  // Redeclarations carrying their values (db/carry.ts), found apart from the withdrawals the purge works through.
+  'CREATE INDEX attribute_def_carrying IF NOT EXISTS FOR (a:AttributeDefinition) ON (a.carrying)',
   'CREATE CONSTRAINT job_lease IF NOT EXISTS FOR (l:JobLease) REQUIRE l.name IS UNIQUE',
   // A tenant's model version, in shards (db/model-version.ts): one per tenant and shard, found by an index seek.
   'CREATE CONSTRAINT model_version_shard IF NOT EXISTS FOR (v:ModelVersion) REQUIRE (v.tenant, v.shard) IS UNIQUE',

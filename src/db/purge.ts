@@ -57,6 +57,16 @@ export interface WithdrawnDefinition {
   graceOver: boolean;
 }
 
+/** What findWithdrawn and findCarrying return of each definition. */
+const WITHDRAWN_FIELDS = `a.guid AS guid, a.tenant AS tenant, a.owner_guid AS owner_guid, a.name AS name, a.name_key AS name_key,
+            a.cardinality = 'multi' AS multi, a.value_type = 'entity_ref' AS reference,
+            coalesce(a.purge_cursor, '') AS cursor,
+            a.purge_pass_started_at IS NOT NULL
+              AND a.purge_pass_started_at >= a.withdrawn_at + duration({seconds: $grace}) AS passIsFinal,
+            a.purge_completed_at IS NOT NULL AS passCompleted,
+            a.carry IS NOT NULL AS carrying,
+            datetime() >= a.withdrawn_at + duration({seconds: $grace}) AS graceOver`;
+
 /** Withdrawn definitions, oldest first; `graceSeconds` is how long writes that began before a withdrawal may run. */
 export async function findWithdrawn(
   run: Run,
@@ -67,15 +77,22 @@ export async function findWithdrawn(
   const rows = await run(
     `MATCH (a:AttributeDefinition) WHERE a.state = 'withdrawn' AND ($tenant IS NULL OR a.tenant = $tenant)
      WITH a ORDER BY a.withdrawn_at LIMIT $limit
-     RETURN a.guid AS guid, a.tenant AS tenant, a.owner_guid AS owner_guid, a.name AS name, a.name_key AS name_key,
-            a.cardinality = 'multi' AS multi, a.value_type = 'entity_ref' AS reference,
-            coalesce(a.purge_cursor, '') AS cursor,
-            a.purge_pass_started_at IS NOT NULL
-              AND a.purge_pass_started_at >= a.withdrawn_at + duration({seconds: $grace}) AS passIsFinal,
-            a.purge_completed_at IS NOT NULL AS passCompleted,
-            a.carry IS NOT NULL AS carrying,
-            datetime() >= a.withdrawn_at + duration({seconds: $grace}) AS graceOver`,
+     RETURN ${WITHDRAWN_FIELDS}`,
     { grace: neo4j.int(graceSeconds), limit: neo4j.int(limit), tenant },
+  );
+  return rows as unknown as WithdrawnDefinition[];
+}
+
+/**
+ * Redeclarations carrying their values, oldest first, found by their own index (attribute_def_carrying): a carry is
+ * never kept waiting behind the backlog of ordinary withdrawals the purge works through.
+ */
+export async function findCarrying(run: Run, graceSeconds: number, limit = 100) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition) WHERE a.carrying = true AND a.state = 'withdrawn'
+     WITH a ORDER BY a.withdrawn_at LIMIT $limit
+     RETURN ${WITHDRAWN_FIELDS}`,
+    { grace: neo4j.int(graceSeconds), limit: neo4j.int(limit) },
   );
   return rows as unknown as WithdrawnDefinition[];
 }

@@ -21,6 +21,7 @@ import type { Executor } from '../db/executor.js';
 import { removeExpiredIdempotencyRecords } from '../db/idempotency.js';
 import {
   acquireLease,
+  findCarrying,
   findWithdrawn,
   purgeBatch,
   releaseLease,
@@ -108,6 +109,9 @@ export function createPurger(options: PurgeOptions): Purger {
   const { db, logger, instanceId } = options;
   const batchSize = options.batchSize ?? 5_000;
   let background: Promise<void> | null = null;
+  /** The carry loop under way, and whether it should look again when done. */
+  let carrying: Promise<void> | null = null;
+  let carryAgain = false;
   /** Daily runs under way (stop() waits for them, so their lease is released before the driver closes). */
   const daily = new Set<Promise<unknown>>();
   let again = false;
@@ -203,20 +207,43 @@ export function createPurger(options: PurgeOptions): Purger {
       const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds));
       for (const def of pending) {
         if (stopped) return;
-        // A carry waits for its grace (the caller's timer, or the sweep, kicks it then); its pass is its last.
-        if (def.carrying) {
-          if (def.graceOver) await carryOn(def);
-          continue;
-        }
-        if (def.passCompleted) continue;
+        // Carries have a loop of their own (carryLoop).
+        if (def.carrying || def.passCompleted) continue;
         await drain(def, false);
       }
     } while (again && !stopped);
   }
 
+  /**
+   * Redeclarations carrying values whose grace is over, found by their own index and run beside the background
+   * removal: a carry never waits behind the backlog of ordinary withdrawals. Each runs its one pass, then its end.
+   */
+  async function carryLoop() {
+    do {
+      carryAgain = false;
+      const due = (await db.read((run) => findCarrying(run, options.graceSeconds))).filter(
+        (d) => d.graceOver,
+      );
+      for (const def of due) {
+        if (stopped) return;
+        await carryOn(def);
+      }
+    } while (carryAgain && !stopped);
+  }
+
   return {
     kick() {
       if (stopped) return;
+      if (options.carry) {
+        if (carrying) carryAgain = true;
+        else {
+          carrying = carryLoop()
+            .catch((err) => logFailure(logger, err, 'carried redeclarations', 'the next kick runs them'))
+            .finally(() => {
+              carrying = null;
+            });
+        }
+      }
       if (background) {
         again = true;
         return;
@@ -231,7 +258,7 @@ export function createPurger(options: PurgeOptions): Purger {
     sweepExpiredKeys: sweepKeys,
 
     async idle() {
-      while (background) await background;
+      while (background || carrying) await (background ?? carrying);
     },
 
     runDailyJob(scope = {}, onProgress, firing) {
@@ -242,7 +269,7 @@ export function createPurger(options: PurgeOptions): Purger {
 
     async stop() {
       stopped = true;
-      while (background) await background;
+      while (background || carrying) await (background ?? carrying);
       await Promise.allSettled([...daily]);
     },
   };

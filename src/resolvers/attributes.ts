@@ -139,6 +139,78 @@ export async function declareAttribute(
 }
 
 /**
+ * A declaration's rules against what its type holds (facts read by readDeclareFacts): the type's budgets of
+ * enumerations and defaults, the referenced type, the default's referents. `freed`: what a definition withdrawn for
+ * this one releases (a redeclaration is checked as if its predecessor were gone).
+ */
+function checkAgainstType(
+  facts: Awaited<ReturnType<typeof readDeclareFacts>>,
+  d: CheckedDeclaration,
+  freed: { json: number; defaults: number } = { json: 0, defaults: 0 },
+  options: { refTypeComing?: boolean } = {},
+) {
+  const defaultBytes = d.defaultValueJson?.length ?? 0;
+  const jsonBytes = (d.allowedValuesJson?.length ?? 0) + defaultBytes;
+  const liveJson = facts.liveJsonBytes - freed.json;
+  const liveDefaults = facts.liveDefaultBytes - freed.defaults;
+  if (liveJson + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
+    throw refuse(
+      'attribute_defs_too_large',
+      `The type's definitions would hold ${(liveJson + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
+    );
+  }
+  if (defaultBytes > 0 && liveDefaults + defaultBytes > MAX_TYPE_DEFAULTS_JSON_BYTES) {
+    throw refuse(
+      'defaults_too_large',
+      `The type's defaults would hold ${(liveDefaults + defaultBytes).toLocaleString('en-US')} characters of JSON; at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} are allowed (each applies to every entity created without that value).`,
+    );
+  }
+  if (d.allowedRefType !== null && !facts.refTypeFound && !options.refTypeComing) {
+    throw refuse('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
+  }
+  for (const referent of facts.referents) {
+    if (referent.type_guid === null) {
+      throw refuse('referent_not_found', `default_value names no entity (${referent.guid}).`);
+    }
+    if (referent.type_guid !== d.allowedRefType) {
+      throw refuse('ref_type_mismatch', `default_value names an entity of another type (${referent.guid}).`);
+    }
+  }
+}
+
+/**
+ * Whether `declaration` could be declared on the type in place of the live definition `old` (a redeclaration): its
+ * rules, and its rules against the type with `old` gone. Throws the refusal the declaration would get. Checked before
+ * a redeclaration withdraws anything (and by a plan), so that no definition is withdrawn, and no value dropped, for a
+ * declaration that cannot succeed. `refTypeComing`: the referenced type is one a plan creates first.
+ */
+export async function checkRedeclaration(
+  run: Run,
+  tenant: string,
+  typeGuid: string,
+  declaration: Record<string, unknown>,
+  old: StoredAttribute,
+  options: { refTypeComing?: boolean } = {},
+) {
+  const d = checkDeclaration(declaration);
+  const facts = await readDeclareFacts(run, {
+    tenant,
+    typeGuid,
+    nameKey: d.key,
+    refType: d.allowedRefType,
+    referents: d.referents,
+  });
+  if (!facts.typeFound) throw unknownType();
+  const oldDefaults = old.default_value_json?.length ?? 0;
+  checkAgainstType(
+    facts,
+    d,
+    { json: (old.allowed_values_json?.length ?? 0) + oldDefaults, defaults: oldDefaults },
+    options,
+  );
+}
+
+/**
  * A declaration's rules that need the database, and its write, in the caller's transaction: a declaration's own, or
  * the one that ends a redeclaration carrying values (resolvers/carry.ts), whose record says what it carried.
  */
@@ -176,31 +248,9 @@ export async function declareIn(
   if (facts.liveCount >= MAX_ATTRIBUTE_DEFS) {
     throw refuse('too_many_attribute_defs', `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`);
   }
+  checkAgainstType(facts, d);
   const defaultBytes = d.defaultValueJson?.length ?? 0;
   const jsonBytes = (d.allowedValuesJson?.length ?? 0) + defaultBytes;
-  if (facts.liveJsonBytes + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
-    throw refuse(
-      'attribute_defs_too_large',
-      `The type's definitions would hold ${(facts.liveJsonBytes + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
-    );
-  }
-  if (defaultBytes > 0 && facts.liveDefaultBytes + defaultBytes > MAX_TYPE_DEFAULTS_JSON_BYTES) {
-    throw refuse(
-      'defaults_too_large',
-      `The type's defaults would hold ${(facts.liveDefaultBytes + defaultBytes).toLocaleString('en-US')} characters of JSON; at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} are allowed (each applies to every entity created without that value).`,
-    );
-  }
-  if (d.allowedRefType !== null && !facts.refTypeFound) {
-    throw refuse('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
-  }
-  for (const referent of facts.referents) {
-    if (referent.type_guid === null) {
-      throw refuse('referent_not_found', `default_value names no entity (${referent.guid}).`);
-    }
-    if (referent.type_guid !== d.allowedRefType) {
-      throw refuse('ref_type_mismatch', `default_value names an entity of another type (${referent.guid}).`);
-    }
-  }
   const attr = {
     guid: randomUUID(),
     name: d.name,
@@ -339,6 +389,8 @@ export async function withdrawAttribute(
     if (attr.state === 'withdrawn') {
       throw refuse('attribute_def_withdrawn', `"${name}" is already withdrawn; its data is being removed.`);
     }
+    // A redeclaration withdraws only for a declaration that can succeed (its values would be dropped otherwise).
+    if (options.carry) await checkRedeclaration(run, tenant, typeGuid, options.carry, attr);
     if (dryRun) {
       const impact = await countAttributeData(
         run,

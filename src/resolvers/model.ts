@@ -19,6 +19,7 @@ import { type AppError, isAppError, refuse } from '../errors.js';
 import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
+import { checkRedeclaration } from './attributes.js';
 import { countCarry } from './carry.js';
 import { checkDeclaration } from './declaration.js';
 import {
@@ -489,7 +490,9 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             changes: differences(now, a.spec, sameRef, samples),
             impact: await impactOf(guid as string, existing),
             carry: await carryOf(guid as string, existing, a.spec, refGuid ?? null),
-            ...blockedRef,
+            ...(refKnown
+              ? await redeclarationBlocked(run, tenant, guid as string, a.spec, existing, refGuid)
+              : blockedRef),
           });
           continue;
         }
@@ -540,6 +543,31 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       unchanged,
     };
   });
+}
+
+/**
+ * Whether a redeclaration would be refused when the service declares it anew (its rules against the type, with the
+ * definition it replaces gone): a blocked step, so that apply withdraws nothing for a declaration that cannot succeed.
+ */
+async function redeclarationBlocked(
+  run: Run,
+  tenant: string,
+  typeGuid: string,
+  spec: ModelAttribute,
+  existing: StoredAttribute,
+  refGuid: string | null | undefined,
+): Promise<{ blocked?: { reason: string; message: string } }> {
+  const declaration: Record<string, unknown> = { ...spec };
+  if (spec.allowed_ref_type !== undefined) declaration.allowed_ref_type = refGuid ?? '';
+  try {
+    await checkRedeclaration(run, tenant, typeGuid, declaration, existing, {
+      refTypeComing: refGuid === null,
+    });
+    return {};
+  } catch (e) {
+    if (!isAppError(e)) throw e;
+    return { blocked: { reason: e.reason, message: e.message } };
+  }
 }
 
 function renameStep(name: string, type: StoredType): PlanStep {

@@ -102,6 +102,89 @@ describe('apply: everything is checked before the first write', () => {
     expect(await snapshot(api)).toEqual(before);
   });
 
+  it('a redeclaration whose new definition the type would refuse (a default naming no entity, enumerations past the budget) is blocked: nothing withdrawn', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const person = await createType(api, 'Person');
+    const t = await createType(api, 'Deal');
+    await api.post(`/entities/types/${t}/attributes`, {
+      name: 'owner',
+      value_type: 'entity_ref',
+      cardinality: 'single',
+      allowed_ref_type: person,
+    });
+    // six enumerations of about 0.68 MB each (4.1 MB of the type's 4 MiB): one can be stated anew at the same size
+    // (what it held is freed), not with values of 1,024 characters (1.03 MB)
+    const values = (tag: string, n: number, width = 680) =>
+      Array.from({ length: n }, (_, i) => `${tag}${i}`.padEnd(width, '.'));
+    for (let i = 0; i < 6; i += 1) {
+      const res = await api.post(`/entities/types/${t}/attributes`, {
+        name: `e${i}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: values(`e${i}-`, 1000),
+      });
+      expect(res.status).toBe(201);
+    }
+    const before = await snapshot(api);
+    const listed = (n: number) =>
+      Array.from({ length: 6 }, (_, i) => ({
+        name: `e${i}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: i === 0 ? values('x', n) : values(`e${i}-`, 1000),
+      }));
+    const document = doc([
+      { name: 'Person', attributes: [] },
+      {
+        name: 'Deal',
+        attributes: [
+          {
+            name: 'owner',
+            value_type: 'entity_ref',
+            cardinality: 'single',
+            allowed_ref_type: 'Person',
+            default_value: '00000000-0000-4000-8000-000000000000',
+          },
+          ...listed(1000),
+        ],
+      },
+    ]);
+    const plan = await api.post('/entities/model/plan', document);
+    const blocked = Object.fromEntries(
+      plan.body.DATA.steps.map((s: any) => [s.attribute, s.blocked?.reason ?? null]),
+    );
+    expect(blocked).toMatchObject({ owner: 'referent_not_found', e0: null });
+    const refused = await api.post('/entities/model/apply', { document, allow_withdraw: true });
+    expect([refused.status, refused.body.DATA.reason]).toEqual([409, 'plan_not_applicable']);
+    expect(await snapshot(api)).toEqual(before);
+    // past the type's budget: e0's values grow to 1,024 characters
+    const big = doc([
+      {
+        name: 'Deal',
+        attributes: [
+          { name: 'owner', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: 'Person' },
+          ...listed(1000).slice(1),
+          {
+            name: 'e0',
+            value_type: 'string',
+            cardinality: 'single',
+            allowed_values: values('x', 1000, 1024),
+          },
+        ],
+      },
+    ]);
+    const over = await api.post('/entities/model/plan', big);
+    expect(over.body.DATA.steps.map((s: any) => [s.attribute, s.blocked?.reason ?? null])).toEqual([
+      ['e0', 'attribute_defs_too_large'],
+    ]);
+    expect((await api.post('/entities/model/apply', { document: big, allow_withdraw: true })).status).toBe(
+      409,
+    );
+    expect(await snapshot(api)).toEqual(before);
+  }, 60_000);
+
   it('withdrawals not allowed are listed, all of them, and nothing is written; allowed, the apply makes the tenant match', async ({
     world,
   }) => {

@@ -16,7 +16,7 @@ import { readChanges, readFeedCandidates, readFormerNames, readHistoryHeads } fr
 import { readEntityPage } from '../../src/db/entities.js';
 import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
 import { callerChangesSince } from '../../src/db/model-version.js';
-import { purgeBatch } from '../../src/db/purge.js';
+import { findCarrying, purgeBatch } from '../../src/db/purge.js';
 import type { Row, Run } from '../../src/db/run.js';
 import { it } from '../fixtures.js';
 import type { TestWorld } from '../helpers.js';
@@ -143,6 +143,13 @@ describe('query plans', () => {
     expect(all.some((o) => /LabelScan|AllNodesScan|AllRelationshipsScan/.test(o.op))).toBe(false);
     // the batch comes in index order; only its 100 rows are sorted again, after the references are collected
     expect(all.filter((o) => /^(Sort|Top)$/.test(o.op)).length).toBeLessThanOrEqual(1);
+    // carries are found by their own index, not among every withdrawn definition (the property is true or absent:
+    // a scan of its index reads only the carries)
+    const due = (await explain(world, (run) => findCarrying(run, 0))).flat();
+    expect(
+      due.some((o) => /Index(Seek|Scan)/.test(o.op) && o.details.includes('AttributeDefinition(carrying)')),
+    ).toBe(true);
+    expect(due.some((o) => /LabelScan|AllNodesScan/.test(o.op))).toBe(false);
   });
 
   it("an export's former names and an apply's check for other callers' changes are index seeks on the change records", async ({

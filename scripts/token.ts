@@ -5,7 +5,7 @@ import { mintDevToken, TOKEN_ARGUMENTS, TOKEN_OPTIONS, TokenArgumentError } from
 
 try {
   const { values } = parseArgs({ options: TOKEN_OPTIONS });
-  console.log(await mintDevToken(values));
+  console.log(await mintDevToken(values, process.env, (source) => console.error(`Signed with ${source}.`)));
 } catch (err) {
   const usage =
     err instanceof TokenArgumentError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');

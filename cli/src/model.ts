@@ -84,7 +84,8 @@ function readModelFile(values: Values): { document: unknown; file: string } {
     // YAML 1.2 reads JSON too.
     return { document: YAML.parse(text, { maxAliasCount: 100 }), file };
   } catch (err) {
-    throw new UsageError(`${file} is not YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
+    // The parser's whole message: where, and the line with a caret under the place.
+    throw new UsageError(`${file} is not YAML or JSON: ${(err as Error).message.trimEnd()}`);
   }
 }
 

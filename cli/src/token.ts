@@ -24,18 +24,20 @@ export const tokenCommand: Command = {
   synopsis: TOKEN_ARGUMENTS,
   summary: 'Mint a development token (the same as npm run token)',
   description:
-    'Prints a bearer token signed with $AUTH_JWT_SECRET or, when that is unset, with the development secret in\n' +
-    '.data/dev-secret of the current directory (made on first use, as `npm start` does). For development only.',
+    "Prints a bearer token signed with $AUTH_JWT_SECRET or, when that is unset and this runs in the service's\n" +
+    'checkout, with its development secret in .data/dev-secret (made on first use, as `npm start` does); says on\n' +
+    'stderr which. Anywhere else without AUTH_JWT_SECRET it refuses (a token signed with another secret would be\n' +
+    'refused by the service). Roles: admin, platform. For development only.',
   examples: [
     'export METAMODEL_TOKEN=$(npx metamodel token --tenant acme)',
     'METAMODEL_TOKEN=$(npx metamodel token --tenant default --role admin) npx metamodel purge',
   ],
   async run(ctx, _args, values) {
-    const token = await mintDevToken(values as Parameters<typeof mintDevToken>[0], ctx.io.env).catch(
-      (err) => {
-        throw err instanceof TokenArgumentError ? new UsageError(err.message) : err;
-      },
-    );
+    const token = await mintDevToken(values as Parameters<typeof mintDevToken>[0], ctx.io.env, (source) =>
+      ctx.io.err(`Signed with ${source}.\n`),
+    ).catch((err) => {
+      throw err instanceof TokenArgumentError ? new UsageError(err.message) : err;
+    });
     ctx.io.out(ctx.json ? json({ token }) : `${token}\n`);
   },
 };

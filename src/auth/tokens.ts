@@ -106,7 +106,15 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
       } else {
         throw new Error('unsupported algorithm');
       }
-    } catch {
+    } catch (err) {
+      // jose checks the claims only once the signature holds: an expired token is one of ours, and may be told so.
+      if ((err as { code?: unknown }).code === 'ERR_JWT_EXPIRED') {
+        const exp = (err as { payload?: JWTPayload }).payload?.exp;
+        const when = typeof exp === 'number' ? ` at ${new Date(exp * 1000).toISOString()}` : '';
+        throw refuse.unauthenticated(
+          `The token expired${when}: get a new one from its issuer (in development: npx metamodel token --tenant <tenant>).`,
+        );
+      }
       throw refuse.unauthenticated('The token is malformed, expired or badly signed.');
     }
     const viewer = toViewer(payload);

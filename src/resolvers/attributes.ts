@@ -236,7 +236,13 @@ export async function declareIn(
   if (facts.typeNameKey === ROOT_KEY) {
     throw refuse('base_type_not_owner', 'The platform attribute owner cannot own declared attributes.');
   }
-  if (facts.existingState === 'live' || PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
+  if (PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
+    throw refuse(
+      'attribute_def_already_exists',
+      `"${d.name}" is a platform attribute: every type has it (${[...PLATFORM_ATTRIBUTE_NAMES].join(', ')}); choose another name.`,
+    );
+  }
+  if (facts.existingState === 'live') {
     throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
   }
   if (facts.existingState === 'withdrawn') {

@@ -48,10 +48,14 @@ function refusalFor(schema: z.ZodType, value: unknown, issues: z.core.$ZodIssue[
     return refuse(meta.tooMany, `"${String(field)}" has more than ${issue.maximum} entries.`);
   }
   const where = part === 'query' ? 'Query parameter' : part === 'params' ? 'Path parameter' : 'Field';
+  // A pattern's own text is no help to a person: a field without a message of its own is said not to match its
+  // documented form (the OpenAPI document states it).
   const detail =
     Array.isArray(given) && part === 'query' && !isList(shape?.[field])
       ? 'must be given once'
-      : issue.message;
+      : issue.code === 'invalid_format' && issue.format === 'regex' && /\/.*\//.test(issue.message)
+        ? 'is not in the form the API documents for it (/openapi.json)'
+        : issue.message;
   return refuse(meta?.reason ?? 'invalid_field', `${where} "${String(field)}": ${detail}.`);
 }
 

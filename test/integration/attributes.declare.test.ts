@@ -371,7 +371,10 @@ describe('declare: names and states', () => {
   it('the names of the platform attributes are taken on every type', async ({ world }) => {
     const { declare } = await setup(world);
     for (const name of ['tags', 'Domain', 'ENV', 'classification', 'groups']) {
-      await expectRefused(await declare(str(name)), 409, 'attribute_def_already_exists');
+      const res = await declare(str(name));
+      await expectRefused(res, 409, 'attribute_def_already_exists');
+      // said as what it is: a platform attribute, not some earlier declaration
+      expect(res.body.MESSAGE).toContain(`"${name}" is a platform attribute: every type has it`);
     }
   });
 

@@ -1,7 +1,7 @@
 // The `metamodel` command-line tool against the app on a real port: in-process through main(argv, io) (what
 // cli/bin/metamodel.mjs calls), and as a child process for the smoke tests and the runs that need their own cwd.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { jwtVerify } from 'jose';
+import { jwtVerify, SignJWT } from 'jose';
 import { describe, expect } from 'vitest';
 import { main } from '../../cli/src/main.js';
 import { itServed, type ServedWorld } from '../fixtures.js';
@@ -554,7 +554,7 @@ describe('token', () => {
       ],
       { env: { AUTH_JWT_SECRET: TEST_SECRET } },
     );
-    expect([res.code, res.stderr]).toEqual([0, '']);
+    expect([res.code, res.stderr]).toEqual([0, 'Signed with AUTH_JWT_SECRET.\n']);
     expect(res.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     const token = res.stdout.trim();
     const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode(TEST_SECRET));
@@ -576,16 +576,17 @@ describe('token', () => {
     expect(created.code, created.stderr).toBe(0);
   });
 
-  it('without AUTH_JWT_SECRET it signs with .data/dev-secret of the current directory, as npm run token does', async ({
+  it("without AUTH_JWT_SECRET it signs with the checkout's .data/dev-secret, as npm run token does, and says so", async ({
     world,
   }) => {
+    // A directory standing for the service's checkout (its package.json names the service).
     const dir = mkdtempSync(path.join(tmpdir(), 'metamodel-cli-'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'entity-metamodel-service' }));
     try {
       const cli = await run(world, ['token', '--tenant', 'acme', '--role', 'admin'], { cwd: dir });
-      expect([cli.code, cli.stderr]).toEqual([0, '']);
-      const secret = new TextEncoder().encode(
-        readFileSync(path.join(dir, '.data/dev-secret'), 'utf8').trim(),
-      );
+      const file = path.join(dir, '.data/dev-secret');
+      expect([cli.code, cli.stderr]).toEqual([0, `Signed with the development secret in ${file}.\n`]);
+      const secret = new TextEncoder().encode(readFileSync(file, 'utf8').trim());
       const fromCli = (await jwtVerify(cli.stdout.trim(), secret)).payload;
 
       // scripts/token.ts, run the way `npm run token` does (through tsx), uses the same secret and claims
@@ -595,7 +596,7 @@ describe('token', () => {
         cwd: dir,
         nodeArgs: true,
       });
-      expect([npmRun.code, npmRun.stderr]).toEqual([0, '']);
+      expect([npmRun.code, npmRun.stderr]).toEqual([0, `Signed with the development secret in ${file}.\n`]);
       const fromScript = (await jwtVerify(npmRun.stdout.trim(), secret)).payload;
       const { iat: _a, exp: _b, ...cliClaims } = fromCli;
       const { iat: _c, exp: _d, ...scriptClaims } = fromScript;
@@ -613,6 +614,54 @@ describe('token', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('outside a checkout, without AUTH_JWT_SECRET, it refuses and makes no secret; unknown roles and empty lifetimes are usage errors', async ({
+    world,
+  }) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'metamodel-elsewhere-'));
+    try {
+      const res = await run(world, ['token', '--tenant', 'acme'], { cwd: dir });
+      expect(res.code).toBe(2);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toContain(
+        'error: No signing secret: set AUTH_JWT_SECRET to the secret the service uses',
+      );
+      expect(existsSync(path.join(dir, '.data'))).toBe(false);
+      const env = { AUTH_JWT_SECRET: TEST_SECRET };
+      for (const [args, message] of [
+        [['--role', 'superuser'], 'error: --role must be admin or platform, not "superuser".'],
+        [['--expires', '0s'], 'error: --expires must be a lifetime longer than nothing'],
+        [['--expires=-1h'], 'error: --expires must be a lifetime in the future'],
+        [['--expires', 'soon'], 'error: --expires must be a lifetime such as 30m, 12h or 7d, not "soon".'],
+      ] as const) {
+        const bad = await run(world, ['token', '--tenant', 'acme', ...args], { cwd: dir, env });
+        expect([bad.code, bad.stdout], args.join(' ')).toEqual([2, '']);
+        expect(bad.stderr, args.join(' ')).toContain(message);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an expired token is told so, with how to get a new one; a badly signed one stays vague', async ({
+    world,
+  }) => {
+    const tenant = newTenant('expired');
+    const expired = await new SignJWT({ tenant, roles: [] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('old')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(new TextEncoder().encode(TEST_SECRET));
+    const res = await run(world, ['types', 'list'], { token: expired });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(
+      /^error: unauthenticated: The token expired at \d{4}-\d\d-\d\dT.*: get a new one from its issuer/,
+    );
+    const forged = `${expired.slice(0, expired.lastIndexOf('.'))}.AAAA`;
+    const bad = await run(world, ['types', 'list'], { token: forged });
+    expect(bad.stderr).toContain('error: unauthenticated: The token is malformed, expired or badly signed.');
   });
 });
 

@@ -358,7 +358,10 @@ describe('metamodel export, plan, apply', () => {
       'cannot read',
     );
     const broken = file(dir, 'broken.yaml', 'types: [unclosed');
-    expect((await cli(world, token, 'plan', '-f', broken)).stderr).toContain('is not YAML or JSON');
+    const unreadable = (await cli(world, token, 'plan', '-f', broken)).stderr;
+    expect(unreadable).toContain('is not YAML or JSON');
+    // the parser's whole message: the place, and the line itself
+    expect(unreadable).toContain('types: [unclosed');
     const wrong = file(dir, 'wrong.yaml', 'format: other\ntypes: []\n');
     const refused = await cli(world, token, 'plan', '-f', wrong);
     expect([refused.code, refused.stderr]).toEqual([

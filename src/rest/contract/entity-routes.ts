@@ -112,7 +112,7 @@ export const ENTITY_ROUTES = {
           .array(
             z
               .string()
-              .regex(/^.+:[^:,]+(,[^:,]+)*$/)
+              .regex(/^.+:[^:,]+(,[^:,]+)*$/, { error: 'must be <attribute>:<guid>[,<guid>...]' })
               .describe('`<attribute>:<guid>[,<guid>...]`'),
           )
           .max(MAX_FILTER_CONDITIONS)

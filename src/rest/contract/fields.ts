@@ -193,7 +193,7 @@ export const route = <const R extends RouteDoc>(r: R) => r;
 export const pageSizeField = refusing(
   z
     .string()
-    .regex(new RegExp(positiveUpTo(PAGES.max)))
+    .regex(new RegExp(positiveUpTo(PAGES.max)), { error: `must be a whole number from 1 to ${PAGES.max}` })
     .optional()
     .describe(`Rows per page, 1 to ${PAGES.max} (default ${PAGES.default}); at most 9 decimal digits.`),
   { reason: 'invalid_page_size' },
@@ -208,6 +208,7 @@ export const pageQuery = (cursor: string) =>
 export const LOG_TIME =
   /^([0-9]{1,15}|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))$/;
 export const LOG_TIME_TEXT = 'Epoch milliseconds, or an RFC 3339 time such as 2026-01-31T12:00:00Z.';
+export const LOG_TIME_ERROR = 'must be epoch milliseconds or an RFC 3339 time such as 2026-01-31T12:00:00Z';
 
 /** Text that parses as a JSON object (GET /graphql's variables and extensions). */
 export const jsonObjectText = z

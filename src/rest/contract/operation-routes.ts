@@ -7,6 +7,7 @@ import {
   type Answer,
   jsonObjectText,
   LOG_TIME,
+  LOG_TIME_ERROR,
   LOG_TIME_TEXT,
   type RouteDoc,
   refusing,
@@ -62,21 +63,29 @@ export const OPERATION_ROUTES = {
       level: refusing(
         z
           .string()
-          .regex(/^(trace|debug|info|warn|error|fatal|[0-9]{1,3})$/)
+          .regex(/^(trace|debug|info|warn|error|fatal|[0-9]{1,3})$/, {
+            error: 'must be trace, debug, info, warn, error, fatal or a pino level number',
+          })
           .optional()
           .describe('Minimum level: trace … fatal, or a pino number.'),
         { reason: 'invalid_field' },
       ),
-      since: refusing(z.string().regex(LOG_TIME).optional().describe(LOG_TIME_TEXT), {
-        reason: 'invalid_field',
-      }),
-      until: refusing(z.string().regex(LOG_TIME).optional().describe(LOG_TIME_TEXT), {
-        reason: 'invalid_field',
-      }),
+      since: refusing(
+        z.string().regex(LOG_TIME, { error: LOG_TIME_ERROR }).optional().describe(LOG_TIME_TEXT),
+        {
+          reason: 'invalid_field',
+        },
+      ),
+      until: refusing(
+        z.string().regex(LOG_TIME, { error: LOG_TIME_ERROR }).optional().describe(LOG_TIME_TEXT),
+        {
+          reason: 'invalid_field',
+        },
+      ),
       limit: refusing(
         z
           .string()
-          .regex(/^([1-9][0-9]{0,2}|1000)$/)
+          .regex(/^([1-9][0-9]{0,2}|1000)$/, { error: 'must be a whole number from 1 to 1000' })
           .optional()
           .describe('Most entries, 1 to 1000 (default 100).'),
         { reason: 'invalid_field' },
@@ -167,6 +176,8 @@ export const OPERATION_ROUTES = {
     operationId: 'metrics',
     tag: 'Operations',
     summary: 'Prometheus metrics (operators, or METRICS_TOKEN)',
+    description:
+      'The bearer token is an operator’s token, or the deployment’s `METRICS_TOKEN` (`Authorization: Bearer <METRICS_TOKEN>`), so that a scraper needs no user token. Metrics carry no tenant, guid or name.',
     auth: 'metrics',
     answers: {
       200: { description: 'Prometheus text format.', raw: { contentType: 'text/plain', schema: z.string() } },

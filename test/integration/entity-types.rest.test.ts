@@ -282,7 +282,9 @@ describe('GET /entities/types', () => {
       expect(res.status, bad).toBe(400);
       expect(res.body.DATA.reason).toBe('invalid_page_size');
       // the range in words, never the pattern that checks it
-      expect(res.body.MESSAGE, bad).toBe('Query parameter "page_size": must be a whole number from 1 to 500.');
+      expect(res.body.MESSAGE, bad).toBe(
+        'Query parameter "page_size": must be a whole number from 1 to 500.',
+      );
     }
     expect((await api.get('/entities/types?page_size=1&page_size=2')).body.DATA.reason).toBe(
       'invalid_page_size',

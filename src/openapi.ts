@@ -227,8 +227,9 @@ export function buildOpenApiDocument(version: string): Json {
     schemas[id] = schema;
 
   return {
+    // No `jsonSchemaDialect`: the default, the OAS 3.1 base dialect, is JSON Schema 2020-12 with OpenAPI's few
+    // keywords added, so the schemas mean the same under it; and swagger-ui (/docs) reads only the default.
     openapi: '3.1.0',
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info: {
       title: 'Entity Metamodel API',
       version,

@@ -14,6 +14,8 @@ import { components } from './contract/wire.js';
 import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import { type Reason, statusOf } from './errors.js';
 import { CHANGE_REASON_MAX } from './resolvers/change-author.js';
+import type { RouteKey } from './rest/contract/budgets.js';
+import { BODY_EXAMPLES } from './rest/contract/examples.js';
 import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, success } from './rest/schemas.js';
 import { IDEMPOTENCY_LIMITS } from './services/idempotency.js';
 
@@ -87,7 +89,7 @@ export function buildOpenApiDocument(version: string): Json {
   const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
   const paths: Record<string, Json> = {};
-  for (const doc of Object.values(ROUTES) as RouteDoc[]) {
+  for (const [key, doc] of Object.entries(ROUTES) as [RouteKey, RouteDoc][]) {
     const op: Json = {
       operationId: doc.operationId,
       tags: [doc.tag],
@@ -151,10 +153,18 @@ export function buildOpenApiDocument(version: string): Json {
     }
     if (parameters.length > 0) op.parameters = parameters;
     if (doc.body) {
+      // Requests the service accepts, rather than what a renderer would make up from the schema.
+      const examples = BODY_EXAMPLES[key];
+      if (!examples) throw new Error(`${key}: its body has no examples (rest/contract/examples.ts)`);
       op.requestBody = {
         required: doc.bodyOptional !== true,
         description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (refused before parsing).`,
-        content: { 'application/json': { schema: ref(name(doc.body, `${pascal(doc.operationId)}Request`)) } },
+        content: {
+          'application/json': {
+            schema: ref(name(doc.body, `${pascal(doc.operationId)}Request`)),
+            examples,
+          },
+        },
       };
     }
     const responses: Record<string, Json> = {};

@@ -8,6 +8,8 @@ import { describe, expect } from 'vitest';
 import { openApi } from '../../src/app/operations.js';
 import { ASSETS_PREFIX, DOCS_PATHS } from '../../src/http/pages.js';
 import { openApiPath } from '../../src/openapi.js';
+import { PLACEHOLDERS } from '../../src/rest/contract/examples.js';
+import { ROUTES } from '../../src/rest/schemas.js';
 import { assertConforms, operationFor } from '../conformance.js';
 import { it } from '../fixtures.js';
 import { createType, newTenant, operatorToken, restClient, tokenFor } from '../helpers.js';
@@ -346,6 +348,129 @@ describe('what the document says a request may hold is what the service accepts 
       expect(byName.get(name)?.content).toEqual({ 'application/json': { schema: { type: 'object' } } });
       expect(byName.get(name)?.schema).toBeUndefined();
     }
+  });
+});
+
+describe('the examples of the request bodies (what /docs puts in a body)', () => {
+  type Example = { summary: string; description?: string; value: unknown };
+  type Served = {
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          operationId: string;
+          requestBody?: { content: Record<string, { schema: object; examples?: Record<string, Example> }> };
+        }
+      >
+    >;
+    components: { schemas: Record<string, object> };
+  };
+  const served = async (world: { app: { inject: (o: object) => Promise<{ json(): unknown }> } }) =>
+    (await world.app.inject({ method: 'GET', url: '/openapi.json' })).json() as Served;
+  /** Every operation taking a body, with its examples. */
+  const bodies = (doc: Served) =>
+    Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) =>
+        op.requestBody
+          ? [{ path, method, operationId: op.operationId, media: op.requestBody.content['application/json'] }]
+          : [],
+      ),
+    );
+
+  it('every request body has examples, each valid against the body’s schema', async ({ world }) => {
+    const doc = await served(world);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajv.addSchema({ $id: 'https://metamodel.invalid/openapi.json', components: doc.components });
+    const withBody = bodies(doc);
+    expect(withBody.length).toBeGreaterThanOrEqual(11);
+    for (const { operationId, media } of withBody) {
+      const examples = Object.entries(media?.examples ?? {});
+      expect([operationId, examples.length > 0]).toEqual([operationId, true]);
+      const validate = ajv.compile(
+        JSON.parse(
+          JSON.stringify(media?.schema).replaceAll(
+            '"#/components/',
+            '"https://metamodel.invalid/openapi.json#/components/',
+          ),
+        ),
+      );
+      for (const [name, example] of examples) {
+        expect([operationId, name, example.summary.length > 0]).toEqual([operationId, name, true]);
+        validate(example.value);
+        expect([operationId, name, validate.errors ?? []]).toEqual([operationId, name, []]);
+      }
+    }
+    // One declaration per value type; the reference's says to replace the guid it cannot know.
+    const declare = withBody.find((b) => b.operationId === 'declareAttribute')?.media?.examples ?? {};
+    const valueTypes = Object.values(declare).map((e) => (e.value as { value_type: string }).value_type);
+    expect(valueTypes.sort()).toEqual(['boolean', 'date', 'entity_ref', 'json', 'number', 'string']);
+    const ref = Object.values(declare).find(
+      (e) => (e.value as { value_type: string }).value_type === 'entity_ref',
+    );
+    expect(ref?.description).toContain(`Replace \`${PLACEHOLDERS.refType}\``);
+    expect(ref?.value).toMatchObject({ allowed_ref_type: PLACEHOLDERS.refType });
+  });
+
+  it('each example, sent to its route for a fresh tenant with the guids it names created, is accepted (2xx)', async ({
+    world,
+  }) => {
+    const doc = await served(world);
+    const withBody = bodies(doc);
+    const declarations = Object.values(
+      withBody.find((b) => b.operationId === 'declareAttribute')?.media?.examples ?? {},
+    );
+    const authOf = (operationId: string) =>
+      (Object.values(ROUTES) as { operationId: string; auth: string }[]).find(
+        (r) => r.operationId === operationId,
+      )?.auth;
+    let tried = 0;
+    for (const { path, method, operationId, media } of withBody) {
+      for (const [name, example] of Object.entries(media?.examples ?? {})) {
+        // A fresh tenant holding what the examples name: a `Data product` type, a `Team` type and a team.
+        const tenant = newTenant('example');
+        const api = restClient(world.app, await tokenFor(tenant));
+        const type = await createType(api, 'Data product');
+        const refType = await createType(api, 'Team');
+        const team = await api.post('/entities', { type_guid: refType, name: 'Platform team' });
+        expect(team.status).toBe(201);
+        const found: Record<string, string> = {
+          [PLACEHOLDERS.type]: type,
+          [PLACEHOLDERS.refType]: refType,
+          [PLACEHOLDERS.entity]: team.body.DATA.entity.guid,
+          [PLACEHOLDERS.tenant]: tenant,
+        };
+        const fill = (value: unknown): unknown =>
+          JSON.parse(JSON.stringify(value), (_k, v) => (typeof v === 'string' && v in found ? found[v] : v));
+        // The entity examples use the attributes the declaration examples declare.
+        if (['createEntity', 'queryEntities'].includes(operationId)) {
+          for (const declaration of declarations) {
+            const res = await api.post(`/entities/types/${type}/attributes`, fill(declaration.value));
+            expect([declaration.summary, res.status]).toEqual([declaration.summary, 201]);
+          }
+        }
+        const url = path.replace('{guid}', type);
+        expect(url).not.toContain('{');
+        const auth = authOf(operationId);
+        const caller =
+          auth === 'operator'
+            ? restClient(world.app, await operatorToken())
+            : auth === 'platform'
+              ? restClient(world.app, await tokenFor(tenant, { roles: ['platform'] }))
+              : api;
+        const send = method === 'patch' ? caller.patch : caller.post;
+        expect(method).toMatch(/^(post|patch)$/);
+        const res = await send(url, fill(example.value));
+        const accepted = res.status >= 200 && res.status < 300 && !('errors' in res.body);
+        expect([operationId, name, accepted ? 'accepted' : res.body]).toEqual([
+          operationId,
+          name,
+          'accepted',
+        ]);
+        tried += 1;
+      }
+    }
+    expect(tried).toBeGreaterThanOrEqual(withBody.length + 5);
   });
 });
 

@@ -1,5 +1,6 @@
 # The service image; it talks to an external Neo4j (NEO4J_URI), so the local Neo4j is not fetched.
-FROM node:20-bookworm-slim AS build
+# Node.js 24 LTS, the version npm scripts run on in development and CI (package.json devDependencies: node).
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /app
 ENV SKIP_NEO4J_FETCH=1
 COPY package.json package-lock.json ./
@@ -10,7 +11,7 @@ COPY scripts/build-if-stale.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production SKIP_NEO4J_FETCH=1
 COPY package.json package-lock.json ./

@@ -43,6 +43,26 @@ describe('docker-compose.yml', () => {
 describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile');
 
+  it('runs the Node.js the suite runs on: the node devDependency npm scripts use, an LTS line, within engines', () => {
+    const pkg = JSON.parse(read('package.json')) as {
+      engines: { node: string };
+      scripts: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    const version = pkg.devDependencies.node as string;
+    expect(version).toMatch(/^(22|24)\.\d+\.\d+$/); // a line that still gets security fixes
+    const images = [...dockerfile.matchAll(/^FROM node:(\S+?)-bookworm-slim/gm)].map((m) => m[1]);
+    expect(images).toEqual([version, version]);
+    // `npm run setup` installs with the same version, so no dependency's engines are judged against another
+    expect(pkg.scripts.setup).toContain(`node@${version} `);
+    const [major, minor] = version.split('.').map(Number);
+    const floor = /^>=(\d+)\.(\d+)$/.exec(pkg.engines.node);
+    expect(floor).not.toBeNull();
+    expect(major! > Number(floor![1]) || (major === Number(floor![1]) && minor! >= Number(floor![2]))).toBe(
+      true,
+    );
+  });
+
   it('builds dist/ and starts it with node', () => {
     expect(dockerfile).toMatch(/RUN npm run build/);
     expect(dockerfile).toMatch(/COPY src \.\/src/);

@@ -4,6 +4,12 @@
 // asking for them again and again costs the server a memory copy, not a compression. The shells are a few hundred
 // bytes, revalidated with an ETag, and carry a strict Content-Security-Policy (no inline script, nothing from
 // another origin), no framing and no MIME sniffing (helmet).
+//
+// GraphiQL opens on a starter query and brings the GraphQL schema with it (an asset: the introspection of the
+// served schema, which is public like schema.graphql and /openapi.json, and holds no tenant's data). So its Docs
+// pane and autocomplete work at once, before a token and after, and the page sends no request of its own: the
+// service keeps answering introspection to authenticated callers only (every operation at /graphql needs a token),
+// and a visitor sees no refusal before they run something.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,7 +18,9 @@ import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zlibConstants } from 'node:zlib';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { introspectionFromSchema } from 'graphql';
 import { type DoorBudget, KB, MB } from '../model/doors.js';
+import { schema } from '../schema/index.js';
 
 const require = createRequire(import.meta.url);
 const brotli = promisify(brotliCompress);
@@ -63,6 +71,36 @@ const shell = (title: string, head: string, body: string) =>
 
 const src = (a: Asset) => `${ASSETS_PREFIX}/${a.name}`;
 
+/** What GraphiQL's editor holds on a first visit: how to pass the token, and a query to run with it. */
+export const STARTER_QUERY = `# Entity Metamodel API
+#
+# 1. Open Headers (below) and replace <token>
+#    with your token:
+#    {"Authorization": "Bearer <token>"}
+# 2. Run the query (run button, or Ctrl-Enter).
+#
+# Docs and autocomplete (Ctrl-Space) work
+# without a token: the schema is public and
+# comes with this page. Every request to
+# /graphql needs the token.
+
+query EntityTypes {
+  entityTypes(first: 5) {
+    edges {
+      node {
+        guid
+        name
+        origin
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+`;
+
 let built: Pages | undefined;
 
 /** The shells and their assets, built once per process (the sources are installed packages). */
@@ -101,24 +139,36 @@ function pages(): Pages {
   );
   const bundle = add(asset('graphiql', 'js', JS, graphiql.js));
   const css = add(asset('graphiql', 'css', CSS, graphiql.css));
+  // The schema GraphiQL shows (Docs, autocomplete), given rather than fetched: GraphiQL then sends no
+  // introspection of its own, which without a token would be refused and shown as the page's first answer.
+  const graphqlSchema = add(
+    asset(
+      'graphql-schema',
+      'js',
+      JS,
+      `self.METAMODEL_GRAPHQL_SCHEMA=${JSON.stringify(introspectionFromSchema(schema))};\n`,
+    ),
+  );
   const start = add(
     asset(
       'graphiql-start',
       'js',
       JS,
-      "YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'),JSON.parse(document.getElementById('graphiql-options').textContent));\n",
+      "var options=JSON.parse(document.getElementById('graphiql-options').textContent);options.schema=self.METAMODEL_GRAPHQL_SCHEMA;YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'),options);\n",
     ),
   );
   const options = {
     title: 'Entity Metamodel API',
     headers: JSON.stringify({ Authorization: 'Bearer <token>' }),
+    defaultQuery: STARTER_QUERY,
   };
   const graphiqlShell = shell(
     options.title,
     `<link rel="icon" href="${src(favicon)}"><link rel="stylesheet" href="${src(css)}">`,
     `<noscript>GraphiQL needs JavaScript.</noscript><div id="root"></div>` +
       `<script type="application/json" id="graphiql-options">${inertJson(options)}</script>` +
-      `<script src="${src(env)}"></script><script src="${src(bundle)}"></script><script src="${src(start)}"></script>`,
+      `<script src="${src(env)}"></script><script src="${src(bundle)}"></script>` +
+      `<script src="${src(graphqlSchema)}"></script><script src="${src(start)}"></script>`,
   );
 
   // The REST reference: swagger-ui over /openapi.json.

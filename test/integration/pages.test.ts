@@ -1,5 +1,7 @@
 // The public pages are light and locked down: small HTML shells with a strict Content-Security-Policy over assets
 // compressed once and cached for a year; API answers are never cached; CORS only for configured origins.
+import { readFileSync } from 'node:fs';
+import { buildClientSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { describe, expect } from 'vitest';
 import { it as baseIt, instance } from '../fixtures.js';
 import { newTenant, type TestWorld, tokenFor } from '../helpers.js';
@@ -55,6 +57,26 @@ describe('Pages: small shells over cached, compressed assets', () => {
       }
     });
   }
+
+  it('GraphiQL brings the schema it shows: the public schema (schema.graphql), the same for every visitor', async ({
+    world,
+  }) => {
+    const shell = await get(world, '/graphql', { accept: 'text/html' });
+    const asset = assetsOf(shell.body).find((a) => /\/graphql-schema\.[^.]+\.js$/.test(a)) as string;
+    const body = (await get(world, asset)).body;
+    const introspection = JSON.parse(body.slice(body.indexOf('=') + 1, body.lastIndexOf(';')));
+    const printed = `${printSchema(lexicographicSortSchema(buildClientSchema(introspection)))}\n`;
+    expect(printed).toBe(readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'));
+    // The page names the token's place and carries a starter query; the service still wants a token for anything.
+    expect(shell.body).toContain('entityTypes(first: 5)');
+    const introspect = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ query: '{ __schema { queryType { name } } }' }),
+    });
+    expect([introspect.statusCode, introspect.json().DATA.reason]).toEqual([401, 'unauthenticated']);
+  });
 
   it('an asset name that is not one of the pages’ is a 404 in the envelope', async ({ world }) => {
     const res = await get(world, '/assets/nope.js');

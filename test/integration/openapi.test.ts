@@ -28,6 +28,22 @@ describe('the document', () => {
     expect(result.valid ? [] : result.errors).toEqual([]);
   });
 
+  it('states one security scheme, bearer, and the default JSON Schema dialect (what swagger-ui reads whole)', () => {
+    const doc = openApi() as {
+      jsonSchemaDialect?: string;
+      components: { securitySchemes: Record<string, { description: string }> };
+      paths: Record<string, Record<string, { security: unknown; description: string }>>;
+    };
+    expect(doc.jsonSchemaDialect).toBeUndefined();
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['bearer']);
+    // /metrics takes an operator's token or METRICS_TOKEN, both as a bearer token: said, not a second scheme.
+    const metrics = doc.paths['/metrics']?.get;
+    expect(metrics?.security).toEqual([{ bearer: [] }]);
+    expect(metrics?.description).toContain('METRICS_TOKEN');
+    expect(doc.components.securitySchemes.bearer?.description).toContain('METRICS_TOKEN');
+    expect(doc.paths['/healthz']?.get?.security).toEqual([]);
+  });
+
   it('lists every route the router serves, and nothing it does not (the reference pages aside)', ({
     world,
   }) => {

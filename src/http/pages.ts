@@ -161,6 +161,8 @@ function pages(): Pages {
     title: 'Entity Metamodel API',
     headers: JSON.stringify({ Authorization: 'Bearer <token>' }),
     defaultQuery: STARTER_QUERY,
+    // A pasted token stays in the page, never in the browser's storage (as /docs keeps none either).
+    shouldPersistHeaders: false,
   };
   const graphiqlShell = shell(
     options.title,

@@ -188,6 +188,20 @@ describe.runIf(executablePath !== undefined)('browser pages', () => {
       .poll(() => responseText(page), { timeout: 20_000 })
       .toContain('"name": "Browser Check Type"');
     await expect(responseText(page)).resolves.toContain('"origin": "user_defined"');
+    // the pasted token is kept in the page only: nothing in the browser's storage holds it (GraphiQL writes its
+    // storage after a pause in editing: given time)
+    await page.waitForTimeout(1_500);
+    const stored = await page.evaluate(() => {
+      const all: Record<string, string | null> = {};
+      for (const store of [localStorage, sessionStorage]) {
+        for (let i = 0; i < store.length; i += 1) {
+          const key = store.key(i) as string;
+          all[key] = store.getItem(key);
+        }
+      }
+      return JSON.stringify(all);
+    });
+    expect(stored).not.toContain(token);
     await page.close();
   }, 60_000);
 

@@ -1,7 +1,7 @@
 // Refusals: one error type carrying the spec's reason code and HTTP status, rendered by REST and GraphQL.
 
 /**
- * Every refusal reason and the HTTP status it is answered with, in the order the README's reasons table groups
+ * Every refusal reason and the HTTP status it is answered with, in the order docs/api.md#refusal-reasons groups
  * them (spec, contract, project). The one place a reason's status is decided: `refuse()` and the OpenAPI document
  * read it. GraphQL answers a refusal inside a 200 with `extensions.reason`; the status here is its REST one.
  */
@@ -30,7 +30,7 @@ export const REFUSALS = {
   // contract
   unauthenticated: 401,
   not_authorized: 403,
-  // project (documented in the README's reason table)
+  // project (documented in docs/api.md#refusal-reasons)
   invalid_json: 400,
   invalid_body: 400,
   invalid_field: 400,

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { refuse } from '../errors.js';
 
-/** Who is asking: the token's subject, its tenant and roles (CONTRACT.md's claims). */
+/** Who is asking: the token's subject, its tenant and roles (docs/api.md#authentication-tenancy-and-the-envelope). */
 export interface Viewer {
   subject: string;
   tenant: string;

@@ -1,4 +1,5 @@
-// The types that exist in every tenant (CONTRACT.md), and the managed types the platform sets up itself.
+// The types that exist in every tenant (docs/api.md#entity-types), and the managed types the platform sets up
+// itself.
 import { nameKey } from './names.js';
 
 export interface TypeProps {

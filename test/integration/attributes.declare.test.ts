@@ -1,4 +1,5 @@
-// Spec: "Attribute definition", "POST /entities/types/{guid}/attributes", "Errors" and "Limits".
+// Declaring attribute definitions (docs/api.md#attribute-definitions): POST /entities/types/{guid}/attributes, its
+// refusals (docs/api.md#refusal-reasons) and limits (docs/api.md#limits-budgets-and-fairness).
 import { describe, expect } from 'vitest';
 import { it } from '../fixtures.js';
 import { createType, newTenant, restClient, type TestWorld, tokenFor, typeGuidByName } from '../helpers.js';

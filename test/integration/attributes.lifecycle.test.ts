@@ -1,4 +1,5 @@
-// Spec: "GET /entities/types/{guid}/attributes", "States and transitions", the withdraw endpoint and the purge.
+// GET /entities/types/{guid}/attributes, the lifecycle of a definition (docs/api.md#lifecycle-of-a-definition), the
+// withdraw endpoint and the purge.
 
 import pino from 'pino';
 import { describe, expect } from 'vitest';

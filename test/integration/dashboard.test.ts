@@ -1,4 +1,5 @@
-// Spec: Entity type row rules 5-6 and POST /entities/types rules 4-5: the managed `dashboard` type.
+// The managed `dashboard` type (docs/api.md#decisions-where-the-specification-is-silent): its row, and
+// POST /entities/types beside POST /platform/dashboards.
 import { describe, expect } from 'vitest';
 import { typeGuid } from '../../src/model/names.js';
 import { it } from '../fixtures.js';

@@ -1,4 +1,5 @@
-// CONTRACT.md curation points: POST /entities, GET /entities/{guid}, POST /entities/lookup, and the engine cache.
+// Curation points (docs/api.md#entities): POST /entities, GET /entities/{guid}, POST /entities/lookup, and the engine
+// cache.
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { createAttribute, lockTypeDefinitions } from '../../src/db/attributes.js';

@@ -1,4 +1,5 @@
-// Spec: "Entity type row", "POST /entities/types", "GET /entities/types", and CONTRACT.md rename/delete.
+// Entity type rows, POST /entities/types, GET /entities/types (docs/api.md#entity-types), rename and delete
+// (docs/api.md#decisions-where-the-specification-is-silent).
 
 import { describe, expect } from 'vitest';
 import { typeGuid } from '../../src/model/names.js';
@@ -87,7 +88,7 @@ describe('Entity type row', () => {
     await api.get('/entities/types'); // tenant seen
     const guid = typeGuid(tenant, 'kafka topic');
     // A connector writing types into the graph changes the tenant's model version with them, as every writer of
-    // metamodel rows must (README, "Reads from memory"); the types listed before were cached at the old one.
+    // metamodel rows must (ARCHITECTURE.md#reads-from-memory); the types listed before were cached at the old one.
     await world.driver.executeQuery(
       `CREATE (:EntityType {tenant: $tenant, guid: $guid, name: 'Kafka Topic', name_key: 'kafka topic', origin: 'connector'})
        WITH 1 AS one MATCH (v:ModelVersion {tenant: $tenant, shard: 0}) SET v.version = randomUUID()`,

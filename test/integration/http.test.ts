@@ -1,4 +1,5 @@
-// The HTTP surface: envelope on every response, authentication (CONTRACT.md), body limits, malformed input.
+// The HTTP surface: envelope on every response, authentication (docs/api.md#authentication-tenancy-and-the-envelope),
+// body limits, malformed input.
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { SignJWT } from 'jose';

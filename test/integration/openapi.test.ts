@@ -58,7 +58,7 @@ describe('the document', () => {
       ),
     );
     expect([...served].sort()).toEqual([...documented].sort());
-    // The CONTRACT.md paths are all there.
+    // The documented paths (docs/api.md#rest-routes) are all there.
     for (const route of [
       'PATCH /entities/types/{guid}',
       'DELETE /entities/types/{guid}',
@@ -257,7 +257,8 @@ describe('what the document says a request may hold is what the service accepts 
         fc.oneof(variant, fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 })),
         async (name) => {
           // A segment "." or ".." (even as %2E) is resolved away by any WHATWG URL client, this one included, before
-          // it is sent (the README says how to withdraw such a name); every other name travels as it is.
+          // it is sent (docs/api.md#decisions-where-the-specification-is-silent says how to withdraw such a name); every
+          // other name travels as it is.
           fc.pre(name !== '.' && name !== '..');
           const res = await api.delete(
             `/entities/attributes/${type}/${encodeURIComponent(name)}?dry_run=true`,

@@ -21,5 +21,5 @@ COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 4000
 # The same node command as `npm start` (package.json; deployment-files.test.ts holds them equal): the young
-# generation capped at 8 MB a semi-space (V8 reads it only at start-up), see the README's Memory section.
+# generation capped at 8 MB a semi-space (V8 reads it only at start-up), see docs/operations.md, Memory and the Node flags.
 CMD ["node", "--max-semi-space-size=8", "dist/server.js"]

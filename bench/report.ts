@@ -149,7 +149,7 @@ export interface Report {
   neo4jGraphql:
     | { ok: true; shape: { types: number; attributes: number } | null }
     | { ok: false; problem: string };
-  /** The previous run's write ratios (null: none, or it was a --storm-only run), kept so the README can quote them. */
+  /** The previous run's write ratios (null: none, or it was a --storm-only run), kept so the performance page can quote them. */
   previous: PreviousRun | null;
   memory: {
     maxRssMb: number;

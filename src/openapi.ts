@@ -217,7 +217,7 @@ export function buildOpenApiDocument(version: string): Json {
       };
     }
     responses.default = {
-      description: 'Any other refusal, in the envelope (see the reasons table in the README).',
+      description: 'Any other refusal, in the envelope (every reason: docs/api.md, Refusal reasons).',
       content: { 'application/json': { schema: refusal } },
     };
     op.responses = responses;

@@ -29,8 +29,8 @@ export const tokenCommand: Command = {
     'stderr which. Anywhere else without AUTH_JWT_SECRET it refuses (a token signed with another secret would be\n' +
     'refused by the service). Roles: admin, platform. For development only.',
   examples: [
-    'export METAMODEL_TOKEN=$(npx metamodel token --tenant acme)',
-    'METAMODEL_TOKEN=$(npx metamodel token --tenant default --role admin) npx metamodel purge',
+    'export METAMODEL_TOKEN=$(metamodel token --tenant acme)',
+    'METAMODEL_TOKEN=$(metamodel token --tenant default --role admin) metamodel purge',
   ],
   async run(ctx, _args, values) {
     const token = await mintDevToken(values as Parameters<typeof mintDevToken>[0], ctx.io.env, (source) =>

@@ -112,7 +112,7 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
         const exp = (err as { payload?: JWTPayload }).payload?.exp;
         const when = typeof exp === 'number' ? ` at ${new Date(exp * 1000).toISOString()}` : '';
         throw refuse.unauthenticated(
-          `The token expired${when}: get a new one from its issuer (in development: npx metamodel token --tenant <tenant>).`,
+          `The token expired${when}: get a new one from its issuer (in development: npm run -s metamodel -- token --tenant <tenant>, in the service's checkout).`,
         );
       }
       throw refuse.unauthenticated('The token is malformed, expired or badly signed.');

@@ -159,7 +159,7 @@ describe('Envelope', () => {
   });
 });
 
-describe('Authentication (CONTRACT.md)', () => {
+describe('Authentication (docs/api.md)', () => {
   const protectedCalls = [
     ['GET', '/entities/types'],
     ['POST', '/entities/types'],

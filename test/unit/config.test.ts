@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, CURATION_TX_TIMEOUT_MS, cursorKeyOf, parseConfig } from '../../src/config.js';
 
 describe('configuration', () => {
-  it('has the CONTRACT.md defaults', () => {
+  it('has the documented defaults (docs/operations.md)', () => {
     const c = parseConfig({});
     expect(c).toMatchObject({
       PORT: 4000,

@@ -2,7 +2,7 @@
 // the service on the Kubernetes manifest's heap (its NODE_OPTIONS, the start command's flags, its configuration),
 // while another tenant's requests and /healthz are timed from processes of their own.
 //   npm run storm -- [--shapes plan-50-types,history-4mb] [--no-check]
-// What fails the run: the process dies; its RSS reaches 400 MB; an answer its shape does not expect (a refusal with
+// What fails the run: the process dies; its RSS reaches 80% of the manifest's memory limit; an answer its shape does not expect (a refusal with
 // its reason, or a success: never a 5xx but 503 server_busy); a request past its door's budget
 // (metamodel_door_over_budget_total not 0, or an answer larger than a door states); an acknowledged write lost; the
 // stray token in the service's log; the victim tenant's p99 or /healthz past the ceilings below, under any shape.
@@ -42,8 +42,18 @@ const { values: argv } = parseArgs({
 });
 const ONLY = argv.shapes ? new Set(argv.shapes.split(',')) : null;
 
+const DEPLOYMENT = readFileSync(path.join(ROOT, 'deploy/kubernetes/deployment.yaml'), 'utf8');
+
+/** The container's memory limit in the manifest (`limits: memory: …Mi`), in MB: what kills a replica. */
+function memoryLimitMb(): number {
+  const mi = /limits:\s+memory:\s*(\d+)Mi\b/.exec(DEPLOYMENT)?.[1];
+  if (mi === undefined) throw new Error('deploy/kubernetes/deployment.yaml states no memory limit in Mi');
+  return (Number(mi) * 1024 * 1024) / 1e6;
+}
+
 export const TARGETS = {
-  rssMb: 400,
+  /** The run fails at four fifths of the replica's memory limit: a fifth stays spare for what a storm does not try. */
+  rssMb: Math.round(memoryLimitMb() * 0.8),
   /** The targets, reported per shape. */
   victimRatio: 2,
   healthMs: 100,
@@ -59,8 +69,7 @@ const STORM_ENV = { IDEMPOTENCY_TENANT_MAX_KEYS: '500' };
 
 /** The manifest's heap flag and configuration: what a replica runs with. */
 function productionSettings() {
-  const deployment = readFileSync(path.join(ROOT, 'deploy/kubernetes/deployment.yaml'), 'utf8');
-  const flags = /name: NODE_OPTIONS\s+value: (.+)/.exec(deployment)?.[1]?.trim().split(/\s+/) ?? [];
+  const flags = /name: NODE_OPTIONS\s+value: (.+)/.exec(DEPLOYMENT)?.[1]?.trim().split(/\s+/) ?? [];
   if (!flags.some((f) => f.startsWith('--max-old-space-size'))) {
     throw new Error('deploy/kubernetes/deployment.yaml sets no --max-old-space-size in NODE_OPTIONS');
   }

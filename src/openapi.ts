@@ -11,12 +11,12 @@ import {
   takesIdempotencyKey,
 } from './contract/idempotency.js';
 import { components } from './contract/wire.js';
-import { IDEMPOTENCY_TTL_HOURS } from './db/idempotency.js';
 import { type Reason, statusOf } from './errors.js';
+import { IDEMPOTENCY_TTL_HOURS } from './model/limits.js';
 import { CHANGE_REASON_MAX } from './resolvers/change-author.js';
 import type { RouteKey } from './rest/contract/budgets.js';
 import { BODY_EXAMPLES } from './rest/contract/examples.js';
-import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, success } from './rest/schemas.js';
+import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, refusals, success } from './rest/schemas.js';
 import { IDEMPOTENCY_LIMITS } from './services/idempotency.js';
 
 type Json = Record<string, unknown>;
@@ -47,8 +47,23 @@ export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1
 /** Writes of tenants take an Idempotency-Key (http/idempotency.ts). */
 const keyed = (doc: RouteDoc) => doc.auth !== 'none' && takesIdempotencyKey(doc.method, doc.path);
 
+/** The reasons a route's query and path parameters are refused with: each field's own, else invalid_field. */
+function parameterRefusals(doc: RouteDoc): Reason[] {
+  const reasons: Reason[] = [];
+  for (const part of [doc.params, doc.query]) {
+    for (const field of Object.values((part?.shape ?? {}) as Record<string, z.ZodType>)) {
+      const meta = refusals.get(field);
+      reasons.push(meta?.reason ?? 'invalid_field');
+      if (meta?.missing) reasons.push(meta.missing);
+      if (meta?.tooMany) reasons.push(meta.tooMany);
+    }
+  }
+  return reasons;
+}
+
 function refusalsOf(doc: RouteDoc): Reason[] {
   const all = new Set<Reason>(doc.refusals);
+  for (const r of parameterRefusals(doc)) all.add(r);
   if (doc.auth !== 'none') for (const r of COMMON_REFUSALS) all.add(r);
   if (doc.body) for (const r of BODY_REFUSALS) all.add(r);
   if (keyed(doc)) {

@@ -10,9 +10,10 @@
 import { createHash } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import { AppError } from '../errors.js';
+import { IDEMPOTENCY_TTL_HOURS } from '../model/limits.js';
 import type { Run } from './run.js';
 
-export const IDEMPOTENCY_TTL_HOURS = 24;
+export { IDEMPOTENCY_TTL_HOURS };
 export const IDEMPOTENCY_LEDGER_SHARDS = 8;
 
 export interface IdempotencyRecord {

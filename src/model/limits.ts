@@ -23,3 +23,6 @@ export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
  * was sent: without it, 64 defaults of 65,000 characters made a 79-byte request store and answer 4 MB.
  */
 export const MAX_TYPE_DEFAULTS_JSON_BYTES = 256 * 1024;
+
+/** How long a write's Idempotency-Key and its stored answer are kept (hours): a retry within it gets the answer. */
+export const IDEMPOTENCY_TTL_HOURS = 24;

@@ -22,6 +22,15 @@ interface FeedFilter {
   kinds: ReadonlySet<string> | null;
 }
 
+/**
+ * The `kind` filter as sent over REST: 1 to as many kinds as there are, comma-separated, spaces around each allowed
+ * (the document's pattern; checkFeedFilter is what refuses).
+ */
+export const KIND_LIST_SHAPE = (() => {
+  const kind = `\\s*(?:${CHANGE_KINDS.join('|')})\\s*`;
+  return `^${kind}(?:,${kind}){0,${CHANGE_KINDS.length - 1}}$`;
+})();
+
 /** The filter checked (invalid_filter), or null for none. */
 export function checkFeedFilter(input: FeedFilterInput | undefined): FeedFilter | null {
   if (!input) return null;
@@ -55,7 +64,8 @@ export function checkFeedFilter(input: FeedFilterInput | undefined): FeedFilter 
   };
 }
 
-const GUID_SHAPE = /^[0-9a-zA-Z][0-9a-zA-Z_.:-]{0,199}$/;
+/** What a type's guid looks like (a filter by anything else is invalid_filter). */
+export const GUID_SHAPE = /^[0-9a-zA-Z][0-9a-zA-Z_.:-]{0,199}$/;
 
 const matches = (f: FeedFilter, h: FeedHead) =>
   (f.typeGuid === null || h.type_guid === f.typeGuid) &&

@@ -155,6 +155,65 @@ describe('what the document says a request may hold is what the service accepts 
     );
   });
 
+  it('the change feed: type_guid, attribute and kind patterns match exactly the filters answered 200', async ({
+    world,
+  }) => {
+    const api = restClient(world.app, await tokenFor(newTenant()));
+    const kinds = ['type_created', 'attribute_declared', 'attribute_withdrawn'];
+    const cases: Record<string, fc.Arbitrary<string>> = {
+      type_guid: fc.oneof(
+        fc.constantFrom('', 'a', 'abc-DEF_1.2:3', '-x', 'x y', 'x'.repeat(200), 'x'.repeat(201)),
+        fc.string({ maxLength: 6 }),
+      ),
+      attribute: fc.oneof(
+        fc.constantFrom('', ' ', 'grade', ' grade ', 'a\u0001b', 'x'.repeat(256), 'x'.repeat(257)),
+        fc.string({ maxLength: 6 }),
+      ),
+      kind: fc.oneof(
+        fc.constantFrom(
+          '',
+          ',',
+          'type_created',
+          ' type_created , attribute_declared',
+          'nope',
+          'type_created,',
+        ),
+        fc.array(fc.constantFrom(...kinds, 'nope'), { minLength: 1, maxLength: 3 }).map((k) => k.join(',')),
+        fc.string({ maxLength: 6 }),
+      ),
+    };
+    for (const [name, values] of Object.entries(cases)) {
+      const pattern = patternOf('/entities/changes', 'get', name);
+      await fc.assert(
+        fc.asyncProperty(values, async (value) => {
+          const res = await api.get(`/entities/changes?${name}=${encodeURIComponent(value)}`);
+          expect([name, value, res.status === 200]).toEqual([name, value, pattern.test(value)]);
+          if (res.status !== 200) expect(res.body.DATA.reason).toBe('invalid_filter');
+        }),
+        { numRuns: 40 },
+      );
+    }
+  });
+
+  it("a route's 400 answer lists the reasons its query and path parameters are refused with", () => {
+    type Doc400 = {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+      >;
+    };
+    const doc = openApi() as Doc400;
+    const reasonsAt = (path: string, method: string) =>
+      JSON.stringify(
+        doc.paths[path]?.[method]?.responses['400']?.content?.['application/json']?.schema ?? {},
+      );
+    // former_names is a flag: a value that is not one is invalid_field
+    expect(reasonsAt('/entities/model', 'get')).toContain('"invalid_field"');
+    // the feed's filters are invalid_filter, its cursor invalid_cursor
+    expect(reasonsAt('/entities/changes', 'get')).toContain('"invalid_filter"');
+    expect(reasonsAt('/entities/changes', 'get')).toContain('"invalid_cursor"');
+  });
+
   it('/admin/logs: level, since, until and limit patterns match exactly what is answered 200', async ({
     world,
   }) => {

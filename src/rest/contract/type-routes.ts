@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ChangeRow, EntityTypeRow } from '../../contract/wire.js';
 import { CHANGE_KINDS } from '../../model/changes.js';
 import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
+import { GUID_SHAPE, KIND_LIST_SHAPE } from '../../resolvers/feed-filter.js';
 import {
   guidParams,
   NAME_DOC,
@@ -126,7 +127,8 @@ export const TYPE_ROUTES = {
         z
           .string()
           .optional()
-          .describe("Only changes of this type and its definitions (a deleted type's too)."),
+          .describe("Only changes of this type and its definitions (a deleted type's too).")
+          .meta({ pattern: GUID_SHAPE.source }),
         { reason: 'invalid_filter' },
       ),
       attribute: refusing(
@@ -135,7 +137,8 @@ export const TYPE_ROUTES = {
           .optional()
           .describe(
             'Only changes of definitions of this name (letter case ignored), on any type unless `type_guid` is sent too.',
-          ),
+          )
+          .meta(NAME_DOC),
         { reason: 'invalid_filter' },
       ),
       kind: refusing(
@@ -144,7 +147,8 @@ export const TYPE_ROUTES = {
           .optional()
           .describe(
             `Only changes of these kinds, comma-separated (${CHANGE_KINDS.map((k) => `\`${k}\``).join(', ')}).`,
-          ),
+          )
+          .meta({ pattern: KIND_LIST_SHAPE }),
         { reason: 'invalid_filter' },
       ),
     }),

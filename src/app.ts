@@ -20,6 +20,8 @@ import { operationsRoutes } from './app/operations.js';
 import { type AppDeps, createServices } from './app/services.js';
 import { BODY_LIMIT_BYTES } from './body.js';
 import type { RequestContext, Services } from './context.js';
+import { CHANGE_REASON_HEADER, IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './contract/idempotency.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './contract/request-id.js';
 import type { Readiness } from './db/readiness.js';
 import { storagePolicyOf } from './db/storage-policy.js';
 import { answerClientError } from './http/client-errors.js';
@@ -32,7 +34,8 @@ import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { modelRoutes } from './rest/model.js';
 import { platformRoutes } from './rest/platform.js';
-import { traceRequests } from './tracing.js';
+import { BOOKMARK_HEADER } from './services/bookmarks.js';
+import { TRACE_CONTEXT_HEADERS, traceRequests } from './tracing.js';
 
 export type { AppDeps };
 
@@ -68,7 +71,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
-    genReqId: () => randomUUID(),
+    // The caller's x-request-id when well formed (bounded, checked), else a new one.
+    genReqId: (req) => requestIdOf(req.headers[REQUEST_ID_HEADER], randomUUID),
     logController: new AccessLog(),
     // While closing (SIGTERM behind a load balancer), requests already on open keep-alive connections are still
     // served, each answered with `Connection: close` (onSend in app/http-hooks.ts), instead of Fastify's own
@@ -95,8 +99,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await app.register(cors, {
       origin: config.CORS_ORIGINS,
       methods: ['GET', 'POST', 'PATCH', 'DELETE'],
-      allowedHeaders: ['authorization', 'content-type', 'neo4j-bookmark'],
-      exposedHeaders: ['x-request-id', 'x-db-queries', 'neo4j-bookmark'],
+      // Every request header the service honours, so that a browser client can send what a script can.
+      allowedHeaders: [
+        'authorization',
+        'content-type',
+        BOOKMARK_HEADER,
+        IDEMPOTENCY_HEADER,
+        CHANGE_REASON_HEADER,
+        REQUEST_ID_HEADER,
+        ...TRACE_CONTEXT_HEADERS,
+      ],
+      exposedHeaders: [REQUEST_ID_HEADER, 'x-db-queries', BOOKMARK_HEADER, REPLAYED_HEADER],
       maxAge: 600,
     });
   }

@@ -130,12 +130,20 @@ function lazy<T>(make: () => T): () => T {
   };
 }
 
+/** Where a context's work comes from. */
+export interface ContextOrigin {
+  /** The request's id (x-request-id), or the background job's run. */
+  requestId: string;
+  /** The route template (`POST /entities/types`) or the background job (`warm-up`, `carry`). */
+  operation: string;
+  /** Bookmarks the client sent back (Neo4j-Bookmark): every read of the request waits for them. */
+  clientBookmarks?: string[];
+}
+
 export function createContext(
   services: Services,
   viewer: Viewer,
-  requestId: string,
-  /** Bookmarks the client sent back (Neo4j-Bookmark): every read of the request waits for them. */
-  clientBookmarks: string[] = [],
+  { requestId, operation: origin, clientBookmarks = [] }: ContextOrigin,
 ): RequestContext {
   const stats: QueryStats = {
     queries: 0,
@@ -153,6 +161,7 @@ export function createContext(
     },
     idempotency: () => keyed.scope,
     guard: () => writes.guard,
+    metadata: () => ({ request_id: requestId, operation: origin }),
   });
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;

@@ -6,12 +6,15 @@
 import {
   type Context,
   context,
+  defaultTextMapGetter,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -83,6 +86,11 @@ export async function tracedStatement<T>(
 
 const traces = new WeakMap<object, RequestTrace>();
 
+/** W3C Trace Context: a caller's traceparent (and tracestate) makes the request's span a child of the caller's. */
+const traceContext = new W3CTraceContextPropagator();
+/** The request headers a caller continues its trace with. */
+export const TRACE_CONTEXT_HEADERS: readonly string[] = traceContext.fields();
+
 /** The trace of a request (its raw request object), when tracing is on. */
 export const traceOf = (raw: object) => traces.get(raw);
 
@@ -90,10 +98,16 @@ export const traceOf = (raw: object) => traces.get(raw);
 export function traceRequests(app: FastifyInstance, tracer: Tracer) {
   app.addHook('onRequest', (req, _reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
-    const root = tracer.startSpan(`${req.method} ${route}`, {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': req.method, 'http.route': route, 'request.id': req.id },
-    });
+    // A well-formed traceparent continues the caller's trace (the propagator ignores a malformed one: a new trace).
+    const caller = traceContext.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+    const root = tracer.startSpan(
+      `${req.method} ${route}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': req.method, 'http.route': route, 'request.id': req.id },
+      },
+      caller,
+    );
     traces.set(req.raw, { tracer, root, current: root });
     done();
   });

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { createTokenVerifier } from '../auth/tokens.js';
 import { createContext, type Services } from '../context.js';
+import { REQUEST_ID_HEADER } from '../contract/request-id.js';
 import { refuse } from '../errors.js';
 import { MAX_PARAM_LENGTH, type RouteMethods, routeMethods } from '../http/methods.js';
 import { ASSETS_PREFIX, DOCS_PATHS, wantsGraphiQL } from '../http/pages.js';
@@ -44,7 +45,7 @@ export const authentication = fp(
     // other methods, 404 otherwise.
     let methods: RouteMethods | undefined;
     app.addHook('onRequest', async (req, reply) => {
-      reply.header('x-request-id', req.id);
+      reply.header(REQUEST_ID_HEADER, req.id);
       const route = req.routeOptions.url;
       if (route === undefined) {
         methods ??= routeMethods(app.registeredRoutes, MAX_PARAM_LENGTH);
@@ -66,7 +67,11 @@ export const authentication = fp(
       const clientBookmarks = services.bookmarks.decode(viewer.tenant, req.headers[BOOKMARK_HEADER]);
       // Metrics read no tenant's data, and must be readable while the database is away.
       if (route !== ROUTES.metrics.path) await services.tenants.ensure(viewer.tenant);
-      req.ctx = createContext(services, viewer, req.id, clientBookmarks);
+      req.ctx = createContext(services, viewer, {
+        requestId: req.id,
+        operation: `${req.method} ${route}`,
+        clientBookmarks,
+      });
       const requestTrace = traceOf(req.raw);
       if (requestTrace) req.ctx.stats.trace = requestTrace;
     });

@@ -14,7 +14,6 @@ import type { Services } from '../context.js';
 import { createExecutor } from '../db/executor.js';
 import { ProbeTimeout, Readiness } from '../db/readiness.js';
 import { createPurger } from '../jobs/purge.js';
-import { warmUp } from '../jobs/warmup.js';
 import { createLogger, LogRing } from '../logging.js';
 import { createMetrics } from '../metrics.js';
 import { completeCarry, judgeBatch } from '../resolvers/carry.js';
@@ -23,6 +22,7 @@ import { createCursorCodec } from '../services/cursor.js';
 import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/idempotency.js';
 import { createTenantDirectory } from '../services/tenants.js';
 import { createTracing, type Tracing } from '../tracing.js';
+import { warmUp } from './warmup.js';
 
 export interface AppDeps {
   config: Config;
@@ -37,7 +37,7 @@ export interface AppDeps {
   /** Where spans go (tests pass an in-memory exporter's); else made from the config, off without an endpoint. */
   tracing?: Tracing;
   /**
-   * At most this many rounds in each warm-up (default and ceiling: WARMUP_ROUNDS.max; see jobs/warmup.ts). The test
+   * At most this many rounds in each warm-up (default and ceiling: WARMUP_ROUNDS.max; see app/warmup.ts). The test
    * suite's apps take 1: the statements are planned once, without the rounds that warm a JVM for traffic.
    */
   warmupRounds?: number;

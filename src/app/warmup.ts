@@ -62,7 +62,8 @@ async function rehearsal(services: Services, driver: Driver, database: string | 
       };
       const viewer: Viewer = { subject: 'warm-up', tenant, roles: new Set(), crossTenant: false };
       // A context per step, as per request: each reads the model version afresh.
-      const ctx = () => createContext(scoped, viewer, `warm-up-${randomUUID()}`);
+      const ctx = () =>
+        createContext(scoped, viewer, { requestId: `warm-up-${randomUUID()}`, operation: 'warm-up' });
       await scoped.tenants.ensure(tenant);
       const table = (await createOrGetEntityType(ctx(), 'Warm-up table')).type.guid;
       const column = (await createOrGetEntityType(ctx(), 'Warm-up column')).type.guid;
@@ -97,6 +98,7 @@ async function rehearsal(services: Services, driver: Driver, database: string | 
       return db.stats.queries;
     },
     { timeoutMs: ROUND_TIMEOUT_MS },
+    { request_id: `warm-up-${randomUUID()}`, operation: 'warm-up' },
   );
 }
 

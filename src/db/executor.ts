@@ -89,6 +89,11 @@ export interface Executor {
  */
 export interface RequestOptions {
   stats: QueryStats;
+  /**
+   * Metadata of every transaction of the request, read when each begins: Neo4j's query log and `SHOW TRANSACTIONS`
+   * (its `metaData`) tie a statement to the request that ran it.
+   */
+  metadata?: () => TransactionMetadata;
   deadline?: Deadline;
   idempotency?: () => IdempotencyScope | undefined;
   guard?: () => WriteGuard | undefined;
@@ -98,6 +103,14 @@ export interface RequestOptions {
 export interface WriteGuard {
   before(run: Run): Promise<void>;
   after(run: Run): Promise<void>;
+}
+
+/** What a transaction tells Neo4j about where it comes from (never tenant data: ids and route templates only). */
+export interface TransactionMetadata {
+  /** The request's id (its x-request-id), or the background job's run. */
+  request_id: string;
+  /** The route template (`POST /entities/types`), or the background job (`purge`, `warm-up`). */
+  operation: string;
 }
 
 export interface ExecutorOptions extends Partial<RequestOptions> {
@@ -138,11 +151,18 @@ const counted =
     return result.records.map((r) => r.toObject() as Row);
   };
 
-const txConfig = (options: TxOptions | undefined) =>
-  options?.timeoutMs ? { timeout: options.timeoutMs } : undefined;
+const txConfig = (options: TxOptions | undefined, metadata: TransactionMetadata | undefined) =>
+  options?.timeoutMs || metadata
+    ? {
+        ...(options?.timeoutMs ? { timeout: options.timeoutMs } : {}),
+        ...(metadata ? { metadata } : {}),
+      }
+    : undefined;
 
 export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
-  const { database, deadline, idempotency, admit, guard } = options;
+  const { database, deadline, idempotency, admit, guard, metadata } = options;
+  /** A transaction's configuration: its timeout, and the request's metadata. */
+  const config = (o: TxOptions | undefined) => txConfig(o, metadata?.());
   const stats: QueryStats = options.stats ?? { queries: 0 };
   /** A write's work with the request's guard around it, inside the same transaction. */
   const guarded =
@@ -208,7 +228,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
           counted(stats, (cypher, params) => {
             sent += 1;
             if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
-            return s.run(cypher, params, txConfig(readOptions(options)));
+            return s.run(cypher, params, config(readOptions(options)));
           }),
         );
         return { value, bookmarks: s.lastBookmarks() };
@@ -226,7 +246,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
     policy.run(async (committing) => {
       const s = session(mode);
       try {
-        const tx = s.beginTransaction(txConfig(options));
+        const tx = s.beginTransaction(config(options));
         try {
           const value = await work(runner(tx));
           committing();
@@ -258,7 +278,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       scope.open = undefined;
       await earlier?.rollback();
       const s = session('WRITE');
-      const tx = s.beginTransaction(txConfig(options));
+      const tx = s.beginTransaction(config(options));
       const run = runner(tx);
       try {
         try {
@@ -343,17 +363,18 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
 /**
  * A rehearsal: `work` gets an executor whose every statement (reads, writes, auto-commit reads) runs in ONE write
  * transaction, rolled back at the end whatever happens. Nothing is written, and nothing a write sets off after its
- * commit runs. For the warm-up (jobs/warmup.ts): the hot statements planned and run by Neo4j without effect.
+ * commit runs. For the warm-up (app/warmup.ts): the hot statements planned and run by Neo4j without effect.
  */
 export async function rehearse<T>(
   driver: Driver,
   database: string | undefined,
   work: (db: Executor) => Promise<T>,
   options?: TxOptions,
+  metadata?: TransactionMetadata,
 ): Promise<T> {
   const session = driver.session({ database, defaultAccessMode: neo4j.session.WRITE });
   try {
-    const tx = session.beginTransaction(txConfig(options));
+    const tx = session.beginTransaction(txConfig(options, metadata));
     try {
       const stats: QueryStats = { queries: 0 };
       const run = counted(stats, (cypher, params) => tx.run(cypher, params));

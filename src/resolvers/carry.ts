@@ -140,7 +140,10 @@ export async function completeCarry(services: Services, guid: string) {
     roles: new Set(),
     crossTenant: false,
   };
-  const ctx = createContext(services, viewer, state.spec.requestId ?? `carry-${guid}`);
+  const ctx = createContext(services, viewer, {
+    requestId: state.spec.requestId ?? `carry-${guid}`,
+    operation: 'carry',
+  });
   if (state.spec.reason) ctx.changeReason = state.spec.reason;
   const carried = { kept: state.kept, refused: state.refused, refusals: state.refusals };
   try {

@@ -4,10 +4,10 @@
 // neo4j-restart`) kills a real Neo4j under load and starts it again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { WARMUP_ROUNDS } from '../../src/app/warmup.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
-import { WARMUP_ROUNDS } from '../../src/jobs/warmup.js';
 import {
   newTenant,
   operatorToken,

@@ -1,4 +1,4 @@
-// Issue #13, part 4: OpenTelemetry spans for the HTTP request, the GraphQL operation and each Neo4j statement,
+// OpenTelemetry spans for the HTTP request, the GraphQL operation and each Neo4j statement,
 // checked with an in-memory exporter; no tenant data or token in any attribute; off without an endpoint.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -111,6 +111,34 @@ describe('traces', () => {
     expect(statements.length).toBe(Number(res.headers['x-db-queries']));
     for (const s of statements) expect(parentOf(s)).toBe(operation!.spanContext().spanId);
     assertNothingSecret(spans, [tenant, token, 'Traced']);
+  });
+
+  it("a caller's traceparent continues its trace: the request's span is a child of the caller's; a malformed one starts a new trace", async () => {
+    const token = await tokenFor(newTenant());
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpan = '00f067aa0ba902b7';
+    const continued = await world.app.inject({
+      method: 'GET',
+      url: '/entities/types',
+      headers: { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-${callerSpan}-01` },
+    });
+    expect(continued.statusCode).toBe(200);
+    const { root } = traceOfRequest(String(continued.headers['x-request-id']));
+    expect(root.spanContext().traceId).toBe(traceId);
+    expect(parentOf(root)).toBe(callerSpan);
+
+    for (const bad of [`00-${'0'.repeat(32)}-${callerSpan}-01`, `00-${traceId}-zz-01`, 'x'.repeat(300)]) {
+      const fresh = await world.app.inject({
+        method: 'GET',
+        url: '/entities/types',
+        headers: { authorization: `Bearer ${token}`, traceparent: bad },
+      });
+      expect(fresh.statusCode).toBe(200);
+      const t = traceOfRequest(String(fresh.headers['x-request-id']));
+      expect(t.root.spanContext().traceId).not.toBe(traceId);
+      expect(t.root.spanContext().traceId).not.toBe('0'.repeat(32));
+      expect(parentOf(t.root)).toBeUndefined();
+    }
   });
 
   it('a refused request still ends its span, with the status it was answered with', async () => {

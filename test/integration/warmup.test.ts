@@ -1,7 +1,7 @@
-// The warm-up behind /readyz (src/jobs/warmup.ts): it runs the hot paths' statements on the real Neo4j, in rounds,
+// The warm-up behind /readyz (src/app/warmup.ts): it runs the hot paths' statements on the real Neo4j, in rounds,
 // and leaves nothing behind: no node of its throwaway tenants, nothing in the app's caches, no idempotency record.
 import { describe, expect } from 'vitest';
-import { WARMUP_CONCURRENCY, WARMUP_ROUNDS, warmUp } from '../../src/jobs/warmup.js';
+import { WARMUP_CONCURRENCY, WARMUP_ROUNDS, warmUp } from '../../src/app/warmup.js';
 import { it } from '../fixtures.js';
 
 describe('the warm-up', () => {

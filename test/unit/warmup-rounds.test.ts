@@ -1,7 +1,7 @@
-// When the warm-up (src/jobs/warmup.ts) runs another round: at least 3, at least 6 after a cold first round, at most
+// When the warm-up (src/app/warmup.ts) runs another round: at least 3, at least 6 after a cold first round, at most
 // 10, and past the least only while each round is at least 20% faster than the one before.
 import { describe, expect, it } from 'vitest';
-import { anotherRound, WARMUP_ROUNDS } from '../../src/jobs/warmup.js';
+import { anotherRound, WARMUP_ROUNDS } from '../../src/app/warmup.js';
 
 describe('warm-up rounds', () => {
   it('a warm database (first round fast): 3 rounds, then only while 20% faster', () => {

@@ -1,9 +1,12 @@
-// The layers of src/ (ARCHITECTURE.md), checked by `npm run check:deps` (part of `npm run lint`): imports point
-// down, never up, and never in a circle. From the bottom: base modules, model/, db/, the services below the request
-// context, context.ts, resolvers/, the doors (REST, GraphQL, HTTP plumbing, start-up jobs), app.ts and server.ts.
+// The layers of the repository (ARCHITECTURE.md), checked by `npm run check:deps` (part of `npm run lint`): imports
+// point down, never up, and never in a circle. From the bottom of src/: base modules, model/, db/, the services below
+// the request context, context.ts, resolvers/, the doors (REST, GraphQL, HTTP plumbing), app.ts, app/ and server.ts.
+// Beside it: the clients (cli/, client/), and the tools (bench/, and scripts/ above it).
 const BASE = '^src/(config|errors|logging|tracing|json-scan|slots|operation-budget)[.]ts$';
 const ENTRY = '^src/(app|server)[.]ts$|^src/app/';
-const DOORS = '^src/(rest|schema|http)/|^src/(openapi|body)[.]ts$|^src/jobs/warmup[.]ts$';
+const DOORS = '^src/(rest|schema|http)/|^src/(openapi|body)[.]ts$';
+/** The composition root: it builds the executor (app/services.ts) and runs the warm-up's rehearsal (app/warmup.ts). */
+const ROOT = '^src/app[.]ts$|^src/app/(services|warmup)[.]ts$';
 const SERVICES = '^src/(cache|services|auth)/|^src/metrics[.]ts$|^src/jobs/purge[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -75,6 +78,14 @@ module.exports = {
       to: { path: '^src/(rest|schema)/', pathNot: '^src/$1/' },
     },
     {
+      name: 'doors-call-no-db',
+      severity: 'error',
+      comment:
+        'a door (REST, GraphQL, HTTP plumbing, the request hooks of app/) reaches the database through a resolver; it may name db/ types, not call its functions',
+      from: { path: `${DOORS}|^src/app/`, pathNot: ROOT },
+      to: { path: '^src/db/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'entry-on-top',
       severity: 'error',
       comment: 'the composition root (app.ts and its plugins in app/) is reached from server.ts only',
@@ -101,6 +112,21 @@ module.exports = {
       comment: 'the service does not depend on its clients (cli/, client/)',
       from: { path: '^src/' },
       to: { path: '^(cli|client)/' },
+    },
+    {
+      name: 'nothing-shipped-knows-the-tools',
+      severity: 'error',
+      comment: 'the service and its clients do not depend on the benchmarks, scripts or tests',
+      from: { path: '^(src|cli/src|client/src)/' },
+      to: { path: '^(bench|scripts|test)/' },
+    },
+    {
+      name: 'bench-below-scripts',
+      severity: 'error',
+      comment:
+        "bench/ (the benchmarks and their harness: lib.ts, service.ts) is used by scripts/ (the load test, the fuzzer's runner), never the reverse",
+      from: { path: '^bench/' },
+      to: { path: '^scripts/' },
     },
   ],
   options: {

@@ -9,6 +9,7 @@
 // What is reported beside: under each shape, the victim's p99 against twice its quiet p99, and /healthz against
 // 100 ms (the targets; shapes whose answers or bodies are megabytes miss them on a 2-core machine the storm's own
 // clients and Neo4j share). Writes bench/results/door-storm.{json,md}.
+// Over 300 lines: the storm's run and its report, which read the same phases' results.
 
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { ConfigError, parseConfig } from '../src/config.js';
 
 // ---- autocannon (no type declarations ship with it): the part of its API the bench uses ----
 
@@ -243,4 +244,24 @@ export async function startAnnouncingChild(
     });
   });
   return { child, port, output };
+}
+
+/**
+ * NEO4J_* from the environment (and any `extra` settings), checked like the service's own configuration (exits 2
+ * when bad).
+ */
+export function neo4jSettings(extra: Record<string, string> = {}) {
+  try {
+    return parseConfig({
+      NEO4J_URI: process.env.NEO4J_URI ?? '',
+      NEO4J_USER: process.env.NEO4J_USER ?? '',
+      NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? '',
+      NEO4J_DATABASE: process.env.NEO4J_DATABASE ?? '',
+      ...extra,
+    });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(e.message);
+    process.exit(2);
+  }
 }

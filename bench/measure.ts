@@ -1,5 +1,6 @@
 // Measuring: a scenario's requests through autocannon, baseline (a)'s loops through the driver, the CPU every
 // process spent meanwhile, and the cache counters, turned into one measurement per scenario and level.
+// Over 300 lines: one measurement (traffic, every process's CPU, the cache counters), its parts sharing its state.
 
 import { performance } from 'node:perf_hooks';
 import { autocannon, cpuMsOf, machineTicks, percentile, Samples, sleep } from './lib.js';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { neo4jSettings } from '../scripts/throwaway-service.js';
+import { neo4jSettings } from './lib.js';
 import { DEFAULT_CATALOG } from './load-catalog.js';
 import { type PreviousRun, previousRun } from './report.js';
 

@@ -53,7 +53,10 @@ import {
   TARGET_LEVEL,
   WARMUP,
 } from './options.js';
-import { type Report, renderMarkdown, renderSvg, renderTable } from './report.js';
+import type { Report } from './report.js';
+import { renderMarkdown } from './report-markdown.js';
+import { renderSvg } from './report-svg.js';
+import { renderTable } from './report-text.js';
 import { measureScenarios } from './scenarios.js';
 import { apiFor, RssSampler, startService, summariseProfile } from './service.js';
 

@@ -1,5 +1,6 @@
 // The measured part of the bench: the catalog loaded, baselines (b) and (c) started, the cursors and pages the
 // scenarios need, then every scenario at every connection count, the service interleaved with its baselines.
+// Over 300 lines: the scenarios, each a request shape of a few lines, and the loop that runs them against the baselines.
 
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';

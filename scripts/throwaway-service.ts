@@ -9,9 +9,9 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
-import { withTimeout } from '../bench/lib.js';
+import { neo4jSettings, withTimeout } from '../bench/lib.js';
 import { buildApp } from '../src/app.js';
-import { ConfigError, parseConfig } from '../src/config.js';
+import { parseConfig } from '../src/config.js';
 import { createDriver } from '../src/db/driver.js';
 import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
@@ -31,26 +31,6 @@ export interface ThrowawayService {
   closeApp(): Promise<void>;
   /** Closes the service, the driver and the local Neo4j, and removes its data; never throws. */
   close(): Promise<void>;
-}
-
-/**
- * NEO4J_* from the environment (and any `extra` settings), checked like the service's own configuration (exits 2
- * when bad).
- */
-export function neo4jSettings(extra: Record<string, string> = {}) {
-  try {
-    return parseConfig({
-      NEO4J_URI: process.env.NEO4J_URI ?? '',
-      NEO4J_USER: process.env.NEO4J_USER ?? '',
-      NEO4J_PASSWORD: process.env.NEO4J_PASSWORD ?? '',
-      NEO4J_DATABASE: process.env.NEO4J_DATABASE ?? '',
-      ...extra,
-    });
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    console.error(e.message);
-    process.exit(2);
-  }
 }
 
 export interface ThrowawayNeo4j {

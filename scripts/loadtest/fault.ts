@@ -15,6 +15,7 @@
 // Checked: every answer during the outage within the bound; every acknowledged write present; retries converge (no
 // second entity, no attribute_def_already_exists for one's own declaration, no idempotency_key_reused); no 5xx but
 // 503.
+// Over 300 lines: one scenario end to end: the traffic, the kill, the restart, the timings and their checks.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -78,3 +78,9 @@ export class HttpTarget {
     this.agent.destroy();
   }
 }
+
+/** The guid of what a write answer acknowledges (type, definition or entity), if any. */
+export function acknowledgedGuid(data: Record<string, unknown>): string | undefined {
+  const row = (data.entity_type ?? data.attribute ?? data.entity) as { guid?: unknown } | undefined;
+  return typeof row?.guid === 'string' ? row.guid : undefined;
+}

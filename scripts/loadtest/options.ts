@@ -1,7 +1,7 @@
 // The load test's options (npm run loadtest -- …) and the traffic's fixed sizes.
 
 import { parseArgs } from 'node:util';
-import { neo4jSettings } from '../throwaway-service.js';
+import { neo4jSettings } from '../../bench/lib.js';
 
 const { values: argv } = parseArgs({
   options: {

@@ -1,5 +1,6 @@
 // --instances N: every acknowledged write read back through another instance, cursors paged on elsewhere,
 // withdrawals refused elsewhere, and the client loop that sends them.
+// Over 300 lines: every kind of read-back and the client loop that sends them, sharing the cluster's state.
 
 import { performance } from 'node:perf_hooks';
 import {
@@ -15,10 +16,9 @@ import {
   readYourWrite,
   withdrawalRefusal,
 } from './cluster.js';
-import type { Answer } from './http.js';
+import { type Answer, acknowledgedGuid } from './http.js';
 import type { ServiceInstance } from './instances.js';
 import { sameValue } from './invariants.js';
-import { acknowledgedGuid } from './setup.js';
 import {
   ackEntities,
   ackedBy,

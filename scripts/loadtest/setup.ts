@@ -1,6 +1,7 @@
 // The tenants set up over HTTP before the traffic: persons, pools, hot types and their definitions.
 import { mintToken } from '../../src/auth/tokens.js';
 import { cluster } from './cluster.js';
+import { acknowledgedGuid } from './http.js';
 import { ATTRIBUTE_NAMES, HOT_TYPES, PERSONS, SEED, SEED_CONCURRENCY } from './options.js';
 import { readBackSetupWrite } from './read-backs.js';
 import {
@@ -18,12 +19,6 @@ import {
 export interface Target {
   base: string;
   index: number;
-}
-
-/** The guid of what a write answer acknowledges (type, definition or entity), if any. */
-export function acknowledgedGuid(data: Record<string, unknown>): string | undefined {
-  const row = (data.entity_type ?? data.attribute ?? data.entity) as { guid?: unknown } | undefined;
-  return typeof row?.guid === 'string' ? row.guid : undefined;
 }
 
 async function call(target: Target, tenant: Tenant, method: string, urlPath: string, body?: unknown) {

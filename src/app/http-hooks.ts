@@ -11,13 +11,13 @@ import {
   isTenantWrite,
   KEYLESS_WRITES,
 } from '../contract/idempotency.js';
-import { type IdempotencyScope, readIdempotencyState } from '../db/idempotency.js';
+import type { IdempotencyScope } from '../db/idempotency.js';
 import { type AppError, refuse } from '../errors.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
-import { answerFor, IDEMPOTENCY_LIMITS } from '../services/idempotency.js';
+import { answerFor, IDEMPOTENCY_LIMITS, storedRecordOf } from '../services/idempotency.js';
 import { Slots } from '../slots.js';
 import { budgetOf } from './admission.js';
 
@@ -85,9 +85,7 @@ export const httpHooks = fp(
       }
       if (!scope.taken) return payload;
       scope.taken = false;
-      const { record } = await ctx.db
-        .readOne((run) => readIdempotencyState(run, scope))
-        .catch(() => ({ record: null }));
+      const record = await storedRecordOf(ctx.db, scope).catch(() => null);
       // Gone again (expired at that very moment): the refusal (503 storage_busy) stands, and a retry runs the write.
       if (!record) return payload;
       try {

@@ -108,6 +108,20 @@ export async function attributeUsageOf(ctx: RequestContext, type: StoredType) {
   return { used: own.length, limit: MAX_ATTRIBUTE_DEFS };
 }
 
+/** Stored values of a definition not yet removed by the purge (one statement, counted when asked). */
+export async function valuesRemainingOf(ctx: RequestContext, a: StoredAttribute): Promise<number> {
+  const counted = await ctx.db.read((run) =>
+    countAttributeData(run, {
+      tenant: ctx.viewer.tenant,
+      typeGuid: a.owner_guid,
+      nameKey: a.name_key,
+      multi: a.cardinality === 'multi',
+      reference: a.value_type === 'entity_ref',
+    }),
+  );
+  return counted.values;
+}
+
 const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');
 
 export interface DeclareResult {

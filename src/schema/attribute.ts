@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { WithdrawImpact as WithdrawImpactRow } from '../contract/wire.js';
-import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
+import type { StoredAttribute } from '../db/attributes.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
@@ -14,6 +14,7 @@ import {
   attributeUsageOf,
   declareAttribute,
   ownerTypeOf,
+  valuesRemainingOf,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
 import { sayWhy } from '../resolvers/change-author.js';
@@ -181,18 +182,7 @@ const WithdrawnAttribute = builder.objectRef<StoredAttribute>('WithdrawnAttribut
     }),
     valuesRemaining: t.int({
       description: 'Stored values still to remove (counted when asked, one database query per definition).',
-      resolve: async (a, _args, ctx) =>
-        (
-          await ctx.db.read((run) =>
-            countAttributeData(run, {
-              tenant: ctx.viewer.tenant,
-              typeGuid: a.owner_guid,
-              nameKey: a.name_key,
-              multi: a.cardinality === 'multi',
-              reference: a.value_type === 'entity_ref',
-            }),
-          )
-        ).values,
+      resolve: (a, _args, ctx) => valuesRemainingOf(ctx, a),
     }),
     purgeLastRanAt: t.string({
       nullable: true,

@@ -68,6 +68,11 @@ export function answerFor(fingerprint: string, record: IdempotencyRecord): Store
   return { status: record.status, contentType: record.contentType, body: record.body };
 }
 
+/** The live record of a key (null: none, or expired), read on the request's executor. */
+export async function storedRecordOf(db: Executor, owner: KeyOwner): Promise<IdempotencyRecord | null> {
+  return (await db.readOne((run) => readIdempotencyState(run, owner))).record;
+}
+
 /** What the door does next: send a stored answer again, or run the request with its key claimed by its write. */
 export type KeyedStart =
   | { replay: StoredAnswer }

@@ -131,21 +131,21 @@ export type EntitiesQueryVariables = Exact<{
 
 export type EntitiesQuery = { entities: { nextCursor: string | null, entities: Array<{ guid: string, name: string, typeGuid: string }> } };
 
-export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, parentType: { guid: string, name: string } | null };
+export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null };
 
 export type EntityTypeByGuidQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypeByNameQueryVariables = Exact<{
   name: string;
 }>;
 
 
-export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypesPageQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -153,14 +153,14 @@ export type EntityTypesPageQueryVariables = Exact<{
 }>;
 
 
-export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type CreateEntityTypeMutationVariables = Exact<{
   name: string;
 }>;
 
 
-export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, parentType: { guid: string, name: string } | null } } };
+export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } } };
 
 export type RenameEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -168,7 +168,7 @@ export type RenameEntityTypeMutationVariables = Exact<{
 }>;
 
 
-export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, parentType: { guid: string, name: string } | null } };
+export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } };
 
 export type DeleteEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -253,6 +253,7 @@ export const EntityTypeFieldsFragmentDoc = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  createdAt
   parentType {
     guid
     name
@@ -442,6 +443,7 @@ export const EntityTypeByGuidDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  createdAt
   parentType {
     guid
     name
@@ -463,6 +465,7 @@ export const EntityTypeByNameDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  createdAt
   parentType {
     guid
     name
@@ -493,6 +496,7 @@ export const EntityTypesPageDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  createdAt
   parentType {
     guid
     name
@@ -517,6 +521,7 @@ export const CreateEntityTypeDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  createdAt
   parentType {
     guid
     name
@@ -538,6 +543,7 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  createdAt
   parentType {
     guid
     name

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
 import { IMPACT_SCAN_MAX } from '../model/limits.js';
+import { TYPE_ORIGIN_NAMES } from '../model/origins.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
 
 /** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
@@ -33,42 +34,61 @@ export interface Envelope<D = Record<string, unknown>> {
 /** The media type of the purge's progress stream: one JSON object per line, the envelope last. */
 export const NDJSON = 'application/x-ndjson';
 
+// Each field of a type is declared here once: the stored type (db/entity-types.ts), the REST row, the GraphQL object
+// (schema/row-fields.ts) and their descriptions derive from it.
 export const EntityTypeRow = named(
   'EntityTypeRow',
-  'An entity type. Fields that do not apply to a row are left out (never sent as false or null).',
+  'A class of catalog entities (datasource, table, dashboard, or a type a caller invents). Fields that do not apply to a type are left out of a REST row (never sent as false or null) and are null in GraphQL.',
   z.object({
     guid: guid(
-      'Identifier, derived from (tenant, normalised name): a type recreated under its name gets it back.',
+      'Identifier: a UUID derived from the tenant and the (normalised) name the type was created under, so a type deleted and recreated under that name gets the same guid back. Kept by a rename.',
     ),
-    name: z.string().describe('Type name as first spelled.'),
-    origin: z
-      .enum(['system', 'user_defined', 'connector'])
+    name: z
+      .string()
       .describe(
-        '`user_defined` for types you create, `system` for shipped ones, `connector` for reported ones.',
+        'Type name as first spelt (trimmed). Names are unique per tenant, compared trimmed, NFC-composed and case-folded.',
+      ),
+    origin: z
+      .enum(TYPE_ORIGIN_NAMES)
+      .describe(
+        'Where the type comes from: `user_defined` for types you create, `system` for shipped ones, `connector` for reported ones.',
       ),
     catalog_level: z
       .literal(true)
       .optional()
       .describe(
-        'Its entities are rows in the Entity Catalog table (built-in levels, managed and user types).',
+        "True: the type's entities are rows in the Entity Catalog table. Set on the built-in levels, managed types and user-defined types.",
       ),
     vocabulary: z
       .literal(true)
       .optional()
       .describe(
-        'Its entities are values picked in an attribute cell (domain, env, tag, classification, group).',
+        "True: the type's entities are values picked in an attribute cell, not table rows (domain, env, tag, classification, group).",
       ),
-    label: z.string().optional().describe('Display name (built-in levels, managed types).'),
-    icon: z.string().optional().describe('Key the client maps to an icon (built-in levels, managed types).'),
-    parent_type: guid('Guid of the level one step above (database, schema, table, column).').optional(),
+    label: z.string().optional().describe('Display name of the built-in levels and managed types.'),
+    icon: z
+      .string()
+      .optional()
+      .describe('Key the client maps to an icon (built-in levels and managed types).'),
+    parent_type: guid(
+      'The catalog level one step above (database → datasource, schema → database, table → schema, column → table); none on datasource and every other type. A guid in REST rows, the type itself in GraphQL.',
+    ).optional(),
     creatable: z
       .literal(false)
       .optional()
-      .describe('Managed types: creating an instance through the curation API is refused.'),
+      .describe(
+        'False on managed types (dashboard): creating an instance through the curation API is refused with type_not_creatable.',
+      ),
     name_locked_hint: z
       .string()
       .optional()
-      .describe('Managed types: text to show where an instance name cannot be edited.'),
+      .describe("Managed types: text to show where an instance's name cannot be edited."),
+    created_at: z.iso
+      .datetime()
+      .optional()
+      .describe(
+        'When the type was created (ISO 8601 date-time, UTC); for a type deleted and created again under its name, when it was created again.',
+      ),
   }),
 );
 

@@ -3,49 +3,58 @@
 
 import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
+import { z } from 'zod';
+import { EntityTypeRow } from '../contract/wire.js';
 import type { TypeProps } from '../model/system-types.js';
 import { type ChangeRecord, recordChange } from './changes.js';
 import { createModelVersionShards } from './model-version.js';
 import { objectFromList, type Run } from './run.js';
 
-/** A type as stored, with its parent level's guid; absent optional fields are null. */
-export interface StoredType {
-  guid: string;
-  name: string;
-  name_key: string;
-  origin: string;
-  catalog_level: boolean | null;
-  vocabulary: boolean | null;
-  label: string | null;
-  icon: string | null;
-  parent_type: string | null;
-  creatable: boolean | null;
-  name_locked_hint: string | null;
-}
+/**
+ * A type as stored: the fields of its row (EntityTypeRow, where each is declared once), absent ones null, its parent
+ * level's guid, and its name key.
+ */
+export type StoredType = {
+  [K in keyof EntityTypeRow]-?: undefined extends EntityTypeRow[K]
+    ? Exclude<EntityTypeRow[K], undefined> | null
+    : EntityTypeRow[K];
+} & { name_key: string };
 
-/** A type travels as a list in TYPE_FIELDS order, not a map (see objectFromList). */
+/** A type travels as a list in TYPE_FIELDS order, not a map (see objectFromList): its row's fields and its key. */
 const TYPE_FIELDS = [
-  'guid',
-  'name',
+  ...(Object.keys(EntityTypeRow.shape) as (keyof EntityTypeRow)[]),
   'name_key',
-  'origin',
-  'catalog_level',
-  'vocabulary',
-  'label',
-  'icon',
-  'creatable',
-  'name_locked_hint',
-  'parent_type',
 ] as const satisfies readonly (keyof StoredType)[];
 
-/** The list projection of the type bound to `v`. */
-export const typeProjection = (v: string) =>
-  `[${TYPE_FIELDS.map((f) => (f === 'parent_type' ? `head([(${v})-[:PARENT_TYPE]->(p:EntityType) | p.guid])` : `${v}.${f}`)).join(', ')}]`;
+/** Whether the row declares a field as a date-time (stored as a Neo4j datetime, read as ISO 8601 text). */
+const isTime = (field: string) => {
+  let type = (EntityTypeRow.shape as Record<string, z.ZodType>)[field];
+  while (type instanceof z.ZodOptional) type = type.unwrap() as z.ZodType;
+  return type instanceof z.ZodISODateTime;
+};
+
+const TIMES = new Set<string>(TYPE_FIELDS.filter(isTime));
+
+/** How a field is read from the node `v`: the parent by its relationship, a time in epoch ms, else as stored. */
+const read = (v: string, field: keyof StoredType) => {
+  if (field === 'parent_type') return `head([(${v})-[:PARENT_TYPE]->(p:EntityType) | p.guid])`;
+  if (TIMES.has(field)) return `${v}.${field}.epochMillis`;
+  return `${v}.${field}`;
+};
+
+export const typeProjection = (v: string) => `[${TYPE_FIELDS.map((f) => read(v, f)).join(', ')}]`;
 
 const PROJECTION = `${typeProjection('t')} AS type`;
 
-/** A type from its typeProjection list. */
-export const toStoredType = (values: unknown) => objectFromList<StoredType>(TYPE_FIELDS, values);
+/** A type from its typeProjection list; its times as ISO 8601 text to the millisecond (`2026-11-26T01:30:00.000Z`). */
+export const toStoredType = (values: unknown) => {
+  const type = objectFromList<StoredType>(TYPE_FIELDS, values);
+  for (const field of TIMES) {
+    const ms = (type as Record<string, unknown>)[field];
+    if (typeof ms === 'number') (type as Record<string, unknown>)[field] = new Date(ms).toISOString();
+  }
+  return type;
+};
 
 const first = (rows: Record<string, unknown>[]) => (rows[0] ? toStoredType(rows[0].type) : null);
 

@@ -2,7 +2,7 @@
 
 import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
-import type { EntityTypeRow } from '../contract/wire.js';
+import { EntityTypeRow } from '../contract/wire.js';
 import { withdrawAllOfType } from '../db/attributes.js';
 import {
   createUserType,
@@ -22,23 +22,17 @@ import { pageSize } from '../model/pages.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
 
-const OPTIONAL_FIELDS = [
-  'catalog_level',
-  'vocabulary',
-  'label',
-  'icon',
-  'parent_type',
-  'creatable',
-  'name_locked_hint',
-] as const;
+/** The fields of a type's row, as the row declares them (contract/wire.ts). */
+const ROW_FIELDS = Object.keys(EntityTypeRow.shape) as (keyof EntityTypeRow)[];
 
+/** A stored type as its REST row: every field of the row it has (an absent one is left out, never null). */
 export function toEntityTypeRow(t: StoredType): EntityTypeRow {
-  const row: Record<string, unknown> = { guid: t.guid, name: t.name, origin: t.origin };
-  for (const field of OPTIONAL_FIELDS) {
+  const row: Record<string, unknown> = {};
+  for (const field of ROW_FIELDS) {
     const value = t[field];
     if (value !== null && value !== undefined) row[field] = value;
   }
-  return row as unknown as EntityTypeRow;
+  return row as EntityTypeRow;
 }
 
 const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');

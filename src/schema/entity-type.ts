@@ -1,7 +1,9 @@
 // GraphQL object family for entity types: EntityType, the type connection, and create/rename/delete mutations.
 
 import { charge, type RequestContext, typeByGuid } from '../context.js';
+import { descriptionOf, EntityTypeRow } from '../contract/wire.js';
 import type { StoredType } from '../db/entity-types.js';
+import { TYPE_ORIGINS, type TypeOrigin } from '../model/origins.js';
 import { PAGES } from '../model/pages.js';
 import { CHANGE_REASON_MAX, sayWhy } from '../resolvers/change-author.js';
 import {
@@ -12,19 +14,13 @@ import {
   renameEntityType,
 } from '../resolvers/entity-types.js';
 import { builder } from './builder.js';
+import { rowDescription, rowFields } from './row-fields.js';
 
 export const EntityTypeOrigin = builder.enumType('EntityTypeOrigin', {
   description: 'Where a type comes from. Only user_defined types can be renamed or deleted.',
-  values: {
-    user_defined: {
-      description: 'Created by a caller (createEntityType); a catalog level under its own name.',
-    },
-    system: {
-      description:
-        'Shipped with the service (entity, the catalog levels, the vocabularies) or managed by the platform (dashboard).',
-    },
-    connector: { description: 'Reported by a connector; carries none of the optional fields.' },
-  } as const,
+  values: Object.fromEntries(
+    Object.entries(TYPE_ORIGINS).map(([origin, description]) => [origin, { description }]),
+  ) as { [O in TypeOrigin]: { description: string } },
 });
 
 export const EntityType = builder.objectRef<StoredType>('EntityType');
@@ -39,65 +35,27 @@ export function chargedType(
   return type;
 }
 
+const ROW = EntityTypeRow.shape;
+
 EntityType.implement({
-  description:
-    'A class of catalog entities (datasource, table, dashboard, or a type a caller invents). Fields that do not apply to a type are null (REST leaves them out of the row).',
-  fields: (t) => ({
-    guid: t.exposeID('guid', {
-      description:
-        'Identifier: a UUID derived from the tenant and the (normalised) name the type was created under, so a type deleted and recreated under that name gets the same guid back. Kept by a rename.',
+  description: descriptionOf(EntityTypeRow),
+  // Every field as the row declares it (contract/wire.ts); these three are an ID, an enum and a related type.
+  fields: (t) =>
+    rowFields(t, ROW, {
+      guid: t.exposeID('guid', { description: rowDescription(ROW.guid) }),
+      origin: t.field({
+        type: EntityTypeOrigin,
+        description: rowDescription(ROW.origin),
+        resolve: (type) => type.origin,
+      }),
+      parent_type: t.field({
+        type: EntityType,
+        nullable: true,
+        description: rowDescription(ROW.parent_type),
+        resolve: (type, _args, ctx) =>
+          type.parent_type ? chargedType(ctx, typeByGuid(ctx, type.parent_type)) : null,
+      }),
     }),
-    name: t.exposeString('name', {
-      description:
-        'Type name as first spelt (trimmed). Names are unique per tenant, compared trimmed, NFC-composed and case-folded.',
-    }),
-    origin: t.field({
-      type: EntityTypeOrigin,
-      description: 'Where the type comes from: user_defined, system or connector.',
-      resolve: (type) => type.origin as 'user_defined' | 'system' | 'connector',
-    }),
-    catalogLevel: t.boolean({
-      nullable: true,
-      description:
-        "True: the type's entities are rows in the Entity Catalog table. Set on the built-in levels, managed types and user-defined types; null otherwise.",
-      resolve: (type) => type.catalog_level,
-    }),
-    vocabulary: t.boolean({
-      nullable: true,
-      description:
-        "True: the type's entities are values picked in an attribute cell, not table rows (domain, env, tag, classification, group); null otherwise.",
-      resolve: (type) => type.vocabulary,
-    }),
-    label: t.string({
-      nullable: true,
-      description: 'Display name of the built-in levels and managed types; null otherwise.',
-      resolve: (type) => type.label,
-    }),
-    icon: t.string({
-      nullable: true,
-      description: 'Key the client maps to an icon (built-in levels and managed types); null otherwise.',
-      resolve: (type) => type.icon,
-    }),
-    parentType: t.field({
-      type: EntityType,
-      nullable: true,
-      description:
-        'The catalog level one step above (database → datasource, schema → database, table → schema, column → table); null on datasource and every other type.',
-      resolve: (type, _args, ctx) =>
-        type.parent_type ? chargedType(ctx, typeByGuid(ctx, type.parent_type)) : null,
-    }),
-    creatable: t.boolean({
-      nullable: true,
-      description:
-        'False on managed types (dashboard): creating an instance through the curation API is refused with type_not_creatable; null otherwise.',
-      resolve: (type) => type.creatable,
-    }),
-    nameLockedHint: t.string({
-      nullable: true,
-      description: "Managed types: text to show where an instance's name cannot be edited; null otherwise.",
-      resolve: (type) => type.name_locked_hint,
-    }),
-  }),
 });
 
 builder.queryFields((t) => ({

@@ -7,10 +7,12 @@
 // While an operation runs, what it materialises and loads is charged to its budget (operation-budget.ts) before it
 // is read, and its answer measured before it is serialised.
 
+import { EntityTypeRow } from '../contract/wire.js';
 import { pageBound, WITHDRAWN_LISTED } from '../model/pages.js';
 import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
 import { MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../resolvers/model.js';
 import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
+import { graphqlName } from './row-fields.js';
 
 export type FieldBudget =
   | { kind: 'parent' }
@@ -71,15 +73,13 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   'EntityType.history': list((a) => pageBound(a.first), 'its history (heads, then texts, charged first)'),
   'EntityType.attributeUsage': read(LOOKUP_COST, 'its live definitions, counted (batched, or memory)'),
   'EntityType.parentType': read(LOOKUP_COST, 'the level above (batched, or memory)'),
-  ...fromParent('EntityType', [
-    'catalogLevel',
-    'creatable',
-    'icon',
-    'label',
-    'nameLockedHint',
-    'origin',
-    'vocabulary',
-  ]),
+  // The fields of a type's row (declared once, contract/wire.ts) are read from the row; the level above is a read.
+  ...fromParent(
+    'EntityType',
+    Object.keys(EntityTypeRow.shape)
+      .filter((key) => key !== 'parent_type')
+      .map(graphqlName),
+  ),
   // ——— a definition ———
   'AttributeDefinition.allowedValues': list(
     () => MAX_ALLOWED_VALUES,

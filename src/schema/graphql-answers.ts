@@ -8,6 +8,7 @@
 //
 // What is kept: only answers without errors (a refusal is never replayed: bounds are checked afresh). The entry
 // exists only after one execution of the same request succeeded; the first request of a new version executes.
+
 import { createHash } from 'node:crypto';
 import {
   type DocumentNode,
@@ -21,6 +22,8 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import type { ModelReads } from '../cache/model-reads.js';
 import type { RequestContext } from '../context.js';
+import { EntityTypeRow } from '../contract/wire.js';
+import { graphqlName } from './row-fields.js';
 
 const KIND = 'graphql_answer';
 
@@ -34,20 +37,8 @@ export const ANSWER_CACHE_FIELDS: Record<string, ReadonlySet<string> | '*'> = {
   QueryEntityTypesConnection: '*',
   QueryEntityTypesConnectionEdge: '*',
   PageInfo: '*',
-  EntityType: new Set([
-    'attributeUsage',
-    'attributes',
-    'catalogLevel',
-    'creatable',
-    'guid',
-    'icon',
-    'label',
-    'name',
-    'nameLockedHint',
-    'origin',
-    'parentType',
-    'vocabulary',
-  ]),
+  // Every field of a type's row (declared once, contract/wire.ts) is model data, as are its definitions and usage.
+  EntityType: new Set(['attributeUsage', 'attributes', ...Object.keys(EntityTypeRow.shape).map(graphqlName)]),
   AttributeDefinition: '*',
   Usage: '*',
 };

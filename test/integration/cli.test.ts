@@ -243,7 +243,13 @@ describe('types', () => {
     const { token } = await setup(world);
     const created = await runJson(world, ['types', 'create', 'Report'], token);
     expect(created).toEqual({
-      entity_type: { guid: expect.any(String), name: 'Report', origin: 'user_defined', catalog_level: true },
+      entity_type: {
+        guid: expect.any(String),
+        name: 'Report',
+        origin: 'user_defined',
+        catalog_level: true,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
       created: true,
     });
     const again = await run(world, ['types', 'create', '  REPORT '], { token });

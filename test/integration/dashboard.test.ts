@@ -56,7 +56,17 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
     expect(first.body.DATA).toMatchObject({ created: true, type_set_up: true, entity: { name: 'Revenue' } });
     const row = first.body.DATA.entity_type;
     expect(Object.keys(row).sort()).toEqual(
-      ['catalog_level', 'creatable', 'guid', 'icon', 'label', 'name', 'name_locked_hint', 'origin'].sort(),
+      [
+        'catalog_level',
+        'created_at',
+        'creatable',
+        'guid',
+        'icon',
+        'label',
+        'name',
+        'name_locked_hint',
+        'origin',
+      ].sort(),
     );
     expect(row).toMatchObject({ name: 'dashboard', origin: 'system', catalog_level: true, creatable: false });
     expect(row.guid).toBe(typeGuid(tenant, 'dashboard'));
@@ -152,7 +162,14 @@ describe('a user-defined dashboard type from before the managed-type release', (
     expect(res.status).toBe(200);
     expect(res.body.DATA).toEqual({
       created: false,
-      entity_type: { guid, name: 'Dashboard', origin: 'user_defined', catalog_level: true },
+      entity_type: {
+        guid,
+        name: 'Dashboard',
+        origin: 'user_defined',
+        catalog_level: true,
+        // stored as a Neo4j datetime, answered as ISO 8601 to the millisecond
+        created_at: '2024-01-01T00:00:00.000Z',
+      },
     });
     const listed = (await user.get('/entities/types?page_size=500')).body.DATA.entity_types;
     expect(listed.filter((t: any) => t.guid === guid)).toEqual([res.body.DATA.entity_type]);

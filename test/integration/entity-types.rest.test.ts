@@ -34,6 +34,7 @@ const OPTIONAL = [
   'parent_type',
   'creatable',
   'name_locked_hint',
+  'created_at',
 ];
 
 describe('Entity type row', () => {
@@ -63,10 +64,10 @@ describe('Entity type row', () => {
     const byName = new Map((await listAll(api)).map((r) => [r.name, r]));
     for (const name of ['domain', 'env', 'tag', 'classification', 'group']) {
       const row = byName.get(name)!;
-      expect(Object.keys(row).sort()).toEqual(['guid', 'name', 'origin', 'vocabulary']);
+      expect(Object.keys(row).sort()).toEqual(['created_at', 'guid', 'name', 'origin', 'vocabulary']);
       expect(row).toMatchObject({ origin: 'system', vocabulary: true });
     }
-    expect(Object.keys(byName.get('entity')!).sort()).toEqual(['guid', 'name', 'origin']);
+    expect(Object.keys(byName.get('entity')!).sort()).toEqual(['created_at', 'guid', 'name', 'origin']);
     expect(byName.has('dashboard')).toBe(false);
   });
 
@@ -77,7 +78,7 @@ describe('Entity type row', () => {
     const res = await api.post('/entities/types', { name: 'Report' });
     expect(res.status).toBe(201);
     const row = res.body.DATA.entity_type;
-    expect(Object.keys(row).sort()).toEqual(['catalog_level', 'guid', 'name', 'origin']);
+    expect(Object.keys(row).sort()).toEqual(['catalog_level', 'created_at', 'guid', 'name', 'origin']);
     expect(row).toMatchObject({ name: 'Report', origin: 'user_defined', catalog_level: true });
   });
 

@@ -112,10 +112,12 @@ function pages(): Pages {
     return a;
   };
 
-  // GraphiQL, from the installed @graphql-yoga/render-graphiql (which inlines it all into one 9 MB page).
-  const graphiql = require(
-    path.join(path.dirname(require.resolve('@graphql-yoga/render-graphiql')), '..', 'cjs', 'graphiql.js'),
-  ) as Record<'css' | 'js' | 'editorWorkerService' | 'jsonWorker' | 'graphqlWorker' | 'favicon', string>;
+  // GraphiQL's parts, from the installed @graphql-yoga/render-graphiql (whose renderGraphiQL inlines them all into one
+  // 9 MB page): the package exports them as its `graphiql` entry point. Loaded here, on first use, not at start-up.
+  const graphiql = require('@graphql-yoga/render-graphiql/graphiql') as Record<
+    'css' | 'js' | 'editorWorkerService' | 'jsonWorker' | 'graphqlWorker' | 'favicon',
+    string
+  >;
   const favicon = add(
     asset(
       'favicon',
@@ -174,7 +176,8 @@ function pages(): Pages {
   );
 
   // The REST reference: swagger-ui over /openapi.json.
-  const dist = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+  // swagger-ui-dist's documented way to its files (its index would load the browser bundle into Node).
+  const dist = (require('swagger-ui-dist/absolute-path.js') as () => string)();
   const swaggerJs = add(
     asset('swagger-ui-bundle', 'js', JS, readFileSync(path.join(dist, 'swagger-ui-bundle.js'))),
   );

@@ -41,6 +41,15 @@ describe('src/, cli/src/, client/src/, bench/, scripts/', () => {
     expect(unexplained.map((f) => path.relative(ROOT, f))).toEqual([]);
   });
 
+  it("no file reaches into a package by its file layout (only by the names the package exports)", () => {
+    const internal = /['"](?:@[\w.-]+\/)?[a-z][\w.-]*\/(?:cjs|esm|dist|lib|build|src)\/[^'"]*['"]/;
+    const reaching = sourceFiles([...PACKAGES, ...TOOLS]).filter((file) => {
+      const text = readFileSync(file, 'utf8');
+      return internal.test(text) || /require\.resolve\(|node_modules\//.test(text.replace(/^\s*\/\/.*$/gm, ''));
+    });
+    expect(reaching.map((f) => path.relative(ROOT, f))).toEqual([]);
+  });
+
   it('every module says what it is responsible for in its first line', () => {
     const silent = sourceFiles([...PACKAGES, ...TOOLS]).filter(
       (file) => !/^\/\/ \S/.test(readFileSync(file, 'utf8')),

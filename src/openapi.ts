@@ -3,14 +3,14 @@
 
 import { z } from 'zod';
 import { BODY_LIMIT_BYTES } from './body.js';
+import { components } from './contract/wire.js';
 import {
   IDEMPOTENCY_KEY_MAX,
   IDEMPOTENCY_KEY_PATTERN,
   isTenantWrite,
   KEYLESS_WRITES,
   takesIdempotencyKey,
-} from './contract/idempotency.js';
-import { components } from './contract/wire.js';
+} from './contract/write-headers.js';
 import { type Reason, statusOf } from './errors.js';
 import { IDEMPOTENCY_TTL_HOURS } from './model/limits.js';
 import { CHANGE_REASON_MAX } from './resolvers/change-author.js';

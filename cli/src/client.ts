@@ -1,8 +1,8 @@
 // The CLI's REST client: global fetch, every answer an envelope {STATUS, MESSAGE, DATA}. The token is kept in a
 // private field and only ever written into the Authorization header.
 import { randomUUID } from 'node:crypto';
-import { takesIdempotencyKey } from '../../src/contract/idempotency.js';
 import { type Envelope, NDJSON } from '../../src/contract/wire.js';
+import { takesIdempotencyKey } from '../../src/contract/write-headers.js';
 
 export type Data = Record<string, unknown>;
 

@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { percentile, sleep, withTimeout } from '../../bench/lib.js';
 import { retryDelayMs } from '../../client/src/index.js';
 import { mintToken } from '../../src/auth/tokens.js';
-import { REPLAYED_HEADER } from '../../src/contract/idempotency.js';
+import { REPLAYED_HEADER } from '../../src/contract/write-headers.js';
 import { createDriver } from '../../src/db/driver.js';
 import { createExecutor } from '../../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../../src/db/local-neo4j.js';

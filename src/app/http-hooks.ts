@@ -10,7 +10,7 @@ import {
   IDEMPOTENCY_HEADER,
   isTenantWrite,
   KEYLESS_WRITES,
-} from '../contract/idempotency.js';
+} from '../contract/write-headers.js';
 import type { IdempotencyScope } from '../db/idempotency.js';
 import { type AppError, refuse } from '../errors.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency.js';

@@ -11,7 +11,7 @@
 //   run) are not stored: sent again, the request runs again, as Stripe does for requests refused before they run.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../contract/idempotency.js';
+import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../contract/write-headers.js';
 import { refuse } from '../errors.js';
 import type { StoredAnswer } from '../services/idempotency.js';
 

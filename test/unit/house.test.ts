@@ -41,11 +41,13 @@ describe('src/, cli/src/, client/src/, bench/, scripts/', () => {
     expect(unexplained.map((f) => path.relative(ROOT, f))).toEqual([]);
   });
 
-  it("no file reaches into a package by its file layout (only by the names the package exports)", () => {
+  it('no file reaches into a package by its file layout (only by the names the package exports)', () => {
     const internal = /['"](?:@[\w.-]+\/)?[a-z][\w.-]*\/(?:cjs|esm|dist|lib|build|src)\/[^'"]*['"]/;
     const reaching = sourceFiles([...PACKAGES, ...TOOLS]).filter((file) => {
       const text = readFileSync(file, 'utf8');
-      return internal.test(text) || /require\.resolve\(|node_modules\//.test(text.replace(/^\s*\/\/.*$/gm, ''));
+      return (
+        internal.test(text) || /require\.resolve\(|node_modules\//.test(text.replace(/^\s*\/\/.*$/gm, ''))
+      );
     });
     expect(reaching.map((f) => path.relative(ROOT, f))).toEqual([]);
   });

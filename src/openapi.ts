@@ -44,7 +44,7 @@ const pascal = (id: string) => id[0]?.toUpperCase() + id.slice(1);
 /** `/a/:b` → `/a/{b}`. */
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}');
 
-/** Writes of tenants take an Idempotency-Key (http/idempotency.ts). */
+/** Writes of tenants take an Idempotency-Key (http/idempotency-key.ts). */
 const keyed = (doc: RouteDoc) => doc.auth !== 'none' && takesIdempotencyKey(doc.method, doc.path);
 
 /** The reasons a route's query and path parameters are refused with: each field's own, else invalid_field. */

@@ -9,7 +9,7 @@ import { createGraphQLError, createYoga, type Plugin, type YogaLogger } from 'gr
 import type { Logger } from 'pino';
 import type { RequestContext, Services } from '../context.js';
 import { isAppError, refusalExtensions, refuse } from '../errors.js';
-import { replayed, takeKeyedTurn } from '../http/idempotency.js';
+import { replayed, takeKeyedTurn } from '../http/idempotency-key.js';
 import { sendGraphiQL, wantsGraphiQL } from '../http/pages.js';
 import { inputOf } from '../rest/route.js';
 import { ROUTES } from '../rest/schemas.js';
@@ -62,7 +62,7 @@ function oneKeyedWritePlugin(): Plugin<RequestContext> {
  * id): it is a debug line here, not a second error line.
  */
 /**
- * A keyed mutation's turn (http/idempotency.ts), taken once the operation passed its bounds and its cost check,
+ * A keyed mutation's turn (http/idempotency-key.ts), taken once the operation passed its bounds and its cost check,
  * like a fresh request: its stored answer, if any, replaces the whole answer (sent by the route below).
  */
 function keyedTurnPlugin(): Plugin<RequestContext> {

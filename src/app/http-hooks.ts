@@ -13,7 +13,7 @@ import {
 } from '../contract/write-headers.js';
 import type { IdempotencyScope } from '../db/idempotency.js';
 import { type AppError, refuse } from '../errors.js';
-import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency.js';
+import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';

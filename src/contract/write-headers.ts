@@ -1,6 +1,6 @@
 // The headers a tenant's write takes: which requests take an Idempotency-Key and what the key looks like, the
 // X-Change-Reason, and the mark of a replayed answer. The one statement the service's hooks, the OpenAPI document
-// and the CLI all read (http/idempotency.ts keeps the keys; this is only the wire's part).
+// and the CLI all read (http/idempotency-key.ts keeps the keys; this is only the wire's part).
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** Why the caller makes a write's change (recorded with it); taken by every write of a tenant. */

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { type AppError, refuse } from '../errors.js';
-import { replayed, takeKeyedTurn } from '../http/idempotency.js';
+import { replayed, takeKeyedTurn } from '../http/idempotency-key.js';
 import { assertOperator } from '../resolvers/admin.js';
 import { assertPlatform } from '../resolvers/dashboards.js';
 import { type RouteDoc, refusals } from './schemas.js';

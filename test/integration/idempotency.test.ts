@@ -1,4 +1,4 @@
-// Idempotency-Key (issue #17, src/http/idempotency.ts): a write sent again with its key gets the first answer and
+// Idempotency-Key (issue #17, src/http/idempotency-key.ts): a write sent again with its key gets the first answer and
 // is not applied twice; another request with the key is refused; requests with one key at once run once; the
 // answer is committed with the write; keys are per tenant and expire.
 import type { FastifyInstance } from 'fastify';

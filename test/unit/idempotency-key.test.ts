@@ -1,8 +1,8 @@
-// The Idempotency-Key header's bounds (src/http/idempotency.ts): 1 to 255 visible ASCII characters, bare or as a
+// The Idempotency-Key header's bounds (src/http/idempotency-key.ts): 1 to 255 visible ASCII characters, bare or as a
 // structured-field string, at, just under and just over the limit; and which requests take one.
 import { describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_KEY_MAX, takesIdempotencyKey } from '../../src/contract/write-headers.js';
-import { fingerprintOf, parseIdempotencyKey } from '../../src/http/idempotency.js';
+import { fingerprintOf, parseIdempotencyKey } from '../../src/http/idempotency-key.js';
 
 const refused = (value: string | string[]) => {
   try {

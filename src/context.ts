@@ -15,7 +15,7 @@ import {
 } from './db/attributes.js';
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats, WriteGuard } from './db/executor.js';
-import type { IdempotencyScope, KeyOwner } from './db/idempotency.js';
+import type { IdempotencyScope, KeyOwner } from './db/idempotency-records.js';
 import type { Purger } from './jobs/purge.js';
 import type { LogRing } from './logging.js';
 import type { Metrics } from './metrics.js';

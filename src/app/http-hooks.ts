@@ -11,7 +11,7 @@ import {
   isTenantWrite,
   KEYLESS_WRITES,
 } from '../contract/write-headers.js';
-import type { IdempotencyScope } from '../db/idempotency.js';
+import type { IdempotencyScope } from '../db/idempotency-records.js';
 import { type AppError, refuse } from '../errors.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
 import { sayWhy } from '../resolvers/change-author.js';

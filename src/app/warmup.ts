@@ -19,7 +19,11 @@ import { ModelReads } from '../cache/model-reads.js';
 import { VersionReader } from '../cache/version-reader.js';
 import { createContext, type Services, type Viewer } from '../context.js';
 import { rehearse } from '../db/executor.js';
-import { claimIdempotencyKey, readIdempotencyState, storeIdempotentAnswer } from '../db/idempotency.js';
+import {
+  claimIdempotencyKey,
+  readIdempotencyState,
+  storeIdempotentAnswer,
+} from '../db/idempotency-records.js';
 import type { WarmupReport } from '../db/readiness.js';
 import { storagePolicyOf } from '../db/storage-policy.js';
 import { declareAttribute, listAttributes } from '../resolvers/attributes.js';

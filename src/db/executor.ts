@@ -9,7 +9,7 @@ import {
   IdempotencyKeyTaken,
   type IdempotencyScope,
   storeIdempotentAnswer,
-} from './idempotency.js';
+} from './idempotency-records.js';
 import type { Row, Run } from './run.js';
 import { isUnavailable, storagePolicyOf } from './storage-policy.js';
 

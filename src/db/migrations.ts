@@ -38,12 +38,12 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE INDEX model_change_type IF NOT EXISTS FOR (c:ModelChange) ON (c.tenant, c.type_guid, c.key)',
   // A type's changes of one kind newest first (its last rename: the former name an export writes).
   'CREATE INDEX model_change_type_kind IF NOT EXISTS FOR (c:ModelChange) ON (c.tenant, c.type_guid, c.kind, c.key)',
-  // One record per tenant, subject and Idempotency-Key (db/idempotency.ts); expired ones found by time for the
+  // One record per tenant, subject and Idempotency-Key (db/idempotency-records.ts); expired ones found by time for the
   // sweep. Keys were once per tenant only: that constraint goes (the records it covered are removed below).
   'DROP CONSTRAINT idempotency_key IF EXISTS',
   'CREATE CONSTRAINT idempotency_owner_key IF NOT EXISTS FOR (k:IdempotencyKey) REQUIRE (k.tenant, k.subject, k.key) IS UNIQUE',
   'CREATE INDEX idempotency_expiry IF NOT EXISTS FOR (k:IdempotencyKey) ON (k.expires_at)',
-  // What each tenant's keys hold, in a few shards (db/idempotency.ts).
+  // What each tenant's keys hold, in a few shards (db/idempotency-records.ts).
   'CREATE CONSTRAINT idempotency_ledger IF NOT EXISTS FOR (l:IdempotencyLedger) REQUIRE (l.tenant, l.shard) IS UNIQUE',
 ];
 

@@ -1,6 +1,6 @@
 // The Idempotency-Key request header as the wire carries it: a client sends a unique key with a write and may send
 // the same request again (after a 503, a timeout, a reset connection) without the write happening twice. What the
-// service does with a key is in services/idempotency.ts (turns, replays, bounds) and db/idempotency.ts (records).
+// service does with a key is in services/idempotency.ts (turns, replays, bounds) and db/idempotency-records.ts (records).
 //
 // - A key is 1 to 255 visible ASCII characters, as a structured-field string ("...") or bare.
 // - The write's transaction claims the key first and stores the answer (status, body) in the same transaction as

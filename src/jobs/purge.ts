@@ -18,7 +18,7 @@ import {
 } from '../db/carry.js';
 import type { ChangeAuthor } from '../db/changes.js';
 import type { Executor } from '../db/executor.js';
-import { removeExpiredIdempotencyRecords } from '../db/idempotency.js';
+import { removeExpiredIdempotencyRecords } from '../db/idempotency-records.js';
 import {
   acquireLease,
   findCarrying,
@@ -382,7 +382,7 @@ export function createPurger(options: PurgeOptions): Purger {
         tell();
         await db.write((run) => acquireLease(run, jobLease, instanceId, JOB_LEASE_SECONDS));
       }
-      // Idempotency records past their 24 h (db/idempotency.ts), all tenants, by a run for all tenants only (the
+      // Idempotency records past their 24 h (db/idempotency-records.ts), all tenants, by a run for all tenants only (the
       // sweep removes them more often).
       const keysRemoved = tenant === null ? await sweepKeys() : 0;
       logger.info(

@@ -13,10 +13,10 @@
 // - Stored answers are bounded (IDEMPOTENCY_LIMITS.maxAnswerBytes): a keyed write whose answer is larger is rolled
 //   back and refused (idempotency_answer_too_large); nothing is written, nothing stored.
 // - A tenant holds at most maxKeysPerTenant keys and maxBytesPerTenant bytes of stored answers (the ledger in
-//   db/idempotency.ts); past either, a new key is refused (idempotency_keys_exhausted, 429) until keys expire.
+//   db/idempotency-records.ts); past either, a new key is refused (idempotency_keys_exhausted, 429) until keys expire.
 
 import type { Executor } from '../db/executor.js';
-import { type IdempotencyRecord, type KeyOwner, readIdempotencyState } from '../db/idempotency.js';
+import { type IdempotencyRecord, type KeyOwner, readIdempotencyState } from '../db/idempotency-records.js';
 import { refuse } from '../errors.js';
 
 export interface IdempotencyLimits {

@@ -3,7 +3,7 @@
 // answer is committed with the write; keys are per tenant and expire.
 import type { FastifyInstance } from 'fastify';
 import { test as base, describe, expect } from 'vitest';
-import { removeExpiredIdempotencyRecords } from '../../src/db/idempotency.js';
+import { removeExpiredIdempotencyRecords } from '../../src/db/idempotency-records.js';
 import { instance, it } from '../fixtures.js';
 import { createType, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 

@@ -25,7 +25,7 @@ import { ROOT_KEY } from './model/system-types.js';
 import type { OperationBudget } from './operation-budget.js';
 import type { BookmarkCodec } from './services/bookmarks.js';
 import type { CursorCodec } from './services/cursor.js';
-import type { KeyedRequests, StoredAnswer } from './services/idempotency.js';
+import type { KeyedRequests, StoredAnswer } from './services/keyed-requests.js';
 import type { TenantDirectory } from './services/tenants.js';
 
 export type { Viewer };
@@ -45,7 +45,7 @@ export interface Services {
   purger: Purger;
   logRing: LogRing;
   metrics: Metrics;
-  /** Requests under an Idempotency-Key: their turns and stored answers (services/idempotency.ts). */
+  /** Requests under an Idempotency-Key: their turns and stored answers (services/keyed-requests.ts). */
   keyed: KeyedRequests;
   /** The request memory heavy doors reserve before they run, shared fairly between tenants (admission.ts). */
   admission: Admission;
@@ -102,7 +102,7 @@ export interface RequestContext {
   /** Why the caller makes its changes, when it said (X-Change-Reason, GraphQL `reason`): in their change records. */
   changeReason?: string;
   /**
-   * The request's Idempotency-Key (services/idempotency.ts): `pending` once sent and well-formed, until the door
+   * The request's Idempotency-Key (services/keyed-requests.ts): `pending` once sent and well-formed, until the door
    * takes the key's turn; then `scope` (its write is committed with the answer) and `end` (the turn's end), or
    * `replay` (the stored answer this request gets).
    */

@@ -17,7 +17,7 @@ import { CHANGE_REASON_MAX } from './resolvers/change-author.js';
 import type { RouteKey } from './rest/contract/budgets.js';
 import { BODY_EXAMPLES } from './rest/contract/examples.js';
 import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, refusals, success } from './rest/schemas.js';
-import { IDEMPOTENCY_LIMITS } from './services/idempotency.js';
+import { IDEMPOTENCY_LIMITS } from './services/keyed-requests.js';
 
 type Json = Record<string, unknown>;
 

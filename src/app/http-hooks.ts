@@ -17,7 +17,7 @@ import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotenc
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
-import { answerFor, IDEMPOTENCY_LIMITS, storedRecordOf } from '../services/idempotency.js';
+import { answerFor, IDEMPOTENCY_LIMITS, storedRecordOf } from '../services/keyed-requests.js';
 import { Slots } from '../slots.js';
 import { budgetOf } from './admission.js';
 
@@ -40,7 +40,7 @@ export const httpHooks = fp(
     );
 
     /**
-     * The end of a request under an Idempotency-Key (services/idempotency.ts), REST and GraphQL alike: its write
+     * The end of a request under an Idempotency-Key (services/keyed-requests.ts), REST and GraphQL alike: its write
      * commits here with its answer stored in it. An answer of 500 or more, or one the request must not store (a
      * GraphQL mutation whose answer became a refusal after it wrote), rolls it back; so does an answer over the
      * stored-answer bound, which is then refused (idempotency_answer_too_large). A failed commit answers 503, and a
@@ -170,7 +170,7 @@ export const httpHooks = fp(
       return sent;
     });
 
-    // An Idempotency-Key on a write (services/idempotency.ts): checked here, with what makes the request the same
+    // An Idempotency-Key on a write (services/keyed-requests.ts): checked here, with what makes the request the same
     // request; the key is looked up at the door, once the caller is known to be allowed and admitted
     // (takeKeyedTurn). Operators' routes (/admin) take none.
     app.addHook('preHandler', async (req) => {

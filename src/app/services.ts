@@ -19,7 +19,7 @@ import { createMetrics } from '../metrics.js';
 import { completeCarry, judgeBatch } from '../resolvers/carry.js';
 import { createBookmarkCodec } from '../services/bookmarks.js';
 import { createCursorCodec } from '../services/cursor.js';
-import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/idempotency.js';
+import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/keyed-requests.js';
 import { createTenantDirectory } from '../services/tenants.js';
 import { createTracing, type Tracing } from '../tracing.js';
 import { warmUp } from './warmup.js';

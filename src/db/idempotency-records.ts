@@ -143,7 +143,7 @@ export async function removeExpiredIdempotencyRecords(run: Run, limit: number): 
   return Number(rows[0]?.removed ?? 0);
 }
 
-/** What a request sending an Idempotency-Key carries into its writes (services/idempotency.ts sets it up). */
+/** What a request sending an Idempotency-Key carries into its writes (services/keyed-requests.ts sets it up). */
 export interface IdempotencyScope extends KeyOwner {
   fingerprint: string;
   /** The write's transaction, left open until the answer is stored in it (set by the executor's write). */

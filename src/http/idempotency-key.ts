@@ -1,6 +1,6 @@
 // The Idempotency-Key request header as the wire carries it: a client sends a unique key with a write and may send
 // the same request again (after a 503, a timeout, a reset connection) without the write happening twice. What the
-// service does with a key is in services/idempotency.ts (turns, replays, bounds) and db/idempotency-records.ts (records).
+// service does with a key is in services/keyed-requests.ts (turns, replays, bounds) and db/idempotency-records.ts (records).
 //
 // - A key is 1 to 255 visible ASCII characters, as a structured-field string ("...") or bare.
 // - The write's transaction claims the key first and stores the answer (status, body) in the same transaction as
@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../contract/write-headers.js';
 import { refuse } from '../errors.js';
-import type { StoredAnswer } from '../services/idempotency.js';
+import type { StoredAnswer } from '../services/keyed-requests.js';
 
 const invalid = (message: string) => refuse('invalid_idempotency_key', message);
 const SENT = new RegExp(IDEMPOTENCY_KEY_PATTERN);

@@ -6,7 +6,7 @@ import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { AppError, refusalExtensions } from '../errors.js';
 import { OperationBudget } from '../operation-budget.js';
-import { IDEMPOTENCY_LIMITS } from '../services/idempotency.js';
+import { IDEMPOTENCY_LIMITS } from '../services/keyed-requests.js';
 import { answerBytes, GRAPHQL_LIMITS, operationCost, refusal } from './limits.js';
 
 /** A refusal as a GraphQL error, the reason in extensions like every other refusal. */

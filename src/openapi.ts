@@ -14,8 +14,8 @@ import {
 import { type Reason, statusOf } from './errors.js';
 import { IDEMPOTENCY_TTL_HOURS } from './model/limits.js';
 import { CHANGE_REASON_MAX } from './resolvers/change-author.js';
-import type { RouteKey } from './rest/contract/budgets.js';
-import { BODY_EXAMPLES } from './rest/contract/examples.js';
+import type { RouteKey } from './rest/route-table/budgets.js';
+import { BODY_EXAMPLES } from './rest/route-table/examples.js';
 import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, refusals, success } from './rest/schemas.js';
 import { IDEMPOTENCY_LIMITS } from './services/keyed-requests.js';
 
@@ -170,7 +170,7 @@ export function buildOpenApiDocument(version: string): Json {
     if (doc.body) {
       // Requests the service accepts, rather than what a renderer would make up from the schema.
       const examples = BODY_EXAMPLES[key];
-      if (!examples) throw new Error(`${key}: its body has no examples (rest/contract/examples.ts)`);
+      if (!examples) throw new Error(`${key}: its body has no examples (rest/route-table/examples.ts)`);
       op.requestBody = {
         required: doc.bodyOptional !== true,
         description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (refused before parsing).`,

@@ -1,5 +1,5 @@
 // What one request through a door of the service (a REST route, a page, GraphQL) may cost at most. Every door
-// states its budget where it is declared (rest/contract/budgets.ts, http/pages.ts; GraphQL fields in
+// states its budget where it is declared (rest/route-table/budgets.ts, http/pages.ts; GraphQL fields in
 // schema/limits.ts); the bounds that hold it are checked before the work is spent; a test enumerates the doors the
 // router serves and the fields the schema has and fails on one without a budget or without a shape in the hostile
 // storm (bench/storm-shapes.ts).

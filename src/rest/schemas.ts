@@ -2,25 +2,31 @@
 // requests' shapes with these schemas (rest/route.ts) and the OpenAPI document is generated from them (openapi.ts),
 // so the document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with
 // GraphQL; a body whose rules a resolver checks whole (bodyCheckedByResolver) is documented here and checked there.
-// The routes are written by area in contract/; this is the one table the router, the OpenAPI document, the
+// The routes are written by area in route-table/; this is the one table the router, the OpenAPI document, the
 // conformance test and the fuzzer read.
 // The rows before the bodies: named schemas become the document's components in the order they are made.
-import './contract/rows.js';
+import './route-table/rows.js';
 import type { Reason } from '../errors.js';
 import type { DoorBudget } from '../model/doors.js';
-import { ATTRIBUTE_ROUTES } from './contract/attribute-routes.js';
-import { ROUTE_BUDGETS, type RouteKey } from './contract/budgets.js';
-import { ENTITY_ROUTES } from './contract/entity-routes.js';
-import type { RouteDoc } from './contract/fields.js';
-import { MODEL_ROUTES } from './contract/model-routes.js';
-import { OPERATION_ROUTES } from './contract/operation-routes.js';
-import { TYPE_ROUTES } from './contract/type-routes.js';
+import { ATTRIBUTE_ROUTES } from './route-table/attribute-routes.js';
+import { ROUTE_BUDGETS, type RouteKey } from './route-table/budgets.js';
+import { ENTITY_ROUTES } from './route-table/entity-routes.js';
+import type { RouteDoc } from './route-table/fields.js';
+import { MODEL_ROUTES } from './route-table/model-routes.js';
+import { OPERATION_ROUTES } from './route-table/operation-routes.js';
+import { TYPE_ROUTES } from './route-table/type-routes.js';
 
-export { ModelDocument } from './contract/bodies.js';
-export { type Answer, type FieldRefusals, type Method, type RouteDoc, refusals } from './contract/fields.js';
-export { success } from './contract/rows.js';
+export { ModelDocument } from './route-table/bodies.js';
+export {
+  type Answer,
+  type FieldRefusals,
+  type Method,
+  type RouteDoc,
+  refusals,
+} from './route-table/fields.js';
+export { success } from './route-table/rows.js';
 
-/** Each route with its budget (contract/budgets.ts), which the route table cannot do without. */
+/** Each route with its budget (route-table/budgets.ts), which the route table cannot do without. */
 function withBudgets<T extends Record<RouteKey, RouteDoc>>(routes: T) {
   const out = {} as { [K in keyof T]: T[K] & { budget: DoorBudget } };
   for (const key of Object.keys(routes) as RouteKey[]) {

@@ -8,7 +8,7 @@ import { describe, expect } from 'vitest';
 import { openApi } from '../../src/app/operations.js';
 import { ASSETS_PREFIX, DOCS_PATHS } from '../../src/http/pages.js';
 import { openApiPath } from '../../src/openapi.js';
-import { PLACEHOLDERS } from '../../src/rest/contract/examples.js';
+import { PLACEHOLDERS } from '../../src/rest/route-table/examples.js';
 import { ROUTES } from '../../src/rest/schemas.js';
 import { assertConforms, operationFor } from '../conformance.js';
 import { it } from '../fixtures.js';

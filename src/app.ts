@@ -30,10 +30,10 @@ import type { DoorBudget } from './model/doors.js';
 import { adminRoutes } from './rest/admin.js';
 import { attributeRoutes } from './rest/attributes.js';
 import { changeRoutes } from './rest/changes.js';
+import { dashboardRoutes } from './rest/dashboards.js';
 import { entityRoutes } from './rest/entities.js';
 import { entityTypeRoutes } from './rest/entity-types.js';
 import { modelRoutes } from './rest/model.js';
-import { platformRoutes } from './rest/platform.js';
 import { BOOKMARK_HEADER } from './services/bookmarks.js';
 import { TRACE_CONTEXT_HEADERS, traceRequests } from './tracing.js';
 
@@ -145,7 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     modelRoutes,
     attributeRoutes,
     entityRoutes,
-    platformRoutes,
+    dashboardRoutes,
     adminRoutes,
   ]) {
     routes(app);

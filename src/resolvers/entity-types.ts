@@ -187,9 +187,7 @@ export async function renameEntityType(ctx: RequestContext, guid: string, rawNam
       if (!current) throw unknownType();
       assertUserDefined(current, 'renamed');
       const holder = await findTypeByName(run, tenant, key, typeGuid(tenant, key));
-      if (holder && holder.guid !== guid) {
-        throw refuse('type_name_taken', `The name "${name}" already resolves to another type.`);
-      }
+      if (holder && holder.guid !== guid) throw nameTaken(name, key, holder);
       if (!holder && MANAGED_TYPES.has(key)) {
         throw refuse('type_instances_managed', `The name "${name}" belongs to a managed type.`);
       }
@@ -204,10 +202,30 @@ export async function renameEntityType(ctx: RequestContext, guid: string, rawNam
     return renamed;
   } catch (e) {
     if (e instanceof ConstraintViolation) {
-      throw refuse('type_name_taken', `The name "${name}" already resolves to another type.`);
+      // Another writer took the name meanwhile: say which type holds it now.
+      const holder = await ctx.db
+        .readOne((run) => findTypeByName(run, tenant, key, typeGuid(tenant, key)))
+        .catch(() => null);
+      throw nameTaken(name, key, holder && holder.guid !== guid ? holder : null);
     }
     throw e;
   }
+}
+
+/**
+ * type_name_taken, naming the type that holds the name (DATA.holder; GraphQL: extensions.holder): its guid, its
+ * current name, and whether the name is that type's current name or a former one (the name it was created under,
+ * which keeps resolving to it after a rename).
+ */
+function nameTaken(name: string, key: string, holder: StoredType | null) {
+  if (!holder) return refuse('type_name_taken', `The name "${name}" already resolves to another type.`);
+  const heldAs = holder.name_key === key ? 'current_name' : 'former_name';
+  return refuse(
+    'type_name_taken',
+    heldAs === 'current_name'
+      ? `The name "${name}" is the name of another type (${holder.guid}).`
+      : `The name "${name}" is a former name of the type "${holder.name}" (${holder.guid}): it was created under it, and the name still resolves to it.`,
+  ).with({ holder: { guid: holder.guid, name: holder.name, held_as: heldAs } });
 }
 
 /**

@@ -416,10 +416,12 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
     ).toBe('PURCHASE orders');
   });
 
-  it('refuses renaming onto a name that resolves to another type, and onto a managed name', async ({
+  it('refuses renaming onto a name that resolves to another type (naming the holder), and onto a managed name', async ({
     world,
   }) => {
-    const { api } = await clientFor(world);
+    const tenant = newTenant();
+    const token = await tokenFor(tenant);
+    const { api } = await clientFor(world, tenant);
     const a = (await api.post('/entities/types', { name: 'A' })).body.DATA.entity_type;
     const b = (await api.post('/entities/types', { name: 'B' })).body.DATA.entity_type;
     for (const name of ['b', 'table']) {
@@ -427,11 +429,38 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
       expect(res.status).toBe(409);
       expect(res.body.DATA.reason).toBe('type_name_taken');
     }
+    // the refusal names the holder: its guid, its name, and that the name is its current one
+    const current = await api.patch(`/entities/types/${a.guid}`, { name: ' b ' });
+    expect(current.body.DATA).toEqual({
+      reason: 'type_name_taken',
+      holder: { guid: b.guid, name: 'B', held_as: 'current_name' },
+    });
+    expect(current.body.MESSAGE).toContain(b.guid);
     await api.patch(`/entities/types/${b.guid}`, { name: 'B2' });
-    // "b" still resolves to B2 (its guid was derived from it), so it stays taken
-    expect((await api.patch(`/entities/types/${a.guid}`, { name: 'B' })).body.DATA.reason).toBe(
-      'type_name_taken',
+    // "b" still resolves to B2 (its guid was derived from it), so it stays taken: a former name of B2
+    const former = await api.patch(`/entities/types/${a.guid}`, { name: 'B' });
+    expect(former.status).toBe(409);
+    expect(former.body.DATA).toEqual({
+      reason: 'type_name_taken',
+      holder: { guid: b.guid, name: 'B2', held_as: 'former_name' },
+    });
+    expect(former.body.MESSAGE).toBe(
+      `The name "B" is a former name of the type "B2" (${b.guid}): it was created under it, and the name still resolves to it.`,
     );
+    // GraphQL says the same in the error's extensions
+    const gql = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        query: 'mutation($g: ID!) { renameEntityType(guid: $g, name: "b") { name } }',
+        variables: { g: a.guid },
+      }),
+    });
+    expect(gql.json().errors[0].extensions).toMatchObject({
+      reason: 'type_name_taken',
+      holder: { guid: b.guid, name: 'B2', held_as: 'former_name' },
+    });
     const managed = await api.patch(`/entities/types/${a.guid}`, { name: 'Dashboard' });
     expect(managed.status).toBe(409);
     expect(managed.body.DATA.reason).toBe('type_instances_managed');

@@ -451,6 +451,50 @@ export const DOOR_SHAPES: DoorShape[] = [
         : { method: 'DELETE', path: `/entities/types/${randomUUID()}` },
   },
   {
+    name: 'conditional-headers',
+    label:
+      'the headers a request may carry at their bounds: If-None-Match and If-Match of 16 tags of 64 characters (a stale If-Match: 412), 17 tags (refused), a 128-character x-request-id and a traceparent',
+    doors: ['getEntityType', 'listAttributes', 'renameEntityType'],
+    expected: ['200', '304', '412 precondition_failed', '400 invalid_precondition'],
+    requests: 512,
+    concurrency: 32,
+    request: (s, i) => {
+      const tags = (n: number) =>
+        Array.from({ length: n }, (_, k) => `W/"${String(k).padStart(64, 'v')}"`).join(', ');
+      const identity = {
+        'x-request-id': `gw-${String(i).padStart(125, '0')}`,
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      };
+      switch (i % 4) {
+        case 0:
+          return {
+            method: 'GET',
+            path: `/entities/types/${s.plainType}`,
+            headers: { ...identity, 'if-none-match': tags(16) },
+          };
+        case 1:
+          return {
+            method: 'GET',
+            path: `/entities/types/${s.plainType}/attributes`,
+            headers: { ...identity, 'if-none-match': '*' },
+          };
+        case 2:
+          return {
+            method: 'PATCH',
+            path: `/entities/types/${s.plainType}`,
+            headers: { ...identity, 'if-match': tags(16) },
+            body: { name: `${s.plainTypeName} (stale)` },
+          };
+        default:
+          return {
+            method: 'GET',
+            path: `/entities/types/${s.plainType}`,
+            headers: { ...identity, 'if-none-match': tags(17) },
+          };
+      }
+    },
+  },
+  {
     name: 'create-type-big-body',
     label: 'POST /entities/types with a 6 MB body of padding around the name',
     doors: ['createEntityType'],

@@ -50,6 +50,8 @@ export const REFUSALS = {
   idempotency_keys_exhausted: 429,
   tenant_busy: 429,
   type_name_taken: 409,
+  invalid_precondition: 400,
+  precondition_failed: 412,
   type_referenced: 409,
   managed_type_blocked: 409,
   invalid_allowed_value: 400,
@@ -97,7 +99,7 @@ export const REFUSALS = {
   internal_error: 500,
 } as const satisfies Record<
   string,
-  400 | 401 | 403 | 404 | 405 | 406 | 408 | 409 | 413 | 414 | 415 | 422 | 429 | 431 | 500 | 503
+  400 | 401 | 403 | 404 | 405 | 406 | 408 | 409 | 412 | 413 | 414 | 415 | 422 | 429 | 431 | 500 | 503
 >;
 
 export type Reason = keyof typeof REFUSALS;

@@ -93,6 +93,7 @@ export type DeclareAttributeMutationVariables = Exact<{
   typeGuid: string;
   input: DeclareAttributeInput;
   dryRun?: boolean | null | undefined;
+  ifVersion?: string | null | undefined;
 }>;
 
 
@@ -102,6 +103,7 @@ export type WithdrawAttributeMutationVariables = Exact<{
   typeGuid: string;
   name: string;
   dryRun?: boolean | null | undefined;
+  ifVersion?: string | null | undefined;
 }>;
 
 
@@ -131,21 +133,21 @@ export type EntitiesQueryVariables = Exact<{
 
 export type EntitiesQuery = { entities: { nextCursor: string | null, entities: Array<{ guid: string, name: string, typeGuid: string }> } };
 
-export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null };
+export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null };
 
 export type EntityTypeByGuidQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypeByNameQueryVariables = Exact<{
   name: string;
 }>;
 
 
-export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypesPageQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -153,25 +155,27 @@ export type EntityTypesPageQueryVariables = Exact<{
 }>;
 
 
-export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type CreateEntityTypeMutationVariables = Exact<{
   name: string;
 }>;
 
 
-export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } } };
+export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } } };
 
 export type RenameEntityTypeMutationVariables = Exact<{
   guid: string;
   name: string;
+  ifVersion?: string | null | undefined;
 }>;
 
 
-export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, parentType: { guid: string, name: string } | null } };
+export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } };
 
 export type DeleteEntityTypeMutationVariables = Exact<{
   guid: string;
+  ifVersion?: string | null | undefined;
 }>;
 
 
@@ -254,6 +258,7 @@ export const EntityTypeFieldsFragmentDoc = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  version
   parentType {
     guid
     name
@@ -275,8 +280,13 @@ export const ModelChangeFieldsFragmentDoc = new TypedDocumentString(`
 }
     `, {"fragmentName":"ModelChangeFields"}) as unknown as TypedDocumentString<ModelChangeFieldsFragment, unknown>;
 export const DeclareAttributeDocument = new TypedDocumentString(`
-    mutation DeclareAttribute($typeGuid: ID!, $input: DeclareAttributeInput!, $dryRun: Boolean) {
-  declareAttribute(typeGuid: $typeGuid, input: $input, dryRun: $dryRun) {
+    mutation DeclareAttribute($typeGuid: ID!, $input: DeclareAttributeInput!, $dryRun: Boolean, $ifVersion: String) {
+  declareAttribute(
+    typeGuid: $typeGuid
+    input: $input
+    dryRun: $dryRun
+    ifVersion: $ifVersion
+  ) {
     dryRun
     usage {
       used
@@ -311,8 +321,13 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
   }
 }`) as unknown as TypedDocumentString<DeclareAttributeMutation, DeclareAttributeMutationVariables>;
 export const WithdrawAttributeDocument = new TypedDocumentString(`
-    mutation WithdrawAttribute($typeGuid: ID!, $name: String!, $dryRun: Boolean) {
-  withdrawAttribute(typeGuid: $typeGuid, name: $name, dryRun: $dryRun) {
+    mutation WithdrawAttribute($typeGuid: ID!, $name: String!, $dryRun: Boolean, $ifVersion: String) {
+  withdrawAttribute(
+    typeGuid: $typeGuid
+    name: $name
+    dryRun: $dryRun
+    ifVersion: $ifVersion
+  ) {
     dryRun
     impact {
       instances
@@ -444,6 +459,7 @@ export const EntityTypeByGuidDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  version
   parentType {
     guid
     name
@@ -466,6 +482,7 @@ export const EntityTypeByNameDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  version
   parentType {
     guid
     name
@@ -497,6 +514,7 @@ export const EntityTypesPageDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  version
   parentType {
     guid
     name
@@ -522,14 +540,15 @@ export const CreateEntityTypeDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  version
   parentType {
     guid
     name
   }
 }`) as unknown as TypedDocumentString<CreateEntityTypeMutation, CreateEntityTypeMutationVariables>;
 export const RenameEntityTypeDocument = new TypedDocumentString(`
-    mutation RenameEntityType($guid: ID!, $name: String!) {
-  renameEntityType(guid: $guid, name: $name) {
+    mutation RenameEntityType($guid: ID!, $name: String!, $ifVersion: String) {
+  renameEntityType(guid: $guid, name: $name, ifVersion: $ifVersion) {
     ...EntityTypeFields
   }
 }
@@ -544,14 +563,15 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  version
   parentType {
     guid
     name
   }
 }`) as unknown as TypedDocumentString<RenameEntityTypeMutation, RenameEntityTypeMutationVariables>;
 export const DeleteEntityTypeDocument = new TypedDocumentString(`
-    mutation DeleteEntityType($guid: ID!) {
-  deleteEntityType(guid: $guid) {
+    mutation DeleteEntityType($guid: ID!, $ifVersion: String) {
+  deleteEntityType(guid: $guid, ifVersion: $ifVersion) {
     guid
     deleted
   }

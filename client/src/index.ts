@@ -165,6 +165,11 @@ function globalFetch(): FetchLike {
   return global.bind(globalThis);
 }
 
+/** A write made only while the type is at the version the caller read (its `version` field; REST: its ETag). */
+export interface Conditional {
+  ifVersion?: string;
+}
+
 export function createMetamodelClient(options: MetamodelClientOptions) {
   const endpoint = endpointOf(options.url);
   const fetchImpl = options.fetch ?? globalFetch();
@@ -206,6 +211,8 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
   }
 
   const dry = (options?: { dryRun?: boolean }) => ({ dryRun: options?.dryRun === true });
+  const conditional = (options?: Conditional) =>
+    options?.ifVersion === undefined ? {} : { ifVersion: options.ifVersion };
 
   return {
     request,
@@ -239,24 +246,32 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
     createEntityType: async (name: string): Promise<CreateEntityTypeMutation['createEntityType']> =>
       (await request(CreateEntityTypeDocument, { name })).createEntityType,
 
-    /** Renames a user-defined type (its guid stays). */
+    /**
+     * Renames a user-defined type (its guid stays). `ifVersion`: the type's `version` as you read it; the rename
+     * happens only while the type is still at it (else a MetamodelError with reason precondition_failed).
+     */
     renameEntityType: async (
       guid: string,
       name: string,
+      options?: Conditional,
     ): Promise<RenameEntityTypeMutation['renameEntityType']> =>
-      (await request(RenameEntityTypeDocument, { guid, name })).renameEntityType,
+      (await request(RenameEntityTypeDocument, { guid, name, ...conditional(options) })).renameEntityType,
 
-    /** Deletes a user-defined type. */
-    deleteEntityType: async (guid: string): Promise<DeleteEntityTypeMutation['deleteEntityType']> =>
-      (await request(DeleteEntityTypeDocument, { guid })).deleteEntityType,
+    /** Deletes a user-defined type (`ifVersion`: only while it is at that version). */
+    deleteEntityType: async (
+      guid: string,
+      options?: Conditional,
+    ): Promise<DeleteEntityTypeMutation['deleteEntityType']> =>
+      (await request(DeleteEntityTypeDocument, { guid, ...conditional(options) })).deleteEntityType,
 
-    /** Declares an attribute definition on a type (`dryRun`: validate only). */
+    /** Declares an attribute definition on a type (`dryRun`: validate only; `ifVersion`: only while the type is at it). */
     declareAttribute: async (
       typeGuid: string,
       input: DeclareAttributeInput,
-      options?: { dryRun?: boolean },
+      options?: { dryRun?: boolean } & Conditional,
     ): Promise<DeclareAttributeMutation['declareAttribute']> =>
-      (await request(DeclareAttributeDocument, { typeGuid, input, ...dry(options) })).declareAttribute,
+      (await request(DeclareAttributeDocument, { typeGuid, input, ...dry(options), ...conditional(options) }))
+        .declareAttribute,
 
     /** The attributes applying to a type, its usage and withdrawn definitions; null for an unknown guid. */
     typeAttributes: async (typeGuid: string): Promise<TypeAttributesQuery['entityType']> =>
@@ -266,9 +281,10 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
     withdrawAttribute: async (
       typeGuid: string,
       name: string,
-      options?: { dryRun?: boolean },
+      options?: { dryRun?: boolean } & Conditional,
     ): Promise<WithdrawAttributeMutation['withdrawAttribute']> =>
-      (await request(WithdrawAttributeDocument, { typeGuid, name, ...dry(options) })).withdrawAttribute,
+      (await request(WithdrawAttributeDocument, { typeGuid, name, ...dry(options), ...conditional(options) }))
+        .withdrawAttribute,
 
     /** One page of a type's history, newest first; null for a guid that is no type of the tenant now. */
     typeHistory: async (

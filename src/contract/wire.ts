@@ -89,6 +89,11 @@ export const EntityTypeRow = named(
       .describe(
         'When the type was created (ISO 8601 date-time, UTC); for a type deleted and created again under its name, when it was created again.',
       ),
+    version: z
+      .string()
+      .describe(
+        'The type\'s version: it changes with every change of its row or of its live definitions (a rename, a declaration, a withdrawal), and is the same on every instance. REST sends it as the weak ETag (`W/"<version>"`) of the type and of its attribute listing and takes it back in `If-Match`; GraphQL mutations take it as `ifVersion`. A write given an older one is refused with precondition_failed.',
+      ),
   }),
 );
 

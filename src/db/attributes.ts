@@ -4,7 +4,7 @@
 import neo4j from 'neo4j-driver';
 import type { Cardinality, ValueType } from '../model/value-types.js';
 import { type ChangeRecord, recordChange } from './changes.js';
-import { toStoredType, typeProjection } from './entity-types.js';
+import { raiseVersion, toStoredType, typeProjection, versionOf } from './entity-types.js';
 import { objectFromList, type Run } from './run.js';
 
 /** A definition as stored; JSON-valued fields are kept as JSON text. */
@@ -95,17 +95,25 @@ export const valueProperty = (nameKey: string) => `attr.${nameKey}`;
 
 /**
  * Takes the type's write lock (by changing its definitions version) so that declarations and withdrawals on one
- * type run one at a time; returns the new version, or null when the type does not resolve.
+ * type run one at a time, and raises the type's version (they change its listing); returns the new definitions
+ * version and type version, or null when the type does not resolve.
  */
 export async function lockTypeDefinitions(run: Run, tenant: string, typeGuid: string) {
   const rows = await run(
     `MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
      SET t.definitions_version = randomUUID()
-     RETURN t.definitions_version AS version, t.name_key AS nameKey`,
+     ${raiseVersion('t')}
+     RETURN t.definitions_version AS version, ${versionOf('t')} AS typeVersion, t.name_key AS nameKey`,
     { tenant, typeGuid },
   );
   const row = rows[0];
-  return row ? { version: row.version as string, nameKey: row.nameKey as string } : null;
+  return row
+    ? {
+        version: row.version as string,
+        typeVersion: row.typeVersion as string,
+        nameKey: row.nameKey as string,
+      }
+    : null;
 }
 
 export interface DeclareFacts {
@@ -234,7 +242,8 @@ export async function insertAttributes(
   await run(
     `UNWIND $owners AS g
      MATCH (t:EntityType {guid: g}) WHERE t.tenant = $tenant
-     SET t.definitions_version = randomUUID()`,
+     SET t.definitions_version = randomUUID()
+     ${raiseVersion('t')}`,
     { tenant, owners: [...new Set(rows.map((r) => r.typeGuid))] },
   );
 }
@@ -297,13 +306,15 @@ export async function findAttributesApplyingTo(run: Run, tenant: string, typeGui
        OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.origin = 'system'
        RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS platform
      }
-     RETURN t.definitions_version AS version, t.creatable AS creatable, t.name_key AS nameKey, own, platform`,
+     RETURN t.definitions_version AS version, ${versionOf('t')} AS typeVersion, t.creatable AS creatable,
+            t.name_key AS nameKey, own, platform`,
     { tenant, typeGuid, rootKey },
   );
   const row = rows[0];
   if (!row) return null;
   return {
     version: (row.version as string | null) ?? '',
+    typeVersion: row.typeVersion as string,
     creatable: row.creatable as boolean | null,
     nameKey: row.nameKey as string,
     own: toStoredAttributes(row.own),

@@ -35,9 +35,24 @@ const isTime = (field: string) => {
 
 const TIMES = new Set<string>(TYPE_FIELDS.filter(isTime));
 
+/**
+ * A type's version (EntityTypeRow.version): its change count (`version`, raised by a rename and by every change of
+ * its live definitions) and when it was created, so that a type deleted and created again under its name (the same
+ * guid) never repeats a version the one before had.
+ */
+export const versionOf = (v: string) =>
+  `toString(coalesce(${v}.version, 0)) + '-' + toString(coalesce(${v}.created_at.epochMillis, 0))`;
+
+/**
+ * Raises a type's change count, in the statement that changes its row or its live definitions: a clause of its own
+ * after the one that locks the node (reading the count before the node is locked lets two writers deadlock).
+ */
+export const raiseVersion = (v: string) => `WITH ${v} SET ${v}.version = coalesce(${v}.version, 0) + 1`;
+
 /** How a field is read from the node `v`: the parent by its relationship, a time in epoch ms, else as stored. */
 const read = (v: string, field: keyof StoredType) => {
   if (field === 'parent_type') return `head([(${v})-[:PARENT_TYPE]->(p:EntityType) | p.guid])`;
+  if (field === 'version') return versionOf(v);
   if (TIMES.has(field)) return `${v}.${field}.epochMillis`;
   return `${v}.${field}`;
 };
@@ -170,12 +185,27 @@ export async function renameType(
   const rows = await run(
     `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
      SET t.name = $name, t.name_key = $key, t.updated_at = datetime()
+     ${raiseVersion('t')}
      WITH t
      ${recordChange({ typeGuid: 't.guid', imports: ['t'] })}
      RETURN ${PROJECTION}`,
     { tenant, guid, name, key, ...change },
   );
   return first(rows);
+}
+
+/**
+ * A type's version, for a write's precondition: with `lock`, the type is locked first (in a write transaction), so
+ * that no other write changes it before this transaction ends. null: no such type in the tenant.
+ */
+export async function readTypeVersion(run: Run, tenant: string, guid: string, lock: boolean) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
+     ${lock ? 'SET t._lock = true REMOVE t._lock' : ''}
+     RETURN ${versionOf('t')} AS version`,
+    { tenant, guid },
+  );
+  return (rows[0]?.version as string | undefined) ?? null;
 }
 
 /** Names of live attribute definitions on other types whose references point at this type. */

@@ -4,6 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { RequestContext } from '../context.js';
+import type { VersionCondition } from '../contract/type-version.js';
 import type { AttributeRow } from '../contract/wire.js';
 import {
   countAttributeData,
@@ -30,6 +31,7 @@ import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
 import { authorOf, changeBy } from './change-author.js';
 import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
+import { requireTypeVersion } from './type-version.js';
 
 /** Most attributes listed for a type: its own live definitions and the platform's. */
 export const MAX_LISTED_ATTRIBUTES = MAX_ATTRIBUTE_DEFS + PLATFORM_ATTRIBUTES.length;
@@ -128,18 +130,23 @@ export interface DeclareResult {
   attribute: StoredAttribute;
   dryRun: boolean;
   declared: number;
+  /** The type's version after the declaration (its new ETag); absent on a dry run. */
+  typeVersion?: string;
 }
 
 export async function declareAttribute(
   ctx: RequestContext,
   typeGuid: string,
   input: unknown,
-  options: { dryRun?: boolean } = {},
+  options: { dryRun?: boolean; ifVersion?: VersionCondition } = {},
 ): Promise<DeclareResult> {
   const tenant = ctx.viewer.tenant;
   const d = checkDeclaration(input);
   const dryRun = options.dryRun === true;
-  const work = (run: Run) => declareIn(ctx, run, typeGuid, d, { dryRun });
+  const work = async (run: Run) => {
+    await requireTypeVersion(run, tenant, typeGuid, options.ifVersion, !dryRun);
+    return declareIn(ctx, run, typeGuid, d, { dryRun });
+  };
   try {
     const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
     if (!dryRun) ctx.db.afterCommit(() => ctx.services.engineCache.invalidate(tenant, typeGuid));
@@ -238,7 +245,8 @@ export async function declareIn(
   const tenant = ctx.viewer.tenant;
   const dryRun = options.dryRun === true;
   // The lock makes declarations on one type take turns, so the count and the name check below are exact.
-  if (!dryRun && !(await lockTypeDefinitions(run, tenant, typeGuid))) throw unknownType();
+  const locked = dryRun ? null : await lockTypeDefinitions(run, tenant, typeGuid);
+  if (!dryRun && !locked) throw unknownType();
   const facts = await readDeclareFacts(run, {
     tenant,
     typeGuid,
@@ -317,7 +325,12 @@ export async function declareIn(
     internal: options.carried !== undefined,
   });
   const created = await createAttribute(run, tenant, typeGuid, attr, d.allowedRefType, change);
-  return { attribute: created, dryRun, declared: facts.liveCount + 1 };
+  return {
+    attribute: created,
+    dryRun,
+    declared: facts.liveCount + 1,
+    ...(locked ? { typeVersion: locked.typeVersion } : {}),
+  };
 }
 
 /** Loads what listAttributes answers: null for a guid that is no type of the tenant. */
@@ -329,6 +342,7 @@ const listingLoader =
     return {
       attributes: orderAttributes(found.platform, found.own, found.nameKey),
       declared: found.own.length,
+      typeVersion: found.typeVersion,
     };
   };
 
@@ -363,6 +377,8 @@ export async function lastKnownAttributes(ctx: RequestContext, typeGuid: string)
 export interface AttributeListing {
   attributes: StoredAttribute[];
   declared: number;
+  /** The type's version (the listing's ETag). */
+  typeVersion: string;
   restData?: string;
 }
 
@@ -370,6 +386,8 @@ export interface WithdrawResult {
   attribute: StoredAttribute;
   dryRun: boolean;
   impact?: { instances: number; values: number; complete: boolean };
+  /** The type's version after the withdrawal (its new ETag); absent on a dry run. */
+  typeVersion?: string;
 }
 
 /**
@@ -381,7 +399,7 @@ export async function withdrawAttribute(
   ctx: RequestContext,
   typeGuid: string,
   rawName: string,
-  options: { dryRun?: boolean; carry?: Record<string, unknown> } = {},
+  options: { dryRun?: boolean; carry?: Record<string, unknown>; ifVersion?: VersionCondition } = {},
 ): Promise<WithdrawResult> {
   const tenant = ctx.viewer.tenant;
   const name = cleanName(rawName);
@@ -392,6 +410,7 @@ export async function withdrawAttribute(
   const platformOwned = () =>
     refuse('base_type_not_owner', `"${name}" is a platform attribute; the platform owns it.`);
   const work = async (run: Run): Promise<WithdrawResult> => {
+    await requireTypeVersion(run, tenant, typeGuid, options.ifVersion, !dryRun);
     const locked = dryRun ? null : await lockTypeDefinitions(run, tenant, typeGuid);
     const attr = await findAttribute(run, tenant, typeGuid, key);
     if (!dryRun && !locked) throw unknownType();
@@ -441,7 +460,7 @@ export async function withdrawAttribute(
         reason: author.reason ?? null,
       });
     }
-    return { attribute: withdrawn, dryRun };
+    return { attribute: withdrawn, dryRun, ...(locked ? { typeVersion: locked.typeVersion } : {}) };
   };
   const result = dryRun ? await ctx.db.read(work) : await ctx.db.write(work);
   if (!dryRun) {

@@ -2,6 +2,7 @@
 
 import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';
+import { meets, type VersionCondition } from '../contract/type-version.js';
 import { EntityTypeRow } from '../contract/wire.js';
 import { withdrawAllOfType } from '../db/attributes.js';
 import {
@@ -21,6 +22,7 @@ import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { pageSize } from '../model/pages.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
+import { preconditionFailed, requireTypeVersion } from './type-version.js';
 
 /** The fields of a type's row, as the row declares them (contract/wire.ts). */
 const ROW_FIELDS = Object.keys(EntityTypeRow.shape) as (keyof EntityTypeRow)[];
@@ -173,16 +175,27 @@ const assertUserDefined = (t: StoredType, verb: string) => {
  * Renames a user-defined type. Its guid does not change (references keep pointing at it), and the name it was
  * created under keeps resolving to it, because its guid was derived from that name.
  */
-export async function renameEntityType(ctx: RequestContext, guid: string, rawName: string) {
+export async function renameEntityType(
+  ctx: RequestContext,
+  guid: string,
+  rawName: string,
+  options: { ifVersion?: VersionCondition } = {},
+) {
   const tenant = ctx.viewer.tenant;
   const name = cleanName(rawName);
   const key = nameKey(name);
   // A rename to the name the type has, spelt the same, changes nothing and writes nothing (no change record, no new
-  // model version, no key stored): the type is the answer.
+  // model version, no key stored): the type is the answer (if it is at the version the caller holds).
   const now = await ctx.db.readOne((run) => findTypeByGuid(run, tenant, guid));
-  if (now && now.origin === 'user_defined' && now.name === name) return now;
+  if (now && now.origin === 'user_defined' && now.name === name) {
+    if (options.ifVersion !== undefined && !meets(options.ifVersion, now.version)) {
+      throw preconditionFailed(now.version);
+    }
+    return now;
+  }
   try {
     const renamed = await ctx.db.write(async (run) => {
+      await requireTypeVersion(run, tenant, guid, options.ifVersion, true);
       const current = await findTypeByGuid(run, tenant, guid);
       if (!current) throw unknownType();
       assertUserDefined(current, 'renamed');
@@ -233,9 +246,14 @@ function nameTaken(name: string, key: string, holder: StoredType | null) {
  * of the type keep their type guid, so recreating the name (same guid) makes them point at it again. A type that
  * live references of other types target is kept.
  */
-export async function deleteEntityType(ctx: RequestContext, guid: string) {
+export async function deleteEntityType(
+  ctx: RequestContext,
+  guid: string,
+  options: { ifVersion?: VersionCondition } = {},
+) {
   const tenant = ctx.viewer.tenant;
   await ctx.db.write(async (run) => {
+    await requireTypeVersion(run, tenant, guid, options.ifVersion, true);
     const current = await findTypeByGuid(run, tenant, guid);
     if (!current) throw unknownType();
     assertUserDefined(current, 'deleted');

@@ -9,6 +9,7 @@ import {
   toAttributeRow,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
+import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
 import { succeed, succeedSerialised } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
@@ -16,7 +17,11 @@ import { ROUTES } from './schemas.js';
 export function attributeRoutes(app: FastifyInstance) {
   route(app, ROUTES.declareAttribute, async (req, reply, { params, query, body }) => {
     const dryRun = query.dry_run;
-    const result = await declareAttribute(req.ctx, params.guid, body, { dryRun });
+    const ifVersion = ifMatchOf(req);
+    const result = await conditionalWrite(reply, () =>
+      declareAttribute(req.ctx, params.guid, body, { dryRun, ifVersion }),
+    );
+    sendVersion(reply, result.typeVersion);
     const data = {
       attribute: toAttributeRow(result.attribute),
       usage: { declared: result.declared, limit: MAX_ATTRIBUTE_DEFS },
@@ -26,6 +31,7 @@ export function attributeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.listAttributes, async (req, reply, { params }) => {
     const result = await listAttributes(req.ctx, params.guid);
+    if (notModified(req, reply, result.typeVersion)) return reply;
     // Serialised once per type and model version, the stored JSON texts spliced in as they are.
     result.restData ??= `{"attributes":[${result.attributes.map(attributeRowJson).join(',')}]}`;
     return succeedSerialised(reply, 200, result.restData);
@@ -33,7 +39,11 @@ export function attributeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.withdrawAttribute, async (req, reply, { params, query }) => {
     const dryRun = query.dry_run;
-    const result = await withdrawAttribute(req.ctx, params.typeGuid, params.name, { dryRun });
+    const ifVersion = ifMatchOf(req);
+    const result = await conditionalWrite(reply, () =>
+      withdrawAttribute(req.ctx, params.typeGuid, params.name, { dryRun, ifVersion }),
+    );
+    sendVersion(reply, result.typeVersion);
     const attribute = { ...toAttributeRow(result.attribute), state: result.attribute.state };
     return dryRun
       ? succeed(reply, 200, { dry_run: true, attribute, impact: result.impact })

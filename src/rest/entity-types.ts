@@ -10,6 +10,7 @@ import {
   renameEntityType,
   toEntityTypeRow,
 } from '../resolvers/entity-types.js';
+import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
 import { succeed, succeedSerialised } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
@@ -38,22 +39,29 @@ export function entityTypeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.getEntityType, async (req, reply, { params }) => {
     const type = await getEntityType(req.ctx, params.guid);
+    if (notModified(req, reply, type.version)) return reply;
     return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
   });
 
   route(app, ROUTES.getEntityTypeByName, async (req, reply, { params }) => {
     const type = await findEntityTypeByName(req.ctx, params.name);
     if (!type) throw refuse('unknown_entity_type', 'No entity type has this name.');
+    if (notModified(req, reply, type.version)) return reply;
     return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
   });
 
   route(app, ROUTES.renameEntityType, async (req, reply, { params, body }) => {
-    const type = await renameEntityType(req.ctx, params.guid, body.name);
+    const ifVersion = ifMatchOf(req);
+    const type = await conditionalWrite(reply, () =>
+      renameEntityType(req.ctx, params.guid, body.name, { ifVersion }),
+    );
+    sendVersion(reply, type.version);
     return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
   });
 
   route(app, ROUTES.deleteEntityType, async (req, reply, { params }) => {
-    const result = await deleteEntityType(req.ctx, params.guid);
+    const ifVersion = ifMatchOf(req);
+    const result = await conditionalWrite(reply, () => deleteEntityType(req.ctx, params.guid, { ifVersion }));
     return succeed(reply, 200, result);
   });
 }

@@ -21,7 +21,7 @@ import { sayWhy } from '../resolvers/change-author.js';
 import { declarationFromGraphQL, type GraphQLDeclarationField } from '../resolvers/declaration.js';
 import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
 import { builder } from './builder.js';
-import { chargedType, EntityType, REASON_ARG } from './entity-type.js';
+import { chargedType, EntityType, IF_VERSION_ARG, REASON_ARG, versionArg } from './entity-type.js';
 import './scalars.js';
 
 const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implement({
@@ -340,7 +340,7 @@ builder.mutationFields((t) => ({
   declareAttribute: t.field({
     type: DeclareAttributePayload,
     description:
-      'Declare an attribute definition on a type (dryRun: validate and report only). Refusals besides those of the input fields: unknown_entity_type, base_type_not_owner (the root type entity), too_many_attribute_defs (200 live definitions), attribute_defs_too_large (4 MB of enumerations and defaults), defaults_too_large (256 KiB of defaults).',
+      'Declare an attribute definition on a type (dryRun: validate and report only). Refusals besides those of the input fields: unknown_entity_type, base_type_not_owner (the root type entity), too_many_attribute_defs (200 live definitions), attribute_defs_too_large (4 MB of enumerations and defaults), defaults_too_large (256 KiB of defaults), precondition_failed.',
     args: {
       typeGuid: t.arg.id({ required: true, description: 'Guid of the type to declare on.' }),
       input: t.arg({ type: DeclareAttributeInput, required: true, description: 'The declaration.' }),
@@ -350,18 +350,20 @@ builder.mutationFields((t) => ({
         description: 'True: run every check and return the result, write nothing.',
       }),
       reason: t.arg.string({ description: REASON_ARG }),
+      ifVersion: t.arg.string({ description: IF_VERSION_ARG }),
     },
     resolve: (_root, args, ctx) => {
       sayWhy(ctx, args.reason);
       return declareAttribute(ctx, String(args.typeGuid), declarationFromGraphQL(args.input), {
         dryRun: args.dryRun === true,
+        ifVersion: versionArg(args.ifVersion),
       });
     },
   }),
   withdrawAttribute: t.field({
     type: WithdrawAttributePayload,
     description:
-      'Withdraw a live attribute definition: it leaves the listing at once and its stored values are removed in the background; the name is free again once the daily job has removed it (dryRun: report the impact only). Refusals: unknown_entity_type, attribute_def_not_found, attribute_def_withdrawn, base_type_not_owner (a platform attribute).',
+      'Withdraw a live attribute definition: it leaves the listing at once and its stored values are removed in the background; the name is free again once the daily job has removed it (dryRun: report the impact only). Refusals: unknown_entity_type, attribute_def_not_found, attribute_def_withdrawn, base_type_not_owner (a platform attribute), precondition_failed.',
     args: {
       typeGuid: t.arg.id({ required: true, description: 'Guid of the type that owns the definition.' }),
       name: t.arg.string({ required: true, description: 'Attribute name (trimmed, letter case ignored).' }),
@@ -371,10 +373,14 @@ builder.mutationFields((t) => ({
         description: 'True: count what would be removed and write nothing.',
       }),
       reason: t.arg.string({ description: REASON_ARG }),
+      ifVersion: t.arg.string({ description: IF_VERSION_ARG }),
     },
     resolve: (_root, args, ctx) => {
       sayWhy(ctx, args.reason);
-      return withdrawAttribute(ctx, String(args.typeGuid), args.name, { dryRun: args.dryRun === true });
+      return withdrawAttribute(ctx, String(args.typeGuid), args.name, {
+        dryRun: args.dryRun === true,
+        ifVersion: versionArg(args.ifVersion),
+      });
     },
   }),
 }));

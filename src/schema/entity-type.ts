@@ -1,8 +1,10 @@
 // GraphQL object family for entity types: EntityType, the type connection, and create/rename/delete mutations.
 
 import { charge, type RequestContext, typeByGuid } from '../context.js';
+import { MAX_TAG_CHARS, type VersionCondition } from '../contract/type-version.js';
 import { descriptionOf, EntityTypeRow } from '../contract/wire.js';
 import type { StoredType } from '../db/entity-types.js';
+import { refuse } from '../errors.js';
 import { TYPE_ORIGINS, type TypeOrigin } from '../model/origins.js';
 import { PAGES } from '../model/pages.js';
 import { CHANGE_REASON_MAX, sayWhy } from '../resolvers/change-author.js';
@@ -36,6 +38,17 @@ export function chargedType(
 }
 
 const ROW = EntityTypeRow.shape;
+
+/** The mutations' optional condition: the type's version as the caller read it. */
+export const IF_VERSION_ARG = `The type's version as you read it (EntityType.version): the change happens only while the type is still at it, else precondition_failed (extensions.version: the current one). Of two callers sending the same version, one wins. At most ${MAX_TAG_CHARS} characters.`;
+
+/** The condition an ifVersion argument states (none when absent). */
+export const versionArg = (v: string | null | undefined): VersionCondition | undefined => {
+  if (v === null || v === undefined) return undefined;
+  if (v.length > MAX_TAG_CHARS)
+    throw refuse('invalid_precondition', `ifVersion has at most ${MAX_TAG_CHARS} characters.`);
+  return [v];
+};
 
 EntityType.implement({
   description: descriptionOf(EntityTypeRow),
@@ -170,7 +183,7 @@ builder.mutationFields((t) => ({
   renameEntityType: t.field({
     type: EntityType,
     description:
-      'Rename a user-defined type; its guid does not change and the name it was created under keeps resolving to it. Refusals: unknown_entity_type, type_not_user_defined, type_name_taken, type_instances_managed, empty_value, name_too_long.',
+      'Rename a user-defined type; its guid does not change and the name it was created under keeps resolving to it. Refusals: unknown_entity_type, type_not_user_defined, type_name_taken, type_instances_managed, empty_value, name_too_long, precondition_failed.',
     args: {
       guid: t.arg.id({ required: true, description: 'Guid of the type to rename.' }),
       name: t.arg.string({
@@ -178,23 +191,25 @@ builder.mutationFields((t) => ({
         description: 'New name: at most 256 characters after trimming, no control characters.',
       }),
       reason: t.arg.string({ description: REASON_ARG }),
+      ifVersion: t.arg.string({ description: IF_VERSION_ARG }),
     },
     resolve: (_root, args, ctx) => {
       sayWhy(ctx, args.reason);
-      return renameEntityType(ctx, String(args.guid), args.name);
+      return renameEntityType(ctx, String(args.guid), args.name, { ifVersion: versionArg(args.ifVersion) });
     },
   }),
   deleteEntityType: t.field({
     type: DeleteEntityTypePayload,
     description:
-      'Delete a user-defined type; its live attribute definitions are withdrawn (values purged in the background), its entities keep its guid. Recreating the name gives the same guid back. Refusals: unknown_entity_type, type_not_user_defined, type_referenced (live definitions of other types reference it).',
+      'Delete a user-defined type; its live attribute definitions are withdrawn (values purged in the background), its entities keep its guid. Recreating the name gives the same guid back. Refusals: unknown_entity_type, type_not_user_defined, type_referenced (live definitions of other types reference it), precondition_failed.',
     args: {
       guid: t.arg.id({ required: true, description: 'Guid of the type to delete.' }),
       reason: t.arg.string({ description: REASON_ARG }),
+      ifVersion: t.arg.string({ description: IF_VERSION_ARG }),
     },
     resolve: (_root, args, ctx) => {
       sayWhy(ctx, args.reason);
-      return deleteEntityType(ctx, String(args.guid));
+      return deleteEntityType(ctx, String(args.guid), { ifVersion: versionArg(args.ifVersion) });
     },
   }),
 }));

@@ -249,6 +249,7 @@ describe('types', () => {
         origin: 'user_defined',
         catalog_level: true,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        version: expect.any(String),
       },
       created: true,
     });

@@ -66,6 +66,7 @@ describe('managed type dashboard, set up by the first dashboard row', () => {
         'name',
         'name_locked_hint',
         'origin',
+        'version',
       ].sort(),
     );
     expect(row).toMatchObject({ name: 'dashboard', origin: 'system', catalog_level: true, creatable: false });
@@ -169,6 +170,8 @@ describe('a user-defined dashboard type from before the managed-type release', (
         catalog_level: true,
         // stored as a Neo4j datetime, answered as ISO 8601 to the millisecond
         created_at: '2024-01-01T00:00:00.000Z',
+        // never changed since: its change count 0, and when it was created
+        version: `0-${Date.parse('2024-01-01T00:00:00Z')}`,
       },
     });
     const listed = (await user.get('/entities/types?page_size=500')).body.DATA.entity_types;

@@ -64,10 +64,23 @@ describe('Entity type row', () => {
     const byName = new Map((await listAll(api)).map((r) => [r.name, r]));
     for (const name of ['domain', 'env', 'tag', 'classification', 'group']) {
       const row = byName.get(name)!;
-      expect(Object.keys(row).sort()).toEqual(['created_at', 'guid', 'name', 'origin', 'vocabulary']);
+      expect(Object.keys(row).sort()).toEqual([
+        'created_at',
+        'guid',
+        'name',
+        'origin',
+        'version',
+        'vocabulary',
+      ]);
       expect(row).toMatchObject({ origin: 'system', vocabulary: true });
     }
-    expect(Object.keys(byName.get('entity')!).sort()).toEqual(['created_at', 'guid', 'name', 'origin']);
+    expect(Object.keys(byName.get('entity')!).sort()).toEqual([
+      'created_at',
+      'guid',
+      'name',
+      'origin',
+      'version',
+    ]);
     expect(byName.has('dashboard')).toBe(false);
   });
 
@@ -78,7 +91,14 @@ describe('Entity type row', () => {
     const res = await api.post('/entities/types', { name: 'Report' });
     expect(res.status).toBe(201);
     const row = res.body.DATA.entity_type;
-    expect(Object.keys(row).sort()).toEqual(['catalog_level', 'created_at', 'guid', 'name', 'origin']);
+    expect(Object.keys(row).sort()).toEqual([
+      'catalog_level',
+      'created_at',
+      'guid',
+      'name',
+      'origin',
+      'version',
+    ]);
     expect(row).toMatchObject({ name: 'Report', origin: 'user_defined', catalog_level: true });
   });
 
@@ -96,7 +116,7 @@ describe('Entity type row', () => {
       { tenant, guid },
     );
     const row = (await listAll(api)).find((r) => r.guid === guid)!;
-    expect(row).toEqual({ guid, name: 'Kafka Topic', origin: 'connector' });
+    expect(row).toEqual({ guid, name: 'Kafka Topic', origin: 'connector', version: '0-0' });
     for (const field of OPTIONAL) expect(row).not.toHaveProperty(field);
     const again = await api.post('/entities/types', { name: 'kafka TOPIC' });
     expect(again.status).toBe(200);
@@ -404,7 +424,11 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
     const created = (await api.post('/entities/types', { name: 'Orders' })).body.DATA.entity_type;
     const renamed = await api.patch(`/entities/types/${created.guid}`, { name: ' Purchase Orders ' });
     expect(renamed.status).toBe(200);
-    expect(renamed.body.DATA.entity_type).toEqual({ ...created, name: 'Purchase Orders' });
+    expect(renamed.body.DATA.entity_type).toEqual({
+      ...created,
+      name: 'Purchase Orders',
+      version: created.version.replace(/^0-/, '1-'),
+    });
     const byOld = await api.post('/entities/types', { name: 'orders' });
     expect(byOld.status).toBe(200);
     expect(byOld.body.DATA.entity_type.guid).toBe(created.guid);

@@ -87,7 +87,7 @@ describe('the document', () => {
     const ok = {
       STATUS: 'SUCCESS',
       MESSAGE: '',
-      DATA: { entity_type: { guid: 'g', name: 'n', origin: 'system' } },
+      DATA: { entity_type: { guid: 'g', name: 'n', origin: 'system', version: '0-0' } },
     };
     expect(() => assertConforms('GET', '/entities/types/g', 200, 'application/json', ok)).not.toThrow();
     const extra = { ...ok, DATA: { entity_type: { ...ok.DATA.entity_type, secret: 1 } } };

@@ -16,6 +16,7 @@ export const ATTRIBUTE_ROUTES = {
     method: 'POST',
     path: '/entities/types/:guid/attributes',
     operationId: 'declareAttribute',
+    preconditions: 'if-match',
     tag: 'Attributes',
     summary: 'Declare an attribute definition on a type',
     description: `At most ${MAX_ATTRIBUTE_DEFS} live definitions per type, holding at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} characters of enumerations and defaults together (\`attribute_defs_too_large\`), of which at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} of defaults (\`defaults_too_large\`: every entity created without those values carries them). With \`dry_run\` nothing is written.`,
@@ -60,6 +61,7 @@ export const ATTRIBUTE_ROUTES = {
     method: 'GET',
     path: '/entities/types/:guid/attributes',
     operationId: 'listAttributes',
+    preconditions: 'if-none-match',
     tag: 'Attributes',
     summary: 'List the attributes applying to a type',
     description:
@@ -75,6 +77,7 @@ export const ATTRIBUTE_ROUTES = {
     method: 'DELETE',
     path: '/entities/attributes/:typeGuid/:name',
     operationId: 'withdrawAttribute',
+    preconditions: 'if-match',
     tag: 'Attributes',
     summary: 'Withdraw a live attribute definition (curation API)',
     description:

@@ -184,6 +184,12 @@ export interface RouteDoc {
   refusals: Reason[];
   /** The body of a refusal, when it is not the plain envelope (`Refusal`). */
   refusalSchema?: z.ZodType;
+  /**
+   * Conditional requests on a type (rest/conditions.ts): `if-match`, a write that takes If-Match (a stale version
+   * is 412 precondition_failed); `if-none-match`, a read that answers with the type's ETag and 304 when
+   * If-None-Match names it.
+   */
+  preconditions?: 'if-match' | 'if-none-match';
   /** What one request may cost at most (model/doors.ts): set from contract/budgets.ts by the route table. */
   budget?: DoorBudget;
 }

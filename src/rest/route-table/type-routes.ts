@@ -64,6 +64,7 @@ export const TYPE_ROUTES = {
     method: 'GET',
     path: '/entities/types/:guid',
     operationId: 'getEntityType',
+    preconditions: 'if-none-match',
     tag: 'Entity types',
     summary: 'Read one entity type',
     auth: 'bearer',
@@ -75,6 +76,7 @@ export const TYPE_ROUTES = {
     method: 'GET',
     path: '/entities/types/by-name/:name',
     operationId: 'getEntityTypeByName',
+    preconditions: 'if-none-match',
     tag: 'Entity types',
     summary: 'Read one entity type by its name',
     description:
@@ -170,6 +172,7 @@ export const TYPE_ROUTES = {
     method: 'PATCH',
     path: '/entities/types/:guid',
     operationId: 'renameEntityType',
+    preconditions: 'if-match',
     tag: 'Entity types',
     summary: 'Rename a user-defined type',
     description: 'The guid stays. System, managed and connector types are refused.',
@@ -191,6 +194,7 @@ export const TYPE_ROUTES = {
     method: 'DELETE',
     path: '/entities/types/:guid',
     operationId: 'deleteEntityType',
+    preconditions: 'if-match',
     tag: 'Entity types',
     summary: 'Delete a user-defined type',
     description:

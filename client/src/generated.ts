@@ -133,21 +133,21 @@ export type EntitiesQueryVariables = Exact<{
 
 export type EntitiesQuery = { entities: { nextCursor: string | null, entities: Array<{ guid: string, name: string, typeGuid: string }> } };
 
-export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null };
+export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null };
 
 export type EntityTypeByGuidQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypeByNameQueryVariables = Exact<{
   name: string;
 }>;
 
 
-export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypesPageQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -155,14 +155,14 @@ export type EntityTypesPageQueryVariables = Exact<{
 }>;
 
 
-export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type CreateEntityTypeMutationVariables = Exact<{
   name: string;
 }>;
 
 
-export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } } };
+export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } } };
 
 export type RenameEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -171,7 +171,7 @@ export type RenameEntityTypeMutationVariables = Exact<{
 }>;
 
 
-export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, parentType: { guid: string, name: string } | null } };
+export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } };
 
 export type DeleteEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -258,6 +258,10 @@ export const EntityTypeFieldsFragmentDoc = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  formerNames {
+    name
+    leftAt
+  }
   version
   parentType {
     guid
@@ -459,6 +463,10 @@ export const EntityTypeByGuidDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  formerNames {
+    name
+    leftAt
+  }
   version
   parentType {
     guid
@@ -482,6 +490,10 @@ export const EntityTypeByNameDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  formerNames {
+    name
+    leftAt
+  }
   version
   parentType {
     guid
@@ -514,6 +526,10 @@ export const EntityTypesPageDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  formerNames {
+    name
+    leftAt
+  }
   version
   parentType {
     guid
@@ -540,6 +556,10 @@ export const CreateEntityTypeDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  formerNames {
+    name
+    leftAt
+  }
   version
   parentType {
     guid
@@ -563,6 +583,10 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
   creatable
   nameLockedHint
   createdAt
+  formerNames {
+    name
+    leftAt
+  }
   version
   parentType {
     guid

@@ -3,7 +3,7 @@
 // row is derived from them, for the service, the CLI, the load test and the tests alike.
 import { z } from 'zod';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
-import { IMPACT_SCAN_MAX } from '../model/limits.js';
+import { IMPACT_SCAN_MAX, MAX_FORMER_NAMES } from '../model/limits.js';
 import { TYPE_ORIGIN_NAMES } from '../model/origins.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
 
@@ -33,6 +33,17 @@ export interface Envelope<D = Record<string, unknown>> {
 
 /** The media type of the purge's progress stream: one JSON object per line, the envelope last. */
 export const NDJSON = 'application/x-ndjson';
+
+export const FormerNameRow = named(
+  'FormerName',
+  'A name the type had before a rename.',
+  z.object({
+    name: z.string().describe('The name, as it was spelt.'),
+    left_at: z.iso.datetime().describe('When a rename left it (ISO 8601 date-time, UTC).'),
+  }),
+);
+
+export type FormerNameRow = z.output<typeof FormerNameRow>;
 
 // Each field of a type is declared here once: the stored type (db/entity-types.ts), the REST row, the GraphQL object
 // (schema/row-fields.ts) and their descriptions derive from it.
@@ -88,6 +99,12 @@ export const EntityTypeRow = named(
       .optional()
       .describe(
         'When the type was created (ISO 8601 date-time, UTC); for a type deleted and created again under its name, when it was created again.',
+      ),
+    former_names: z
+      .array(FormerNameRow)
+      .optional()
+      .describe(
+        `The names the type had before its renames, most recent first (at most ${MAX_FORMER_NAMES}; none on a type never renamed), with when each was left. The name it was created under keeps resolving to it (create-or-get by that name answers this type); the others are free.`,
       ),
     version: z
       .string()

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import { z } from 'zod';
-import { EntityTypeRow } from '../contract/wire.js';
+import { EntityTypeRow, type FormerNameRow } from '../contract/wire.js';
 import type { TypeProps } from '../model/system-types.js';
 import { type ChangeRecord, recordChange } from './changes.js';
 import { createModelVersionShards } from './model-version.js';
@@ -26,14 +26,17 @@ const TYPE_FIELDS = [
   'name_key',
 ] as const satisfies readonly (keyof StoredType)[];
 
-/** Whether the row declares a field as a date-time (stored as a Neo4j datetime, read as ISO 8601 text). */
-const isTime = (field: string) => {
+/** What the row declares a field to be, under its optionality. */
+const declared = (field: string) => {
   let type = (EntityTypeRow.shape as Record<string, z.ZodType>)[field];
   while (type instanceof z.ZodOptional) type = type.unwrap() as z.ZodType;
-  return type instanceof z.ZodISODateTime;
+  return type;
 };
 
-const TIMES = new Set<string>(TYPE_FIELDS.filter(isTime));
+/** Fields the row declares as date-times: stored as Neo4j datetimes, read as ISO 8601 text. */
+const TIMES = new Set<string>(TYPE_FIELDS.filter((f) => declared(f) instanceof z.ZodISODateTime));
+/** Fields the row declares as lists of objects: stored as JSON text in `<field>_json`, read back as the list. */
+const LISTS = new Set<string>(TYPE_FIELDS.filter((f) => declared(f) instanceof z.ZodArray));
 
 /**
  * A type's version (EntityTypeRow.version): its change count (`version`, raised by a rename and by every change of
@@ -54,6 +57,7 @@ const read = (v: string, field: keyof StoredType) => {
   if (field === 'parent_type') return `head([(${v})-[:PARENT_TYPE]->(p:EntityType) | p.guid])`;
   if (field === 'version') return versionOf(v);
   if (TIMES.has(field)) return `${v}.${field}.epochMillis`;
+  if (LISTS.has(field)) return `${v}.${field}_json`;
   return `${v}.${field}`;
 };
 
@@ -64,9 +68,14 @@ const PROJECTION = `${typeProjection('t')} AS type`;
 /** A type from its typeProjection list; its times as ISO 8601 text to the millisecond (`2026-11-26T01:30:00.000Z`). */
 export const toStoredType = (values: unknown) => {
   const type = objectFromList<StoredType>(TYPE_FIELDS, values);
+  const fields = type as Record<string, unknown>;
   for (const field of TIMES) {
-    const ms = (type as Record<string, unknown>)[field];
-    if (typeof ms === 'number') (type as Record<string, unknown>)[field] = new Date(ms).toISOString();
+    if (typeof fields[field] === 'number') fields[field] = new Date(fields[field]).toISOString();
+  }
+  for (const field of LISTS) {
+    // An empty list is left out of the row, as an absent field.
+    const list = typeof fields[field] === 'string' ? (JSON.parse(fields[field]) as unknown[]) : [];
+    fields[field] = list.length > 0 ? list : null;
   }
   return type;
 };
@@ -180,16 +189,17 @@ export async function renameType(
   guid: string,
   name: string,
   key: string,
+  formerNames: readonly FormerNameRow[],
   change: ChangeRecord,
 ) {
   const rows = await run(
     `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
-     SET t.name = $name, t.name_key = $key, t.updated_at = datetime()
+     SET t.name = $name, t.name_key = $key, t.updated_at = datetime(), t.former_names_json = $formerJson
      ${raiseVersion('t')}
      WITH t
      ${recordChange({ typeGuid: 't.guid', imports: ['t'] })}
      RETURN ${PROJECTION}`,
-    { tenant, guid, name, key, ...change },
+    { tenant, guid, name, key, formerJson: JSON.stringify(formerNames), ...change },
   );
   return first(rows);
 }

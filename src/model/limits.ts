@@ -24,5 +24,8 @@ export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
  */
 export const MAX_TYPE_DEFAULTS_JSON_BYTES = 256 * 1024;
 
+/** Former names a type keeps (most recent first), and a model document's type may list (renamed_from). */
+export const MAX_FORMER_NAMES = 32;
+
 /** How long a write's Idempotency-Key and its stored answer are kept (hours): a retry within it gets the answer. */
 export const IDEMPOTENCY_TTL_HOURS = 24;

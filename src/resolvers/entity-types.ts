@@ -18,6 +18,7 @@ import {
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
+import { MAX_FORMER_NAMES } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { pageSize } from '../model/pages.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
@@ -209,7 +210,7 @@ export async function renameEntityType(
         before: { name: current.name },
         after: { name },
       });
-      return renameType(run, tenant, guid, name, key, change);
+      return renameType(run, tenant, guid, name, key, formerNamesAfter(current, key), change);
     });
     if (!renamed) throw unknownType();
     return renamed;
@@ -223,6 +224,19 @@ export async function renameEntityType(
     }
     throw e;
   }
+}
+
+/**
+ * A type's former names after a rename to `key`: the name it leaves first (unless only its spelling changes), then
+ * those it had before, without the one it takes back; most recent first, at most MAX_FORMER_NAMES.
+ */
+export function formerNamesAfter(current: StoredType, key: string, at = new Date().toISOString()) {
+  const before = current.former_names ?? [];
+  const left = current.name_key === key ? [] : [{ name: current.name, left_at: at }];
+  return [
+    ...left,
+    ...before.filter((f) => nameKey(f.name) !== key && nameKey(f.name) !== current.name_key),
+  ].slice(0, MAX_FORMER_NAMES);
 }
 
 /**

@@ -16,7 +16,7 @@ import {
 import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { type AppError, isAppError, refuse } from '../errors.js';
-import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS, MAX_FORMER_NAMES } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { checkRedeclaration } from './attributes.js';
@@ -47,8 +47,7 @@ export const MODEL_MAX_DEFINITIONS = 50_000;
  */
 export const PLAN_MAX_IMPACTS = 25;
 
-/** Former names a type of a document may list (renamed_from), and an export with former names writes at most. */
-export const MAX_FORMER_NAMES = 32;
+export { MAX_FORMER_NAMES };
 
 export interface ModelType {
   name: string;

@@ -2,7 +2,7 @@
 
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { MAX_TAG_CHARS, type VersionCondition } from '../contract/type-version.js';
-import { descriptionOf, EntityTypeRow } from '../contract/wire.js';
+import { descriptionOf, EntityTypeRow, FormerNameRow } from '../contract/wire.js';
 import type { StoredType } from '../db/entity-types.js';
 import { refuse } from '../errors.js';
 import { TYPE_ORIGINS, type TypeOrigin } from '../model/origins.js';
@@ -26,6 +26,12 @@ export const EntityTypeOrigin = builder.enumType('EntityTypeOrigin', {
 });
 
 export const EntityType = builder.objectRef<StoredType>('EntityType');
+
+/** A name a type had before a rename, as the row declares it (contract/wire.ts). */
+export const FormerName = builder.objectRef<FormerNameRow>('FormerName').implement({
+  description: descriptionOf(FormerNameRow),
+  fields: (t) => rowFields(t, FormerNameRow.shape),
+});
 
 /** A type an operation is about to put in its answer: charged as one object when it resolves. */
 export function chargedType(
@@ -52,7 +58,7 @@ export const versionArg = (v: string | null | undefined): VersionCondition | und
 
 EntityType.implement({
   description: descriptionOf(EntityTypeRow),
-  // Every field as the row declares it (contract/wire.ts); these three are an ID, an enum and a related type.
+  // Every field as the row declares it (contract/wire.ts); these are an ID, an enum, a list and a related type.
   fields: (t) =>
     rowFields(t, ROW, {
       guid: t.exposeID('guid', { description: rowDescription(ROW.guid) }),
@@ -60,6 +66,12 @@ EntityType.implement({
         type: EntityTypeOrigin,
         description: rowDescription(ROW.origin),
         resolve: (type) => type.origin,
+      }),
+      former_names: t.field({
+        type: [FormerName],
+        nullable: true,
+        description: rowDescription(ROW.former_names),
+        resolve: (type) => type.former_names,
       }),
       parent_type: t.field({
         type: EntityType,

@@ -7,7 +7,7 @@
 // While an operation runs, what it materialises and loads is charged to its budget (operation-budget.ts) before it
 // is read, and its answer measured before it is serialised.
 
-import { EntityTypeRow } from '../contract/wire.js';
+import { EntityTypeRow, FormerNameRow } from '../contract/wire.js';
 import { pageBound, WITHDRAWN_LISTED } from '../model/pages.js';
 import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
 import { MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../resolvers/model.js';
@@ -80,6 +80,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
       .filter((key) => key !== 'parent_type')
       .map(graphqlName),
   ),
+  ...fromParent('FormerName', Object.keys(FormerNameRow.shape).map(graphqlName)),
   // ——— a definition ———
   'AttributeDefinition.allowedValues': list(
     () => MAX_ALLOWED_VALUES,

@@ -39,6 +39,7 @@ export const ANSWER_CACHE_FIELDS: Record<string, ReadonlySet<string> | '*'> = {
   PageInfo: '*',
   // Every field of a type's row (declared once, contract/wire.ts) is model data, as are its definitions and usage.
   EntityType: new Set(['attributeUsage', 'attributes', ...Object.keys(EntityTypeRow.shape).map(graphqlName)]),
+  FormerName: '*',
   AttributeDefinition: '*',
   Usage: '*',
 };

@@ -428,6 +428,7 @@ describe('PATCH and DELETE /entities/types/{guid}', () => {
       ...created,
       name: 'Purchase Orders',
       version: created.version.replace(/^0-/, '1-'),
+      former_names: [{ name: created.name, left_at: expect.stringMatching(/^\d{4}-/) }],
     });
     const byOld = await api.post('/entities/types', { name: 'orders' });
     expect(byOld.status).toBe(200);

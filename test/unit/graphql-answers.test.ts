@@ -34,6 +34,7 @@ describe('the fields whose answers may be kept', () => {
       QueryEntityTypesConnectionEdge: [],
       PageInfo: [],
       EntityType: ['history', 'withdrawnAttributes'],
+      FormerName: [],
       AttributeDefinition: [],
       Usage: [],
     });

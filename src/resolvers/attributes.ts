@@ -214,13 +214,7 @@ export async function checkRedeclaration(
   options: { refTypeComing?: boolean } = {},
 ) {
   const d = checkDeclaration(declaration);
-  const facts = await readDeclareFacts(run, {
-    tenant,
-    typeGuid,
-    nameKey: d.key,
-    refType: d.allowedRefType,
-    referents: d.referents,
-  });
+  const facts = await declareFactsOf(run, tenant, typeGuid, d);
   if (!facts.typeFound) throw unknownType();
   const oldDefaults = old.default_value_json?.length ?? 0;
   checkAgainstType(
@@ -230,6 +224,16 @@ export async function checkRedeclaration(
     options,
   );
 }
+
+/** What the type holds that a declaration's rules read (db/attributes.ts readDeclareFacts), for declaration `d`. */
+const declareFactsOf = (run: Run, tenant: string, typeGuid: string, d: CheckedDeclaration) =>
+  readDeclareFacts(run, {
+    tenant,
+    typeGuid,
+    nameKey: d.key,
+    refType: d.allowedRefType,
+    referents: d.referents,
+  });
 
 /**
  * A declaration's rules that need the database, and its write, in the caller's transaction: a declaration's own, or
@@ -247,13 +251,7 @@ export async function declareIn(
   // The lock makes declarations on one type take turns, so the count and the name check below are exact.
   const locked = dryRun ? null : await lockTypeDefinitions(run, tenant, typeGuid);
   if (!dryRun && !locked) throw unknownType();
-  const facts = await readDeclareFacts(run, {
-    tenant,
-    typeGuid,
-    nameKey: d.key,
-    refType: d.allowedRefType,
-    referents: d.referents,
-  });
+  const facts = await declareFactsOf(run, tenant, typeGuid, d);
   if (!facts.typeFound) throw unknownType();
   if (facts.typeNameKey === ROOT_KEY) {
     throw refuse('base_type_not_owner', 'The platform attribute owner cannot own declared attributes.');

@@ -276,6 +276,11 @@ describe('GraphQL', () => {
     expect((await gql(one, withdraw, { g: guid, v: next })).errors[0].extensions.reason).toBe(
       'precondition_failed',
     );
+    // ifVersion is at most 64 characters: at the bound it is compared (stale here), past it refused as malformed
+    const atBound = await gql(one, rename, { g: guid, n: 'Other', v: 'v'.repeat(64) });
+    expect(atBound.errors[0].extensions.reason).toBe('precondition_failed');
+    const over = await gql(one, rename, { g: guid, n: 'Other', v: 'v'.repeat(65) });
+    expect(over.errors[0].extensions.reason).toBe('invalid_precondition');
     const del = 'mutation($g: ID!, $v: String) { deleteEntityType(guid: $g, ifVersion: $v) { deleted } }';
     expect((await gql(one, del, { g: guid, v: next })).errors[0].extensions.reason).toBe(
       'precondition_failed',

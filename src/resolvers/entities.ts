@@ -50,11 +50,26 @@ async function definitionsAt(
   typeGuid: string,
   version: string,
 ): Promise<TypeDefinitions> {
+  const found = await definitionsIfTypeExists(ctx, run, typeGuid, version);
+  if (!found) throw refuse('unknown_entity_type', 'No entity type has this guid.');
+  return found;
+}
+
+/**
+ * The same, or null when the type is gone. A read's statements each see what is committed when they run, so a type
+ * deleted after the entity was read is gone by the time its definitions are.
+ */
+async function definitionsIfTypeExists(
+  ctx: RequestContext,
+  run: Run,
+  typeGuid: string,
+  version: string,
+): Promise<TypeDefinitions | null> {
   const cache = ctx.services.engineCache;
   const cached = cache.get(ctx.viewer.tenant, typeGuid, version);
   if (cached) return cached;
   const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
-  if (!found) throw refuse('unknown_entity_type', 'No entity type has this guid.');
+  if (!found) return null;
   const definitions: TypeDefinitions = {
     version: found.version,
     creatable: found.creatable,
@@ -198,8 +213,12 @@ export async function getEntity(ctx: RequestContext, guid: string) {
     const entity = await findEntity(run, tenant, guid);
     if (!entity) throw refuse('not_found', 'No entity has this guid.');
     const values: Record<string, unknown> = {};
-    if (entity.version !== null) {
-      const defs = await definitionsAt(ctx, run, entity.type_guid, entity.version);
+    // An entity whose type was deleted (before this read, or between its two statements) carries no values.
+    const defs =
+      entity.version === null
+        ? null
+        : await definitionsIfTypeExists(ctx, run, entity.type_guid, entity.version);
+    if (defs) {
       for (const def of defs.attributes) {
         if (def.value_type === 'entity_ref') {
           const targets = entity.refs

@@ -2,8 +2,10 @@
 // cache.
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
+import { createContext } from '../../src/context.js';
 import { createAttribute, lockTypeDefinitions } from '../../src/db/attributes.js';
 import { changeParams } from '../../src/db/changes.js';
+import { getEntity } from '../../src/resolvers/entities.js';
 import { it } from '../fixtures.js';
 import {
   createType,
@@ -190,6 +192,36 @@ describe('POST /entities', () => {
     const other = restClient(world.app, await tokenFor(newTenant()));
     const res = await other.get(`/entities/${guid}`);
     expect([res.status, res.body.DATA.reason]).toEqual([404, 'not_found']);
+  });
+
+  it('GET /entities/{guid} of an entity whose type is deleted answers it without values, even mid-read', async ({
+    world,
+  }) => {
+    const { tenant, api, type, declare, create } = await setup(world);
+    await declare({ name: 'rows', value_type: 'number', cardinality: 'single' });
+    const guid = (await create({ rows: 3 })).body.DATA.entity.guid;
+    // The type is deleted between the read's two statements (the entity's, then its type's definitions): each
+    // statement sees what is committed when it runs, so the second no longer finds the type.
+    const ctx = createContext(
+      world.app.services,
+      { subject: 'tester', tenant, roles: new Set(), crossTenant: false },
+      { requestId: randomUUID(), operation: 'GET /entities/:guid' },
+    );
+    world.app.services.engineCache.invalidate(tenant, type);
+    const read = ctx.db.read.bind(ctx.db);
+    let statements = 0;
+    (ctx.db as { read: typeof ctx.db.read }).read = (work) =>
+      read((run) =>
+        work(async (cypher, params) => {
+          const rows = await run(cypher, params);
+          if (++statements === 1) expect((await api.delete(`/entities/types/${type}`)).status).toBe(200);
+          return rows;
+        }),
+      );
+    expect(await getEntity(ctx, guid)).toEqual({ guid, name: 'e', type_guid: type, values: {} });
+    expect(statements).toBe(2);
+    const after = await api.get(`/entities/${guid}`);
+    expect([after.status, after.body.DATA.entity.values]).toEqual([200, {}]);
   });
 });
 

@@ -440,15 +440,25 @@ export const DOOR_SHAPES: DoorShape[] = [
   },
   {
     name: 'rename-delete',
-    label: 'PATCH to the name it has (writes nothing), DELETE of a type other definitions reference',
-    doors: ['renameEntityType', 'deleteEntityType'],
-    expected: ['200', '409 type_referenced', '404 unknown_entity_type'],
+    label:
+      'PATCH to the name it has (writes nothing), DELETE of an unknown type, a release of a 256-character name the type never had (writes nothing) and of its current name (refused)',
+    doors: ['renameEntityType', 'deleteEntityType', 'releaseFormerName'],
+    expected: ['200', '409 name_not_held', '404 unknown_entity_type'],
     requests: 256,
     concurrency: 32,
-    request: (s, i) =>
-      i % 2 === 0
-        ? { method: 'PATCH', path: `/entities/types/${s.plainType}`, body: { name: s.plainTypeName } }
-        : { method: 'DELETE', path: `/entities/types/${randomUUID()}` },
+    request: (s, i) => {
+      const release = `/entities/types/${s.plainType}/former-names/release`;
+      switch (i % 4) {
+        case 0:
+          return { method: 'PATCH', path: `/entities/types/${s.plainType}`, body: { name: s.plainTypeName } };
+        case 1:
+          return { method: 'DELETE', path: `/entities/types/${randomUUID()}` };
+        case 2:
+          return { method: 'POST', path: release, body: { name: `never ${String(i).padStart(250, 'n')}` } };
+        default:
+          return { method: 'POST', path: release, body: { name: s.plainTypeName } };
+      }
+    },
   },
   {
     name: 'conditional-headers',
@@ -646,19 +656,21 @@ export const DOOR_SHAPES: DoorShape[] = [
   {
     name: 'graphql-mutations',
     label:
-      'GraphQL mutations: create-or-get, declare over the budgets, a withdrawal dry run, a delete refused',
+      'GraphQL mutations: create-or-get, declare over the budgets, a withdrawal dry run, a delete refused, a rename and releases writing nothing',
     doors: [
       'Mutation.createEntityType',
       'Mutation.declareAttribute',
       'Mutation.withdrawAttribute',
       'Mutation.deleteEntityType',
       'Mutation.renameEntityType',
+      'Mutation.releaseFormerName',
     ],
     expected: [
       '200 data',
       '200 defaults_too_large',
       '200 type_referenced',
       '200 unknown_entity_type',
+      '200 name_not_held',
       ...ADMITTED,
     ],
     requests: 160,
@@ -682,6 +694,12 @@ export const DOOR_SHAPES: DoorShape[] = [
         ),
         gql(`mutation { deleteEntityType(guid: "${randomUUID()}") { deleted } }`),
         gql(`mutation { renameEntityType(guid: "${s.plainType}", name: "${s.plainTypeName}") { name } }`),
+        gql(
+          `mutation { releaseFormerName(guid: "${s.plainType}", name: "${'m'.repeat(256)}") { released entityType { formerNames { name } } } }`,
+        ),
+        gql(
+          `mutation { releaseFormerName(guid: "${s.plainType}", name: "${s.plainTypeName}") { released } }`,
+        ),
       ];
       return shapes[i % shapes.length] as DoorRequest;
     },

@@ -50,6 +50,7 @@ export const REFUSALS = {
   idempotency_keys_exhausted: 429,
   tenant_busy: 429,
   type_name_taken: 409,
+  name_not_held: 409,
   invalid_precondition: 400,
   precondition_failed: 412,
   type_referenced: 409,

@@ -69,6 +69,8 @@ export type ModelChangeKind =
   | 'type_created'
   /** A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes). */
   | 'type_deleted'
+  /** A former name of a type was released: it no longer resolves to the type (before carries the name and the guid it resolved to, after the guid a type created under it will take). */
+  | 'type_name_released'
   /** A user-defined type was renamed (before and after carry the names). */
   | 'type_renamed';
 
@@ -133,21 +135,21 @@ export type EntitiesQueryVariables = Exact<{
 
 export type EntitiesQuery = { entities: { nextCursor: string | null, entities: Array<{ guid: string, name: string, typeGuid: string }> } };
 
-export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null };
+export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null };
 
 export type EntityTypeByGuidQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypeByNameQueryVariables = Exact<{
   name: string;
 }>;
 
 
-export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypesPageQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -155,14 +157,14 @@ export type EntityTypesPageQueryVariables = Exact<{
 }>;
 
 
-export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type CreateEntityTypeMutationVariables = Exact<{
   name: string;
 }>;
 
 
-export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } } };
+export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
 
 export type RenameEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -171,7 +173,16 @@ export type RenameEntityTypeMutationVariables = Exact<{
 }>;
 
 
-export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string }> | null, parentType: { guid: string, name: string } | null } };
+export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } };
+
+export type ReleaseFormerNameMutationVariables = Exact<{
+  guid: string;
+  name: string;
+  ifVersion?: string | null | undefined;
+}>;
+
+
+export type ReleaseFormerNameMutation = { releaseFormerName: { released: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
 
 export type DeleteEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -261,6 +272,7 @@ export const EntityTypeFieldsFragmentDoc = new TypedDocumentString(`
   formerNames {
     name
     leftAt
+    releasedAt
   }
   version
   parentType {
@@ -466,6 +478,7 @@ export const EntityTypeByGuidDocument = new TypedDocumentString(`
   formerNames {
     name
     leftAt
+    releasedAt
   }
   version
   parentType {
@@ -493,6 +506,7 @@ export const EntityTypeByNameDocument = new TypedDocumentString(`
   formerNames {
     name
     leftAt
+    releasedAt
   }
   version
   parentType {
@@ -529,6 +543,7 @@ export const EntityTypesPageDocument = new TypedDocumentString(`
   formerNames {
     name
     leftAt
+    releasedAt
   }
   version
   parentType {
@@ -559,6 +574,7 @@ export const CreateEntityTypeDocument = new TypedDocumentString(`
   formerNames {
     name
     leftAt
+    releasedAt
   }
   version
   parentType {
@@ -586,6 +602,7 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
   formerNames {
     name
     leftAt
+    releasedAt
   }
   version
   parentType {
@@ -593,6 +610,37 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
     name
   }
 }`) as unknown as TypedDocumentString<RenameEntityTypeMutation, RenameEntityTypeMutationVariables>;
+export const ReleaseFormerNameDocument = new TypedDocumentString(`
+    mutation ReleaseFormerName($guid: ID!, $name: String!, $ifVersion: String) {
+  releaseFormerName(guid: $guid, name: $name, ifVersion: $ifVersion) {
+    entityType {
+      ...EntityTypeFields
+    }
+    released
+  }
+}
+    fragment EntityTypeFields on EntityType {
+  guid
+  name
+  origin
+  catalogLevel
+  vocabulary
+  label
+  icon
+  creatable
+  nameLockedHint
+  createdAt
+  formerNames {
+    name
+    leftAt
+    releasedAt
+  }
+  version
+  parentType {
+    guid
+    name
+  }
+}`) as unknown as TypedDocumentString<ReleaseFormerNameMutation, ReleaseFormerNameMutationVariables>;
 export const DeleteEntityTypeDocument = new TypedDocumentString(`
     mutation DeleteEntityType($guid: ID!, $ifVersion: String) {
   deleteEntityType(guid: $guid, ifVersion: $ifVersion) {

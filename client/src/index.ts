@@ -23,6 +23,8 @@ import {
   ModelChangesDocument,
   type ModelChangesQuery,
   type ModelChangesQueryVariables,
+  ReleaseFormerNameDocument,
+  type ReleaseFormerNameMutation,
   RenameEntityTypeDocument,
   type RenameEntityTypeMutation,
   TypeAttributesDocument,
@@ -256,6 +258,17 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
       options?: Conditional,
     ): Promise<RenameEntityTypeMutation['renameEntityType']> =>
       (await request(RenameEntityTypeDocument, { guid, name, ...conditional(options) })).renameEntityType,
+
+    /**
+     * Releases the name a renamed type was created under: creating that name then makes a new type. `released` is
+     * false when the name already resolved to no type (`ifVersion`: only while the type is at that version).
+     */
+    releaseFormerName: async (
+      guid: string,
+      name: string,
+      options?: Conditional,
+    ): Promise<ReleaseFormerNameMutation['releaseFormerName']> =>
+      (await request(ReleaseFormerNameDocument, { guid, name, ...conditional(options) })).releaseFormerName,
 
     /** Deletes a user-defined type (`ifVersion`: only while it is at that version). */
     deleteEntityType: async (

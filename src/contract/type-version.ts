@@ -1,5 +1,6 @@
 // A type's version on the wire: the weak ETag of the type and of its attribute listing (`W/"<version>"`), taken back
-// in If-Match by the writes that change them (rename, delete, declare, withdraw) and in If-None-Match by the reads.
+// in If-Match by the writes that change them (rename, release of a former name, delete, declare, withdraw) and in
+// If-None-Match by the reads.
 
 export const ETAG_HEADER = 'etag';
 export const IF_MATCH_HEADER = 'if-match';

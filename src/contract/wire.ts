@@ -6,23 +6,13 @@ import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
 import { IMPACT_SCAN_MAX, MAX_FORMER_NAMES } from '../model/limits.js';
 import { TYPE_ORIGIN_NAMES } from '../model/origins.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
-
-/** Named schemas: they become components/schemas of the OpenAPI document and are referenced by name. */
-export const components = new Map<z.ZodType, { id: string; description: string }>();
-
-export const named = <T extends z.ZodType>(id: string, description: string, schema: T): T => {
-  components.set(schema, { id, description });
-  return schema;
-};
-
-/** What a schema is, in words: its name's description, or its own. */
-export const descriptionOf = (schema: z.ZodType): string =>
-  components.get(schema)?.description ?? schema.description ?? '';
-
-export const guid = (what: string) => z.string().describe(what);
+import { FormerNameRow } from './former-names.js';
+import { guid, named } from './named.js';
 
 /** Page sizes of the paged lists (`page_size`): part of the contract, so a client can ask for the largest page. */
 export { PAGES } from '../model/pages.js';
+export { FormerNameRow, RELEASE_FORMER_NAME } from './former-names.js';
+export { components, descriptionOf, guid, named } from './named.js';
 
 /** Every REST answer: `{STATUS, MESSAGE, DATA}`; a refusal has STATUS FAIL and `DATA.reason`. */
 export interface Envelope<D = Record<string, unknown>> {
@@ -33,17 +23,6 @@ export interface Envelope<D = Record<string, unknown>> {
 
 /** The media type of the purge's progress stream: one JSON object per line, the envelope last. */
 export const NDJSON = 'application/x-ndjson';
-
-export const FormerNameRow = named(
-  'FormerName',
-  'A name the type had before a rename.',
-  z.object({
-    name: z.string().describe('The name, as it was spelt.'),
-    left_at: z.iso.datetime().describe('When a rename left it (ISO 8601 date-time, UTC).'),
-  }),
-);
-
-export type FormerNameRow = z.output<typeof FormerNameRow>;
 
 // Each field of a type is declared here once: the stored type (db/entity-types.ts), the REST row, the GraphQL object
 // (schema/row-fields.ts) and their descriptions derive from it.
@@ -104,7 +83,7 @@ export const EntityTypeRow = named(
       .array(FormerNameRow)
       .optional()
       .describe(
-        `The names the type had before its renames, most recent first (at most ${MAX_FORMER_NAMES}; none on a type never renamed), with when each was left. The name it was created under keeps resolving to it (create-or-get by that name answers this type); the others are free.`,
+        `The names the type had before its renames, most recent first (at most ${MAX_FORMER_NAMES}; none on a type never renamed), with when each was left. The name it was created under keeps resolving to it (create-or-get by that name answers this type) until it is released (POST /entities/types/{guid}/former-names/release); the others are free.`,
       ),
     version: z
       .string()

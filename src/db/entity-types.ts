@@ -83,15 +83,26 @@ export const toStoredType = (values: unknown) => {
 const first = (rows: Record<string, unknown>[]) => (rows[0] ? toStoredType(rows[0].type) : null);
 
 /**
- * The type a normalised name resolves to: the type currently holding that name, else the type whose guid
- * was derived from it (a type keeps the guid of the name it was created under, so that name still resolves).
+ * The branches of a CALL that find the type a normalised name `key` resolves to, as rows (t, rank): the type currently
+ * holding that name (rank 0), else the type whose guid the name resolves to (rank 1). That guid is the one derived
+ * from the name (`derived`: a type keeps the guid of the name it was created under, so that name still resolves to
+ * it), unless the name was released: then it is the guid its release named, which a type created under the name
+ * again takes. `imports` are the variables the CALL brings in.
  */
+export const namedTypeBranches = (key: string, derived: string, imports = '') => {
+  const withImports = imports === '' ? '' : `WITH ${imports}\n`;
+  return `${withImports}MATCH (t:EntityType {tenant: $tenant, name_key: ${key}}) RETURN t, 0 AS rank
+       UNION
+       ${withImports}OPTIONAL MATCH (r:TypeNameRelease {tenant: $tenant, name_key: ${key}})
+       WITH coalesce(r.guid, ${derived}) AS g
+       MATCH (t:EntityType {guid: g}) WHERE t.tenant = $tenant RETURN t, 1 AS rank`;
+};
+
+/** The type a normalised name resolves to (see namedTypeBranches). */
 export async function findTypeByName(run: Run, tenant: string, key: string, derivedGuid: string) {
   const rows = await run(
     `CALL {
-       MATCH (t:EntityType {tenant: $tenant, name_key: $key}) RETURN t, 0 AS rank
-       UNION
-       MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant RETURN t, 1 AS rank
+       ${namedTypeBranches('$key', '$guid')}
      }
      WITH t ORDER BY rank LIMIT 1
      RETURN ${PROJECTION}`,
@@ -127,7 +138,8 @@ const LOADED_TYPE = newUserType('n.guid', 'n.name', 'n.name_key');
 
 /**
  * Creates a user-defined type. Its guid is the one a deleted type last held under this name (its tombstone), else
- * the one derived from the name; tombstones pointing at the guid taken are cleared.
+ * the one the name's release named (when it was released), else the one derived from the name; tombstones pointing
+ * at the guid taken are cleared.
  */
 export async function createUserType(
   run: Run,
@@ -139,7 +151,8 @@ export async function createUserType(
 ) {
   const rows = await run(
     `OPTIONAL MATCH (x:TypeTombstone {tenant: $tenant, name_key: $key})
-     WITH coalesce(x.guid, $guid) AS guid
+     OPTIONAL MATCH (r:TypeNameRelease {tenant: $tenant, name_key: $key})
+     WITH coalesce(x.guid, r.guid, $guid) AS guid
      CREATE ${CREATED_TYPE}
      WITH t
      CALL {
@@ -200,6 +213,34 @@ export async function renameType(
      ${recordChange({ typeGuid: 't.guid', imports: ['t'] })}
      RETURN ${PROJECTION}`,
     { tenant, guid, name, key, formerJson: JSON.stringify(formerNames), ...change },
+  );
+  return first(rows);
+}
+
+/**
+ * Releases the name `key`, which resolves to the type `guid` as a former name: from now on it resolves to `next`, the
+ * guid a type created under the name will take (none holds it yet). The type's former names (with the release marked)
+ * are stored, its version raised and the change recorded, in one statement.
+ */
+export async function releaseTypeName(
+  run: Run,
+  tenant: string,
+  guid: string,
+  key: string,
+  next: string,
+  formerNames: readonly FormerNameRow[],
+  change: ChangeRecord,
+) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
+     MERGE (r:TypeNameRelease {tenant: $tenant, name_key: $key})
+     SET r.guid = $next, r.released_by = t.guid, r.released_at = datetime(),
+         t.former_names_json = $formerJson, t.updated_at = datetime()
+     ${raiseVersion('t')}
+     WITH t
+     ${recordChange({ typeGuid: 't.guid', imports: ['t'] })}
+     RETURN ${PROJECTION}`,
+    { tenant, guid, key, next, formerJson: JSON.stringify(formerNames), ...change },
   );
   return first(rows);
 }

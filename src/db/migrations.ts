@@ -17,6 +17,8 @@ export const MIGRATIONS: readonly string[] = [
   // The guid a deleted (renamed) type held under its last name, so recreating that name gives it back.
   'CREATE CONSTRAINT type_tombstone IF NOT EXISTS FOR (x:TypeTombstone) REQUIRE (x.tenant, x.name_key) IS UNIQUE',
   'CREATE INDEX type_tombstone_guid IF NOT EXISTS FOR (x:TypeTombstone) ON (x.tenant, x.guid)',
+  // A name released on purpose by the type it was created under: the guid the name now resolves to in its stead.
+  'CREATE CONSTRAINT type_name_release IF NOT EXISTS FOR (r:TypeNameRelease) REQUIRE (r.tenant, r.name_key) IS UNIQUE',
   // Instances of a type in guid order: the purge walks them in batches with a cursor.
   'CREATE INDEX entity_type_of IF NOT EXISTS FOR (e:Entity) ON (e.tenant, e.type_guid, e.guid)',
   // A type's entities in listing order (name, then guid), and the entities of a type referring to an entity through

@@ -2,7 +2,7 @@
 
 import neo4j from 'neo4j-driver';
 import { ATTR_PROJECTION, type StoredAttribute, toStoredAttribute } from './attributes.js';
-import { type StoredType, toStoredType, typeProjection } from './entity-types.js';
+import { namedTypeBranches, type StoredType, toStoredType, typeProjection } from './entity-types.js';
 import type { Run } from './run.js';
 
 /** JSON text of a definition's enumeration and default, without reading the texts when their size is stored. */
@@ -81,11 +81,7 @@ export async function resolveModelTypes(
        WITH i
        WITH $names[i] AS n
        CALL {
-         WITH n
-         MATCH (t:EntityType {tenant: $tenant, name_key: n.key}) RETURN t, 0 AS rank
-         UNION
-         WITH n
-         MATCH (t:EntityType {guid: n.derivedGuid}) WHERE t.tenant = $tenant RETURN t, 1 AS rank
+         ${namedTypeBranches('n.key', 'n.derivedGuid', 'n')}
        }
        WITH t ORDER BY rank LIMIT 1
        CALL {

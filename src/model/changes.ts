@@ -4,6 +4,7 @@
 export const CHANGE_KINDS = [
   'type_created',
   'type_renamed',
+  'type_name_released',
   'type_deleted',
   'managed_type_set_up',
   'attribute_declared',
@@ -15,6 +16,8 @@ export type ChangeKind = (typeof CHANGE_KINDS)[number];
 export const CHANGE_KIND_DESCRIPTIONS: Record<ChangeKind, string> = {
   type_created: 'A user-defined type was created (or recreated under its name, with the same guid).',
   type_renamed: 'A user-defined type was renamed (before and after carry the names).',
+  type_name_released:
+    'A former name of a type was released: it no longer resolves to the type (before carries the name and the guid it resolved to, after the guid a type created under it will take).',
   type_deleted:
     'A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes).',
   managed_type_set_up:

@@ -54,6 +54,14 @@ export function typeGuid(tenant: string, key: string): string {
   return uuidv5(JSON.stringify(['entity-type', tenant, key]), GUID_NAMESPACE);
 }
 
+/**
+ * Guid of the next type created under a released name: derived from the guid the name resolved to before the release,
+ * so every instance computes the same one and each release of the name gives a new one.
+ */
+export function releasedNameGuid(tenant: string, key: string, previousGuid: string): string {
+  return uuidv5(JSON.stringify(['entity-type-released', tenant, key, previousGuid]), GUID_NAMESPACE);
+}
+
 /** Guid of a platform attribute in a tenant (fixed, so every process derives the same one). */
 export function platformAttributeGuid(tenant: string, name: string): string {
   return uuidv5(JSON.stringify(['platform-attribute', tenant, name]), GUID_NAMESPACE);

@@ -38,7 +38,7 @@ export function toEntityTypeRow(t: StoredType): EntityTypeRow {
   return row as EntityTypeRow;
 }
 
-const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');
+export const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');
 
 export async function createOrGetEntityType(ctx: RequestContext, rawName: string) {
   const tenant = ctx.viewer.tenant;
@@ -163,7 +163,7 @@ export async function findEntityTypeByName(ctx: RequestContext, rawName: string)
   return typeByName(ctx, nameKey(cleanName(rawName)));
 }
 
-const assertUserDefined = (t: StoredType, verb: string) => {
+export const assertUserDefined = (t: StoredType, verb: string) => {
   if (t.origin !== 'user_defined') {
     throw refuse(
       'type_not_user_defined',

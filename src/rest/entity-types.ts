@@ -10,6 +10,7 @@ import {
   renameEntityType,
   toEntityTypeRow,
 } from '../resolvers/entity-types.js';
+import { releaseFormerName } from '../resolvers/former-names.js';
 import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
 import { succeed, succeedSerialised } from './envelope.js';
 import { route } from './route.js';
@@ -57,6 +58,15 @@ export function entityTypeRoutes(app: FastifyInstance) {
     );
     sendVersion(reply, type.version);
     return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
+  });
+
+  route(app, ROUTES.releaseFormerName, async (req, reply, { params, body }) => {
+    const ifVersion = ifMatchOf(req);
+    const result = await conditionalWrite(reply, () =>
+      releaseFormerName(req.ctx, params.guid, body.name, { ifVersion }),
+    );
+    sendVersion(reply, result.type.version);
+    return succeed(reply, 200, { entity_type: toEntityTypeRow(result.type), released: result.released });
   });
 
   route(app, ROUTES.deleteEntityType, async (req, reply, { params }) => {

@@ -2,7 +2,7 @@
 
 import { charge, type RequestContext, typeByGuid } from '../context.js';
 import { MAX_TAG_CHARS, type VersionCondition } from '../contract/type-version.js';
-import { descriptionOf, EntityTypeRow, FormerNameRow } from '../contract/wire.js';
+import { descriptionOf, EntityTypeRow, FormerNameRow, RELEASE_FORMER_NAME } from '../contract/wire.js';
 import type { StoredType } from '../db/entity-types.js';
 import { refuse } from '../errors.js';
 import { TYPE_ORIGINS, type TypeOrigin } from '../model/origins.js';
@@ -15,6 +15,7 @@ import {
   listEntityTypes,
   renameEntityType,
 } from '../resolvers/entity-types.js';
+import { releaseFormerName } from '../resolvers/former-names.js';
 import { builder } from './builder.js';
 import { rowDescription, rowFields } from './row-fields.js';
 
@@ -171,6 +172,20 @@ const DeleteEntityTypePayload = builder
     }),
   });
 
+const ReleaseFormerNamePayload = builder
+  .objectRef<{ type: StoredType; released: boolean }>('ReleaseFormerNamePayload')
+  .implement({
+    description: 'Result of releasing a former name.',
+    fields: (t) => ({
+      entityType: t.field({
+        type: EntityType,
+        description: 'The type, as the release left it.',
+        resolve: (p) => p.type,
+      }),
+      released: t.exposeBoolean('released', { description: RELEASE_FORMER_NAME.released }),
+    }),
+  });
+
 /** The description of every mutation's `reason` argument. */
 export const REASON_ARG = `Why you make this change (1 to ${CHANGE_REASON_MAX} characters, no control characters): recorded with it in the history (ModelChange.reason). Refusal: invalid_change_reason.`;
 
@@ -208,6 +223,20 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => {
       sayWhy(ctx, args.reason);
       return renameEntityType(ctx, String(args.guid), args.name, { ifVersion: versionArg(args.ifVersion) });
+    },
+  }),
+  releaseFormerName: t.field({
+    type: ReleaseFormerNamePayload,
+    description: `${RELEASE_FORMER_NAME.description} Refusals: unknown_entity_type, type_not_user_defined, name_not_held, empty_value, name_too_long, precondition_failed.`,
+    args: {
+      guid: t.arg.id({ required: true, description: 'Guid of the type whose former name is released.' }),
+      name: t.arg.string({ required: true, description: RELEASE_FORMER_NAME.name }),
+      reason: t.arg.string({ description: REASON_ARG }),
+      ifVersion: t.arg.string({ description: IF_VERSION_ARG }),
+    },
+    resolve: (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
+      return releaseFormerName(ctx, String(args.guid), args.name, { ifVersion: versionArg(args.ifVersion) });
     },
   }),
   deleteEntityType: t.field({

@@ -52,6 +52,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   'Query.modelPlan': read(MODEL_READ_COST, "the named types' definitions, sized first (as the export)"),
   'Mutation.createEntityType': read(WRITE_COST, 'a create-or-get: the name, its tombstone, one write'),
   'Mutation.renameEntityType': read(WRITE_COST, 'the type and the name, one write'),
+  'Mutation.releaseFormerName': read(WRITE_COST, 'the type and the name, one write'),
   'Mutation.deleteEntityType': read(
     WRITE_COST,
     'the type, its referrers and definitions (200 at most), one write',
@@ -118,6 +119,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   ...fromParent('QueryEntityTypesConnection', ['edges', 'pageInfo']),
   ...fromParent('QueryEntityTypesConnectionEdge', ['node']),
   ...fromParent('CreateEntityTypePayload', ['entityType']),
+  ...fromParent('ReleaseFormerNamePayload', ['entityType']),
   ...fromParent('DeclareAttributePayload', ['attribute', 'usage']),
   ...fromParent('WithdrawAttributePayload', ['attribute', 'impact']),
   ...fromParent('ModelPlan', ['steps', 'unchanged']),

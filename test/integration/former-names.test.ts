@@ -41,7 +41,11 @@ describe('former names', () => {
     expect(listed.former_names).toEqual(back.former_names);
     const gql = await graphqlClient(world.app, token).entityType(created.guid);
     expect(gql!.formerNames).toEqual(
-      back.former_names.map((f: { name: string; left_at: string }) => ({ name: f.name, leftAt: f.left_at })),
+      back.former_names.map((f: { name: string; left_at: string }) => ({
+        name: f.name,
+        leftAt: f.left_at,
+        releasedAt: null,
+      })),
     );
   });
 });

@@ -694,6 +694,8 @@ describe('every operation answers as documented', () => {
       `/entities/types/${guid}`,
       200,
     );
+    const release = `/entities/types/${guid}/former-names/release`;
+    await call(api.post(release, { name: 'Report' }), 'POST', release, 200);
     const attrs = `/entities/types/${guid}/attributes`;
     const declaration = {
       name: 'tier',

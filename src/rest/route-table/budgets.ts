@@ -87,6 +87,13 @@ export const ROUTE_BUDGETS = {
     memoryBytes: 256 * KB,
     admission: 'light',
   },
+  releaseFormerName: {
+    statements: 6 + KEYED,
+    reads: 'the type, the type the name resolves to: index seeks',
+    answerBytes: 4 * KB,
+    memoryBytes: 256 * KB,
+    admission: 'light',
+  },
   deleteEntityType: {
     statements: 6 + KEYED,
     reads: 'the type, the live definitions referring to it, its own (at most 200): index seeks',

@@ -82,6 +82,14 @@ export const BODY_EXAMPLES: Partial<Record<RouteKey, Record<string, BodyExample>
       value: { name: 'Data asset' },
     },
   },
+  releaseFormerName: {
+    release: {
+      summary: 'Release the name the type was created under',
+      description:
+        'For a type created as Data item and renamed since: creating a type named Data item then makes a new type.',
+      value: { name: 'Data item' },
+    },
+  },
   declareAttribute: {
     string: {
       summary: 'string: an enumeration with a default',

@@ -2,13 +2,14 @@
 // change feed (the metamodel as a file: model-routes.ts).
 
 import { z } from 'zod';
-import { ChangeRow, EntityTypeRow } from '../../contract/wire.js';
+import { ChangeRow, EntityTypeRow, RELEASE_FORMER_NAME } from '../../contract/wire.js';
 import { CHANGE_KINDS } from '../../model/changes.js';
 import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
 import { GUID_SHAPE, KIND_LIST_SHAPE } from '../../resolvers/feed-filter.js';
 import {
   guidParams,
   NAME_DOC,
+  nameField,
   pageQuery,
   pageSizeField,
   type RouteDoc,
@@ -188,6 +189,35 @@ export const TYPE_ROUTES = {
       'type_not_user_defined',
       'type_name_taken',
       'type_instances_managed',
+    ],
+  }),
+  releaseFormerName: route({
+    method: 'POST',
+    path: '/entities/types/:guid/former-names/release',
+    operationId: 'releaseFormerName',
+    preconditions: 'if-match',
+    tag: 'Entity types',
+    summary: 'Release a former name of a user-defined type',
+    description: RELEASE_FORMER_NAME.description,
+    auth: 'bearer',
+    params: guidParams,
+    body: z.looseObject({ name: nameField(RELEASE_FORMER_NAME.name) }),
+    answers: {
+      200: {
+        description: 'Released, or already free.',
+        data: z.object({
+          entity_type: EntityTypeRow,
+          released: z.boolean().describe(RELEASE_FORMER_NAME.released),
+        }),
+      },
+    },
+    refusals: [
+      'unknown_entity_type',
+      'empty_value',
+      'name_too_long',
+      'invalid_field',
+      'type_not_user_defined',
+      'name_not_held',
     ],
   }),
   deleteEntityType: route({

@@ -214,6 +214,7 @@ export const TENANT_LABELS: Record<string, string[]> = {
   AttributeDefinition: ['owner_guid'],
   Entity: ['type_guid', 'guid'],
   TypeTombstone: ['name_key'],
+  TypeNameRelease: ['name_key'],
   ModelVersion: ['shard'],
   ModelChange: ['shard', 'seq'],
   IdempotencyKey: ['subject', 'key'],

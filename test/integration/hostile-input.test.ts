@@ -165,6 +165,14 @@ describe('the state fingerprint', () => {
     const doomedGuid = doomed.json().DATA.entity_type.guid;
     expect((await api.patch(`/entities/types/${doomedGuid}`, { name: 'Renamed once' })).status).toBe(200);
     expect((await api.delete(`/entities/types/${doomedGuid}`)).status).toBe(200);
+    // renamed, then the name it was created under released: a release node
+    const released = (await api.post('/entities/types', { name: 'Released once' })).body.DATA.entity_type
+      .guid;
+    expect((await api.patch(`/entities/types/${released}`, { name: 'Released twice' })).status).toBe(200);
+    const release = await api.post(`/entities/types/${released}/former-names/release`, {
+      name: 'Released once',
+    });
+    expect(release.body.DATA.released).toBe(true);
     // The labels in the database once this test has written its own (it may run first on a fresh one).
     const known = await world.driver.executeQuery(
       'CALL db.labels() YIELD label RETURN collect(label) AS labels',

@@ -1,4 +1,4 @@
-// Releasing a former name (docs/api.md#former-names-and-their-release): the name a type was created under keeps
+// Releasing a former name (docs/api.md#decisions-where-the-specification-is-silent, "Releasing a former name"): the name a type was created under keeps
 // resolving to it after a rename until it is released; then creating the name makes a new type with a new guid, the
 // history records the release, concurrent creates on two instances converge, and the refusals name the holder.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
-// Releasing a former name (docs/api.md#decisions-where-the-specification-is-silent, "Releasing a former name"): the name a type was created under keeps
-// resolving to it after a rename until it is released; then creating the name makes a new type with a new guid, the
-// history records the release, concurrent creates on two instances converge, and the refusals name the holder.
+// Releasing a former name (docs/api.md#decisions-where-the-specification-is-silent, "Releasing a former name"): the
+// name a type was created under keeps resolving to it after a rename until it is released; then creating the name
+// makes a new type with a new guid, the history records the release, concurrent creates on two instances converge,
+// and the refusals name the holder.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { releasedNameGuid, typeGuid } from '../../src/model/names.js';
 import { MODEL_FORMAT } from '../../src/resolvers/model.js';

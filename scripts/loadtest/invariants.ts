@@ -8,6 +8,7 @@ import {
   ackedBy,
   ackTypes,
   answerChecks,
+  conditionals,
   declarations,
   redeclared,
   serverErrorCount,
@@ -269,6 +270,13 @@ function checkAnswers() {
       problems: c.samples,
     });
   }
+  // The conditional writes were made (a run that sent none would check nothing of them).
+  outcomes.push({
+    name: 'conditional writes sent',
+    ok: conditionals.sent > 0,
+    detail: `${conditionals.sent} declarations and withdrawals sent with If-Match: ${conditionals.won} succeeded, ${conditionals.stale} refused 412`,
+    problems: [],
+  });
   outcomes.push({
     name: 'no-5xx',
     ok: serverErrorCount === 0,

@@ -24,6 +24,8 @@ export interface HotType {
   guid: string;
   /** Definitions acknowledged on the type and not (being) withdrawn, by name key. */
   live: Map<string, LiveAttribute>;
+  /** The type's ETag as the last answer about it said (declare, withdraw, a 412): what a conditional write sends. */
+  etag?: string;
 }
 export interface Tenant {
   id: string;
@@ -50,6 +52,8 @@ export interface Pending {
   afterKey?: string | null;
   scalars?: Written<unknown>[];
   refs?: Written<string[]>[];
+  /** The If-Match a conditional write sent. */
+  ifMatch?: string;
 }
 /** A value written for an attribute: its name key, the definition it was written under, and the value. */
 export interface Written<T> {
@@ -102,6 +106,10 @@ export let serverErrorCount = 0;
 export function countServerError() {
   serverErrorCount += 1;
 }
+/** Conditional writes (If-Match) that succeeded, by type guid and the version sent: at most one each. */
+export const conditionalWins = new Map<string, number>();
+/** Conditional writes sent, and their outcome. */
+export const conditionals = { sent: 0, won: 0, stale: 0 };
 /** Checks made on the answers themselves while the traffic runs. */
 export const answerChecks = {
   'create-or-get converges': { checked: 0, failed: 0, samples: [] as string[] },
@@ -109,6 +117,8 @@ export const answerChecks = {
   'listing isolation': { checked: 0, failed: 0, samples: [] as string[] },
   'declaration usage <= 200': { checked: 0, failed: 0, samples: [] as string[] },
   'name declared once': { checked: 0, failed: 0, samples: [] as string[] },
+  'one conditional write wins per version': { checked: 0, failed: 0, samples: [] as string[] },
+  '412 names the current version': { checked: 0, failed: 0, samples: [] as string[] },
 };
 type AnswerCheck = keyof typeof answerChecks;
 

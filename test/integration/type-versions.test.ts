@@ -355,3 +355,94 @@ describe('two writers holding the same version, on two instances', () => {
     }
   });
 });
+
+describe('a REST writer and a GraphQL writer holding the same version, on two instances', () => {
+  it('race a rename, a declaration, a withdrawal and a release: exactly one wins each time, the other is stale', async () => {
+    /** A REST answer or a GraphQL one, as "won" or "stale" (412 / precondition_failed); anything else as itself. */
+    const outcome = (r: { status: number; body: any }) => {
+      if (r.body?.errors) {
+        const reason = r.body.errors[0].extensions.reason;
+        return reason === 'precondition_failed' ? 'stale' : reason;
+      }
+      if (r.body?.data) return 'won';
+      return r.status === 412 ? 'stale' : r.status < 300 ? 'won' : String(r.status);
+    };
+    const race = async (
+      restWrite: Promise<{ status: number; body: any }>,
+      graphqlWrite: Promise<{ status: number; body: any }>,
+    ) => {
+      const answers = await Promise.all([restWrite, graphqlWrite]);
+      expect(answers.map(outcome).sort()).toEqual(['stale', 'won']);
+      return answers[0].status < 300 ? 'rest' : 'graphql';
+    };
+    for (let round = 0; round < 3; round += 1) {
+      const { token, guid } = await typeWith(one, `Mixed ${round}`);
+      const gql = (query: string, variables: Record<string, unknown>) =>
+        send(two, token, 'POST', '/graphql', {}, { query, variables: { g: guid, ...variables } });
+      const current = async () =>
+        (await send(one, token, 'GET', `/entities/types/${guid}`)).body.DATA.entity_type.version;
+
+      let v = await current();
+      await race(
+        send(
+          one,
+          token,
+          'PATCH',
+          `/entities/types/${guid}`,
+          { 'if-match': `W/"${v}"` },
+          { name: `R ${round}` },
+        ),
+        gql(
+          'mutation($g: ID!, $v: String) { renameEntityType(guid: $g, name: "G", ifVersion: $v) { version } }',
+          { v },
+        ),
+      );
+
+      v = await current();
+      const declared = await race(
+        send(
+          one,
+          token,
+          'POST',
+          `/entities/types/${guid}/attributes`,
+          { 'if-match': `W/"${v}"` },
+          declaration('a'),
+        ),
+        gql(
+          'mutation($g: ID!, $v: String) { declareAttribute(typeGuid: $g, input: {name: "b", valueType: "string", cardinality: "single"}, ifVersion: $v) { attribute { name } } }',
+          { v },
+        ),
+      );
+      const live = declared === 'rest' ? 'a' : 'b';
+
+      v = await current();
+      await race(
+        send(one, token, 'DELETE', `/entities/attributes/${guid}/${live}`, { 'if-match': `W/"${v}"` }),
+        gql(
+          'mutation($g: ID!, $n: String!, $v: String) { withdrawAttribute(typeGuid: $g, name: $n, ifVersion: $v) { dryRun } }',
+          { n: live, v },
+        ),
+      );
+
+      v = await current();
+      await race(
+        send(
+          one,
+          token,
+          'POST',
+          `/entities/types/${guid}/former-names/release`,
+          { 'if-match': `W/"${v}"` },
+          { name: `Mixed ${round}` },
+        ),
+        gql(
+          'mutation($g: ID!, $n: String!, $v: String) { releaseFormerName(guid: $g, name: $n, ifVersion: $v) { released } }',
+          { n: `Mixed ${round}`, v },
+        ),
+      );
+      expect(
+        (await send(one, token, 'GET', `/entities/types/by-name/${encodeURIComponent(`Mixed ${round}`)}`))
+          .status,
+      ).toBe(404);
+    }
+  });
+});

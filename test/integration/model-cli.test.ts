@@ -340,6 +340,40 @@ describe('metamodel export, plan, apply', () => {
     expect(withNames.types[0]).toMatchObject({ name: 'KPI', renamed_from: ['Metric'] });
   });
 
+  it('an apply --based-on a plan of a tenant that changed since stops before any write, saying so (exit 1)', async ({
+    world,
+    dir,
+  }) => {
+    const { token, api } = await tenant(world);
+    const guid = await createType(api, 'Ledger');
+    const model = file(
+      dir,
+      'ledger.yaml',
+      YAML.stringify({
+        format: 'entity-metamodel/v1',
+        types: [
+          { name: 'Ledger', attributes: [{ name: 'code', value_type: 'string', cardinality: 'single' }] },
+        ],
+      }),
+    );
+    const planned = JSON.parse((await cli(world, token, 'plan', '-f', model, '--json')).stdout);
+    expect(planned.steps.map((s: { action: string }) => s.action)).toEqual(['declare_attribute']);
+    // another editor changes the tenant after the plan was made
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'owner',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    const stale = await cli(world, token, 'apply', '-f', model, '--based-on', planned.based_on);
+    expect(stale.code, stale.stdout + stale.stderr).toBe(1);
+    expect(stale.stderr).toContain('error: model_changed');
+    const names = (await api.get(`/entities/types/${guid}/attributes`)).body.DATA.attributes.map(
+      (a: any) => a.name,
+    );
+    expect(names).toContain('owner');
+    expect(names).not.toContain('code');
+  });
+
   it('apply --help documents its exit statuses', async ({ world }) => {
     const { token } = await tenant(world);
     const help = await cli(world, token, 'apply', '--help');

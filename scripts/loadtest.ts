@@ -1,7 +1,8 @@
 // Load test (npm run loadtest): mixed REST traffic from many clients across many tenants (autocannon), then a
 // check of the invariants in Neo4j. Traffic goes to 127.0.0.1 only; every phase is bounded in time.
 //   npm run loadtest -- [--seconds 30] [--connections 50] [--tenants 20] [--seed 195] [--instances 1]
-//   npm run loadtest -- --fault neo4j-restart [--seconds 15] [--connections 16] [--tenants 4]
+//   npm run loadtest -- --fault neo4j-restart [--seconds 15] [--connections 16] [--tenants 4] [--runs 1]
+//                       [--retry-storm without|with|both]
 // With --instances N (2 or more) the service runs as N processes of its own on the one Neo4j, the clients spread
 // over them, and the run also checks what only several instances can break (see the section "--instances N").
 
@@ -18,15 +19,18 @@ import { checkDatabase, outcomes, rows } from './loadtest/invariants.js';
 import {
   CONNECTIONS,
   FAULT,
+  FAULT_RUNS,
   HOT_TYPES,
   INSTANCES,
   PERSONS,
   PURGE_PERIOD_SECONDS,
+  RETRY_STORMS,
   SECONDS,
   SEED,
   SEEDED_TENANTS,
   TENANTS,
 } from './loadtest/options.js';
+import { printRecoverySummary, type Recovery } from './loadtest/recovery.js';
 import { printOutcomes, printTraffic } from './loadtest/report.js';
 import { setUpTenant, type Target } from './loadtest/setup.js';
 import { declarations, tenants } from './loadtest/state.js';
@@ -240,10 +244,24 @@ async function mainInstances(): Promise<number> {
   }
 }
 
-process.exit(
-  await (FAULT
-    ? runNeo4jRestartFault({ seconds: SECONDS, connections: CONNECTIONS, tenants: TENANTS })
-    : INSTANCES === 1
-      ? mainInProcess()
-      : mainInstances()),
-);
+/** The fault variant, FAULT_RUNS times for each retry storm asked for; then the recovery figures over the runs. */
+async function faultRuns(): Promise<number> {
+  const recoveries: Recovery[] = [];
+  let code = 0;
+  for (let run = 0; run < FAULT_RUNS; run++) {
+    for (const retryStorm of RETRY_STORMS) {
+      const result = await runNeo4jRestartFault({
+        seconds: SECONDS,
+        connections: CONNECTIONS,
+        tenants: TENANTS,
+        retryStorm,
+      });
+      code = Math.max(code, result.code);
+      if (result.recovery) recoveries.push(result.recovery);
+    }
+  }
+  printRecoverySummary(recoveries);
+  return code;
+}
+
+process.exit(await (FAULT ? faultRuns() : INSTANCES === 1 ? mainInProcess() : mainInstances()));

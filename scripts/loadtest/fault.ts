@@ -32,6 +32,7 @@ import { migrate } from '../../src/db/migrations.js';
 import { HOST } from '../throwaway-service.js';
 import { type Answer, HttpTarget } from './http.js';
 import { type ServiceInstance, startInstances, stopInstances } from './instances.js';
+import { FIRST_SUCCESS_BOUND_MS, type Recovery, recoveryOf, retryStorm, STORM_LOOPS } from './recovery.js';
 
 /** How long Neo4j stays down (the issue's scenario: restarted 8 s after the kill). */
 const OUTAGE_MS = 8_000;
@@ -119,18 +120,21 @@ export async function runNeo4jRestartFault(options: {
   seconds: number;
   connections: number;
   tenants: number;
-}): Promise<number> {
+  /** Clients that ignore Retry-After storm the service from the kill until /readyz says 200 (recovery.ts). */
+  retryStorm: boolean;
+}): Promise<{ code: number; recovery?: Recovery }> {
   if (process.env.NEO4J_URI) {
     console.error(
       'loadtest: --fault neo4j-restart kills and restarts a throwaway Neo4j of its own; unset NEO4J_URI',
     );
-    return 2;
+    return { code: 2 };
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'loadtest-fault-neo4j-'));
   const port = await freePort();
   let neo4j: LocalNeo4j | undefined;
   let instances: ServiceInstance[] = [];
   let target: HttpTarget | undefined;
+  let stormTarget: HttpTarget | undefined;
   const driverUri = `bolt://${HOST}:${port}`;
   const driver = createDriver({ uri: driverUri });
   try {
@@ -276,11 +280,34 @@ export async function runNeo4jRestartFault(options: {
     neo4j.process.kill('SIGKILL');
     await neo4j.stop();
     const watching = watchReadiness();
+    // The retry storm: STORM_LOOPS clients writing entities as fast as their answers come, 503 or not, until ready.
+    stormTarget = new HttpTarget(HOST, service.port, STORM_LOOPS);
+    const storming = stormTarget;
+    const stormTenant = tenants[0] as Tenant;
+    const storm = options.retryStorm
+      ? retryStorm(
+          async () =>
+            (
+              await storming.send(
+                'POST',
+                '/entities',
+                { authorization: `Bearer ${stormTenant.token}`, 'content-type': 'application/json' },
+                JSON.stringify({
+                  type_guid: stormTenant.types[0],
+                  name: `storm-${randomUUID().slice(0, 8)}`,
+                }),
+                REQUEST_TIMEOUT_MS,
+              )
+            ).status,
+          () => timeline.ready !== undefined,
+        )
+      : undefined;
     await sleep(OUTAGE_MS);
     timeline.restartBegun = performance.now();
     neo4j = await startLocalNeo4j({ dataDir, port, heapMb: 1024 });
     timeline.neo4jUp = performance.now();
     await withTimeout('readiness after the restart', watching, 120_000);
+    await storm?.done;
     const ready = timeline.ready as number;
     trafficEnds = ready + options.seconds * 1000;
     await withTimeout('the traffic', Promise.all(clients), options.seconds * 1000 + CONVERGE_MS + 60_000);
@@ -305,6 +332,24 @@ export async function runNeo4jRestartFault(options: {
           `(${w.roundsMs.join(', ')} ms), ${fmt(w.ms / 1000, 2)} s in all.`,
       );
     }
+    const recovery = recoveryOf(
+      attempts.map((a) => ({ at: a.at, ms: a.ms, status: a.status, write: WRITES.has(a.op) })),
+      timeline.neo4jUp as number,
+      ready,
+      {
+        enabled: options.retryStorm,
+        requests: storm?.counts.requests ?? 0,
+        refused: storm?.counts.refused ?? 0,
+      },
+    );
+    console.log(
+      `First successful write ${fmt(recovery.firstSuccessMs / 1000, 2)} s after Neo4j accepted connections; ` +
+        `writes begun in the 10 s after it: ${recovery.after.n}, p50 ${fmt(recovery.after.p50)} ms, p99 ` +
+        `${fmt(recovery.after.p99)} ms, max ${fmt(recovery.after.max)} ms` +
+        (options.retryStorm
+          ? `; the retry storm (${STORM_LOOPS} clients ignoring Retry-After) sent ${recovery.stormRequests} requests, ${recovery.stormRefused} refused 503.`
+          : '.'),
+    );
     if (process.env.FAULT_DUMP) {
       const { writeFileSync } = await import('node:fs');
       writeFileSync(process.env.FAULT_DUMP, JSON.stringify({ timeline, writes, reads }));
@@ -444,6 +489,11 @@ export async function runNeo4jRestartFault(options: {
       ['no idempotency_key_reused', reused === 0, `${reused}`],
       ['no 5xx but 503', other5xx === 0, `${other5xx}`],
       [
+        `the first successful write within ${FIRST_SUCCESS_BOUND_MS / 1000} s of Neo4j accepting connections`,
+        recovery.firstSuccessMs <= FIRST_SUCCESS_BOUND_MS,
+        `${fmt(recovery.firstSuccessMs / 1000, 2)} s`,
+      ],
+      [
         'the traffic went on after ready',
         (table['after/writes']?.n ?? 0) > 0,
         `${table['after/writes']?.n ?? 0} writes`,
@@ -456,16 +506,17 @@ export async function runNeo4jRestartFault(options: {
     console.log(
       failed.length === 0 ? `\nAll ${checks.length} checks hold.` : `\nFAILED: ${failed.length} checks`,
     );
-    return failed.length === 0 ? 0 : 1;
+    return { code: failed.length === 0 ? 0 : 1, recovery };
   } catch (e) {
     console.error(`loadtest: ${e instanceof Error ? e.message : String(e)}`);
     for (const i of instances) {
       const said = [...i.otherLines.slice(-10), ...i.errorLines.slice(0, 5)];
       if (said.length > 0) console.error(`${i.name} said:\n  ${said.join('\n  ')}`);
     }
-    return 1;
+    return { code: 1 };
   } finally {
     target?.close();
+    stormTarget?.close();
     await stopInstances(instances);
     await driver.close().catch(() => {});
     await neo4j?.stop();

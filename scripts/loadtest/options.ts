@@ -15,6 +15,10 @@ const { values: argv } = parseArgs({
     instances: { type: 'string', default: '1' },
     // --fault neo4j-restart: Neo4j killed and started again under load (scripts/loadtest/fault.ts).
     fault: { type: 'string' },
+    // With --fault: how many times (each on a fresh Neo4j), and whether clients that ignore Retry-After storm the
+    // service while it recovers (16 loops sending as fast as the 503s come back): `with`, `without` or `both`.
+    runs: { type: 'string', default: '1' },
+    'retry-storm': { type: 'string', default: 'without' },
   },
 });
 
@@ -40,6 +44,15 @@ export const CONNECTIONS = intOption('connections', argv.connections ?? (FAULT ?
 export const TENANTS = intOption('tenants', argv.tenants ?? (FAULT ? '4' : '20'), 1, 1000);
 export const SEED = intOption('seed', argv.seed, 0, 200);
 export const INSTANCES = intOption('instances', argv.instances, 1, 8);
+export const FAULT_RUNS = intOption('runs', argv.runs, 1, 20);
+const STORM_CHOICES = { without: [false], with: [true], both: [false, true] } as const;
+if (!Object.hasOwn(STORM_CHOICES, argv['retry-storm'] as string)) {
+  console.error(`--retry-storm takes without, with or both (got ${argv['retry-storm']})`);
+  process.exit(2);
+}
+/** With --fault: each run's retry storm, in order (both: a run without, then one with, FAULT_RUNS times). */
+export const RETRY_STORMS: readonly boolean[] =
+  STORM_CHOICES[argv['retry-storm'] as keyof typeof STORM_CHOICES];
 
 export const LIMIT = 200;
 export const HOT_TYPES = 5;
@@ -59,7 +72,7 @@ setTimeout(
     console.error('loadtest: watchdog expired, exiting');
     process.exit(2);
   },
-  (SECONDS + 1800) * 1000,
+  (SECONDS + 1800 + (FAULT ? FAULT_RUNS * RETRY_STORMS.length * (4 * SECONDS + 120) : 0)) * 1000,
 ).unref();
 /** The database the invariants are read from (NEO4J_DATABASE, else the server's default). */
 export const DATABASE = neo4jSettings().NEO4J_DATABASE;

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { autocannon, type CannonRequest, type CannonResult } from '../../bench/lib.js';
+import { conditional, conditionalAnswer } from './conditional.js';
 import {
   ATTRIBUTE_NAMES,
   CONNECTIONS,
@@ -18,13 +19,11 @@ import {
   bump,
   type CannonContext,
   conditionals,
-  conditionalWins,
   countServerError,
   dbQueries,
   declarationByName,
   declarations,
   decorate,
-  type HotType,
   type LiveAttribute,
   latencies,
   nameOf,
@@ -56,15 +55,6 @@ export function valueFor(tenant: Tenant, attr: LiveAttribute): unknown {
     return shuffled.slice(0, randInt(1, shuffled.length));
   }
   return attr.multi ? Array.from({ length: randInt(1, 3) }, one) : one();
-}
-
-/**
- * A third of the declarations and withdrawals are conditional: they send the type's ETag as the last answer about it
- * said, as two editors of one type would. Of the writes sent with one version, at most one may succeed.
- */
-function conditional(hot: HotType): { ifMatch?: string } {
-  if (hot.etag === undefined || Math.random() >= 1 / 3) return {};
-  return { ifMatch: hot.etag };
 }
 
 export function nextOperation(): Pending {
@@ -289,36 +279,6 @@ export function onResponse(
       });
       return;
     }
-  }
-}
-
-/** What a write about a type says of its version: the ETag to send next, and the conditional writes' checks. */
-function conditionalAnswer(
-  p: Pending,
-  status: number,
-  data: Record<string, unknown>,
-  headers: Record<string, string | string[]>,
-) {
-  const hot = p.hot!;
-  const etag = typeof headers.etag === 'string' ? headers.etag : undefined;
-  if (etag !== undefined) hot.etag = etag;
-  if (p.ifMatch === undefined) return;
-  if (status >= 200 && status < 300) {
-    conditionals.won += 1;
-    const key = tenantKey(hot.guid, p.ifMatch);
-    bump(conditionalWins, key);
-    answerCheck(
-      'one conditional write wins per version',
-      conditionalWins.get(key) === 1,
-      () => `${p.tenant.id}: a second ${p.op} succeeded on ${hot.guid} at ${p.ifMatch}`,
-    );
-  } else if (status === 412) {
-    conditionals.stale += 1;
-    answerCheck(
-      '412 names the current version',
-      data.reason === 'precondition_failed' && etag !== undefined && etag !== p.ifMatch && data.etag === etag,
-      () => `${p.tenant.id}: 412 for ${p.ifMatch} on ${hot.guid} said ${String(data.etag)} (ETag ${etag})`,
-    );
   }
 }
 

@@ -22,7 +22,7 @@ import { createCursorCodec } from '../services/cursor.js';
 import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/keyed-requests.js';
 import { createTenantDirectory } from '../services/tenants.js';
 import { createTracing, type Tracing } from '../tracing.js';
-import { warmUp } from './warmup.js';
+import { keepWarming, WARMUP_ROUNDS, warmUp } from './warmup.js';
 
 export interface AppDeps {
   config: Config;
@@ -107,7 +107,16 @@ export function createServices(deps: AppDeps) {
           setTimeout(() => reject(new ProbeTimeout(timeoutMs)), timeoutMs).unref(),
         ),
       ]),
-    warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE, deps.warmupRounds),
+    warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE),
+    keepWarming: (first, stopped) =>
+      keepWarming(
+        services,
+        deps.driver,
+        config.NEO4J_DATABASE,
+        first,
+        deps.warmupRounds ?? WARMUP_ROUNDS.max,
+        stopped,
+      ),
     logger,
     onReady: (report) => metrics.observeWarmup(report),
   });

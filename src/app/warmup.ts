@@ -1,15 +1,16 @@
-// The warm-up behind readiness (db/readiness.ts, issue #17): before /readyz says 200, the service's hot paths run
-// through the same resolvers as requests (create-or-get a type, declare a scalar and a reference attribute, create
-// entities with values, page the types, list the attributes, read an entity, an Idempotency-Key's statements) for
-// a throwaway tenant, every statement in ONE transaction rolled back at the end (rehearse): nothing is written,
-// and Neo4j has planned, compiled and run each hot statement. The first round runs one rehearsal; the next ones
-// run WARMUP_CONCURRENCY at once (statements executed concurrently, as under load, on as many connections), and
-// they repeat while they keep getting faster (a restarted JVM compiles over the first executions); then the
-// connection pool is filled for concurrent requests. Measured after a restart under load: with one rehearsal a
-// round, the first writes after ready took 2 s (1.2 s before the outage); with 4 at once, 3 to 8 rounds and 8 pooled
-// connections, their median was 0.92x to 1.80x before's over eight runs (1.34x the median); with 8 at once, 6 to 10
-// rounds and 16 pooled connections (16 clients), 0.75x to 1.67x over six runs (1.01x the median), for 1 to 3 s more
-// of warm-up. A cold JVM's rounds kept getting faster through the sixth (e.g. 13.1, 1.8, 1.4, 1.1, 0.9, 0.9 s).
+// The warm-up behind readiness (db/readiness.ts): before /readyz says 200, the service's hot paths run through the
+// same resolvers as requests (create-or-get a type, declare a scalar and a reference attribute, create entities with
+// values, page the types, list the attributes, read an entity, an Idempotency-Key's statements), every statement in
+// ONE transaction rolled back at the end (rehearse): nothing is written, and Neo4j has planned, compiled and run each
+// hot statement.
+//
+// Serve as soon as serving is good: ONE rehearsal, then the pool filled and the breaker closed, and the service is
+// ready. The first rehearsal after a Neo4j restart is the cost (every statement planned on a cold JVM: 4.5 to 7 s
+// here); the later rounds only made a warm database a little faster (0.8, 0.7, 0.5 s each) while nothing was served,
+// so they now run after ready, in the background, at most BACKGROUND_CONCURRENCY rehearsals at once (a bounded share
+// of the database beside the requests), while they keep getting faster. The first rehearsal runs for a tenant kept
+// for it (one of WARMUP_TENANTS, set up once and committed): a new tenant's set-up (its system types, five statements, 1.5 s
+// cold) is not a hot path and is planned by the background rounds, which use throwaway tenants.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Driver } from 'neo4j-driver';
@@ -18,7 +19,7 @@ import { ModelCache } from '../cache/model-cache.js';
 import { ModelReads } from '../cache/model-reads.js';
 import { VersionReader } from '../cache/version-reader.js';
 import { createContext, type Services, type Viewer } from '../context.js';
-import { rehearse } from '../db/executor.js';
+import { createExecutor, rehearse } from '../db/executor.js';
 import {
   claimIdempotencyKey,
   readIdempotencyState,
@@ -35,27 +36,38 @@ import { createTenantDirectory } from '../services/tenants.js';
 const PRIVATE_CACHE_BYTES = 1024 * 1024;
 /**
  * Rounds of the rehearsal at least (`cold`: after a first round slower than COLD_FIRST_ROUND_MS, a JVM that has just
- * started, whose rounds keep getting faster for longer than 20% at a time shows), and at most.
+ * started, whose rounds keep getting faster for longer than 20% at a time shows), and at most. The first makes the
+ * service ready; the others run after, in the background.
  */
 export const WARMUP_ROUNDS = { min: 3, cold: 6, max: 10 } as const;
+/**
+ * The tenants of the first rehearsal, one picked at random: each set up once (committed), so that a restart's first
+ * round skips a set-up; several, so that instances warming up at once on one database seldom wait for each other's
+ * locks (a rehearsal holds its tenant's until it is rolled back).
+ */
+export const WARMUP_TENANTS = Array.from({ length: 16 }, (_, i) => `metamodel-warm-up-${i}`);
+/** Rehearsals at once in the background rounds, beside the requests being served. */
+export const BACKGROUND_CONCURRENCY = 2;
 /** A first round (one rehearsal) this slow means a cold database: its statements were planned and compiled anew. */
 const COLD_FIRST_ROUND_MS = 2_000;
-/** Rehearsals run at once in every round after the first (which plans each statement once, alone). */
-export const WARMUP_CONCURRENCY = 8;
 /** A round at least this much faster than the one before calls for another. */
 const STILL_WARMING = 0.8;
-/** Connections opened at once after the rounds (the driver keeps them in its pool): as many as 16 clients use. */
+/** Connections opened at once after the first round (the driver keeps them in its pool): as many as 16 clients use. */
 const POOL_FILL = 16;
 /** One round's transaction may take this long (a cold database plans a dozen statements). */
 const ROUND_TIMEOUT_MS = 30_000;
 
-/** One pass over the hot paths, for a tenant of its own, rolled back. */
-async function rehearsal(services: Services, driver: Driver, database: string | undefined): Promise<number> {
+/** One pass over the hot paths, for `tenant` (a new one unless given), rolled back. */
+async function rehearsal(
+  services: Services,
+  driver: Driver,
+  database: string | undefined,
+  tenant = `warm-up ${randomUUID()}`,
+): Promise<number> {
   return rehearse(
     driver,
     database,
     async (db) => {
-      const tenant = `warm-up ${randomUUID()}`;
       // Caches of its own: what it reads and writes is seen inside its transaction only (and never committed).
       const scoped: Services = {
         ...services,
@@ -118,27 +130,54 @@ export function anotherRound(roundsMs: readonly number[], most: number = WARMUP_
   return (roundsMs[rounds - 1] as number) < (roundsMs[rounds - 2] as number) * STILL_WARMING;
 }
 
+/**
+ * Makes the service ready to serve: the warm-up tenant set up (once per database), one rehearsal (every hot statement
+ * planned), the connection pool filled, the breaker closed.
+ */
 export async function warmUp(
   services: Services,
   driver: Driver,
   database: string | undefined,
-  maxRounds: number = WARMUP_ROUNDS.max,
 ): Promise<WarmupReport> {
   const started = performance.now();
-  const roundsMs: number[] = [];
+  const tenant = WARMUP_TENANTS[Math.floor(Math.random() * WARMUP_TENANTS.length)] as string;
+  // The pool is filled and the breaker closed while the rehearsal runs (they need none of its plans).
+  const pool = Promise.all(Array.from({ length: POOL_FILL }, () => ping(driver, database))).then(() =>
+    closeBreaker(driver, database),
+  );
+  pool.catch(() => {}); // (awaited below; a rejection while the rehearsal runs is not unhandled meanwhile)
+  await createTenantDirectory(createExecutor(driver, { database })).ensure(tenant);
+  const begun = performance.now();
+  const statements = await rehearsal(services, driver, database, tenant);
+  const roundsMs = [Math.round(performance.now() - begun)];
+  await pool;
+  return { ms: Math.round(performance.now() - started), roundsMs, statements };
+}
+
+/**
+ * The rounds after ready, in the background: BACKGROUND_CONCURRENCY rehearsals at once (throwaway tenants), while
+ * they keep getting faster (anotherRound, counting the first round's time), at most `maxRounds` in all. Stops at the
+ * first failure (the database went away: readiness warms up again when it is back) or when `stopped()` says so.
+ */
+export async function keepWarming(
+  services: Services,
+  driver: Driver,
+  database: string | undefined,
+  first: WarmupReport,
+  maxRounds: number,
+  stopped: () => boolean,
+): Promise<WarmupReport> {
+  const started = performance.now();
+  const roundsMs = [...first.roundsMs];
   let statements = 0;
-  for (;;) {
+  while (!stopped() && anotherRound(roundsMs, maxRounds)) {
     const begun = performance.now();
-    const together = roundsMs.length === 0 ? 1 : WARMUP_CONCURRENCY;
     const counts = await Promise.all(
-      Array.from({ length: together }, () => rehearsal(services, driver, database)),
+      Array.from({ length: BACKGROUND_CONCURRENCY }, () => rehearsal(services, driver, database)),
     );
     statements += counts.reduce((a, b) => a + b, 0);
     roundsMs.push(Math.round(performance.now() - begun));
-    if (!anotherRound(roundsMs, maxRounds)) break;
   }
-  await Promise.all(Array.from({ length: POOL_FILL }, () => ping(driver, database)));
-  await closeBreaker(driver, database);
   return { ms: Math.round(performance.now() - started), roundsMs, statements };
 }
 

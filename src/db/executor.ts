@@ -116,7 +116,7 @@ export interface TransactionMetadata {
 export interface ExecutorOptions extends Partial<RequestOptions> {
   database?: string;
   /** Asked before each transaction; throws to refuse it (the app's readiness: readiness.ts). */
-  admit?: () => void;
+  admit?: () => void | Promise<void>;
 }
 
 /** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
@@ -197,7 +197,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
   const breaker = storagePolicyOf(driver);
   const policy: Pick<typeof breaker, 'run'> = {
     async run(attempt) {
-      admit?.();
+      await admit?.();
       let attempts = 0;
       return breaker.run((committing) => {
         attempts += 1;

@@ -18,9 +18,11 @@ import { isStorageAway } from './storage-policy.js';
 export type ReadinessState = 'down' | 'warming' | 'ready';
 
 /** How often the recovery loop probes a database that is away. */
-export const PROBE_INTERVAL_MS = 500;
+export const PROBE_INTERVAL_MS = 200;
 /** A warm-up failing for another reason than the database being away is logged at most this often. */
 const WARN_EVERY_MS = 60_000;
+/** A transaction that arrives while the service is not ready waits this long for it before it is refused. */
+export const ADMIT_WAIT_MS = 250;
 /** /readyz answers within this bound, waiting for a warm-up under way at most this long. */
 export const READY_CHECK_MS = 2_000;
 
@@ -48,6 +50,12 @@ export interface ReadinessOptions {
   probe(timeoutMs: number): Promise<void>;
   /** Warms the hot paths; rejects when the database failed it (the loop tries again). */
   warm(): Promise<WarmupReport>;
+  /**
+   * Goes on warming after ready, in the background, beside the requests (told of the first warm-up, and asked to stop
+   * by `stopped`: the database was found away since, or the app is closing); its failure is the database's absence,
+   * which readiness handles.
+   */
+  keepWarming?: (first: WarmupReport, stopped: () => boolean) => Promise<WarmupReport>;
   logger: Logger;
   /** Told of each warm-up that made the service ready. */
   onReady?: (report: WarmupReport) => void;
@@ -118,8 +126,17 @@ export class Readiness {
    * the warm-up runs alone. (Requests that waited for the warm-up instead were released all at once when it ended,
    * and took 2 s more of their own.)
    */
-  admit(): void {
-    if (this.current !== 'ready') throw this.refusal();
+  async admit(): Promise<void> {
+    if (this.current === 'ready') return;
+    // A refusal is held ADMIT_WAIT_MS (checked every 50 ms), and the request served if the service became ready
+    // meanwhile: clients that ignore Retry-After get a few answers a second each, not thousands (a retry storm
+    // costs timers, not the CPU the warm-up and Neo4j need), and a request that came just before ready is served.
+    const until = Date.now() + ADMIT_WAIT_MS;
+    for (let left = ADMIT_WAIT_MS; left > 0; left = until - Date.now()) {
+      await sleep(Math.min(50, left));
+      if ((this.current as ReadinessState) === 'ready') return;
+    }
+    throw this.refusal();
   }
 
   /** Why the service is not ready, as the 503 it answers (a refused transaction, and /readyz). */
@@ -142,6 +159,7 @@ export class Readiness {
   async stop() {
     this.stopped = true;
     await this.loop;
+    await this.background;
   }
 
   /**
@@ -169,6 +187,25 @@ export class Readiness {
       if (this.loop === loop) this.loop = undefined;
     });
   }
+
+  /** The background rounds after ready (keepWarming), until the database is found away or the app closes. */
+  private warmOn(first: WarmupReport, losses: number) {
+    const keep = this.options.keepWarming;
+    if (!keep) return;
+    const stopped = () => this.stopped || this.losses !== losses;
+    const background = keep(first, stopped).then(
+      (report) => {
+        if (report.roundsMs.length > first.roundsMs.length) {
+          this.options.logger.info(report, 'background warm-up done');
+        }
+      },
+      (error: unknown) => this.options.logger.debug({ err: error }, 'background warm-up stopped'),
+    );
+    this.background = background;
+  }
+
+  /** The background warm-up under way, if any (stop() waits for it). */
+  private background: Promise<void> | undefined;
 
   /** When the last warning was logged, and the failures since (a failure repeating each round is not each logged). */
   private lastWarnedAt = Number.NEGATIVE_INFINITY;
@@ -215,6 +252,7 @@ export class Readiness {
           this.options.logger.info(report, 'database warmed: ready');
           this.options.onReady?.(report);
           for (const resolve of this.waiters.splice(0)) resolve();
+          this.warmOn(report, losses);
           return;
         }
       } catch (error) {

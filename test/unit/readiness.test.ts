@@ -5,7 +5,7 @@
 import { Neo4jError } from 'neo4j-driver';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ProbeTimeout, Readiness, type WarmupReport } from '../../src/db/readiness.js';
+import { ADMIT_WAIT_MS, ProbeTimeout, Readiness, type WarmupReport } from '../../src/db/readiness.js';
 import { createStoragePolicy } from '../../src/db/storage-policy.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -151,7 +151,7 @@ describe('readiness', () => {
     slow = true;
     expect(await busy.check(20)).toBe(false);
     expect(busy.state).toBe('ready');
-    expect(() => busy.admit()).not.toThrow();
+    await expect(busy.admit()).resolves.toBeUndefined();
     await busy.stop();
   });
 
@@ -182,30 +182,85 @@ describe('/readyz probes', () => {
 });
 
 describe('readiness admits transactions', () => {
-  it('ready: admitted; down or warming: refused at once with 503 storage_unavailable and Retry-After', async () => {
+  it('ready: admitted; down or warming: refused after ADMIT_WAIT_MS with 503 storage_unavailable and Retry-After', async () => {
     const { warmups, readiness, upAndWarming } = fixture();
-    const refusal = () => {
+    const refusal = async () => {
       try {
-        readiness.admit();
+        await readiness.admit();
         return undefined;
       } catch (e) {
         return e as { reason: string; status: number; retryAfterSeconds: number; message: string };
       }
     };
-    expect(refusal()).toMatchObject({ reason: 'storage_unavailable', status: 503, retryAfterSeconds: 1 });
-    expect(refusal()?.message).toContain('unreachable');
+    const started = Date.now();
+    expect(await refusal()).toMatchObject({
+      reason: 'storage_unavailable',
+      status: 503,
+      retryAfterSeconds: 1,
+    });
+    // held, not refused at once: a client ignoring Retry-After gets a few answers a second, not thousands
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 5);
+    expect(Date.now() - started).toBeLessThan(ADMIT_WAIT_MS + 200);
+    expect((await refusal())?.message).toContain('unreachable');
     await upAndWarming();
-    expect(refusal()).toMatchObject({ reason: 'storage_unavailable', status: 503 });
-    expect(refusal()?.message).toContain('warming up');
+    expect(await refusal()).toMatchObject({ reason: 'storage_unavailable', status: 503 });
+    expect((await refusal())?.message).toContain('warming up');
     warmups[0]?.finish();
     await readiness.whenReady();
-    expect(refusal()).toBeUndefined();
+    const admitted = Date.now();
+    expect(await refusal()).toBeUndefined();
+    expect(Date.now() - admitted).toBeLessThan(20);
     readiness.lost();
-    expect(refusal()).toMatchObject({ reason: 'storage_unavailable', status: 503 });
+    expect(await refusal()).toMatchObject({ reason: 'storage_unavailable', status: 503 });
     await until(() => warmups.length === 2);
     warmups[1]?.finish();
     await readiness.whenReady();
-    expect(refusal()).toBeUndefined();
+    expect(await refusal()).toBeUndefined();
+    await readiness.stop();
+  });
+
+  it('a transaction arriving while warming is served, not refused, when the warm-up ends within its wait', async () => {
+    const { warmups, readiness, upAndWarming } = fixture();
+    await upAndWarming();
+    const waiting = readiness.admit();
+    await sleep(ADMIT_WAIT_MS / 3);
+    warmups[0]?.finish();
+    await expect(waiting).resolves.toBeUndefined();
+    await readiness.stop();
+  });
+
+  it('goes on warming in the background after ready, and stops when the database is found away', async () => {
+    const { db, readiness } = fixture();
+    const background: { first: WarmupReport; stopped: () => boolean }[] = [];
+    const warming = new Readiness({
+      probe: async () => {
+        if (!db.up) throw new Error('unreachable');
+      },
+      warm: async () => ({ ms: 5, roundsMs: [5], statements: 20 }),
+      keepWarming: async (first, stopped) => {
+        background.push({ first, stopped });
+        while (!stopped()) await sleep(5);
+        return { ms: 1, roundsMs: [...first.roundsMs, 1], statements: 40 };
+      },
+      logger,
+      probeIntervalMs: 10,
+    });
+    db.up = true;
+    warming.start();
+    await warming.whenReady();
+    await until(() => background.length === 1);
+    // ready while the background rounds run: transactions are admitted
+    expect(warming.state).toBe('ready');
+    await expect(warming.admit()).resolves.toBeUndefined();
+    expect(background[0]?.first.roundsMs).toEqual([5]);
+    expect(background[0]?.stopped()).toBe(false);
+    warming.lost();
+    expect(background[0]?.stopped()).toBe(true);
+    await warming.whenReady();
+    await until(() => background.length === 2);
+    expect(background[1]?.stopped()).toBe(false);
+    await warming.stop();
+    expect(background[1]?.stopped()).toBe(true);
     await readiness.stop();
   });
 

@@ -56,7 +56,9 @@ async function main() {
   let uri = config.NEO4J_URI;
   if (!uri) {
     logger.info(`Starting the local Neo4j (data in ${config.NEO4J_DATA_DIR}) ...`);
+    const started = performance.now();
     local = await startLocalNeo4j({ dataDir: config.NEO4J_DATA_DIR, port: config.NEO4J_LOCAL_PORT });
+    logger.info({ ms: Math.round(performance.now() - started) }, 'local Neo4j started');
     uri = local.uri;
   }
 

@@ -104,7 +104,13 @@ export async function exchange(
   instance: ServiceInstance,
   kind: 'traffic' | 'check',
   label: string,
-  request: { method: string; path: string; authorization: string; body?: string | undefined },
+  request: {
+    method: string;
+    path: string;
+    authorization: string;
+    body?: string | undefined;
+    ifMatch?: string | undefined;
+  },
 ): Promise<Answer> {
   const { counts, targets, victim } = cluster!;
   const sentAfterKill = victim !== undefined;
@@ -121,6 +127,7 @@ export async function exchange(
     {
       authorization: request.authorization,
       ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(request.ifMatch === undefined ? {} : { 'if-match': request.ifMatch }),
     },
     request.body,
     REQUEST_TIMEOUT_SECONDS * 1000,

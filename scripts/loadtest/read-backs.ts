@@ -31,7 +31,7 @@ import {
   type Pending,
   randInt,
   randomCase,
-  sent,
+  recordSent,
   type Tenant,
   tenantKey,
   type Written,
@@ -290,12 +290,13 @@ export async function clientLoop(client: Client, deadline: number) {
     const instance = client.instance;
     if (client.moved) afterKill.movedRequests += 1;
     const p = nextOperation();
-    bump(sent, p.op);
+    recordSent(p);
     const answer = await exchange(instance, 'traffic', p.op, {
       method: p.method,
       path: p.path,
       authorization: p.tenant.authorization,
       body: p.body,
+      ifMatch: p.ifMatch,
     });
     if (answer.status === 0) {
       // No answer: a withdrawal may or may not have happened.

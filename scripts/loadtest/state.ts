@@ -110,6 +110,12 @@ export function countServerError() {
 export const conditionalWins = new Map<string, number>();
 /** Conditional writes sent, and their outcome. */
 export const conditionals = { sent: 0, won: 0, stale: 0 };
+/** An operation sent: counted by kind, and as a conditional write when it carries If-Match. */
+export function recordSent(pending: Pending) {
+  bump(sent, pending.op);
+  if (pending.ifMatch !== undefined) conditionals.sent += 1;
+}
+
 /** Checks made on the answers themselves while the traffic runs. */
 export const answerChecks = {
   'create-or-get converges': { checked: 0, failed: 0, samples: [] as string[] },

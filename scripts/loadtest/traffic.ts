@@ -18,7 +18,6 @@ import {
   answerCheck,
   bump,
   type CannonContext,
-  conditionals,
   countServerError,
   dbQueries,
   declarationByName,
@@ -35,8 +34,8 @@ import {
   randomCase,
   reasons,
   recordDeclaration,
+  recordSent,
   recordType,
-  sent,
   serverErrors,
   statuses,
   type Tenant,
@@ -178,8 +177,7 @@ export function nextOperation(): Pending {
 function setupRequest(req: CannonRequest, context: CannonContext): CannonRequest {
   const pending = nextOperation();
   context.pending = pending;
-  bump(sent, pending.op);
-  if (pending.ifMatch !== undefined) conditionals.sent += 1;
+  recordSent(pending);
   return {
     ...req,
     method: pending.method,

@@ -6,7 +6,7 @@ import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDriver } from './db/driver.js';
 import { createExecutor } from './db/executor.js';
-import { type LocalNeo4j, startLocalNeo4j } from './db/local-neo4j.js';
+import { type LocalNeo4j, localNeo4jUri, startLocalNeo4j } from './db/local-neo4j.js';
 import { migrate } from './db/migrations.js';
 import { schedulePurge } from './jobs/purge.js';
 import { createLogger, LogRing } from './logging.js';
@@ -52,14 +52,23 @@ async function main() {
     );
   }
 
+  // The local Neo4j starts while the app is built and listening (/readyz says 503 until it is up, migrated and
+  // warmed): a start spends its time on Neo4j, not on Neo4j and then the app.
   let local: LocalNeo4j | undefined;
+  let starting: Promise<LocalNeo4j> | undefined;
   let uri = config.NEO4J_URI;
   if (!uri) {
     logger.info(`Starting the local Neo4j (data in ${config.NEO4J_DATA_DIR}) ...`);
     const started = performance.now();
-    local = await startLocalNeo4j({ dataDir: config.NEO4J_DATA_DIR, port: config.NEO4J_LOCAL_PORT });
-    logger.info({ ms: Math.round(performance.now() - started) }, 'local Neo4j started');
-    uri = local.uri;
+    starting = startLocalNeo4j({ dataDir: config.NEO4J_DATA_DIR, port: config.NEO4J_LOCAL_PORT });
+    starting.then(
+      (neo4j) => {
+        local = neo4j;
+        logger.info({ ms: Math.round(performance.now() - started) }, 'local Neo4j started');
+      },
+      () => {},
+    );
+    uri = localNeo4jUri(config.NEO4J_LOCAL_PORT);
   }
 
   const driver = createDriver({
@@ -68,9 +77,17 @@ async function main() {
     password: config.NEO4J_PASSWORD,
     connectTimeoutMs: config.NEO4J_CONNECT_TIMEOUT_MS,
   });
-  await migrate(createExecutor(driver, { database: config.NEO4J_DATABASE }));
-  const app = await buildApp({ config, driver, jwtSecret, logger, logRing });
+  const schemaReady = (async () => {
+    await starting;
+    const migrating = performance.now();
+    await migrate(createExecutor(driver, { database: config.NEO4J_DATABASE }));
+    logger.info({ ms: Math.round(performance.now() - migrating) }, 'schema migrations applied');
+  })();
+  schemaReady.catch(() => {}); // (awaited below, after listening)
+  const app = await buildApp({ config, driver, jwtSecret, logger, logRing, schemaReady });
   await app.listen({ port: config.PORT, host: config.HOST });
+  // A local Neo4j that cannot start, or a schema that cannot be migrated, ends the process.
+  await schemaReady;
   // Finish any purge a previous run left half done once the database is ready, then keep the daily schedule.
   void app.readiness.whenReady().then(() => app.services.purger.kick());
   const purgeSchedule = schedulePurge(config.PURGE_CRON, app.services.purger, app.log as never);

@@ -34,6 +34,11 @@ export interface AppDeps {
   logRing?: LogRing;
   /** Identifies this process in leases (defaults to a random id). */
   instanceId?: string;
+  /**
+   * Resolves once the database's schema is migrated (server.ts: the local Neo4j started and the migrations applied,
+   * while the app was built and listening): the warm-up waits for it. Absent: the schema is there already.
+   */
+  schemaReady?: Promise<void>;
   /** Where spans go (tests pass an in-memory exporter's); else made from the config, off without an endpoint. */
   tracing?: Tracing;
   /**
@@ -107,7 +112,10 @@ export function createServices(deps: AppDeps) {
           setTimeout(() => reject(new ProbeTimeout(timeoutMs)), timeoutMs).unref(),
         ),
       ]),
-    warm: () => warmUp(services, deps.driver, config.NEO4J_DATABASE),
+    warm: async () => {
+      await deps.schemaReady;
+      return warmUp(services, deps.driver, config.NEO4J_DATABASE);
+    },
     keepWarming: (first, stopped) =>
       keepWarming(
         services,

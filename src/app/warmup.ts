@@ -47,7 +47,7 @@ export const WARMUP_ROUNDS = { min: 3, cold: 6, max: 10 } as const;
  */
 export const WARMUP_TENANTS = Array.from({ length: 16 }, (_, i) => `metamodel-warm-up-${i}`);
 /** Rehearsals at once in the background rounds, beside the requests being served. */
-export const BACKGROUND_CONCURRENCY = 2;
+export const BACKGROUND_CONCURRENCY = 1;
 /** A first round (one rehearsal) this slow means a cold database: its statements were planned and compiled anew. */
 const COLD_FIRST_ROUND_MS = 2_000;
 /** A round at least this much faster than the one before calls for another. */

@@ -128,14 +128,11 @@ export class Readiness {
    */
   async admit(): Promise<void> {
     if (this.current === 'ready') return;
-    // A refusal is held ADMIT_WAIT_MS (checked every 50 ms), and the request served if the service became ready
-    // meanwhile: clients that ignore Retry-After get a few answers a second each, not thousands (a retry storm
-    // costs timers, not the CPU the warm-up and Neo4j need), and a request that came just before ready is served.
-    const until = Date.now() + ADMIT_WAIT_MS;
-    for (let left = ADMIT_WAIT_MS; left > 0; left = until - Date.now()) {
-      await sleep(Math.min(50, left));
-      if ((this.current as ReadinessState) === 'ready') return;
-    }
+    // The refusal is held ADMIT_WAIT_MS: clients that ignore Retry-After get four answers a second each, not
+    // thousands (a retry storm costs timers, not the CPU the warm-up and Neo4j need). It is a refusal even when the
+    // service became ready meanwhile: the requests held are not let in all at once onto a database just warmed (one
+    // of them took 3.2 s so), but come back after their Retry-After, spread by the clients' jitter.
+    await sleep(ADMIT_WAIT_MS);
     throw this.refusal();
   }
 

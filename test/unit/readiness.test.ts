@@ -219,13 +219,14 @@ describe('readiness admits transactions', () => {
     await readiness.stop();
   });
 
-  it('a transaction arriving while warming is served, not refused, when the warm-up ends within its wait', async () => {
+  it('a transaction arriving while warming is refused after its hold even when the warm-up ends meanwhile', async () => {
     const { warmups, readiness, upAndWarming } = fixture();
     await upAndWarming();
-    const waiting = readiness.admit();
+    const held = readiness.admit();
     await sleep(ADMIT_WAIT_MS / 3);
     warmups[0]?.finish();
-    await expect(waiting).resolves.toBeUndefined();
+    await expect(held).rejects.toMatchObject({ reason: 'storage_unavailable' });
+    await expect(readiness.admit()).resolves.toBeUndefined();
     await readiness.stop();
   });
 

@@ -2,7 +2,7 @@
 
 import type { RequestContext } from '../context.js';
 import type { VersionCondition } from '../contract/type-version.js';
-import { findTypeByGuid, findTypeByName, releaseTypeName } from '../db/entity-types.js';
+import { findTypeByGuid, findTypeByName, readTypeVersion, releaseTypeName } from '../db/entity-types.js';
 import { refuse } from '../errors.js';
 import { cleanName, nameKey, releasedNameGuid, typeGuid } from '../model/names.js';
 import { changeBy } from './change-author.js';
@@ -27,6 +27,9 @@ export async function releaseFormerName(
   const name = cleanName(rawName);
   const key = nameKey(name);
   return ctx.db.write(async (run) => {
+    // The type is locked first, condition or not: of two releases of one name at once, the second reads what the
+    // first wrote (the name no longer resolves to the type) and writes nothing.
+    await readTypeVersion(run, tenant, guid, true);
     await requireTypeVersion(run, tenant, guid, options.ifVersion, true);
     const current = await findTypeByGuid(run, tenant, guid);
     if (!current) throw unknownType();

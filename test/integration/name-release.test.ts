@@ -226,6 +226,22 @@ describe('concurrent creates of a released name', () => {
   });
 });
 
+describe('concurrent releases of one name', () => {
+  it('on two instances: exactly one releases it (one history record), the others find it already free', async () => {
+    const { token, guid } = await renamedType();
+    const apis = [restClient(one.app, token), restClient(two.app, token)];
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        apis[i % 2]!.post(`/entities/types/${guid}/former-names/release`, { name: 'One' }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(answers.filter((a) => a.body.DATA.released === true)).toHaveLength(1);
+    const history = (await apis[0]!.get(`/entities/types/${guid}/history`)).body.DATA.changes;
+    expect(history.filter((c: { kind: string }) => c.kind === 'type_name_released')).toHaveLength(1);
+  });
+});
+
 describe('GraphQL releaseFormerName and the typed client', () => {
   it('releases with ifVersion, answers released and the row with releasedAt; refusals carry the holder', async () => {
     const { token, guid } = await renamedType();

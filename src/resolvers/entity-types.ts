@@ -18,11 +18,11 @@ import {
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
-import { MAX_FORMER_NAMES } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import { pageSize } from '../model/pages.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { changeBy } from './change-author.js';
+import { formerNamesAfter, nameTaken } from './type-names.js';
 import { preconditionFailed, requireTypeVersion } from './type-version.js';
 
 /** The fields of a type's row, as the row declares them (contract/wire.ts). */
@@ -224,35 +224,6 @@ export async function renameEntityType(
     }
     throw e;
   }
-}
-
-/**
- * A type's former names after a rename to `key`: the name it leaves first (unless only its spelling changes), then
- * those it had before, without the one it takes back; most recent first, at most MAX_FORMER_NAMES.
- */
-export function formerNamesAfter(current: StoredType, key: string, at = new Date().toISOString()) {
-  const before = current.former_names ?? [];
-  const left = current.name_key === key ? [] : [{ name: current.name, left_at: at }];
-  return [
-    ...left,
-    ...before.filter((f) => nameKey(f.name) !== key && nameKey(f.name) !== current.name_key),
-  ].slice(0, MAX_FORMER_NAMES);
-}
-
-/**
- * type_name_taken, naming the type that holds the name (DATA.holder; GraphQL: extensions.holder): its guid, its
- * current name, and whether the name is that type's current name or a former one (the name it was created under,
- * which keeps resolving to it after a rename).
- */
-function nameTaken(name: string, key: string, holder: StoredType | null) {
-  if (!holder) return refuse('type_name_taken', `The name "${name}" already resolves to another type.`);
-  const heldAs = holder.name_key === key ? 'current_name' : 'former_name';
-  return refuse(
-    'type_name_taken',
-    heldAs === 'current_name'
-      ? `The name "${name}" is the name of another type (${holder.guid}).`
-      : `The name "${name}" is a former name of the type "${holder.name}" (${holder.guid}): it was created under it, and the name still resolves to it.`,
-  ).with({ holder: { guid: holder.guid, name: holder.name, held_as: heldAs } });
 }
 
 /**

@@ -2,12 +2,13 @@
 
 import type { RequestContext } from '../context.js';
 import type { VersionCondition } from '../contract/type-version.js';
-import { findTypeByGuid, findTypeByName, readTypeVersion, releaseTypeName } from '../db/entity-types.js';
+import { findTypeByGuid, findTypeByName, releaseTypeName } from '../db/entity-types.js';
 import { refuse } from '../errors.js';
 import { cleanName, nameKey, releasedNameGuid, typeGuid } from '../model/names.js';
 import { changeBy } from './change-author.js';
 import { assertUserDefined, unknownType } from './entity-types.js';
-import { requireTypeVersion } from './type-version.js';
+import { holderOf } from './type-names.js';
+import { lockTypeAt } from './type-version.js';
 
 /**
  * Releases a former name of a type: the name it was created under, which resolves to it after its renames. After it,
@@ -29,8 +30,7 @@ export async function releaseFormerName(
   return ctx.db.write(async (run) => {
     // The type is locked first, condition or not: of two releases of one name at once, the second reads what the
     // first wrote (the name no longer resolves to the type) and writes nothing.
-    await readTypeVersion(run, tenant, guid, true);
-    await requireTypeVersion(run, tenant, guid, options.ifVersion, true);
+    await lockTypeAt(run, tenant, guid, options.ifVersion);
     const current = await findTypeByGuid(run, tenant, guid);
     if (!current) throw unknownType();
     assertUserDefined(current, 'renamed');
@@ -38,16 +38,15 @@ export async function releaseFormerName(
       throw refuse(
         'name_not_held',
         `"${name}" is the type's current name, not a former one: rename the type first.`,
-      ).with({ holder: { guid: current.guid, name: current.name, held_as: 'current_name' } });
+      ).with({ holder: holderOf(current, key) });
     }
     const holder = await findTypeByName(run, tenant, key, typeGuid(tenant, key));
     if (!holder) return { type: current, released: false };
     if (holder.guid !== guid) {
-      const heldAs = holder.name_key === key ? 'current_name' : 'former_name';
       throw refuse(
         'name_not_held',
         `The name "${name}" resolves to another type, "${holder.name}" (${holder.guid}), not to this one.`,
-      ).with({ holder: { guid: holder.guid, name: holder.name, held_as: heldAs } });
+      ).with({ holder: holderOf(holder, key) });
     }
     const next = releasedNameGuid(tenant, key, guid);
     const at = new Date().toISOString();

@@ -26,6 +26,26 @@ export async function requireTypeVersion(
   lock: boolean,
 ): Promise<void> {
   if (condition === undefined) return;
+  await checkVersion(run, tenant, guid, condition, lock);
+}
+
+/**
+ * Locks the type (in a write transaction) whatever the condition, in the statement that reads its version, then
+ * refuses unless the type is at a version the condition names (none: any). For a write that must not run twice at
+ * once even when unconditional.
+ */
+export function lockTypeAt(run: Run, tenant: string, guid: string, condition: VersionCondition | undefined) {
+  return checkVersion(run, tenant, guid, condition, true);
+}
+
+async function checkVersion(
+  run: Run,
+  tenant: string,
+  guid: string,
+  condition: VersionCondition | undefined,
+  lock: boolean,
+) {
   const version = await readTypeVersion(run, tenant, guid, lock);
-  if (version !== null && !meets(condition, version)) throw preconditionFailed(version);
+  if (condition !== undefined && version !== null && !meets(condition, version))
+    throw preconditionFailed(version);
 }

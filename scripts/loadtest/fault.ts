@@ -281,10 +281,10 @@ export async function runNeo4jRestartFault(options: {
     await neo4j.stop();
     const watching = watchReadiness();
     // The retry storm: STORM_LOOPS clients writing entities as fast as their answers come, 503 or not, until ready.
-    stormTarget = new HttpTarget(HOST, service.port, STORM_LOOPS);
-    const storming = stormTarget;
     const stormTenant = tenants[0] as Tenant;
-    const storm = options.retryStorm
+    stormTarget = options.retryStorm ? new HttpTarget(HOST, service.port, STORM_LOOPS) : undefined;
+    const storming = stormTarget;
+    const storm = storming
       ? retryStorm(
           async () =>
             (

@@ -157,6 +157,9 @@ describe('POST /entities/types/{guid}/former-names/release', () => {
     const root = (await api.get('/entities/types/by-name/entity')).body.DATA.entity_type.guid;
     const system = await api.post(`/entities/types/${root}/former-names/release`, { name: 'One' });
     expect([system.status, system.body.DATA.reason]).toEqual([409, 'type_not_user_defined']);
+    // a name at the length bound is compared (one the type never had: already free, nothing written), past it refused
+    const longest = await release('n'.repeat(256));
+    expect([longest.status, longest.body.DATA.released]).toEqual([200, false]);
     for (const [body, reason] of [
       [{ name: '  ' }, 'empty_value'],
       [{ name: 'x'.repeat(257) }, 'name_too_long'],

@@ -8,6 +8,7 @@
 // queue reaches its holder in a later turn of the event loop, as slots.ts explains.
 
 import { refuse } from './errors.js';
+import type { LoopShare } from './loop-share.js';
 
 export interface AdmissionOptions {
   /** Bytes the requests running at once may reserve together. */
@@ -20,6 +21,8 @@ export interface AdmissionOptions {
   maxRunningPerTenant?: number;
   /** Longest wait for a turn, in ms. */
   queueTimeoutMs: number;
+  /** Holds back a tenant whose requests hold the event loop while others wait on it (loop-share.ts). */
+  share?: LoopShare;
 }
 
 interface Waiter {
@@ -37,6 +40,10 @@ export class Admission {
   private readonly held = new Map<string, number>();
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Waiter[]>();
+  /** When each tenant held back to a gap between its starts last started one (performance clock, ms). */
+  private readonly lastStart = new Map<string, number>();
+  /** Wakes the queue when a held-back tenant's gap has passed. */
+  private wakeTimer: NodeJS.Timeout | undefined;
   /** Tenants with waiters, in the order they get their next turn. */
   private readonly turns: string[] = [];
   /** Requests refused (tenant_busy, server_busy), for the metrics. */
@@ -79,6 +86,7 @@ export class Admission {
         this.free -= amount;
         this.held.set(tenant, this.heldBy(tenant) + amount);
         this.running.set(tenant, this.runningBy(tenant) + 1);
+        this.started(tenant, amount);
         let released = false;
         const release = () => {
           if (released) return;
@@ -149,10 +157,38 @@ export class Admission {
     return this.running.get(tenant) ?? 0;
   }
 
+  /** Starts watching the event loop's share (when given one): a tenant's eased gap lets its waiters start. */
+  start() {
+    this.options.share?.start(() => this.dispatch());
+  }
+
+  stop() {
+    this.options.share?.stop();
+    clearTimeout(this.wakeTimer);
+  }
+
+  private started(tenant: string, amount: number) {
+    const share = this.options.share;
+    if (!share) return;
+    share.started(tenant, amount);
+    if (share.gapOf(tenant) > 0) this.lastStart.set(tenant, performance.now());
+    else this.lastStart.delete(tenant);
+  }
+
+  /** Milliseconds before `tenant` may start a request, when it is held back to a gap between its starts. */
+  private startsIn(tenant: string): number {
+    const gap = this.options.share?.gapOf(tenant) ?? 0;
+    const last = this.lastStart.get(tenant);
+    if (gap === 0 || last === undefined) return 0;
+    return Math.max(0, last + gap - performance.now());
+  }
+
   /** Whether `tenant` may start another request (its share of memory and of running requests). */
   private mayRun(tenant: string, amount: number) {
     return (
-      this.heldBy(tenant) + amount <= this.maxPerTenant && this.runningBy(tenant) < this.maxRunningPerTenant
+      this.heldBy(tenant) + amount <= this.maxPerTenant &&
+      this.runningBy(tenant) < this.maxRunningPerTenant &&
+      this.startsIn(tenant) === 0
     );
   }
 
@@ -173,22 +209,32 @@ export class Admission {
    */
   private dispatch() {
     let passed = 0;
+    let soonest = Number.POSITIVE_INFINITY;
     while (this.turns.length > 0 && passed < this.turns.length) {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
       if (!this.mayRun(tenant, head.bytes)) {
+        const wait = this.startsIn(tenant);
+        if (wait > 0) soonest = Math.min(soonest, wait);
         this.turns.push(this.turns.shift() as string);
         passed += 1;
         continue;
       }
-      if (this.free < head.bytes) return;
+      if (this.free < head.bytes) break;
       passed = 0;
       this.turns.shift();
       list.shift();
       if (list.length === 0) this.waiting.delete(tenant);
       else this.turns.push(tenant);
       head.grant();
+    }
+    if (soonest !== Number.POSITIVE_INFINITY && this.wakeTimer === undefined) {
+      this.wakeTimer = setTimeout(() => {
+        this.wakeTimer = undefined;
+        this.dispatch();
+      }, Math.ceil(soonest));
+      this.wakeTimer.unref();
     }
   }
 }

@@ -25,7 +25,9 @@ export interface Metrics {
   /** A request that passed what its door's budget states (a bug: the bound that should hold it did not). */
   observeOverBudget(r: { route: string; bound: 'statements' | 'answer_bytes' }): void;
   /** Where the admission gauges read from. */
-  watchAdmission(read: () => { inUse: number; queued: number; refused: number }): void;
+  watchAdmission(
+    read: () => { inUse: number; queued: number; refused: number; heldBack: number; holdSteps: number },
+  ): void;
 }
 
 export function createMetrics(options: {
@@ -191,7 +193,7 @@ export function createMetrics(options: {
     labelNames: ['route', 'bound'] as const,
     registers: [registry],
   });
-  let admission = () => ({ inUse: 0, queued: 0, refused: 0 });
+  let admission = () => ({ inUse: 0, queued: 0, refused: 0, heldBack: 0, holdSteps: 0 });
   level(
     'metamodel_admission_bytes_in_use',
     'Request memory reserved now by requests running (REQUEST_MEMORY_MB is the whole).',
@@ -202,6 +204,16 @@ export function createMetrics(options: {
     'metamodel_admission_refused_total',
     'Requests refused their admission turn (tenant_busy, server_busy).',
     () => admission().refused,
+  );
+  level(
+    'metamodel_tenants_held_back',
+    "Tenants whose requests start spaced now because they held the event loop from other tenants' requests.",
+    () => admission().heldBack,
+  );
+  total(
+    'metamodel_tenant_hold_steps_total',
+    'Times a tenant was held back further (its requests spaced further apart) while the event loop lagged.',
+    () => admission().holdSteps,
   );
 
   return {

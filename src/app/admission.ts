@@ -49,6 +49,8 @@ export const admissionHooks = fp(
   async (app: FastifyInstance, { services }: { services: Services }) => {
     const { admission, logger } = services;
     const unbudgeted = new Set<string>();
+    admission.start();
+    app.addHook('onClose', async () => admission.stop());
     app.addHook('onRequest', async (req, reply) => {
       const route = req.routeOptions.url;
       if (route === undefined || UNQUEUED.has(route)) return;

@@ -15,6 +15,7 @@ import { createExecutor } from '../db/executor.js';
 import { ProbeTimeout, Readiness } from '../db/readiness.js';
 import { createPurger } from '../jobs/purge.js';
 import { createLogger, LogRing } from '../logging.js';
+import { LoopShare } from '../loop-share.js';
 import { createMetrics } from '../metrics.js';
 import { completeCarry, judgeBatch } from '../resolvers/carry.js';
 import { createBookmarkCodec } from '../services/bookmarks.js';
@@ -63,6 +64,7 @@ export function createServices(deps: AppDeps) {
   const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
   const model = new ModelReads(new ModelCache(cacheBytes - engineCache.maxBytes), new VersionReader(db));
   const metrics = createMetrics({ engineCache, model });
+  const loopShare = new LoopShare();
   const services: Services = {
     config,
     db,
@@ -78,6 +80,7 @@ export function createServices(deps: AppDeps) {
       capacity: config.REQUEST_MEMORY_MB * 1024 * 1024,
       maxRunningPerTenant: config.TENANT_CONCURRENCY,
       queueTimeoutMs: config.ADMISSION_QUEUE_TIMEOUT_MS,
+      share: loopShare,
     }),
     keyed: new KeyedRequests({
       ...IDEMPOTENCY_LIMITS,
@@ -133,6 +136,8 @@ export function createServices(deps: AppDeps) {
     inUse: services.admission.inUse,
     queued: services.admission.queued,
     refused: services.admission.refused,
+    heldBack: loopShare.held().size,
+    holdSteps: loopShare.heldBack,
   }));
   return { services, verify, readiness, tracing };
 }

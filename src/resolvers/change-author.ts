@@ -33,7 +33,9 @@ export function sayWhy(ctx: RequestContext, raw: unknown, header = false) {
     );
   if (typeof raw !== 'string') throw invalid();
   const text = raw.trim();
-  if (text.length === 0 || [...text].length > CHANGE_REASON_MAX || CONTROL.test(text)) throw invalid();
+  // (Past twice the limit in UTF-16 units, a text holds more than the limit in characters: not counted one by one.)
+  const tooLong = text.length > 2 * CHANGE_REASON_MAX || [...text].length > CHANGE_REASON_MAX;
+  if (text.length === 0 || tooLong || CONTROL.test(text)) throw invalid();
   if (header && !/^[\x20-\x7e]+$/.test(text)) throw invalid();
   ctx.changeReason = text;
 }

@@ -278,6 +278,12 @@ describe('lingerAfterRefusal', () => {
 describe('parseJsonBody', () => {
   it('parses JSON, drops prototype keys, reads an empty body as undefined, refuses malformed JSON', () => {
     expect(parseJsonBody(Buffer.from('{"a":1,"__proto__":{"x":1}}'))).toEqual({ a: 1 });
+    // The key spelt with escapes, and constructor.prototype, go too (a body without either is parsed as it is).
+    expect(parseJsonBody(Buffer.from('{"a":1,"\\u005f_proto__":{"x":1}}'))).toEqual({ a: 1 });
+    expect(parseJsonBody(Buffer.from('{"a":{"constructor":{"prototype":{"x":1}}}}'))).toEqual({ a: {} });
+    expect(parseJsonBody(Buffer.from('{"a":{"b":[1,"\\u0041"]}}'))).toEqual({ a: { b: [1, 'A'] } });
+    const plain = parseJsonBody(Buffer.from('{"a":[{"b":"proto"}]}')) as object;
+    expect(Object.getPrototypeOf(plain)).toBe(Object.prototype);
     expect(parseJsonBody(Buffer.from('  '))).toBeUndefined();
     expect(() => parseJsonBody(Buffer.from('{'))).toThrow(/not valid JSON/);
   });

@@ -1,0 +1,156 @@
+// The event loop shared between tenants. Admission (admission.ts) bounds how many requests a tenant runs at once,
+// but the service has one thread: a tenant flooding a door (refusals, replays, small pages, or heavy reads) keeps up
+// to TENANT_CONCURRENCY requests in every turn of the event loop, and another tenant's request, which waits one turn
+// at each of its steps (its socket, its token, its read), waits behind all of them each time. So, when the loop lags
+// and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: its requests
+// start a gap apart, the gap growing fourfold at each lagging tick (from FIRST_GAP_MS to MAX_GAP_MS), so the loop
+// has turns to spare for the others. A request weighs one, plus one per MiB of memory it reserves (a heavy door's). Every
+// CALM_TICKS calm ticks in a row halve every gap (below FIRST_GAP_MS: gone). A tenant alone is never held back (nobody
+// waits behind it), nor are tenants of like load (none dominates). A held-back tenant's requests wait in its
+// admission queue (in memory, holding no database connection), within the admission's queue bound and timeout.
+export interface LoopShareOptions {
+  /** A tick whose longest event-loop delay passes this (ms) lags. */
+  lagHighMs?: number;
+  /** A tick whose longest delay stays under this (ms) is calm. */
+  lagLowMs?: number;
+  /** How many times the next tenant's load a tenant must bring to be held back. */
+  dominance?: number;
+}
+
+/** How often the loop's delay is read and the holds adjusted, in ms. */
+export const LOOP_SHARE_TICK_MS = 100;
+/** The first and the longest gap between two starts of a held-back tenant's requests, in ms. */
+export const FIRST_GAP_MS = 2;
+export const MAX_GAP_MS = 100;
+/** Calm ticks in a row that ease every hold by one step. */
+const CALM_TICKS = 3;
+/** The loop's delay is how late a timer of this period fires (ms). */
+const PROBE_MS = 5;
+/** Weight of the latest tick in a tenant's load (the rest is its past: about a second of memory). */
+const RECENT = 0.3;
+/** Below this load per tick (a request every second) a tenant is no longer active. */
+const ACTIVE = 0.1;
+/** A request's weight grows by one per this many bytes it reserves. */
+const WEIGHT_BYTES = 1024 * 1024;
+
+interface Usage {
+  /** Weight of the requests started in the current tick. */
+  tick: number;
+  /** Weight started per tick, a moving average. */
+  average: number;
+}
+
+export class LoopShare {
+  private readonly usage = new Map<string, Usage>();
+  /** The gap between two starts of each held-back tenant's requests, in ms. */
+  private readonly gaps = new Map<string, number>();
+  private readonly lagHighMs: number;
+  private readonly lagLowMs: number;
+  private readonly dominance: number;
+  private calm = 0;
+  private probe: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** Ticks that held a tenant back further, for the metrics. */
+  heldBack = 0;
+
+  constructor(options: LoopShareOptions = {}) {
+    this.lagHighMs = options.lagHighMs ?? 6;
+    this.lagLowMs = options.lagLowMs ?? 3;
+    this.dominance = options.dominance ?? 4;
+  }
+
+  /** Least time between two starts of `tenant`'s requests now, in ms (0: none). */
+  gapOf(tenant: string): number {
+    return this.gaps.get(tenant) ?? 0;
+  }
+
+  /** Tenants held back now, with their gap in ms. */
+  held(): ReadonlyMap<string, number> {
+    return this.gaps;
+  }
+
+  /** A request of `tenant` reserving `bytes` starts. */
+  started(tenant: string, bytes: number) {
+    let u = this.usage.get(tenant);
+    if (!u) {
+      u = { tick: 0, average: 0 };
+      this.usage.set(tenant, u);
+    }
+    u.tick += 1 + bytes / WEIGHT_BYTES;
+  }
+
+  /**
+   * Adjusts the holds after a tick whose longest event-loop delay was `lagMs`; says whether a hold eased (waiting
+   * requests may now start).
+   */
+  tick(lagMs: number): boolean {
+    let top: [string, number] | undefined;
+    let next = 0;
+    for (const [tenant, u] of this.usage) {
+      u.average = RECENT * u.tick + (1 - RECENT) * u.average;
+      u.tick = 0;
+      if (u.average < ACTIVE) {
+        this.usage.delete(tenant);
+        continue;
+      }
+      if (!top || u.average > top[1]) {
+        if (top) next = Math.max(next, top[1]);
+        top = [tenant, u.average];
+      } else next = Math.max(next, u.average);
+    }
+    if (lagMs > this.lagHighMs && top && next > 0 && top[1] > this.dominance * next) {
+      const [tenant] = top;
+      const gap = this.gaps.get(tenant);
+      this.gaps.set(tenant, gap === undefined ? FIRST_GAP_MS : Math.min(MAX_GAP_MS, gap * 4));
+      this.heldBack += 1;
+      this.calm = 0;
+      return false;
+    }
+    if (lagMs >= this.lagLowMs || this.gaps.size === 0) {
+      this.calm = 0;
+      return false;
+    }
+    this.calm += 1;
+    if (this.calm < CALM_TICKS) return false;
+    this.calm = 0;
+    for (const [tenant, gap] of this.gaps) {
+      if (gap < 2 * FIRST_GAP_MS) this.gaps.delete(tenant);
+      else this.gaps.set(tenant, gap / 2);
+    }
+    return true;
+  }
+
+  /** Reads the event loop's delay every tick and adjusts the holds; `eased` runs when a hold eased. */
+  start(eased: () => void) {
+    if (this.timer) return;
+    // (perf_hooks' monitorEventLoopDelay does not see a callback that blocks the loop on this Node.js: a timer's
+    // lateness does.)
+    let last = performance.now();
+    let lagMs = 0;
+    this.probe = setInterval(() => {
+      const at = performance.now();
+      lagMs = Math.max(lagMs, at - last - PROBE_MS);
+      last = at;
+    }, PROBE_MS);
+    this.timer = setInterval(() => {
+      const lag = lagMs;
+      lagMs = 0;
+      console.error(
+        'tick',
+        lag.toFixed(1),
+        JSON.stringify([...this.usage].map(([t, u]) => [t.slice(-12), u.average.toFixed(1)])),
+        JSON.stringify([...this.gaps]),
+      );
+      if (this.tick(lag)) eased();
+    }, LOOP_SHARE_TICK_MS);
+    this.probe.unref();
+    this.timer.unref();
+  }
+
+  stop() {
+    clearInterval(this.probe);
+    clearInterval(this.timer);
+    this.probe = undefined;
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,105 @@
+// The event loop shared between tenants (src/loop-share.ts): a tenant whose requests far outweigh every other active
+// tenant's while the loop lags has its starts spaced, the admission (src/admission.ts) keeps that spacing, and calm
+// undoes it.
+import { describe, expect, it } from 'vitest';
+import { Admission } from '../../src/admission.js';
+import { FIRST_GAP_MS, LoopShare, MAX_GAP_MS } from '../../src/loop-share.js';
+
+const LAGGING = 50;
+const CALM = 0;
+
+/** One tick in which `loads` tenants started that many light requests each, the loop lagging by `lagMs`. */
+function tick(share: LoopShare, loads: Record<string, number>, lagMs: number) {
+  for (const [tenant, n] of Object.entries(loads)) {
+    for (let i = 0; i < n; i++) share.started(tenant, 0);
+  }
+  return share.tick(lagMs);
+}
+
+describe('LoopShare', () => {
+  it('holds back a tenant that far outweighs another while the loop lags, further at each lagging tick', () => {
+    const share = new LoopShare();
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(FIRST_GAP_MS);
+    expect(share.gapOf('quiet')).toBe(0);
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(FIRST_GAP_MS * 4);
+    for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
+    expect([...share.held().keys()]).toEqual(['flood']);
+  });
+
+  it('holds nobody back while the loop keeps up, when a tenant is alone, or when tenants weigh alike', () => {
+    const calm = new LoopShare();
+    for (let i = 0; i < 5; i++) tick(calm, { flood: 300, quiet: 5 }, CALM);
+    expect(calm.held().size).toBe(0);
+
+    const alone = new LoopShare();
+    for (let i = 0; i < 5; i++) tick(alone, { flood: 300 }, LAGGING);
+    expect(alone.held().size).toBe(0);
+
+    const alike = new LoopShare();
+    for (let i = 0; i < 5; i++) tick(alike, { a: 100, b: 80, c: 120, d: 90 }, LAGGING);
+    expect(alike.held().size).toBe(0);
+  });
+
+  it('weighs a request by the memory it reserves: a few heavy requests outweigh many light ones', () => {
+    const share = new LoopShare();
+    for (const _ of [1, 2]) {
+      for (let i = 0; i < 3; i++) share.started('heavy', 24 * 1024 * 1024);
+      for (let i = 0; i < 5; i++) share.started('light', 0);
+      share.tick(LAGGING);
+    }
+    expect(share.gapOf('heavy')).toBeGreaterThan(0);
+    expect(share.gapOf('light')).toBe(0);
+  });
+
+  it('eases a hold by half every few calm ticks in a row, and lets it go below the first gap', () => {
+    const share = new LoopShare();
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(8);
+    // A lagging tick between calm ones starts the count again.
+    expect([tick(share, {}, CALM), tick(share, {}, CALM), tick(share, {}, 4)]).toEqual([false, false, false]);
+    expect(share.gapOf('flood')).toBe(8);
+    expect([tick(share, {}, CALM), tick(share, {}, CALM), tick(share, {}, CALM)]).toEqual([
+      false,
+      false,
+      true,
+    ]);
+    expect(share.gapOf('flood')).toBe(4);
+    for (let i = 0; i < 3; i++) tick(share, {}, CALM);
+    expect(share.gapOf('flood')).toBe(FIRST_GAP_MS);
+    for (let i = 0; i < 3; i++) tick(share, {}, CALM);
+    expect(share.gapOf('flood')).toBe(0);
+    expect(share.held().size).toBe(0);
+  });
+});
+
+describe('Admission with a LoopShare', () => {
+  it("starts a held-back tenant's requests a gap apart, while another tenant's request starts at once", async () => {
+    const share = new LoopShare();
+    const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 10_000, share });
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    const gap = share.gapOf('flood');
+    expect(gap).toBe(8);
+    const t0 = performance.now();
+    const starts: number[] = [];
+    const floods = Array.from({ length: 4 }, () =>
+      admission.acquire('flood', 0).then((release) => {
+        starts.push(performance.now() - t0);
+        release();
+      }),
+    );
+    const quiet = await admission.acquire('quiet', 0);
+    const quietAt = performance.now() - t0;
+    quiet();
+    await Promise.all(floods);
+    admission.stop();
+    expect(quietAt).toBeLessThan(gap);
+    for (let i = 1; i < starts.length; i++) {
+      expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(gap - 1);
+    }
+  });
+});

@@ -27,6 +27,8 @@ export interface AdmissionOptions {
 
 interface Waiter {
   bytes: number;
+  /** When it began to wait (performance clock, ms). */
+  since: number;
   grant: () => void;
   timer: NodeJS.Timeout;
 }
@@ -122,6 +124,7 @@ export class Admission {
       }
       const waiter: Waiter = {
         bytes: amount,
+        since: performance.now(),
         grant: () => {
           clearTimeout(waiter.timer);
           grant(true);
@@ -175,20 +178,24 @@ export class Admission {
     else this.lastStart.delete(tenant);
   }
 
-  /** Milliseconds before `tenant` may start a request, when it is held back to a gap between its starts. */
-  private startsIn(tenant: string): number {
+  /**
+   * Milliseconds before `tenant` may start a request, when it is held back to a gap between its starts. A request
+   * that has waited half the queue timeout starts without its gap: spacing alone never makes it server_busy.
+   */
+  private startsIn(tenant: string, since = performance.now()): number {
     const gap = this.options.share?.gapOf(tenant) ?? 0;
     const last = this.lastStart.get(tenant);
     if (gap === 0 || last === undefined) return 0;
-    return Math.max(0, last + gap - performance.now());
+    const startAt = Math.min(last + gap, since + this.options.queueTimeoutMs / 2);
+    return Math.max(0, startAt - performance.now());
   }
 
-  /** Whether `tenant` may start another request (its share of memory and of running requests). */
-  private mayRun(tenant: string, amount: number) {
+  /** Whether `tenant` may start another request (its share of memory and of running requests, its gap). */
+  private mayRun(tenant: string, amount: number, since?: number) {
     return (
       this.heldBy(tenant) + amount <= this.maxPerTenant &&
       this.runningBy(tenant) < this.maxRunningPerTenant &&
-      this.startsIn(tenant) === 0
+      this.startsIn(tenant, since) === 0
     );
   }
 
@@ -214,8 +221,8 @@ export class Admission {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      if (!this.mayRun(tenant, head.bytes)) {
-        const wait = this.startsIn(tenant);
+      if (!this.mayRun(tenant, head.bytes, head.since)) {
+        const wait = this.startsIn(tenant, head.since);
         if (wait > 0) soonest = Math.min(soonest, wait);
         this.turns.push(this.turns.shift() as string);
         passed += 1;

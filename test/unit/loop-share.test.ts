@@ -102,4 +102,21 @@ describe('Admission with a LoopShare', () => {
       expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(gap - 1);
     }
   });
+
+  it('never holds a request back past half the queue timeout for its spacing alone (no server_busy for it)', async () => {
+    const share = new LoopShare();
+    const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 60, share });
+    for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
+    const t0 = performance.now();
+    const first = await admission.acquire('flood', 0);
+    first();
+    // The second start would come MAX_GAP_MS later; it comes once it has waited half of the 60 ms instead.
+    const second = await admission.acquire('flood', 0);
+    const waited = performance.now() - t0;
+    second();
+    admission.stop();
+    expect(waited).toBeGreaterThanOrEqual(29);
+    expect(waited).toBeLessThan(MAX_GAP_MS - 20);
+  });
 });

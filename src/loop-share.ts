@@ -135,12 +135,6 @@ export class LoopShare {
     this.timer = setInterval(() => {
       const lag = lagMs;
       lagMs = 0;
-      console.error(
-        'tick',
-        lag.toFixed(1),
-        JSON.stringify([...this.usage].map(([t, u]) => [t.slice(-12), u.average.toFixed(1)])),
-        JSON.stringify([...this.gaps]),
-      );
       if (this.tick(lag)) eased();
     }, LOOP_SHARE_TICK_MS);
     this.probe.unref();

@@ -2,12 +2,13 @@
 // but the service has one thread: a tenant flooding a door (refusals, replays, small pages, or heavy reads) keeps up
 // to TENANT_CONCURRENCY requests in every turn of the event loop, and another tenant's request, which waits one turn
 // at each of its steps (its socket, its token, its read), waits behind all of them each time. So, when the loop lags
-// and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: its requests
-// start a gap apart, the gap growing fourfold at each lagging tick (from FIRST_GAP_MS to MAX_GAP_MS), so the loop
-// has turns to spare for the others. A request weighs one, plus one per MiB of memory it reserves (a heavy door's). Every
-// CALM_TICKS calm ticks in a row halve every gap (below FIRST_GAP_MS: gone). A tenant alone is never held back (nobody
-// waits behind it), nor are tenants of like load (none dominates). A held-back tenant's requests wait in its
-// admission queue (in memory, holding no database connection), within the admission's queue bound and timeout.
+// and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: each of its
+// requests starts a gap after its previous one started or ended, the gap growing fourfold at each lagging tick (from
+// FIRST_GAP_MS to MAX_GAP_MS), so the loop has turns to spare for the others. A request weighs one, plus one per MiB
+// of memory it reserves (a heavy door's) and one per 64 KiB it answers. Every CALM_TICKS calm ticks in a row halve every gap (below FIRST_GAP_MS:
+// gone). A tenant alone is never held back (nobody waits behind it), nor are tenants of like load (none dominates).
+// A held-back tenant's requests wait in its admission queue (in memory, holding no database connection), within the
+// admission's queue bound and timeout.
 export interface LoopShareOptions {
   /** A tick whose longest event-loop delay passes this (ms) lags. */
   lagHighMs?: number;
@@ -30,8 +31,9 @@ const PROBE_MS = 5;
 const RECENT = 0.3;
 /** Below this load per tick (a request every second) a tenant is no longer active. */
 const ACTIVE = 0.1;
-/** A request's weight grows by one per this many bytes it reserves. */
+/** A request's weight grows by one per this many bytes it reserves, and by one per ANSWER_WEIGHT_BYTES it answers. */
 const WEIGHT_BYTES = 1024 * 1024;
+const ANSWER_WEIGHT_BYTES = 64 * 1024;
 
 interface Usage {
   /** Weight of the requests started in the current tick. */
@@ -71,12 +73,21 @@ export class LoopShare {
 
   /** A request of `tenant` reserving `bytes` starts. */
   started(tenant: string, bytes: number) {
+    this.usageOf(tenant).tick += 1 + bytes / WEIGHT_BYTES;
+  }
+
+  /** A request of `tenant` was answered with `bytes` (serialised and written on the one thread). */
+  answered(tenant: string, bytes: number) {
+    if (bytes > 0) this.usageOf(tenant).tick += bytes / ANSWER_WEIGHT_BYTES;
+  }
+
+  private usageOf(tenant: string): Usage {
     let u = this.usage.get(tenant);
     if (!u) {
       u = { tick: 0, average: 0 };
       this.usage.set(tenant, u);
     }
-    u.tick += 1 + bytes / WEIGHT_BYTES;
+    return u;
   }
 
   /**

@@ -67,8 +67,12 @@ export const admissionHooks = fp(
         // HEAVY_PER_TENANT: a tenant runs at most that many at once, whatever they state.
         bytes += Math.max(budget.memoryBytes, Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT));
       }
-      const release = await admission.acquire(req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public', bytes);
-      reply.raw.once('close', release);
+      const tenant = req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public';
+      const release = await admission.acquire(tenant, bytes);
+      reply.raw.once('close', () => {
+        release();
+        admission.answered(tenant, Number(reply.getHeader('content-length') ?? 0) || 0);
+      });
     });
   },
   { name: 'admission' },

@@ -9,6 +9,7 @@
 // default): past it, its own least recently used entries go, so a tenant with 100,000 types paging through all of
 // them cannot evict everyone else. An entry over a sixteenth of the budget is not kept.
 import { createHash, randomBytes } from 'node:crypto';
+import { jsonLength } from '../json-slices.js';
 
 export const MODEL_CACHE_KINDS = [
   'type_page',
@@ -67,7 +68,7 @@ export interface ModelCacheStats {
  * kept with the value.
  */
 export function approximateBytes(value: unknown, serialised = false): number {
-  return 128 + (serialised ? 3 : 2) * (JSON.stringify(value)?.length ?? 4);
+  return 128 + (serialised ? 3 : 2) * jsonLength(value);
 }
 
 /** The same, for a value that keeps its serialised REST answer. */

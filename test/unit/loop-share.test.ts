@@ -54,6 +54,23 @@ describe('LoopShare', () => {
     expect(share.gapOf('light')).toBe(0);
   });
 
+  it('weighs a request by what it answers: a few large answers outweigh many small requests', () => {
+    const share = new LoopShare();
+    for (const _ of [1, 2]) {
+      for (let i = 0; i < 11; i++) {
+        share.started('defaults', 0);
+        share.answered('defaults', 262_000);
+      }
+      for (let i = 0; i < 5; i++) {
+        share.started('pages', 0);
+        share.answered('pages', 2_000);
+      }
+      share.tick(LAGGING);
+    }
+    expect(share.gapOf('defaults')).toBeGreaterThan(0);
+    expect(share.gapOf('pages')).toBe(0);
+  });
+
   it('eases a hold by half every few calm ticks in a row, and lets it go below the first gap', () => {
     const share = new LoopShare();
     tick(share, { flood: 300, quiet: 5 }, LAGGING);

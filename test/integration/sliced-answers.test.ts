@@ -1,0 +1,74 @@
+// Large answers serialised a slice at a time (docs/api.md, "Limits, budgets and fairness"): an attribute listing and
+// a GraphQL answer of more than 256 KB come out as the same JSON a small one would, with the same media types.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SLICED_JSON_CHARS } from '../../src/json-slices.js';
+import { createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+
+let world: TestWorld;
+beforeAll(async () => {
+  world = await createWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+const valuesOf = (attribute: number) =>
+  Array.from({ length: 100 }, (_, i) => `${attribute}-${i} "quoted" \\ é ${'v'.repeat(900)}`);
+
+describe('large answers', () => {
+  it('come out whole and exact over REST and GraphQL, as JSON of the media type asked for', async () => {
+    const token = await tokenFor(newTenant());
+    const api = restClient(world.app, token);
+    const guid = (await api.post('/entities/types', { name: 'Wide' })).body.DATA.entity_type.guid as string;
+    for (let a = 0; a < 4; a++) {
+      const declared = await api.post(`/entities/types/${guid}/attributes`, {
+        name: `grade_${a}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: valuesOf(a),
+      });
+      expect([declared.status, declared.body.DATA]).toEqual([201, expect.anything()]);
+    }
+
+    const listing = await world.app.inject({
+      method: 'GET',
+      url: `/entities/types/${guid}/attributes`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(listing.statusCode).toBe(200);
+    expect(listing.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(listing.body.length).toBeGreaterThan(SLICED_JSON_CHARS);
+    // (The listing holds the platform attributes too.)
+    const rows = (listing.json().DATA.attributes as { name: string; allowed_values: string[] }[]).filter(
+      (r) => r.name.startsWith('grade_'),
+    );
+    expect(rows.map((r) => r.name).sort()).toEqual(['grade_0', 'grade_1', 'grade_2', 'grade_3']);
+    for (const row of rows) expect(row.allowed_values).toEqual(valuesOf(Number(row.name.slice(6))));
+
+    const query = `{ entityType(guid: "${guid}") { name attributes { name allowedValues } } }`;
+    for (const [accept, mediaType] of [
+      ['application/json', 'application/json'],
+      ['application/graphql-response+json', 'application/graphql-response+json'],
+      ['*/*', 'application/json'],
+    ] as const) {
+      const answer = await world.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept },
+        payload: JSON.stringify({ query }),
+      });
+      expect(answer.statusCode).toBe(200);
+      expect(answer.headers['content-type']).toBe(`${mediaType}; charset=utf-8`);
+      expect(answer.body.length).toBeGreaterThan(SLICED_JSON_CHARS);
+      const body = answer.json() as {
+        data: { entityType: { name: string; attributes: { name: string; allowedValues: string[] }[] } };
+        errors?: unknown;
+      };
+      expect(body.errors).toBeUndefined();
+      expect(body.data.entityType.name).toBe('Wide');
+      const grades = body.data.entityType.attributes.filter((r) => r.name.startsWith('grade_'));
+      expect(grades).toHaveLength(4);
+      for (const row of grades) expect(row.allowedValues).toEqual(valuesOf(Number(row.name.slice(6))));
+    }
+  });
+});

@@ -42,8 +42,8 @@ export class Admission {
   private readonly held = new Map<string, number>();
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Waiter[]>();
-  /** When each tenant held back to a gap last started or ended a request (performance clock, ms). */
-  private readonly lastTurn = new Map<string, number>();
+  /** When each tenant held back to a gap last started a request (performance clock, ms). */
+  private readonly lastStart = new Map<string, number>();
   /** Wakes the queue when a held-back tenant's gap has passed. */
   private wakeTimer: NodeJS.Timeout | undefined;
   /** Tenants with waiters, in the order they get their next turn. */
@@ -100,7 +100,6 @@ export class Admission {
           const runs = this.runningBy(tenant) - 1;
           if (runs > 0) this.running.set(tenant, runs);
           else this.running.delete(tenant);
-          if (this.lastTurn.has(tenant)) this.lastTurn.set(tenant, performance.now());
           this.dispatch();
         };
         if (later) setImmediate(() => resolve(release));
@@ -180,19 +179,19 @@ export class Admission {
     const share = this.options.share;
     if (!share) return;
     share.started(tenant, amount);
-    if (share.gapOf(tenant) > 0) this.lastTurn.set(tenant, performance.now());
-    else this.lastTurn.delete(tenant);
+    if (share.gapOf(tenant) > 0) this.lastStart.set(tenant, performance.now());
+    else this.lastStart.delete(tenant);
   }
 
   /**
-   * Milliseconds before `tenant` may start a request, when it is held back to a gap: a gap after its last request
-   * started or ended, whichever came later (so a tenant whose requests each hold the loop for long leaves it the
-   * gap free between them). A request
+   * Milliseconds before `tenant` may start a request, when it is held back to a gap between its starts. (Not after
+   * its last request ended: with several running, one ends often enough to hold the next start back indefinitely.)
+   * A request
    * that has waited half the queue timeout starts without its gap: spacing alone never makes it server_busy.
    */
   private startsIn(tenant: string, since = performance.now()): number {
     const gap = this.options.share?.gapOf(tenant) ?? 0;
-    const last = this.lastTurn.get(tenant);
+    const last = this.lastStart.get(tenant);
     if (gap === 0 || last === undefined) return 0;
     const startAt = Math.min(last + gap, since + this.options.queueTimeoutMs / 2);
     return Math.max(0, startAt - performance.now());

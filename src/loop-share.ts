@@ -2,12 +2,12 @@
 // but the service has one thread: a tenant flooding a door (refusals, replays, small pages, or heavy reads) keeps up
 // to TENANT_CONCURRENCY requests in every turn of the event loop, and another tenant's request, which waits one turn
 // at each of its steps (its socket, its token, its read), waits behind all of them each time. So, when the loop lags
-// and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: each of its
-// requests starts a gap after its previous one started or ended, the gap growing fourfold at each lagging tick (from
-// FIRST_GAP_MS to MAX_GAP_MS), so the loop has turns to spare for the others. A request weighs one, plus one per MiB
-// of memory it reserves (a heavy door's) and one per 64 KiB it answers. Every CALM_TICKS calm ticks in a row halve every gap (below FIRST_GAP_MS:
-// gone). A tenant alone is never held back (nobody waits behind it), nor are tenants of like load (none dominates).
-// A held-back tenant's requests wait in its admission queue (in memory, holding no database connection), within the
+// and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: its requests
+// start a gap apart, the gap growing fourfold at each lagging tick (from FIRST_GAP_MS to MAX_GAP_MS), so the loop has
+// turns to spare for the others. A request weighs one, plus one per MiB of memory it reserves (a heavy door's) and
+// one per 64 KiB it answers. Every CALM_TICKS calm ticks in a row halve every gap (below FIRST_GAP_MS: gone). A
+// tenant alone is never held back (nobody waits behind it), nor are tenants of like load (none dominates). A
+// held-back tenant's requests wait in its admission queue (in memory, holding no database connection), within the
 // admission's queue bound and timeout.
 export interface LoopShareOptions {
   /** A tick whose longest event-loop delay passes this (ms) lags. */

@@ -2,18 +2,10 @@
 import type { FastifyReply } from 'fastify';
 import type { Envelope } from '../contract/wire.js';
 import { type AppError, refusalExtensions } from '../errors.js';
-import { serialise } from '../json-slices.js';
 
-/**
- * Sends DATA in the envelope. A large answer (a 4 MB attribute listing, a history page of large records) is
- * serialised a slice at a time (json-slices.ts), so other requests are served meanwhile: the reply then goes once
- * it is written (await it).
- */
 export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {
   const body: Envelope = { STATUS: 'SUCCESS', MESSAGE: '', DATA: data };
-  reply.code(status).type('application/json; charset=utf-8');
-  const json = serialise(body);
-  return typeof json === 'string' ? reply.send(json) : json.then((text) => reply.send(text));
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
 /**

@@ -2,7 +2,7 @@
 // shared version read that a request may join only if it started after the request arrived.
 
 import { describe, expect, it } from 'vitest';
-import { ModelCache } from '../../src/cache/model-cache.js';
+import { jsonLength, ModelCache } from '../../src/cache/model-cache.js';
 import { VersionReader } from '../../src/cache/version-reader.js';
 import type { Executor } from '../../src/db/executor.js';
 import type { Run } from '../../src/db/run.js';
@@ -193,5 +193,24 @@ describe('VersionReader', () => {
     await expect(Promise.all([reader.read('a'), reader.read('b')])).rejects.toThrow('database down');
     await expect(reader.read('a')).rejects.toThrow('database down');
     expect(reader.stats().reads).toBe(2);
+  });
+});
+
+describe('jsonLength', () => {
+  it("is the length of the value's JSON text for values without escapes, walked rather than serialised", () => {
+    const values: unknown[] = [
+      null,
+      true,
+      false,
+      0,
+      -12.5,
+      'grade',
+      [],
+      {},
+      [1, 'a', null, undefined, [true, { x: 'y' }]],
+      { name: 'Person', skipped: undefined, nested: { list: ['A', 'B'], n: 3 }, at: new Date(0) },
+      { allowed_values: Array.from({ length: 1_000 }, (_, i) => `value-${i}-${'x'.repeat(100)}`) },
+    ];
+    for (const value of values) expect(jsonLength(value)).toBe(JSON.stringify(value).length);
   });
 });

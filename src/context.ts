@@ -65,6 +65,11 @@ export interface Loaders {
     string,
     { allowed_values_json: string | null; default_value_json: string | null } | null
   >;
+  /**
+   * The enumeration and default texts parsed, by guid and field: an operation that selects a definition several
+   * times (aliases) parses its megabytes once.
+   */
+  parsedJson: Map<string, unknown>;
   /** The tenant's five platform attributes (one query per request, on first use). */
   platformAttributes: () => Promise<StoredAttribute[]>;
   /**
@@ -249,6 +254,7 @@ export function createContext(
       get attributeJson() {
         return attributeJson();
       },
+      parsedJson: new Map(),
       platformAttributes: () => {
         platform ??= model
           .read(modelScope, 'platform_attributes', '', (run) => findPlatformAttributes(run, tenant, ROOT_KEY))

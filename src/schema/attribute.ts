@@ -78,8 +78,13 @@ async function jsonText(
   const size = field === 'allowed_values_json' ? a.allowed_values_size : a.default_value_size;
   if (onRow === null && !size) return null;
   charge(ctx, 0, size ?? onRow?.length ?? 0);
+  const key = `${a.guid}\u0000${field}`;
+  const parsed = ctx.loaders.parsedJson;
+  if (parsed.has(key)) return parsed.get(key);
   const text = onRow ?? (await ctx.loaders.attributeJson.load(a.guid))?.[field] ?? null;
-  return text === null ? null : JSON.parse(text);
+  const value = text === null ? null : JSON.parse(text);
+  parsed.set(key, value);
+  return value;
 }
 
 AttributeDefinition.implement({

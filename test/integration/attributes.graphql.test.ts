@@ -120,6 +120,36 @@ describe('declareAttribute and EntityType.attributes', () => {
     const listed = await client.request(TypeAttributesDocument, { guid: type });
     expect(listed.entityType!.attributes.some((a) => a.name === 'level')).toBe(false);
   });
+  it('an operation selecting definitions several times (aliases) answers each with its own enumeration and default', async ({
+    world,
+  }) => {
+    const { tenant, api, type } = await setup(world);
+    const declare = (name: string, allowed: string[], dflt: string) =>
+      api.post(`/entities/types/${type}/attributes`, {
+        name,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: allowed,
+        default_value: dflt,
+      });
+    expect((await declare('tier', ['gold', 'silver'], 'silver')).status).toBe(201);
+    expect((await declare('size', ['s', 'm', 'l'], 'm')).status).toBe(201);
+    const query = `{ a: entityType(guid: "${type}") { attributes { name allowedValues defaultValue } }
+      b: entityType(guid: "${type}") { attributes { name defaultValue allowedValues } } }`;
+    const res = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${await tokenFor(tenant)}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query }),
+    });
+    type Row = { name: string; allowedValues: string[] | null; defaultValue: unknown };
+    const data = res.json().data as Record<'a' | 'b', { attributes: Row[] }>;
+    for (const alias of ['a', 'b'] as const) {
+      const byName = new Map(data[alias].attributes.map((r) => [r.name, r]));
+      expect(byName.get('tier')).toMatchObject({ allowedValues: ['gold', 'silver'], defaultValue: 'silver' });
+      expect(byName.get('size')).toMatchObject({ allowedValues: ['s', 'm', 'l'], defaultValue: 'm' });
+    }
+  });
 });
 
 describe('withdrawAttribute and withdrawn definitions', () => {

@@ -2,7 +2,7 @@
 // tenant's while the loop lags has its starts spaced, the admission (src/admission.ts) keeps that spacing, and calm
 // undoes it.
 import { describe, expect, it } from 'vitest';
-import { Admission } from '../../src/admission.js';
+import { Admission, MAX_SPACING_WAIT_MS } from '../../src/admission.js';
 import { FIRST_GAP_MS, LoopShare, MAX_GAP_MS } from '../../src/loop-share.js';
 
 const LAGGING = 50;
@@ -135,5 +135,25 @@ describe('Admission with a LoopShare', () => {
     admission.stop();
     expect(waited).toBeGreaterThanOrEqual(29);
     expect(waited).toBeLessThan(MAX_GAP_MS - 20);
+  });
+
+  it('never holds a request back longer than MAX_SPACING_WAIT_MS for its spacing alone, whatever the queue', async () => {
+    const share = new LoopShare();
+    const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 10_000, share });
+    for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
+    const t0 = performance.now();
+    // 20 requests a gap apart would take 1.9 s; none waits past the bound.
+    const waits = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        admission.acquire('flood', 0).then((release) => {
+          release();
+          return performance.now() - t0;
+        }),
+      ),
+    );
+    admission.stop();
+    expect(Math.max(...waits)).toBeLessThan(MAX_SPACING_WAIT_MS + 150);
+    expect(Math.max(...waits)).toBeGreaterThanOrEqual(MAX_SPACING_WAIT_MS - 5);
   });
 });

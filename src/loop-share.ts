@@ -16,6 +16,12 @@ export interface LoopShareOptions {
   lagLowMs?: number;
   /** How many times the next tenant's load a tenant must bring to be held back. */
   dominance?: number;
+  /**
+   * Whether holding back applies now (default: always). Not while the database is away or the service warms up:
+   * requests are then refused after a short hold of their own (db/readiness.ts), and spaced ones would reach the
+   * database together the moment it is ready.
+   */
+  active?: () => boolean;
 }
 
 /** How often the loop's delay is read and the holds adjusted, in ms. */
@@ -55,7 +61,10 @@ export class LoopShare {
   /** Ticks that held a tenant back further, for the metrics. */
   heldBack = 0;
 
+  private readonly active: () => boolean;
+
   constructor(options: LoopShareOptions = {}) {
+    this.active = options.active ?? (() => true);
     this.lagHighMs = options.lagHighMs ?? 6;
     this.lagLowMs = options.lagLowMs ?? 3;
     this.dominance = options.dominance ?? 4;
@@ -63,6 +72,7 @@ export class LoopShare {
 
   /** Least time between two starts of `tenant`'s requests now, in ms (0: none). */
   gapOf(tenant: string): number {
+    if (this.gaps.size === 0 || !this.active()) return 0;
     return this.gaps.get(tenant) ?? 0;
   }
 
@@ -108,6 +118,12 @@ export class LoopShare {
         if (top) next = Math.max(next, top[1]);
         top = [tenant, u.average];
       } else next = Math.max(next, u.average);
+    }
+    if (!this.active()) {
+      // Nothing is held back meanwhile, and nothing is left held back for when it ends.
+      this.gaps.clear();
+      this.calm = 0;
+      return false;
     }
     if (lagMs > this.lagHighMs && top && next > 0 && top[1] > this.dominance * next) {
       const [tenant] = top;

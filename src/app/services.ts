@@ -64,7 +64,8 @@ export function createServices(deps: AppDeps) {
   const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
   const model = new ModelReads(new ModelCache(cacheBytes - engineCache.maxBytes), new VersionReader(db));
   const metrics = createMetrics({ engineCache, model });
-  const loopShare = new LoopShare();
+  // (Not while the database is away or the warm-up runs: see LoopShareOptions.active.)
+  const loopShare = new LoopShare({ active: () => readiness.state === 'ready' });
   const services: Services = {
     config,
     db,

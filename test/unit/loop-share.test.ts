@@ -156,4 +156,19 @@ describe('Admission with a LoopShare', () => {
     expect(Math.max(...waits)).toBeLessThan(MAX_SPACING_WAIT_MS + 150);
     expect(Math.max(...waits)).toBeGreaterThanOrEqual(MAX_SPACING_WAIT_MS - 5);
   });
+
+  it('holds nobody back while it is not active (the database away, the warm-up running), and forgets its holds', () => {
+    let ready = true;
+    const share = new LoopShare({ active: () => ready });
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(FIRST_GAP_MS);
+    ready = false;
+    expect(share.gapOf('flood')).toBe(0);
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.held().size).toBe(0);
+    ready = true;
+    expect(share.gapOf('flood')).toBe(0);
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.gapOf('flood')).toBe(FIRST_GAP_MS);
+  });
 });

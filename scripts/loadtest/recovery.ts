@@ -6,10 +6,12 @@ import { percentile, sleep } from '../../bench/lib.js';
 
 /**
  * The first successful write comes within this of Neo4j accepting connections, in every run: the bound the fault
- * variant fails past (CI runs it). Measured here 7.6 to 8.0 s (2 cores: Neo4j plans the hot statements on a cold JVM
- * for 4.4 to 5.5 s of it); the aims below are not met yet, and are reported beside.
+ * variant fails past (CI runs it), a guard against the 16 to 24 s of before one rehearsal. Measured on the 2-core CI
+ * machine 7.1 to 10.5 s over ten runs of 2026-11-25 and 26 (Neo4j plans the hot statements on a cold JVM for 4.1 to
+ * 6.9 s of it, and its own start varies by a second from run to run); the aims below are not met yet, and are
+ * reported beside.
  */
-export const FIRST_SUCCESS_BOUND_MS = 10_000;
+export const FIRST_SUCCESS_BOUND_MS = 12_000;
 /** The aims over several runs: the median first success and the worst, and the p99 of the writes after it. */
 export const FIRST_SUCCESS_AIM_MS = 5_000;
 export const FIRST_SUCCESS_WORST_AIM_MS = 8_000;

@@ -1,9 +1,10 @@
 // The REST contract's shared shapes: the envelope, and the rows the service sends, as zod schemas. The OpenAPI
 // document is generated from them (rest/schemas.ts names the routes around them), and every TypeScript type of a
 // row is derived from them, for the service, the CLI, the load test and the tests alike.
+// Over 300 lines: every row of the contract in one place, each field declared once with its description.
 import { z } from 'zod';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
-import { IMPACT_SCAN_MAX, MAX_FORMER_NAMES } from '../model/limits.js';
+import { IMPACT_SCAN_MAX, MAX_ALLOWED_VALUES, MAX_FORMER_NAMES, MAX_MULTI_VALUES } from '../model/limits.js';
 import { TYPE_ORIGIN_NAMES } from '../model/origins.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
 import { FormerNameRow } from './former-names.js';
@@ -95,34 +96,67 @@ export const EntityTypeRow = named(
 
 export type EntityTypeRow = z.output<typeof EntityTypeRow>;
 
+// Each field of a definition is declared here once: the REST row, the GraphQL object (schema/attribute.ts, through
+// schema/row-fields.ts) and their descriptions derive from it.
 export const AttributeRow = named(
   'AttributeDefinition',
-  'An attribute definition as listed: every field is present on every row.',
+  'Declares that instances of a type may carry a value of a kind under a name. Cannot be edited or renamed: to change it, withdraw it and declare anew. As listed, every field is present on every row.',
   z.object({
     guid: guid('Identifier of the definition.'),
-    name: z.string().describe('Attribute name, unique within the owning type (letter case ignored).'),
-    owner_type: guid('Owning type; null for the five platform attributes.').nullable(),
-    value_type: z.enum(VALUE_TYPES).describe('Kind of value instances carry.'),
-    cardinality: z.enum(CARDINALITIES).describe('`single`: one value; `multi`: a list.'),
+    name: z
+      .string()
+      .describe('Attribute name as declared (trimmed), unique within the owning type (letter case ignored).'),
+    // A nullable field is described as a whole, so that the OpenAPI document carries the description too.
+    owner_type: z
+      .string()
+      .nullable()
+      .describe(
+        'Owning type; null for the platform attributes (`origin: system`), which the framework owns.',
+      ),
+    value_type: z
+      .enum(VALUE_TYPES)
+      .describe(
+        `Kind of value: one of ${VALUE_TYPES.map((v) => `\`${v}\``).join(', ')}; \`entity_ref\` is a reference to an entity.`,
+      ),
+    cardinality: z
+      .enum(CARDINALITIES)
+      .describe(
+        `\`single\`: one value; \`multi\`: a list of up to ${MAX_MULTI_VALUES.toLocaleString('en-US')} values.`,
+      ),
     allowed_values: z
       .array(z.unknown())
       .nullable()
-      .describe('Enumerated values (scalar types only); null when none.'),
-    allowed_ref_type: guid('Type an entity_ref attribute points at; null otherwise.').nullable(),
-    required: z.boolean().describe('Whether instances must carry a value.'),
+      .describe(
+        `Enumerated values (scalar types only, at most ${MAX_ALLOWED_VALUES.toLocaleString('en-US')}); null when none.`,
+      ),
+    allowed_ref_type: z
+      .string()
+      .nullable()
+      .describe('The type an entity_ref attribute points at; null on other value types.'),
+    required: z.boolean().describe('Whether instances must carry a value (false unless declared true).'),
     default_value: z
       .unknown()
-      .describe('Applied when an instance is created without a value; null when none.'),
-    filterable: z.boolean().describe('Whether the attribute can be filtered on (entity_ref only).'),
-    origin: z.enum(['system', 'user_defined']).describe('`system` for the platform attributes.'),
+      .describe(
+        'Applied when an instance is created without a value; an entity guid (or list of guids) for references; null when none.',
+      ),
+    filterable: z
+      .boolean()
+      .describe(
+        'Whether the attribute can be filtered on; only entity_ref attributes can be filterable (false on the others).',
+      ),
+    origin: z
+      .enum(['system', 'user_defined'])
+      .describe('`system` for the platform attributes, `user_defined` for declared ones.'),
   }),
 );
 
 export type AttributeRow = z.output<typeof AttributeRow>;
 
+// Each field of a change record is declared here once: the REST row and the GraphQL object (schema/history.ts) derive
+// from it.
 export const ChangeRow = named(
   'ChangeRow',
-  'One change of the metamodel, written in the same transaction as the change itself.',
+  'One change of the metamodel, written in the same transaction as the change itself: who, when, what, and what it was before and after.',
   z.object({
     id: z.string().describe('Stable identifier of the record (`<shard>-<sequence>`).'),
     at: z.string().describe('When the change was made (ISO 8601 date-time, UTC, to the microsecond).'),
@@ -132,7 +166,10 @@ export const ChangeRow = named(
         `What the change did: ${CHANGE_KINDS.map((k) => `\`${k}\`: ${CHANGE_KIND_DESCRIPTIONS[k]}`).join(' ')}`,
       ),
     type_guid: z.string().describe('The type changed, or whose definition changed.'),
-    attribute_guid: z.string().nullable().describe('The definition changed; null for a change of the type.'),
+    attribute_guid: z
+      .string()
+      .nullable()
+      .describe('The attribute definition changed; null for a change of the type itself.'),
     actor: z
       .string()
       .nullable()

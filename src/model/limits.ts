@@ -29,3 +29,14 @@ export const MAX_FORMER_NAMES = 32;
 
 /** How long a write's Idempotency-Key and its stored answer are kept (hours): a retry within it gets the answer. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
+
+/** Most entries in one enumeration (allowed_values; the spec's 1,000). */
+export const MAX_ALLOWED_VALUES = 1000;
+/** Longest accepted string value (characters), for attribute values and enumerated values alike. */
+export const MAX_STRING_VALUE = 65_536;
+/** Most entries in one multi value. */
+export const MAX_MULTI_VALUES = 1000;
+/** Longest enumerated value (characters; JSON text for json), so 1,000 entries stay small on every write. */
+export const MAX_ALLOWED_VALUE_LENGTH = 1024;
+/** Largest default value (JSON text), read on every write that applies it. */
+export const MAX_DEFAULT_VALUE_LENGTH = 65_536;

@@ -2,6 +2,7 @@
 // its fields, shapes and combinations, each refused with its own reason, in the order the reasons win.
 
 import { bodyObject, refuse } from '../errors.js';
+import { MAX_DEFAULT_VALUE_LENGTH } from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
 import {
@@ -11,7 +12,6 @@ import {
   DEFAULT_VALUE_REASONS,
   isCardinality,
   isValueType,
-  MAX_DEFAULT_VALUE_LENGTH,
   MAX_VALUE_DEPTH,
 } from './values.js';
 

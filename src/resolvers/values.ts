@@ -1,22 +1,19 @@
 // What a value of each value type looks like, and how a value is checked against a definition's shape.
 import { type Reason, refuse } from '../errors.js';
 import {
+  MAX_ALLOWED_VALUE_LENGTH,
+  MAX_ALLOWED_VALUES,
+  MAX_DEFAULT_VALUE_LENGTH,
+  MAX_MULTI_VALUES,
+  MAX_STRING_VALUE,
+} from '../model/limits.js';
+import {
   CARDINALITIES,
   type Cardinality,
   type ScalarType,
   VALUE_TYPES,
   type ValueType,
 } from '../model/value-types.js';
-
-export const MAX_ALLOWED_VALUES = 1000;
-/** Longest accepted string value (characters), for attribute values and enumerated values alike. */
-export const MAX_STRING_VALUE = 65_536;
-/** Most entries in one multi value. */
-export const MAX_MULTI_VALUES = 1000;
-/** Longest enumerated value (characters; JSON text for json), so 1,000 entries stay small on every write. */
-export const MAX_ALLOWED_VALUE_LENGTH = 1024;
-/** Largest default value (JSON text), read on every write that applies it. */
-export const MAX_DEFAULT_VALUE_LENGTH = 65_536;
 
 export const isValueType = (v: unknown): v is ValueType => VALUE_TYPES.includes(v as ValueType);
 export const isCardinality = (v: unknown): v is Cardinality => CARDINALITIES.includes(v as Cardinality);

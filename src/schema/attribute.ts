@@ -4,9 +4,9 @@
 
 import type { z } from 'zod';
 import { charge, type RequestContext, typeByGuid } from '../context.js';
-import { WithdrawImpact as WithdrawImpactRow } from '../contract/wire.js';
+import { AttributeRow, descriptionOf, WithdrawImpact as WithdrawImpactRow } from '../contract/wire.js';
 import type { StoredAttribute } from '../db/attributes.js';
-import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import { MAX_ALLOWED_VALUES, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
 import {
@@ -19,9 +19,9 @@ import {
 } from '../resolvers/attributes.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { declarationFromGraphQL, type GraphQLDeclarationField } from '../resolvers/declaration.js';
-import { MAX_ALLOWED_VALUES } from '../resolvers/values.js';
 import { builder } from './builder.js';
 import { chargedType, EntityType, IF_VERSION_ARG, REASON_ARG, versionArg } from './entity-type.js';
+import { rowDescription, rowFields } from './row-fields.js';
 import './scalars.js';
 
 const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implement({
@@ -87,76 +87,68 @@ async function jsonText(
   return value;
 }
 
+const ROW = AttributeRow.shape;
+
 AttributeDefinition.implement({
-  description:
-    'Declares that instances of a type may carry a value of a kind under a name. Cannot be edited or renamed: to change it, withdraw it and declare anew.',
+  description: descriptionOf(AttributeRow),
+  // Every field as the row declares it (contract/wire.ts), named and described as there; these resolve from the
+  // stored definition (its JSON texts parsed once per request, its related types charged), and two are GraphQL's own.
   fields: (t) => ({
-    guid: t.exposeID('guid', { description: 'Identifier of the definition.' }),
-    name: t.exposeString('name', {
-      description:
-        'Attribute name as declared (trimmed), unique within the owning type (letter case ignored).',
-    }),
-    ownerType: t.field({
-      type: EntityType,
-      nullable: true,
-      description:
-        'Owning type; null for the five platform attributes (domain, env, tags, classification, groups), which the framework owns.',
-      resolve: (a, _args, ctx) => {
-        const owner = ownerTypeOf(a);
-        return owner ? chargedType(ctx, typeByGuid(ctx, owner)) : null;
-      },
-    }),
-    valueType: t.field({
-      type: ValueTypeEnum,
-      description:
-        'Kind of value: string, number, boolean, date, json or entity_ref (a reference to an entity).',
-      resolve: (a) => a.value_type,
-    }),
-    cardinality: t.field({
-      type: CardinalityEnum,
-      description: 'single (one value) or multi (a list of up to 1,000 values).',
-      resolve: (a) => a.cardinality,
-    }),
-    allowedValues: t.field({
-      type: ['JSON'],
-      nullable: true,
-      description: 'Enumerated values (scalar types only, at most 1,000); null when none.',
-      resolve: (a, _args, ctx) => jsonText(ctx, a, 'allowed_values_json') as Promise<unknown[] | null>,
+    ...rowFields(t, ROW, {
+      guid: t.exposeID('guid', { description: rowDescription(ROW.guid) }),
+      owner_type: t.field({
+        type: EntityType,
+        nullable: true,
+        description: rowDescription(ROW.owner_type),
+        resolve: (a, _args, ctx) => {
+          const owner = ownerTypeOf(a);
+          return owner ? chargedType(ctx, typeByGuid(ctx, owner)) : null;
+        },
+      }),
+      value_type: t.field({
+        type: ValueTypeEnum,
+        description: rowDescription(ROW.value_type),
+        resolve: (a) => a.value_type,
+      }),
+      cardinality: t.field({
+        type: CardinalityEnum,
+        description: rowDescription(ROW.cardinality),
+        resolve: (a) => a.cardinality,
+      }),
+      allowed_values: t.field({
+        type: ['JSON'],
+        nullable: true,
+        description: rowDescription(ROW.allowed_values),
+        resolve: (a, _args, ctx) => jsonText(ctx, a, 'allowed_values_json') as Promise<unknown[] | null>,
+      }),
+      allowed_ref_type: t.field({
+        type: EntityType,
+        nullable: true,
+        description: rowDescription(ROW.allowed_ref_type),
+        resolve: (a, _args, ctx) =>
+          a.allowed_ref_type ? chargedType(ctx, typeByGuid(ctx, a.allowed_ref_type)) : null,
+      }),
+      required: t.boolean({ description: rowDescription(ROW.required), resolve: (a) => a.required === true }),
+      default_value: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: rowDescription(ROW.default_value),
+        resolve: (a, _args, ctx) => jsonText(ctx, a, 'default_value_json'),
+      }),
+      filterable: t.boolean({
+        description: rowDescription(ROW.filterable),
+        resolve: (a) => a.filterable === true,
+      }),
+      origin: t.exposeString('origin', { description: rowDescription(ROW.origin) }),
     }),
     allowedValuesUsage: t.field({
       type: Usage,
       nullable: true,
-      description: 'Entries of allowedValues against the 1,000 limit; null when there is no enumeration.',
+      description: `Entries of allowedValues against the ${MAX_ALLOWED_VALUES.toLocaleString('en-US')} limit; null when there is no enumeration.`,
       resolve: async (a, _args, ctx) => {
         const values = (await jsonText(ctx, a, 'allowed_values_json')) as unknown[] | null;
         return values ? { used: values.length, limit: MAX_ALLOWED_VALUES } : null;
       },
-    }),
-    allowedRefType: t.field({
-      type: EntityType,
-      nullable: true,
-      description: 'The type an entity_ref attribute points at; null on other value types.',
-      resolve: (a, _args, ctx) =>
-        a.allowed_ref_type ? chargedType(ctx, typeByGuid(ctx, a.allowed_ref_type)) : null,
-    }),
-    required: t.boolean({
-      description: 'Whether instances must carry a value (false unless declared true).',
-      resolve: (a) => a.required === true,
-    }),
-    defaultValue: t.field({
-      type: 'JSON',
-      nullable: true,
-      description:
-        'Applied when an instance is created without a value; an entity guid (or list of guids) for references; null when none.',
-      resolve: (a, _args, ctx) => jsonText(ctx, a, 'default_value_json'),
-    }),
-    filterable: t.boolean({
-      description:
-        'Whether the attribute can be filtered on; only entity_ref attributes can be filterable (false on the others).',
-      resolve: (a) => a.filterable === true,
-    }),
-    origin: t.exposeString('origin', {
-      description: 'system for the five platform attributes, user_defined for declared ones.',
     }),
     state: t.field({
       type: AttributeStateEnum,

@@ -7,11 +7,11 @@
 // While an operation runs, what it materialises and loads is charged to its budget (operation-budget.ts) before it
 // is read, and its answer measured before it is serialised.
 
-import { EntityTypeRow, FormerNameRow } from '../contract/wire.js';
+import { AttributeRow, ChangeRow, EntityTypeRow, FormerNameRow } from '../contract/wire.js';
+import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../model/limits.js';
 import { pageBound, WITHDRAWN_LISTED } from '../model/pages.js';
 import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
 import { MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../resolvers/model.js';
-import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../resolvers/values.js';
 import { graphqlName } from './row-fields.js';
 
 export type FieldBudget =
@@ -91,13 +91,13 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   'AttributeDefinition.defaultValue': list(() => MAX_MULTI_VALUES, 'its default (as the enumeration)'),
   'AttributeDefinition.allowedRefType': read(LOOKUP_COST, 'the referenced type (batched, or memory)'),
   'AttributeDefinition.ownerType': read(LOOKUP_COST, 'the owning type (batched, or memory)'),
+  // The other fields of a definition's row (declared once, contract/wire.ts), and GraphQL's two, are read from it.
   ...fromParent('AttributeDefinition', [
+    ...Object.keys(AttributeRow.shape)
+      .map(graphqlName)
+      .filter((name) => !['allowedValues', 'defaultValue', 'allowedRefType', 'ownerType'].includes(name)),
     'allowedValuesUsage',
-    'cardinality',
-    'filterable',
-    'required',
     'state',
-    'valueType',
   ]),
   'WithdrawnAttribute.valuesRemaining': read(
     INSTANCE_WALK_COST,
@@ -113,7 +113,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   // ——— pages, payloads, records: their parent's rows ———
   ...fromParent('EntityPage', ['entities']),
   ...fromParent('ModelChangePage', ['changes']),
-  ...fromParent('ModelChange', ['after', 'at', 'before', 'id', 'kind']),
+  ...fromParent('ModelChange', Object.keys(ChangeRow.shape).map(graphqlName)),
   ...fromParent('EntityTypeHistoryConnection', ['edges', 'pageInfo']),
   ...fromParent('EntityTypeHistoryConnectionEdge', ['node']),
   ...fromParent('QueryEntityTypesConnection', ['edges', 'pageInfo']),

@@ -3,7 +3,7 @@
 
 import DataLoader from 'dataloader';
 import type { RequestContext } from '../context.js';
-import { ChangeRow } from '../contract/wire.js';
+import { ChangeRow, descriptionOf } from '../contract/wire.js';
 import type { StoredChange } from '../db/changes.js';
 import { refuse } from '../errors.js';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
@@ -17,6 +17,7 @@ import {
 } from '../resolvers/changes.js';
 import { builder } from './builder.js';
 import { EntityType } from './entity-type.js';
+import { rowDescription, rowFields } from './row-fields.js';
 
 export const ModelChangeKind = builder.enumType('ModelChangeKind', {
   description: 'What a change of the metamodel did.',
@@ -25,49 +26,35 @@ export const ModelChangeKind = builder.enumType('ModelChangeKind', {
   },
 });
 
+const ROW = ChangeRow.shape;
+
 export const ModelChange = builder.objectRef<StoredChange>('ModelChange').implement({
-  description:
-    'One change of the metamodel, written in the same transaction as the change itself: who, when, what, and what it was before and after.',
-  fields: (t) => ({
-    id: t.id({
-      description: 'Stable identifier of the record.',
-      resolve: (c) => toChangeRow(c).id,
+  description: descriptionOf(ChangeRow),
+  // Every field as the row declares it (contract/wire.ts), named and described as there; these are IDs, the kind's
+  // enum and the JSON before and after.
+  fields: (t) =>
+    rowFields(t, ROW, {
+      id: t.id({ description: rowDescription(ROW.id), resolve: (c) => toChangeRow(c).id }),
+      at: t.string({ description: rowDescription(ROW.at), resolve: (c) => toChangeRow(c).at }),
+      kind: t.field({ type: ModelChangeKind, description: rowDescription(ROW.kind), resolve: (c) => c.kind }),
+      type_guid: t.exposeID('type_guid', { description: rowDescription(ROW.type_guid) }),
+      attribute_guid: t.exposeID('attribute_guid', {
+        nullable: true,
+        description: rowDescription(ROW.attribute_guid),
+      }),
+      before: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: rowDescription(ROW.before),
+        resolve: (c) => toChangeRow(c).before,
+      }),
+      after: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: rowDescription(ROW.after),
+        resolve: (c) => toChangeRow(c).after,
+      }),
     }),
-    at: t.string({
-      description: 'When the change was made: ISO 8601 date-time in UTC, to the microsecond.',
-      resolve: (c) => toChangeRow(c).at,
-    }),
-    kind: t.field({ type: ModelChangeKind, description: 'What the change did.', resolve: (c) => c.kind }),
-    typeGuid: t.exposeID('type_guid', { description: 'The type changed, or whose definition changed.' }),
-    attributeGuid: t.exposeID('attribute_guid', {
-      nullable: true,
-      description: 'The attribute definition changed; null for a change of the type itself.',
-    }),
-    actor: t.exposeString('actor', {
-      nullable: true,
-      description: "The sub claim of the caller's token; null for the purge's own changes.",
-    }),
-    requestId: t.exposeString('request_id', {
-      nullable: true,
-      description: "The id of the request that made the change (its x-request-id); null for the purge's.",
-    }),
-    reason: t.exposeString('reason', {
-      nullable: true,
-      description: ChangeRow.shape.reason.description,
-    }),
-    before: t.field({
-      type: 'JSON',
-      nullable: true,
-      description: 'What changed, as it was (type or definition fields); null when it did not exist.',
-      resolve: (c) => toChangeRow(c).before,
-    }),
-    after: t.field({
-      type: 'JSON',
-      nullable: true,
-      description: 'What changed, as it is now; null when it no longer exists.',
-      resolve: (c) => toChangeRow(c).after,
-    }),
-  }),
 });
 
 /** Per request: the histories its fields ask for, read together (one round of statements for a list of types). */

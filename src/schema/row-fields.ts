@@ -26,8 +26,9 @@ export function rowDescription(field: z.ZodType): string {
   return text;
 }
 
-/** Whether a row may leave the field out (GraphQL: nullable). */
-export const isOptional = (field: z.ZodType) => field.safeParse(undefined).success;
+/** Whether a row may leave the field out or null (GraphQL: nullable). */
+export const isOptional = (field: z.ZodType) =>
+  field.safeParse(undefined).success || field.safeParse(null).success;
 
 /**
  * The GraphQL scalar a row field maps to: strings (date-times too, as ISO 8601 text) to String, booleans and boolean

@@ -1,6 +1,6 @@
-// A type's fields are declared once, in its wire row (src/contract/wire.ts): the GraphQL object, its origin enum and
-// the OpenAPI document say what the row says, word for word; and `created_at`, added there, appears in REST rows,
-// GraphQL and the typed client.
+// A type's, a definition's and a change record's fields are declared once, in their wire rows (src/contract/wire.ts): the GraphQL
+// objects, the origin enum and the OpenAPI document say what the rows say, word for word, and the typed client's
+// fragments select every field; `created_at`, added to the type's row, appears in REST rows, GraphQL and the client.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,40 +14,57 @@ import {
   parse,
 } from 'graphql';
 import { describe, expect } from 'vitest';
-import type { z } from 'zod';
+import { ZodOptional, type z } from 'zod';
 import { openApi } from '../../src/app/operations.js';
-import { EntityTypeRow } from '../../src/contract/wire.js';
+import { AttributeRow, ChangeRow, EntityTypeRow } from '../../src/contract/wire.js';
 import { TYPE_ORIGINS } from '../../src/model/origins.js';
 import { schema } from '../../src/schema/index.js';
 import { graphqlName, isOptional, rowDescription } from '../../src/schema/row-fields.js';
 import { it } from '../fixtures.js';
 import { graphqlClient, newTenant, restClient, tokenFor } from '../helpers.js';
 
-const ROW = EntityTypeRow.shape as Record<string, z.ZodType>;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-describe('one declaration per field of a type', () => {
-  it('every row field is a GraphQL field of EntityType, described as the row describes it, nullable when optional', () => {
-    const object = schema.getType('EntityType') as GraphQLObjectType;
-    const fields = object.getFields();
-    for (const [key, field] of Object.entries(ROW)) {
+/** Each wire row, the GraphQL object and OpenAPI component it is, and the typed client's fragment of it. */
+const ROWS = [
+  {
+    shape: EntityTypeRow.shape as Record<string, z.ZodType>,
+    object: 'EntityType',
+    component: 'EntityTypeRow',
+    fragment: ['client/operations/entity-types.graphql', 'EntityTypeFields'],
+  },
+  {
+    shape: AttributeRow.shape as Record<string, z.ZodType>,
+    object: 'AttributeDefinition',
+    component: 'AttributeDefinition',
+    fragment: ['client/operations/attributes.graphql', 'AttributeFields'],
+  },
+  {
+    shape: ChangeRow.shape as Record<string, z.ZodType>,
+    object: 'ModelChange',
+    component: 'ChangeRow',
+    fragment: ['client/operations/history.graphql', 'ModelChangeFields'],
+  },
+] as const;
+
+describe.each(ROWS)('one declaration per field of $object', ({ shape, object, component, fragment }) => {
+  it('every row field is a GraphQL field of the object, described as the row describes it, nullable when the row may leave it out or null', () => {
+    const fields = (schema.getType(object) as GraphQLObjectType).getFields();
+    for (const [key, field] of Object.entries(shape)) {
       const gql = fields[graphqlName(key)];
       expect(gql, key).toBeDefined();
       expect([key, gql!.description]).toEqual([key, rowDescription(field)]);
       expect([key, !isNonNullType(gql!.type)]).toEqual([key, isOptional(field)]);
     }
-    const origins = schema.getType('EntityTypeOrigin') as GraphQLEnumType;
-    expect(Object.fromEntries(origins.getValues().map((v) => [v.name, v.description]))).toEqual(TYPE_ORIGINS);
   });
 
-  it("the typed client's type fragment selects every field of the row", () => {
-    const text = readFileSync(path.join(ROOT, 'client/operations/entity-types.graphql'), 'utf8');
-    const fragment = parse(text).definitions.find(
-      (d): d is FragmentDefinitionNode =>
-        d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === 'EntityTypeFields',
+  it("the typed client's fragment selects every field of the row", () => {
+    const text = readFileSync(path.join(ROOT, fragment[0]), 'utf8');
+    const definition = parse(text).definitions.find(
+      (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === fragment[1],
     );
-    const selected = fragment!.selectionSet.selections.map((s) => (s as FieldNode).name.value);
-    expect(selected.sort()).toEqual(Object.keys(ROW).map(graphqlName).sort());
+    const selected = definition!.selectionSet.selections.map((s) => (s as FieldNode).name.value);
+    expect(selected).toEqual(expect.arrayContaining(Object.keys(shape).map(graphqlName)));
   });
 
   it('the OpenAPI row states the same fields, descriptions and optionality', () => {
@@ -59,12 +76,20 @@ describe('one declaration per field of a type', () => {
         >;
       };
     };
-    const row = doc.components.schemas.EntityTypeRow!;
-    expect(Object.keys(row.properties).sort()).toEqual(Object.keys(ROW).sort());
-    for (const [key, field] of Object.entries(ROW)) {
+    const row = doc.components.schemas[component]!;
+    expect(Object.keys(row.properties).sort()).toEqual(Object.keys(shape).sort());
+    for (const [key, field] of Object.entries(shape)) {
       expect([key, row.properties[key]?.description]).toEqual([key, rowDescription(field)]);
-      expect([key, (row.required ?? []).includes(key)]).toEqual([key, !isOptional(field)]);
+      // A row leaves out only what it declares optional (a nullable field is always sent, null when empty).
+      expect([key, (row.required ?? []).includes(key)]).toEqual([key, !(field instanceof ZodOptional)]);
     }
+  });
+});
+
+describe('the origins of a type', () => {
+  it('are the GraphQL enum, described as model/origins.ts says', () => {
+    const origins = schema.getType('EntityTypeOrigin') as GraphQLEnumType;
+    expect(Object.fromEntries(origins.getValues().map((v) => [v.name, v.description]))).toEqual(TYPE_ORIGINS);
   });
 });
 

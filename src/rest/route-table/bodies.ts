@@ -11,7 +11,13 @@ import {
   WithdrawImpact,
 } from '../../contract/wire.js';
 import { REASONS, type Reason } from '../../errors.js';
-import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
+import {
+  MAX_ALLOWED_VALUE_LENGTH,
+  MAX_ALLOWED_VALUES,
+  MAX_ATTRIBUTE_DEFS,
+  MAX_MULTI_VALUES,
+  MAX_STRING_VALUE,
+} from '../../model/limits.js';
 import { CARDINALITIES, VALUE_TYPES } from '../../model/value-types.js';
 import type { DeclarationField } from '../../resolvers/declaration.js';
 import {
@@ -21,12 +27,6 @@ import {
   PLAN_ACTIONS,
   PLAN_MAX_IMPACTS,
 } from '../../resolvers/model.js';
-import {
-  MAX_ALLOWED_VALUE_LENGTH,
-  MAX_ALLOWED_VALUES,
-  MAX_MULTI_VALUES,
-  MAX_STRING_VALUE,
-} from '../../resolvers/values.js';
 import { nameField, refusing, typeName } from './fields.js';
 
 /** A value of each scalar type, as the document can say it (a date's calendar is checked by the service). */

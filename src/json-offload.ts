@@ -1,22 +1,26 @@
-// Megabytes of JSON parsed and serialised off the event loop.
+// Large bodies parsed off the event loop.
 //
-// The service answers every request on one thread. A body of megabytes takes milliseconds to parse, an answer of
-// megabytes longer to serialise and encode (a 4 MB entity: about 12 ms), and while it does nothing else is answered:
-// one tenant sending such requests back to back delays every other tenant's. Texts and values past OFFLOAD_BYTES go
-// to the JSON thread instead (json-thread.ts, one worker), where the operating system shares the processor between it
-// and the event loop: the event loop then pays only for handing the value over (a copy, about a fifth of the
-// serialisation; a body's bytes are read where they are) and goes on answering meanwhile.
+// The service answers every request on one thread. A body of megabytes takes milliseconds to parse, and while it is
+// parsed nothing else is answered: one tenant sending such bodies back to back delays every other tenant's requests.
+// A body of LARGE_JSON_BYTES or more is read into memory shared with the JSON thread (body.ts, its large-body
+// regions) and parsed there (json-thread.ts, one worker), at the lowest scheduling priority: the event loop hands
+// it over without a copy and goes on answering, and the processor goes to the event loop first.
 //
-// Bounds: at most IN_FLIGHT tasks are handed over at a time (each holds a copy of its value until the thread takes
-// it), the others wait their turn in order, holding only what their request already holds; the thread's heap is
-// capped (THREAD_HEAP_MB). A thread that fails (its heap exhausted, a crash) fails only the tasks it held, which
-// then run on the event loop as they would without it, and the next task starts a new thread.
+// Answers stay on the event loop: handing a value of megabytes to the thread means copying it, which costs about as
+// much as serialising it (measured under the door storm: a 4 MB entity, 16 ms of the event loop a read either way),
+// and sending an answer as bytes made for it cost more than sending its text (the allocation, and the collections
+// its external memory brings on: a 4 MB entity read's p99 under the storm 37-55 ms as text, 80-84 as bytes).
+//
+// Bounds: at most IN_FLIGHT bodies are handed over at a time, the others wait their turn in order, holding only what
+// their request already holds (its large-body slot); the thread's heap is capped (THREAD_HEAP_MB). A thread that
+// fails (its heap exhausted, a crash) fails only the bodies it held, which are then parsed on the event loop as they
+// would be without it, and the next body starts a new thread.
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { type JsonResult, type JsonTask, NotJson, parseJsonText, serialiseJson } from './json-thread.js';
+import { type JsonResult, type JsonTask, NotJson, parseJsonText } from './json-thread.js';
 
-/** Texts and values (by their JSON length) from this size on are handled by the JSON thread. */
-export const OFFLOAD_BYTES = 256 * 1024;
+/** Bodies from this size on are parsed by the JSON thread. */
+export const LARGE_JSON_BYTES = 256 * 1024;
 /** Tasks handed to the thread at a time. */
 export const IN_FLIGHT = 2;
 /**
@@ -115,10 +119,10 @@ export class JsonOffload {
   ) {}
 
   get offloadBytes() {
-    return this.options.offloadBytes ?? OFFLOAD_BYTES;
+    return this.options.offloadBytes ?? LARGE_JSON_BYTES;
   }
 
-  /** Tasks the thread answered, and tasks that fell back to the event loop (for the metrics and the tests). */
+  /** Bodies the thread parsed, and bodies that fell back to the event loop (for the tests). */
   stats() {
     return { handed: this.handed, fallbacks: this.fallbacks, waiting: this.waiting.length };
   }
@@ -141,46 +145,6 @@ export class JsonOffload {
       if (!(e instanceof ThreadFailed)) throw e;
       this.fallbacks++;
       return parseJsonText(bytes.toString('utf8'));
-    }
-  }
-
-  /** Whether `value`'s JSON text is long enough to be serialised on the thread (counted up to the threshold). */
-  isLarge(value: unknown): boolean {
-    return jsonLength(value, this.offloadBytes) > this.offloadBytes;
-  }
-
-  /**
-   * A value to its JSON text's bytes: a small value (by jsonLength) on the event loop, a large one on the thread
-   * (`large`: the caller has counted it already).
-   */
-  async serialise(value: unknown, large = this.isLarge(value)): Promise<Buffer> {
-    if (!large) return Buffer.from(serialiseJson(value));
-    try {
-      const result = await this.run({ id: 0, serialise: value }, []);
-      if ('bytes' in result) {
-        const b = result.bytes;
-        return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-      }
-      throw new ThreadFailed();
-    } catch (e) {
-      if (!(e instanceof ThreadFailed)) throw e;
-      this.fallbacks++;
-      return Buffer.from(serialiseJson(value));
-    }
-  }
-
-  /** A text already serialised (an answer spliced from stored JSON texts) to its UTF-8 bytes, the large on the thread. */
-  async encode(text: string): Promise<Buffer> {
-    if (text.length < this.offloadBytes) return Buffer.from(text);
-    try {
-      const result = await this.run({ id: 0, encode: text }, []);
-      if ('bytes' in result)
-        return Buffer.from(result.bytes.buffer, result.bytes.byteOffset, result.bytes.byteLength);
-      throw new ThreadFailed();
-    } catch (e) {
-      if (!(e instanceof ThreadFailed)) throw e;
-      this.fallbacks++;
-      return Buffer.from(text);
     }
   }
 
@@ -207,7 +171,7 @@ export class JsonOffload {
       try {
         this.thread().postMessage(task, next.transfer);
       } catch {
-        // A value that cannot be handed over (a function, a symbol inside): the event loop serialises it.
+        // Bytes that cannot be handed over: the event loop parses them.
         next.reject(new ThreadFailed());
         continue;
       }
@@ -256,5 +220,5 @@ export class JsonOffload {
   }
 }
 
-/** The service's JSON thread (one per process, started at the first large text or value). */
+/** The service's JSON thread (one per process, started at the first large body). */
 export const jsonOffload = new JsonOffload();

@@ -1,5 +1,5 @@
-// JSON text to values and back, the same on the event loop and in the JSON thread (json-offload.ts), which runs this
-// file as a worker. It imports nothing of the service's own: the worker loads it as it is, from dist/ or, under the
+// JSON text to values, the same on the event loop and in the JSON thread (json-offload.ts), which runs this file as a
+// worker. It imports nothing of the service's own: the worker loads it as it is, from dist/ or, under the
 // tests, from src/ with Node.js stripping its types, where a relative import would not resolve.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -24,37 +24,19 @@ export function parseJsonText(text: string): unknown {
   }
 }
 
-/** A value to its JSON text, UTF-8 encoded (the bytes an answer sends). */
-export const serialiseJson = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
-
-/** A task for the thread, and its answer (the same id). */
-export type JsonTask =
-  | { id: number; parse: Uint8Array }
-  | { id: number; serialise: unknown }
-  | { id: number; encode: string };
+/** A body to parse (its bytes in shared memory), and the thread's answer (the same id). */
+export type JsonTask = { id: number; parse: Uint8Array };
 export type JsonResult =
   | { id: number; value: unknown }
-  | { id: number; bytes: Uint8Array }
   | { id: number; notJson: true }
   | { id: number; failed: string };
 
 function serve(port: NonNullable<typeof parentPort>) {
   port.on('message', (task: JsonTask) => {
     try {
-      if ('parse' in task) {
-        const text = Buffer.from(task.parse.buffer, task.parse.byteOffset, task.parse.byteLength).toString(
-          'utf8',
-        );
-        port.postMessage({ id: task.id, value: parseJsonText(text) } satisfies JsonResult);
-      } else {
-        const bytes = 'encode' in task ? Buffer.from(task.encode) : serialiseJson(task.serialise);
-        // Handed over, not copied (a Buffer this large owns its memory; a small one may share a pool: copied).
-        const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-        port.postMessage(
-          { id: task.id, bytes } satisfies JsonResult,
-          own ? [bytes.buffer as ArrayBuffer] : [],
-        );
-      }
+      const bytes = task.parse;
+      const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+      port.postMessage({ id: task.id, value: parseJsonText(text) } satisfies JsonResult);
     } catch (e) {
       port.postMessage(
         (e instanceof NotJson

@@ -17,7 +17,6 @@ import { armorPlugin, knownOperationTypesPlugin } from '../schema/armor.js';
 import { answerKey, type CachedAnswer, GraphQLAnswers } from '../schema/graphql-answers.js';
 import { operationGuardPlugin } from '../schema/guard.js';
 import { schema } from '../schema/index.js';
-import { offloadedResultsPlugin } from '../schema/offloaded-results.js';
 import { Slots } from '../slots.js';
 import { graphqlTracingPlugin, type Tracing } from '../tracing.js';
 import { maskGraphQLError } from './errors.js';
@@ -125,8 +124,6 @@ export const graphqlRoute = fp(
           { onError: (failure) => logger.warn({ failure }, 'GraphQL operation not compiled') },
         ),
         ...(tracing.tracer ? [graphqlTracingPlugin((ctx: RequestContext) => ctx.stats.trace)] : []),
-        // Last, so that its processor (large plain answers only, serialised off the event loop) is the one Yoga uses.
-        offloadedResultsPlugin(),
       ],
       landingPage: false,
       // GraphiQL is served by the /graphql route (http/pages.ts); CORS is the app's (configured origins only).

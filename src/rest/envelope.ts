@@ -2,30 +2,21 @@
 import type { FastifyReply } from 'fastify';
 import type { Envelope } from '../contract/wire.js';
 import { type AppError, refusalExtensions } from '../errors.js';
-import { jsonOffload } from '../json-offload.js';
 
-/**
- * Sends DATA in the envelope. A large answer (a 4 MB entity, a history page of large records) is serialised off the
- * event loop (json-offload.ts), so other requests are answered meanwhile: the reply then goes once it is serialised
- * (the handler returns or awaits what this returns).
- */
 export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {
   const body: Envelope = { STATUS: 'SUCCESS', MESSAGE: '', DATA: data };
-  reply.code(status).type('application/json; charset=utf-8');
-  if (!jsonOffload.isLarge(body)) return reply.send(body);
-  return jsonOffload.serialise(body, true).then((bytes) => reply.send(bytes));
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
 /**
- * The same answer with DATA already serialised (a cached page's, serialised once per model version; a listing spliced
- * from stored JSON texts): the envelope around it is the same bytes `succeed` would send. A long text is encoded to
- * its bytes off the event loop (json-offload.ts).
+ * The same answer with DATA already serialised (a cached page's, serialised once per model version): the envelope
+ * around it is the same bytes `succeed` would send.
  */
 export function succeedSerialised(reply: FastifyReply, status: number, dataJson: string) {
-  const text = `{"STATUS":"SUCCESS","MESSAGE":"","DATA":${dataJson}}`;
-  reply.code(status).type('application/json; charset=utf-8');
-  if (text.length < jsonOffload.offloadBytes) return reply.send(text);
-  return jsonOffload.encode(text).then((bytes) => reply.send(bytes));
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(`{"STATUS":"SUCCESS","MESSAGE":"","DATA":${dataJson}}`);
 }
 
 export function failBody(

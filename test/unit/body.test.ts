@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { bodyLeftUnread, lingerAfterRefusal, parseJsonBody, readBody } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
-import { jsonOffload, OFFLOAD_BYTES } from '../../src/json-offload.js';
+import { jsonOffload, LARGE_JSON_BYTES } from '../../src/json-offload.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
 import { Slots } from '../../src/slots.js';
 
@@ -325,7 +325,7 @@ describe('parseJsonBody', () => {
   });
 
   it('parses a large body in shared memory off the event loop with the same rules, and refuses it the same way', async () => {
-    const pad = ' '.repeat(OFFLOAD_BYTES);
+    const pad = ' '.repeat(LARGE_JSON_BYTES);
     const shared = (text: string) => {
       const bytes = Buffer.from(new SharedArrayBuffer(Buffer.byteLength(text)));
       bytes.write(text);

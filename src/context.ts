@@ -99,6 +99,8 @@ export interface RequestContext {
     answerKey?: string;
     /** Set when the operation's answer may be kept whole. */
     answerCacheable?: boolean;
+    /** The answer's size as measured before it is serialised (schema/guard.ts, answerBytes). */
+    answerBytes?: number;
   };
   /** This request's reads through the model cache (its model version is read once, on first use). */
   modelScope: ModelReadScope;

@@ -265,6 +265,9 @@ export class GraphQLAnswers {
   private async keep(ctx: RequestContext, key: string, response: Response): Promise<CachedAnswer | null> {
     const version = ctx.modelScope.version;
     if (!version || !ctx.operation.answerCacheable || response.status !== 200) return null;
+    // An answer larger than the cache keeps one (measured before it was serialised, at most its size in bytes) is
+    // sent as it is: reading it whole only to copy it would cost megabytes of copies for nothing.
+    if ((ctx.operation.answerBytes ?? 0) > this.model.cache.maxEntryBytes) return null;
     const headers: [string, string][] = [];
     response.headers.forEach((value, name) => {
       headers.push([name, value]);

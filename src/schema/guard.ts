@@ -65,6 +65,7 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
             return;
           }
           const bytes = answerBytes(result, maxAnswerBytes);
+          ctx.operation.answerBytes = bytes;
           if (bytes > maxAnswerBytes) {
             setResult(refused(refusal.tooLarge(`more than ${(maxAnswerBytes / 1024 / 1024).toFixed(0)} MB`)));
           }

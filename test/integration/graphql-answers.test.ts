@@ -3,9 +3,9 @@
 // read; requests arriving together share one execution; a change (on any instance) makes the next request execute
 // afresh; nothing else is kept (mutations, withdrawn definitions, refusals, other tenants, other variables).
 import type { FastifyInstance } from 'fastify';
-import { describe, expect } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { it } from '../fixtures.js';
-import { createType, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+import { createType, createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 const answers = (app: FastifyInstance) => app.services.model.cache.stats().byKind.graphql_answer;
 
@@ -51,6 +51,39 @@ async function tenantWithTypes(world: TestWorld, names: string[]) {
 }
 
 describe('a query reading only cached kinds', () => {
+  it('is not kept, nor read whole to be copied, when its answer is larger than the cache keeps one', async () => {
+    // A cache of 1 MB keeps entries of at most 64 KiB.
+    const small = await createWorld({ MODEL_CACHE_MAX_MB: '1' });
+    try {
+      const token = await tokenFor(newTenant('ga'));
+      const api = restClient(small.app, token);
+      const guid = await createType(api, 'Wide');
+      const declared = await api.post(`/entities/types/${guid}/attributes`, {
+        name: 'grade',
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: Array.from({ length: 200 }, (_, i) => `${i}-${'v'.repeat(500)}`),
+      });
+      expect(declared.status).toBe(201);
+      const query = `{ entityType(guid: "${guid}") { name attributes { name allowedValues } } }`;
+      const before = answers(small.app);
+      const set = vi.spyOn(small.app.services.model.cache, 'set');
+      const first = await ask(small.app, token, query);
+      const second = await ask(small.app, token, query);
+      expect(first.status).toBe(200);
+      expect(first.body.length).toBeGreaterThan(small.app.services.model.cache.maxEntryBytes);
+      expect(second.body).toBe(first.body);
+      // Executed both times (a share of the version read is not all it cost), nothing kept.
+      expect(second.queries).toBeGreaterThan(1);
+      expect(answers(small.app).entries).toBe(before.entries);
+      expect(answers(small.app).hits).toBe(before.hits);
+      // Not even offered to the cache (that would have read the answer whole and copied it).
+      expect(set.mock.calls.filter(([, kind]) => kind === 'graphql_answer')).toEqual([]);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('is answered from memory the second time: the same bytes, a share of one version read', async ({
     world,
   }) => {

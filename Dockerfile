@@ -14,10 +14,6 @@ RUN npm run build
 FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production SKIP_NEO4J_FETCH=1
-# glibc's allocator: blocks of 128 KiB or more always mapped on their own and unmapped when freed (by default the
-# threshold rises with every large block freed, and later ones are then kept in the heap after use): about 30 to 50 MB
-# less RSS under the door storm, see docs/operations.md, Memory and the Node flags.
-ENV MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json package-lock.json ./
 COPY scripts/fetch-neo4j.mjs ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -68,7 +68,7 @@ const SHAPE_MS = 4_000;
 /** The storm's own configuration beside the manifest's: a low key cap, so that one shape reaches it. */
 const STORM_ENV = { IDEMPOTENCY_TENANT_MAX_KEYS: '500' };
 
-/** The manifest's heap flag and configuration, and the image's allocator setting: what a replica runs with. */
+/** The manifest's heap flag and configuration: what a replica runs with. */
 function productionSettings() {
   const flags = /name: NODE_OPTIONS\s+value: (.+)/.exec(DEPLOYMENT)?.[1]?.trim().split(/\s+/) ?? [];
   if (!flags.some((f) => f.startsWith('--max-old-space-size'))) {
@@ -80,9 +80,6 @@ function productionSettings() {
     const m = new RegExp(`^\\s+${name}: "?([^"\\n]+)"?`, 'm').exec(configMap);
     if (m?.[1]) env[name] = m[1];
   }
-  // The image's environment for the allocator (read by glibc at start-up, not by the service).
-  const image = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-  for (const m of image.matchAll(/^ENV (MALLOC_[A-Z_]+)=(\S+)/gm)) if (m[1] && m[2]) env[m[1]] = m[2];
   return { flags, env };
 }
 

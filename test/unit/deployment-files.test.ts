@@ -70,12 +70,6 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/npm ci --omit=dev/);
   });
 
-  it("sets glibc's fixed mmap threshold in the runtime stage, as the operations guide documents", () => {
-    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
-    expect(runtime).toMatch(/^ENV MALLOC_MMAP_THRESHOLD_=131072$/m);
-    expect(read('docs/operations.md')).toContain('MALLOC_MMAP_THRESHOLD_=131072');
-  });
-
   it('starts node as `npm start` does, with the same flags (the bench measures that command too)', () => {
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
     expect(cmd).toEqual(['node', ...serviceNodeFlags(), 'dist/server.js']);

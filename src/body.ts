@@ -16,10 +16,9 @@
 // (waiting for a slot does not count as idle); a slow sender is answered 408 and gives up what it held.
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import sjson from 'secure-json-parse';
 import { type AppError, refuse } from './errors.js';
-import { jsonOffload } from './json-offload.js';
 import { JsonShapeScanner, MAX_BODY_DEPTH, MAX_BODY_VALUES, type ShapeViolation } from './json-scan.js';
-import { NotJson } from './json-thread.js';
 import { Slots } from './slots.js';
 
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
@@ -59,65 +58,15 @@ type Marked = IncomingMessage & { [UNREAD_BODY]?: boolean };
 
 export const bodyLeftUnread = (raw: IncomingMessage) => (raw as Marked)[UNREAD_BODY] === true;
 
-/**
- * Memory large bodies are read into: one region of the body limit per large-body slot, allocated once (at the first
- * large body) in memory the JSON thread reads without a copy (json-offload.ts). A body granted a slot takes a region
- * and gives it back with the slot, once it is parsed; nothing else is allocated for it, so reading large bodies makes
- * no garbage.
- */
-class BodyRegions {
-  private free: Buffer[] | null = null;
-  constructor(
-    readonly count: number,
-    readonly bytes: number,
-  ) {}
-
-  take(): Buffer {
-    if (!this.free) {
-      const memory = new SharedArrayBuffer(this.count * this.bytes);
-      this.free = Array.from({ length: this.count }, (_, i) =>
-        Buffer.from(memory, i * this.bytes, this.bytes),
-      );
-    }
-    const region = this.free.pop();
-    // Each region goes with a slot, and a slot has one holder: a region is free whenever a slot is granted.
-    if (!region) throw new Error('no free body region: a slot was granted twice');
-    return region;
-  }
-
-  give(region: Buffer) {
-    this.free?.push(region);
-  }
-}
-
-const regionsBySlots = new WeakMap<Slots, BodyRegions>();
-const regionsOf = (slots: Slots, limit: number) => {
-  let regions = regionsBySlots.get(slots);
-  if (!regions || regions.bytes < limit) {
-    regions = new BodyRegions(slots.size, limit);
-    regionsBySlots.set(slots, regions);
-  }
-  return regions;
-};
-
-/**
- * Reads a body (stream) under the limits, with the large-body slots, and hands its bytes to `consume` (by default,
- * a copy of them is the result); rejects with an AppError. A large body keeps its slot and its memory until
- * `consume` has settled: the bytes it is given are valid only until then.
- */
-export function readBody<T = Buffer>(
-  raw: IncomingMessage,
-  payload: Readable,
-  options: BodyReaderOptions = {},
-  consume?: (bytes: Buffer) => T | Promise<T>,
-): Promise<T> {
+/** Reads a body (stream) to a Buffer under the limits, with the large-body slots; rejects with an AppError. */
+export function readBody(raw: IncomingMessage, payload: Readable, options: BodyReaderOptions = {}) {
   const limit = options.limit ?? BODY_LIMIT_BYTES;
   const largeBytes = options.largeBytes ?? LARGE_BODY_BYTES;
   const slots = options.slots ?? defaultSlots;
   const timeoutMs = options.timeoutMs ?? BODY_TIMEOUT_MS;
   const idleTimeoutMs = options.idleTimeoutMs ?? BODY_IDLE_TIMEOUT_MS;
 
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const declaredHeader = raw.headers['content-length'];
     const declared = declaredHeader === undefined ? null : Number(declaredHeader);
     if (declared !== null && declared > limit) {
@@ -131,8 +80,6 @@ export function readBody<T = Buffer>(
     let size = 0;
     let settled = false;
     let release: (() => void) | null = null;
-    let region: Buffer | null = null;
-    const regions = regionsOf(slots, limit);
     let waitingForSlot = false;
     const giveUpWaiting = new AbortController();
     const deadline = setTimeout(() => settle(tooSlow()), timeoutMs);
@@ -144,14 +91,7 @@ export function readBody<T = Buffer>(
       idle.unref();
     };
 
-    /** Gives back the region and the slot. */
-    const letGo = () => {
-      if (region) regions.give(region);
-      region = null;
-      release?.();
-      release = null;
-    };
-    const stopListening = () => {
+    const cleanup = () => {
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);
       payload.removeListener('error', onError);
@@ -159,39 +99,21 @@ export function readBody<T = Buffer>(
       clearTimeout(deadline);
       if (idle) clearTimeout(idle);
       giveUpWaiting.abort();
+      release?.();
+      release = null;
+      chunks = [];
     };
-    function settle(error: AppError | null) {
+    function settle(error: AppError | null, body?: Buffer) {
       if (settled) return;
       settled = true;
-      stopListening();
       if (error) {
         // Keep nothing more: the rest of the body is discarded as it arrives (see lingerAfterRefusal).
         (raw as Marked)[UNREAD_BODY] = !raw.complete;
-        letGo();
-        chunks = [];
-        payload.resume();
-        reject(error);
-        return;
       }
-      const bytes = region
-        ? region.subarray(0, size)
-        : chunks.length === 1
-          ? (chunks[0] as Buffer)
-          : Buffer.concat(chunks, size);
-      chunks = [];
-      const held = region !== null;
-      Promise.resolve()
-        .then(() => (consume ? consume(bytes) : ((held ? Buffer.from(bytes) : bytes) as T)))
-        .then(
-          (value) => {
-            letGo();
-            resolve(value);
-          },
-          (e: unknown) => {
-            letGo();
-            reject(e);
-          },
-        );
+      cleanup();
+      if (error) payload.resume();
+      if (error) reject(error);
+      else resolve(body as Buffer);
     }
 
     function onData(chunk: Buffer | string) {
@@ -200,8 +122,7 @@ export function readBody<T = Buffer>(
       if (size > limit) return settle(tooLarge());
       const violation = scanner.push(buffer);
       if (violation) return settle(shapeRefusal(violation));
-      if (region) region.set(buffer, size - buffer.length);
-      else chunks.push(buffer);
+      chunks.push(buffer);
       if (size > largeBytes && release === null && !waitingForSlot) {
         waitingForSlot = true;
         payload.pause();
@@ -212,14 +133,6 @@ export function readBody<T = Buffer>(
             waitingForSlot = false;
             if (settled) return granted();
             release = granted;
-            // What arrived so far moves into the slot's region; the rest is written there as it arrives.
-            region = regions.take();
-            let offset = 0;
-            for (const c of chunks) {
-              region.set(c, offset);
-              offset += c.length;
-            }
-            chunks = [];
             armIdle();
             payload.resume();
           },
@@ -233,7 +146,7 @@ export function readBody<T = Buffer>(
       if (declared !== null && size !== declared) {
         return settle(refuse('invalid_body', 'The body length does not match Content-Length.'));
       }
-      settle(null);
+      settle(null, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     }
     function onError() {
       settle(refuse('invalid_body', 'The request body could not be read.'));
@@ -269,15 +182,18 @@ export function lingerAfterRefusal(raw: IncomingMessage, lingerMs = LINGER_MS) {
   raw.resume();
 }
 
-/**
- * A body's bytes to its value, with __proto__ and constructor keys removed; an empty body is undefined. A large body
- * is parsed off the event loop (json-offload.ts).
- */
-export async function parseJsonBody(body: Buffer): Promise<unknown> {
+/** JSON text to a value, with __proto__ and constructor keys removed; an empty body is undefined. */
+export function parseJsonBody(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  if (text.trim() === '') return undefined;
   try {
-    return await jsonOffload.parse(body);
-  } catch (e) {
-    if (e instanceof NotJson) throw refuse('invalid_json', 'The body is not valid JSON.');
-    throw e;
+    // A key __proto__ or constructor is written plainly or with \u escapes: a body with neither is parsed as it is
+    // (secure-json-parse searches the whole text with a regular expression, milliseconds a megabyte).
+    if (!text.includes('\\u') && !text.includes('__proto__') && !text.includes('constructor')) {
+      return JSON.parse(text);
+    }
+    return sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
+  } catch {
+    throw refuse('invalid_json', 'The body is not valid JSON.');
   }
 }

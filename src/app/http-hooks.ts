@@ -29,16 +29,13 @@ export const httpHooks = fp(
     const largeBodySlots = new Slots(LARGE_BODY_SLOTS);
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) =>
-      readBody(
-        req.raw,
-        payload,
-        {
+      parseJsonBody(
+        await readBody(req.raw, payload, {
           slots: largeBodySlots,
           key: req.ctx?.viewer.tenant ?? '',
           timeoutMs: config.HTTP_BODY_TIMEOUT_MS,
           idleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
-        },
-        parseJsonBody,
+        }),
       ),
     );
 

@@ -9,7 +9,6 @@
 // default): past it, its own least recently used entries go, so a tenant with 100,000 types paging through all of
 // them cannot evict everyone else. An entry over a sixteenth of the budget is not kept.
 import { createHash, randomBytes } from 'node:crypto';
-import { jsonLength } from '../json-offload.js';
 
 export const MODEL_CACHE_KINDS = [
   'type_page',
@@ -69,6 +68,43 @@ export interface ModelCacheStats {
  */
 export function approximateBytes(value: unknown, serialised = false): number {
   return 128 + (serialised ? 3 : 2) * jsonLength(value);
+}
+
+/**
+ * About the length of `value`'s JSON text (exact for text without characters JSON escapes), counted by walking it: a
+ * string counts its length, so the cost is one step per value, not per character: sizing a 4 MB enumeration, only
+ * to find it too large to keep, costs no serialisation.
+ */
+export function jsonLength(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 2;
+    case 'number':
+    case 'bigint':
+      return String(value).length;
+    case 'boolean':
+      return value ? 4 : 5;
+    case 'object': {
+      if (value === null) return 4;
+      const toJSON = (value as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') return jsonLength(toJSON.call(value));
+      let n = 1;
+      if (Array.isArray(value)) {
+        for (const item of value) {
+          n += (item === undefined || typeof item === 'function' ? 4 : jsonLength(item)) + 1;
+        }
+        return value.length === 0 ? 2 : n;
+      }
+      for (const key of Object.keys(value)) {
+        const item = (value as Record<string, unknown>)[key];
+        if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+        n += key.length + 4 + jsonLength(item);
+      }
+      return n === 1 ? 2 : n;
+    }
+    default:
+      return 0;
+  }
 }
 
 /** The same, for a value that keeps its serialised REST answer. */

@@ -5,7 +5,6 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { bodyLeftUnread, lingerAfterRefusal, parseJsonBody, readBody } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
-import { jsonOffload, LARGE_JSON_BYTES } from '../../src/json-offload.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
 import { Slots } from '../../src/slots.js';
 
@@ -169,39 +168,6 @@ describe('readBody', () => {
     expect(slots.inUse).toBe(0);
   });
 
-  it("a large body is read into its slot's shared region and handed to the consumer there, slot kept until it settles", async () => {
-    const slots = new Slots(2);
-    const req = fakeRequest();
-    let consumed: Buffer | null = null;
-    let finish: () => void = () => {};
-    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots }, async (bytes) => {
-      consumed = bytes;
-      expect(bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
-      expect(bytes.toString()).toBe('abcdefghij');
-      await new Promise<void>((r) => {
-        finish = r;
-      });
-      return bytes.length;
-    });
-    req.write('abcde');
-    req.write('fgh');
-    req.end('ij');
-    await tick();
-    expect(consumed).not.toBeNull();
-    // The consumer has not settled: the slot (and its region) is still held.
-    expect(slots.inUse).toBe(1);
-    finish();
-    expect(await read).toBe(10);
-    expect(slots.inUse).toBe(0);
-    // Without a consumer the result is a copy, not the region the next large body is read into.
-    const again = fakeRequest();
-    const copy = readBody(asRaw(again), again, { limit: 100, largeBytes: 4, slots });
-    again.end('klmnopqrst');
-    const bytes = await copy;
-    expect(bytes.toString()).toBe('klmnopqrst');
-    expect(bytes.buffer).not.toBeInstanceOf(SharedArrayBuffer);
-  });
-
   it('a body that does not finish within its deadline is refused with 408 and gives its slot back', async () => {
     const slots = new Slots(1);
     const req = fakeRequest();
@@ -310,39 +276,15 @@ describe('lingerAfterRefusal', () => {
 });
 
 describe('parseJsonBody', () => {
-  it('parses JSON, drops prototype keys, reads an empty body as undefined, refuses malformed JSON', async () => {
-    expect(await parseJsonBody(Buffer.from('{"a":1,"__proto__":{"x":1}}'))).toEqual({ a: 1 });
+  it('parses JSON, drops prototype keys, reads an empty body as undefined, refuses malformed JSON', () => {
+    expect(parseJsonBody(Buffer.from('{"a":1,"__proto__":{"x":1}}'))).toEqual({ a: 1 });
     // The key spelt with escapes, and constructor.prototype, go too (a body without either is parsed as it is).
-    expect(await parseJsonBody(Buffer.from('{"a":1,"\\u005f_proto__":{"x":1}}'))).toEqual({ a: 1 });
-    expect(await parseJsonBody(Buffer.from('{"a":{"constructor":{"prototype":{"x":1}}}}'))).toEqual({
-      a: {},
-    });
-    expect(await parseJsonBody(Buffer.from('{"a":{"b":[1,"\\u0041"]}}'))).toEqual({ a: { b: [1, 'A'] } });
-    const plain = (await parseJsonBody(Buffer.from('{"a":[{"b":"proto"}]}'))) as object;
+    expect(parseJsonBody(Buffer.from('{"a":1,"\\u005f_proto__":{"x":1}}'))).toEqual({ a: 1 });
+    expect(parseJsonBody(Buffer.from('{"a":{"constructor":{"prototype":{"x":1}}}}'))).toEqual({ a: {} });
+    expect(parseJsonBody(Buffer.from('{"a":{"b":[1,"\\u0041"]}}'))).toEqual({ a: { b: [1, 'A'] } });
+    const plain = parseJsonBody(Buffer.from('{"a":[{"b":"proto"}]}')) as object;
     expect(Object.getPrototypeOf(plain)).toBe(Object.prototype);
-    expect(await parseJsonBody(Buffer.from('  '))).toBeUndefined();
-    await expect(parseJsonBody(Buffer.from('{'))).rejects.toThrow(/not valid JSON/);
-  });
-
-  it('parses a large body in shared memory off the event loop with the same rules, and refuses it the same way', async () => {
-    const pad = ' '.repeat(LARGE_JSON_BYTES);
-    const shared = (text: string) => {
-      const bytes = Buffer.from(new SharedArrayBuffer(Buffer.byteLength(text)));
-      bytes.write(text);
-      return bytes;
-    };
-    const before = jsonOffload.stats().handed;
-    expect(await parseJsonBody(shared(`{"a":1,${pad}"__proto__":{"x":1}}`))).toEqual({ a: 1 });
-    expect(await parseJsonBody(shared(`{"a":{"constructor":{"prototype":{"x":1}}}}${pad}`))).toEqual({
-      a: {},
-    });
-    const plain = (await parseJsonBody(shared(`{"a":[{"b":"proto"}]}${pad}`))) as object;
-    expect(Object.getPrototypeOf(plain)).toBe(Object.prototype);
-    expect(await parseJsonBody(shared(pad))).toBeUndefined();
-    await expect(parseJsonBody(shared(`{${pad}`))).rejects.toThrow(/not valid JSON/);
-    expect(jsonOffload.stats().handed - before).toBe(5);
-    // The same body in memory of its own is parsed on the event loop (handing it over would mean copying it).
-    expect(await parseJsonBody(Buffer.from(`{"a":1${pad}}`))).toEqual({ a: 1 });
-    expect(jsonOffload.stats().handed - before).toBe(5);
+    expect(parseJsonBody(Buffer.from('  '))).toBeUndefined();
+    expect(() => parseJsonBody(Buffer.from('{'))).toThrow(/not valid JSON/);
   });
 });

@@ -2,11 +2,10 @@
 // shared version read that a request may join only if it started after the request arrived.
 
 import { describe, expect, it } from 'vitest';
-import { ModelCache } from '../../src/cache/model-cache.js';
+import { jsonLength, ModelCache } from '../../src/cache/model-cache.js';
 import { VersionReader } from '../../src/cache/version-reader.js';
 import type { Executor } from '../../src/db/executor.js';
 import type { Run } from '../../src/db/run.js';
-import { jsonLength } from '../../src/json-offload.js';
 
 describe('ModelCache', () => {
   it('answers only at the exact version it holds, per tenant', () => {

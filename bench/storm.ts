@@ -335,10 +335,15 @@ export const epochNow = () => performance.timeOrigin + performance.now();
  * task runs as soon as it is due): they use next to no processor, and what they time is then the service's delay, not
  * their wait for a core the load generator keeps busy.
  */
-const PROBE_PRIORITY: string[] =
-  process.getuid?.() === 0 && spawnSync('chrt', ['-f', '10', 'true']).status === 0
-    ? ['chrt', '-f', '10']
-    : [];
+let probePriority: string[] | undefined;
+/** The command the probes run through (checked once, when the first probe starts: not on import). */
+const probePriorityCommand = () => {
+  probePriority ??=
+    process.getuid?.() === 0 && spawnSync('chrt', ['-f', '10', 'true']).status === 0
+      ? ['chrt', '-f', '10']
+      : [];
+  return probePriority;
+};
 
 /**
  * Starts bench/health-probe.ts, which sends GET /healthz every `everyMs` over one keep-alive connection, and
@@ -351,11 +356,12 @@ export async function startHealthProbe(
   /** Another path to probe (a tenant's own request), with its Authorization header. */
   other?: { path: string; authorization: string; timeoutMs?: number },
 ) {
+  const [priority, ...priorityArgs] = probePriorityCommand();
   const child: ChildProcess = spawn(
-    PROBE_PRIORITY[0] ?? process.execPath,
+    priority ?? process.execPath,
     [
-      ...PROBE_PRIORITY.slice(1),
-      ...(PROBE_PRIORITY.length > 0 ? [process.execPath] : []),
+      ...priorityArgs,
+      ...(priority ? [process.execPath] : []),
       '--import',
       'tsx',
       'bench/health-probe.ts',

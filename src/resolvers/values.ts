@@ -3,7 +3,6 @@ import { type Reason, refuse } from '../errors.js';
 import {
   MAX_ALLOWED_VALUE_LENGTH,
   MAX_ALLOWED_VALUES,
-  MAX_DEFAULT_VALUE_LENGTH,
   MAX_MULTI_VALUES,
   MAX_STRING_VALUE,
 } from '../model/limits.js';

@@ -3,7 +3,7 @@
 // Over 300 lines: one object family per file (house style), and every field carries its description.
 
 import type { z } from 'zod';
-import { charge, type RequestContext, typeByGuid } from '../context.js';
+import { charge, type RequestContext } from '../context.js';
 import { AttributeRow, descriptionOf, WithdrawImpact as WithdrawImpactRow } from '../contract/wire.js';
 import type { StoredAttribute } from '../db/attributes.js';
 import { MAX_ALLOWED_VALUES, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
@@ -20,7 +20,7 @@ import {
 import { sayWhy } from '../resolvers/change-author.js';
 import { declarationFromGraphQL, type GraphQLDeclarationField } from '../resolvers/declaration.js';
 import { builder } from './builder.js';
-import { chargedType, EntityType, IF_VERSION_ARG, REASON_ARG, versionArg } from './entity-type.js';
+import { EntityType, IF_VERSION_ARG, REASON_ARG, typeNamedBy, versionArg } from './entity-type.js';
 import { rowDescription, rowFields } from './row-fields.js';
 import './scalars.js';
 
@@ -100,10 +100,7 @@ AttributeDefinition.implement({
         type: EntityType,
         nullable: true,
         description: rowDescription(ROW.owner_type),
-        resolve: (a, _args, ctx) => {
-          const owner = ownerTypeOf(a);
-          return owner ? chargedType(ctx, typeByGuid(ctx, owner)) : null;
-        },
+        resolve: (a, _args, ctx) => typeNamedBy(ctx, ownerTypeOf(a)),
       }),
       value_type: t.field({
         type: ValueTypeEnum,
@@ -125,8 +122,7 @@ AttributeDefinition.implement({
         type: EntityType,
         nullable: true,
         description: rowDescription(ROW.allowed_ref_type),
-        resolve: (a, _args, ctx) =>
-          a.allowed_ref_type ? chargedType(ctx, typeByGuid(ctx, a.allowed_ref_type)) : null,
+        resolve: (a, _args, ctx) => typeNamedBy(ctx, a.allowed_ref_type),
       }),
       required: t.boolean({ description: rowDescription(ROW.required), resolve: (a) => a.required === true }),
       default_value: t.field({

@@ -44,6 +44,10 @@ export function chargedType(
   return type;
 }
 
+/** The type a row field names by guid (a level above, an owner, a referenced type), charged; null when none. */
+export const typeNamedBy = (ctx: RequestContext, guid: string | null | undefined) =>
+  guid ? chargedType(ctx, typeByGuid(ctx, guid)) : null;
+
 const ROW = EntityTypeRow.shape;
 
 /** The mutations' optional condition: the type's version as the caller read it. */
@@ -78,8 +82,7 @@ EntityType.implement({
         type: EntityType,
         nullable: true,
         description: rowDescription(ROW.parent_type),
-        resolve: (type, _args, ctx) =>
-          type.parent_type ? chargedType(ctx, typeByGuid(ctx, type.parent_type)) : null,
+        resolve: (type, _args, ctx) => typeNamedBy(ctx, type.parent_type),
       }),
     }),
 });

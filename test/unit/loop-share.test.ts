@@ -93,6 +93,15 @@ describe('LoopShare', () => {
   });
 });
 
+/** An admission whose share holds tenant `flood` back to the longest gap (five lagging ticks of its load). */
+function floodHeldAtMostGap(queueTimeoutMs: number) {
+  const share = new LoopShare();
+  const admission = new Admission({ capacity: 1_000, queueTimeoutMs, share });
+  for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
+  expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
+  return { share, admission };
+}
+
 describe('Admission with a LoopShare', () => {
   it("starts a held-back tenant's requests a gap apart, while another tenant's request starts at once", async () => {
     const share = new LoopShare();
@@ -121,10 +130,7 @@ describe('Admission with a LoopShare', () => {
   });
 
   it('never holds a request back past half the queue timeout for its spacing alone (no server_busy for it)', async () => {
-    const share = new LoopShare();
-    const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 60, share });
-    for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
-    expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
+    const { admission } = floodHeldAtMostGap(60);
     const t0 = performance.now();
     const first = await admission.acquire('flood', 0);
     first();
@@ -138,10 +144,7 @@ describe('Admission with a LoopShare', () => {
   });
 
   it('never holds a request back longer than MAX_SPACING_WAIT_MS for its spacing alone, whatever the queue', async () => {
-    const share = new LoopShare();
-    const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 10_000, share });
-    for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
-    expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
+    const { admission } = floodHeldAtMostGap(10_000);
     const t0 = performance.now();
     // 20 requests a gap apart would take 1.9 s; none waits past the bound.
     const waits = await Promise.all(

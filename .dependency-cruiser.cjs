@@ -38,9 +38,9 @@ module.exports = {
       name: 'contract-is-pure',
       severity: 'error',
       comment:
-        "contract/ (the envelope and the rows, as zod schemas) is the REST contract's shared vocabulary",
+        "contract/ (the envelope, the rows and the model document, as zod schemas) is the API's shared vocabulary: it reads model/ and the refusal reasons",
       from: { path: '^src/contract/' },
-      to: { path: '^src/', pathNot: '^src/(contract|model)/' },
+      to: { path: '^src/', pathNot: '^src/(contract|model)/|^src/errors[.]ts$' },
     },
     {
       name: 'db-below-services',

@@ -4,49 +4,16 @@
 // Over 300 lines: export, plan and apply share the file format, its reading and the plan's rendering.
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
-import type { DefinitionSummary, FieldChange } from '../../src/contract/wire.js';
+import type { ApplyReport, ModelPlan, PlanStep } from '../../src/contract/model-document.js';
+import type { FieldChange } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
 import { type Command, type OptionSpec, quoted, stringOption, type Values } from './command.js';
 import type { Io } from './output.js';
 import { json } from './output.js';
 
-/** A plan step as the service sends it (POST /entities/model/plan). */
-interface Step {
-  action: 'create_type' | 'rename_type' | 'withdraw_attribute' | 'redeclare_attribute' | 'declare_attribute';
-  type: string;
-  type_guid: string | null;
-  from?: string;
-  looks_like_rename_of?: string;
-  attribute?: string;
-  spec?: Record<string, unknown> & { allowed_ref_type?: string };
-  ref_type_guid?: string | null;
-  current?: DefinitionSummary;
-  changes?: FieldChange[];
-  impact?: { instances: number; values: number; complete: boolean } | null;
-  blocked?: { reason: string; message: string };
-  carry?: { values: number; refused: number; complete: boolean } | null;
-}
-
-interface Plan {
-  tenant: string;
-  based_on: string;
-  steps: Step[];
-  unchanged: { types: number; attributes: number };
-}
-
-/** What POST /entities/model/apply answers. */
-interface ApplyReport {
-  tenant: string;
-  based_on: string;
-  model_version: string;
-  applied: Step[];
-  carrying: Step[];
-  waiting: Step[];
-  remaining: Step[];
-  more: boolean;
-  stopped: { step: Step; reason: string; message: string } | null;
-  matches: boolean;
-}
+/** A plan step, a plan and an apply's report as the service sends them (POST /entities/model/plan, /apply). */
+type Step = PlanStep;
+type Plan = ModelPlan;
 
 const FILE_OPTION: OptionSpec = {
   type: 'string',

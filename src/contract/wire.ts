@@ -292,8 +292,8 @@ export const WithdrawImpact = named(
   'WithdrawImpact',
   `What withdrawing a definition removes: the instances carrying a value and the values stored, counted over at most ${IMPACT_SCAN_MAX.toLocaleString('en-US')} instances of the type.`,
   z.object({
-    instances: z.number().describe('Instances carrying a value.'),
-    values: z.number().describe('Values stored.'),
+    instances: z.number().int().describe('Instances carrying a value.'),
+    values: z.number().int().describe('Values stored.'),
     complete: z
       .boolean()
       .describe(

@@ -1,6 +1,7 @@
 // A declaration's rules that need no database, for every door (REST, GraphQL, a model document's definitions):
 // its fields, shapes and combinations, each refused with its own reason, in the order the reasons win.
 
+import type { DeclareBody } from '../contract/model-document.js';
 import { bodyObject, refuse } from '../errors.js';
 import { MAX_DEFAULT_VALUE_LENGTH } from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
@@ -19,9 +20,9 @@ import {
 const RESERVED_ATTRIBUTE_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
- * The fields of a declaration: REST sends them under these names, GraphQL under the camelCase ones, the model
- * document (plan, apply) as REST does. The REST body schema and the GraphQL input are checked against this list by
- * the compiler, and GraphQL's fields are mapped back through it: one list, two doors.
+ * The fields of a declaration (declared in contract/model-document.ts, DeclareBody): REST sends them under these
+ * names, GraphQL under the camelCase ones, the model document (plan, apply) as REST does. The compiler holds this
+ * list to the body's fields and the GraphQL input to this list, and GraphQL's fields are mapped back through it.
  */
 export const DECLARATION_FIELDS = {
   name: 'name',
@@ -32,7 +33,7 @@ export const DECLARATION_FIELDS = {
   required: 'required',
   default_value: 'defaultValue',
   filterable: 'filterable',
-} as const;
+} as const satisfies Record<keyof typeof DeclareBody.shape, string>;
 export type DeclarationField = keyof typeof DECLARATION_FIELDS;
 export type GraphQLDeclarationField = (typeof DECLARATION_FIELDS)[DeclarationField];
 

@@ -9,11 +9,14 @@
 // by the service once the purge's grace has passed; apply says it is waiting for that.
 
 import type { RequestContext } from '../context.js';
+import { type ApplyReport, ApplyRequest } from '../contract/model-document.js';
 import { callerChangesSince, type ModelMark, readModelMark, versionTag } from '../db/model-version.js';
 import { AppError, bodyObject, isAppError, refuse } from '../errors.js';
 import { declareAttribute, withdrawAttribute } from './attributes.js';
 import { createOrGetEntityType, findEntityTypeByName, renameEntityType } from './entity-types.js';
 import { type ModelPlan, type PlanStep, planModel } from './model.js';
+
+export type { ApplyReport };
 
 /**
  * Steps one apply request runs at most: past them it stops (`more`), and the caller applies again with the version
@@ -21,31 +24,11 @@ import { type ModelPlan, type PlanStep, planModel } from './model.js';
  */
 export const APPLY_MAX_STEPS = 500;
 
-/** What an apply did. */
-export interface ApplyReport {
-  tenant: string;
-  /** The model version the steps were applied to, and the one they left. */
-  based_on: string;
-  model_version: string;
-  applied: PlanStep[];
-  /** Redeclarations carrying values: withdrawn, declared anew by the service once the purge's grace has passed. */
-  carrying: PlanStep[];
-  /** Declarations whose name is still being purged (withdrawn earlier): apply again once it is free. */
-  waiting: PlanStep[];
-  /** Steps not applied: a step was refused on the way (`stopped`), or more than APPLY_MAX_STEPS were due (`more`). */
-  remaining: PlanStep[];
-  /** More steps are due than one request runs: apply again, `based_on` the `model_version` this one left. */
-  more: boolean;
-  stopped: { step: PlanStep; reason: string; message: string } | null;
-  /** Whether the tenant now matches the document (nothing carrying, waiting or remaining). */
-  matches: boolean;
-}
-
 /** An apply's request as sent (REST body, GraphQL arguments under the same names): its fields checked here. */
 export function checkApplyRequest(sent: unknown) {
   const body = bodyObject(sent);
   for (const field of Object.keys(body)) {
-    if (!['document', 'allow_withdraw', 'based_on', 'expect_tenant'].includes(field)) {
+    if (!Object.hasOwn(ApplyRequest.shape, field)) {
       throw refuse('unknown_field', `Unknown field "${field}".`);
     }
   }

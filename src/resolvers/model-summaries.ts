@@ -2,28 +2,15 @@
 // document's specification differs from it, with examples of the values added and removed, bounded per step and
 // for the whole plan. A plan's answer grows with the document it was sent, not with what the tenant stores.
 
+import type { ModelAttributeSpec } from '../contract/model-document.js';
 import { type DefinitionSummary, type FieldChange, PLAN_SUMMARY } from '../contract/wire.js';
 import type { StoredAttribute } from '../db/attributes.js';
 import { canonicalJson } from './values.js';
 
-export type { DefinitionSummary, FieldChange };
-
-/** A definition as a document states it (defaults left out, the referenced type by name). */
-export interface ModelAttribute {
-  name: string;
-  value_type: string;
-  cardinality: string;
-  allowed_values?: unknown[];
-  allowed_ref_type?: string;
-  required?: true;
-  default_value?: unknown;
-  filterable?: true;
-}
-
 const parseJson = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown));
 
 /** A stored definition's specification as a document states it, its referenced type named by `refName`. */
-export function attributeSpec(a: StoredAttribute, refName: (guid: string) => string): ModelAttribute {
+export function attributeSpec(a: StoredAttribute, refName: (guid: string) => string): ModelAttributeSpec {
   const allowed = parseJson(a.allowed_values_json) as unknown[] | null;
   const dflt = parseJson(a.default_value_json);
   return {
@@ -47,7 +34,7 @@ function shownDefault(value: unknown, key: 'default_value' | 'from' | 'to'): Rec
 }
 
 /** A specification summarised for a plan step. */
-export function summarise(spec: ModelAttribute): DefinitionSummary {
+export function summarise(spec: ModelAttributeSpec): DefinitionSummary {
   return {
     name: spec.name,
     value_type: spec.value_type,
@@ -83,8 +70,8 @@ export class SampleBudget {
  * compared by what each names (`sameRef`).
  */
 export function differences(
-  from: ModelAttribute,
-  to: ModelAttribute,
+  from: ModelAttributeSpec,
+  to: ModelAttributeSpec,
   sameRef: boolean,
   samples: SampleBudget,
 ): FieldChange[] {

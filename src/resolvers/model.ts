@@ -3,6 +3,7 @@
 // Over 300 lines: a plan is computed from the document as export writes it, so the two are kept side by side.
 
 import { charge, type RequestContext } from '../context.js';
+import type { ModelAttributeSpec, ModelDocument, ModelPlan, PlanStep } from '../contract/model-document.js';
 import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
 import { readFormerNames } from '../db/changes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
@@ -15,54 +16,23 @@ import {
 } from '../db/model.js';
 import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
-import { type AppError, isAppError, refuse } from '../errors.js';
+import { type AppError, isAppError, type Reason, refuse } from '../errors.js';
 import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS, MAX_FORMER_NAMES } from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
+import {
+  MODEL_FORMAT,
+  MODEL_MAX_DEFINITION_BYTES,
+  MODEL_MAX_DEFINITIONS,
+  MODEL_MAX_TYPES,
+  PLAN_MAX_IMPACTS,
+} from '../model/plans.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { checkRedeclaration } from './attributes.js';
 import { countCarry } from './carry.js';
 import { checkDeclaration } from './declaration.js';
-import {
-  attributeSpec,
-  type DefinitionSummary,
-  differences,
-  type FieldChange,
-  type ModelAttribute,
-  SampleBudget,
-  summarise,
-} from './model-summaries.js';
+import { attributeSpec, differences, SampleBudget, summarise } from './model-summaries.js';
 
-export type { DefinitionSummary, FieldChange, ModelAttribute };
-
-export const MODEL_FORMAT = 'entity-metamodel/v1';
-/** Most types a model document lists (an export refuses a larger model, a plan a longer document). */
-export const MODEL_MAX_TYPES = 1000;
-/** Most enumeration and default text an export carries: the document stays within a request body (8 MB). */
-export const MODEL_MAX_DEFINITION_BYTES = 6 * 1024 * 1024;
-/** Most live definitions an export reads (its rows are held in memory at once). */
-export const MODEL_MAX_DEFINITIONS = 50_000;
-/**
- * Withdrawals whose impact a plan counts: each walks at most IMPACT_SCAN_MAX instances of its type (a withdrawal's
- * dry run), so a plan does at most this many such walks; later withdrawals carry `impact: null`.
- */
-export const PLAN_MAX_IMPACTS = 25;
-
-export { MAX_FORMER_NAMES };
-
-export interface ModelType {
-  name: string;
-  /**
-   * A plan renames the type the first of these names resolves to, when `name` resolves to none; an export writes
-   * them (most recent first) only when asked for former names.
-   */
-  renamed_from?: string | string[];
-  attributes: ModelAttribute[];
-}
-
-export interface ModelDocument {
-  format: typeof MODEL_FORMAT;
-  types: ModelType[];
-}
+export type { ModelPlan, PlanStep };
 
 /** The names of the types the definitions reference, by guid. */
 async function referencedNames(run: Run, tenant: string, definitions: readonly StoredAttribute[]) {
@@ -130,62 +100,10 @@ export async function exportModel(
 
 // ——— Plan ———
 
-export const PLAN_ACTIONS = [
-  'create_type',
-  'rename_type',
-  'withdraw_attribute',
-  'redeclare_attribute',
-  'declare_attribute',
-] as const;
-export type PlanAction = (typeof PLAN_ACTIONS)[number];
-
-export interface PlanStep {
-  action: PlanAction;
-  /** The type's name in the document. */
-  type: string;
-  /** The type's guid; null for a type the plan creates. */
-  type_guid: string | null;
-  /** rename_type: the type's current name. */
-  from?: string;
-  /**
-   * create_type: a type of the tenant the document does not list whose definitions have exactly the names this
-   * one's have: a rename written by hand, likely (add `renamed_from` to rename it instead).
-   */
-  looks_like_rename_of?: string;
-  attribute?: string;
-  /** declare_attribute, redeclare_attribute: the definition as the document states it. */
-  spec?: ModelAttribute;
-  /**
-   * declare_attribute, redeclare_attribute of a reference: the guid its allowed_ref_type names now; null when that
-   * is a type the plan creates or renames to the name (apply learns its guid from that step).
-   */
-  ref_type_guid?: string | null;
-  /** withdraw_attribute, redeclare_attribute: the live definition, summarised (no enumeration, no long default). */
-  current?: DefinitionSummary;
-  /** redeclare_attribute: how the document's specification differs from the live one, field by field. */
-  changes?: FieldChange[];
-  /** withdraw_attribute, redeclare_attribute: what withdrawing removes (null past PLAN_MAX_IMPACTS). */
-  impact?: { instances: number; values: number; complete: boolean } | null;
-  /**
-   * redeclare_attribute: what carrying the values to the definition stated anew keeps and refuses (null past
-   * PLAN_MAX_IMPACTS).
-   */
-  carry?: { values: number; refused: number; complete: boolean } | null;
-  /** Applying this step would be refused now, with this reason. */
-  blocked?: { reason: string; message: string };
-}
-
-export interface ModelPlan {
-  /** The tenant the plan is for (the caller's). */
-  tenant: string;
-  /**
-   * The tenant's model version the plan was computed from: an apply given it acts only on that state (any change of
-   * the tenant's metamodel since, by anyone, changes it).
-   */
-  based_on: string;
-  steps: PlanStep[];
-  unchanged: { types: number; attributes: number };
-}
+/** A step's `blocked`: applying it now would be refused with `reason`. */
+const blockedBy = (reason: Reason, message: string): Pick<PlanStep, 'blocked'> => ({
+  blocked: { reason, message },
+});
 
 const invalidModel = (where: string, what: string) => refuse('invalid_model', `${where}: ${what}`);
 
@@ -213,7 +131,7 @@ interface CheckedType {
   renamedFrom: { name: string; key: string }[];
   /** Whether the document lists the type's definitions (`attributes` present): if not, they are left alone. */
   managed: boolean;
-  attributes: { spec: ModelAttribute; key: string; refKey: string | null }[];
+  attributes: { spec: ModelAttributeSpec; key: string; refKey: string | null }[];
 }
 
 /** The document's shape and every declaration's rules (the declare endpoint's own checks, with their reasons). */
@@ -287,7 +205,7 @@ export function checkModelDocument(document: unknown): CheckedType[] {
           d.allowedRefType === null
             ? null
             : at(`${here}.allowed_ref_type`, () => nameKey(cleanName(d.allowedRefType as string)));
-        const spec: ModelAttribute = {
+        const spec: ModelAttributeSpec = {
           name: d.name,
           value_type: d.valueType,
           cardinality: d.cardinality,
@@ -304,8 +222,8 @@ export function checkModelDocument(document: unknown): CheckedType[] {
 }
 
 /** Two specifications alike but for the referenced type (compared apart, by what each name resolves to). */
-function sameSpec(a: ModelAttribute, b: ModelAttribute) {
-  const canonical = (s: ModelAttribute) =>
+function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {
+  const canonical = (s: ModelAttributeSpec) =>
     JSON.stringify([
       s.value_type,
       s.cardinality,
@@ -401,7 +319,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     const carryOf = async (
       typeGuidValue: string,
       a: StoredAttribute,
-      spec: ModelAttribute,
+      spec: ModelAttributeSpec,
       refGuid: string | null,
     ) => {
       if (impacts >= PLAN_MAX_IMPACTS) return null;
@@ -428,12 +346,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           type: t.name,
           type_guid: null,
           ...(MANAGED_TYPES.has(t.key)
-            ? {
-                blocked: {
-                  reason: 'type_instances_managed',
-                  message: `"${t.name}" is a managed type: the platform sets it up.`,
-                },
-              }
+            ? blockedBy('type_instances_managed', `"${t.name}" is a managed type: the platform sets it up.`)
             : {}),
         });
       } else if (!renamed) {
@@ -465,12 +378,10 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         const ref = refGuid === undefined ? {} : { ref_type_guid: refGuid };
         const blockedRef = refKnown
           ? {}
-          : {
-              blocked: {
-                reason: 'unknown_entity_type',
-                message: `allowed_ref_type "${a.spec.allowed_ref_type}" names no type of the tenant or the document.`,
-              },
-            };
+          : blockedBy(
+              'unknown_entity_type',
+              `allowed_ref_type "${a.spec.allowed_ref_type}" names no type of the tenant or the document.`,
+            );
         if (existing) {
           const now = attributeSpec(existing, refName);
           const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
@@ -503,12 +414,10 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           spec: a.spec,
           ...ref,
           ...(withdrawn.has(a.key)
-            ? {
-                blocked: {
-                  reason: 'attribute_def_withdrawn',
-                  message: `"${a.spec.name}" was withdrawn; its name is free once the daily purge has removed its data.`,
-                },
-              }
+            ? blockedBy(
+                'attribute_def_withdrawn',
+                `"${a.spec.name}" was withdrawn; its name is free once the daily purge has removed its data.`,
+              )
             : blockedRef),
         });
       }
@@ -552,10 +461,10 @@ async function redeclarationBlocked(
   run: Run,
   tenant: string,
   typeGuid: string,
-  spec: ModelAttribute,
+  spec: ModelAttributeSpec,
   existing: StoredAttribute,
   refGuid: string | null | undefined,
-): Promise<{ blocked?: { reason: string; message: string } }> {
+): Promise<Pick<PlanStep, 'blocked'>> {
   const declaration: Record<string, unknown> = { ...spec };
   if (spec.allowed_ref_type !== undefined) declaration.allowed_ref_type = refGuid ?? '';
   try {
@@ -576,12 +485,10 @@ function renameStep(name: string, type: StoredType): PlanStep {
     type_guid: type.guid,
     from: type.name,
     ...(type.origin !== 'user_defined'
-      ? {
-          blocked: {
-            reason: 'type_not_user_defined',
-            message: `"${type.name}" is ${type.origin}: only user-defined types can be renamed.`,
-          },
-        }
+      ? blockedBy(
+          'type_not_user_defined',
+          `"${type.name}" is ${type.origin}: only user-defined types can be renamed.`,
+        )
       : {}),
   };
 }

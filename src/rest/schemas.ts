@@ -16,14 +16,9 @@ import { MODEL_ROUTES } from './route-table/model-routes.js';
 import { OPERATION_ROUTES } from './route-table/operation-routes.js';
 import { TYPE_ROUTES } from './route-table/type-routes.js';
 
-export { ModelDocument } from './route-table/bodies.js';
-export {
-  type Answer,
-  type FieldRefusals,
-  type Method,
-  type RouteDoc,
-  refusals,
-} from './route-table/fields.js';
+export { ModelDocument } from '../contract/model-document.js';
+export { type FieldRefusals, refusals } from '../contract/refusing-fields.js';
+export type { Answer, Method, RouteDoc } from './route-table/fields.js';
 export { success } from './route-table/rows.js';
 
 /** Each route with its budget (route-table/budgets.ts), which the route table cannot do without. */

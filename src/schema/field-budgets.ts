@@ -7,11 +7,19 @@
 // While an operation runs, what it materialises and loads is charged to its budget (operation-budget.ts) before it
 // is read, and its answer measured before it is serialised.
 
-import { AttributeRow, ChangeRow, EntityTypeRow, FormerNameRow } from '../contract/wire.js';
+import { ModelPlan, PlanBlocked, PlanStep } from '../contract/model-document.js';
+import {
+  AttributeRow,
+  ChangeRow,
+  EntityTypeRow,
+  FormerNameRow,
+  PlanCarry,
+  WithdrawImpact,
+} from '../contract/wire.js';
 import { MAX_ALLOWED_VALUES, MAX_MULTI_VALUES } from '../model/limits.js';
 import { pageBound, WITHDRAWN_LISTED } from '../model/pages.js';
+import { MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../model/plans.js';
 import { MAX_LISTED_ATTRIBUTES } from '../resolvers/attributes.js';
-import { MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../resolvers/model.js';
 import { graphqlName } from './row-fields.js';
 
 export type FieldBudget =
@@ -122,18 +130,11 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   ...fromParent('ReleaseFormerNamePayload', ['entityType']),
   ...fromParent('DeclareAttributePayload', ['attribute', 'usage']),
   ...fromParent('WithdrawAttributePayload', ['attribute', 'impact']),
-  ...fromParent('ModelPlan', ['steps', 'unchanged']),
-  ...fromParent('ModelPlanStep', [
-    'action',
-    'attribute',
-    'blocked',
-    'carry',
-    'changes',
-    'current',
-    'from',
-    'impact',
-    'looksLikeRenameOf',
-    'refTypeGuid',
-    'spec',
-  ]),
+  // a plan's objects: every field of their rows (contract/model-document.ts)
+  ...fromParent('ModelPlan', Object.keys(ModelPlan.shape).map(graphqlName)),
+  ...fromParent('ModelPlanUnchanged', Object.keys(ModelPlan.shape.unchanged.shape).map(graphqlName)),
+  ...fromParent('ModelPlanStep', Object.keys(PlanStep.shape).map(graphqlName)),
+  ...fromParent('ModelPlanBlocked', Object.keys(PlanBlocked.shape).map(graphqlName)),
+  ...fromParent('ModelPlanImpact', Object.keys(WithdrawImpact.shape).map(graphqlName)),
+  ...fromParent('ModelPlanCarry', Object.keys(PlanCarry.shape).map(graphqlName)),
 };

@@ -2,158 +2,130 @@
 // REST's GET /entities/model and POST /entities/model/plan).
 import type { z } from 'zod';
 import {
+  ModelAttribute,
+  type ModelPlan,
+  ModelPlan as ModelPlanRow,
+  PlanBlocked,
+  PlanStep,
+} from '../contract/model-document.js';
+import {
+  components,
   DefinitionSummary,
   descriptionOf,
   FieldChange,
   PlanCarry,
   WithdrawImpact,
 } from '../contract/wire.js';
-import {
-  exportModel,
-  type ModelPlan,
-  type PLAN_ACTIONS,
-  type PlanStep,
-  planModel,
-} from '../resolvers/model.js';
+import { type PlanAction as Action, PLAN_ACTION_DESCRIPTIONS } from '../model/plans.js';
+import { exportModel, planModel } from '../resolvers/model.js';
 import { builder } from './builder.js';
+import { rowDescription, rowFields } from './row-fields.js';
 
 const PlanAction = builder.enumType('ModelPlanAction', {
   description: 'What a plan step does.',
-  values: {
-    create_type: { description: 'Create a user-defined type (POST /entities/types).' },
-    rename_type: { description: 'Rename a type to the name the document gives it.' },
-    withdraw_attribute: { description: 'Withdraw a live definition the document does not list.' },
-    redeclare_attribute: {
-      description:
-        'A live definition the document states differently: withdraw it, and declare it again once the daily purge has removed its data (definitions are immutable).',
-    },
-    declare_attribute: { description: 'Declare a definition the document lists.' },
-  } satisfies Record<(typeof PLAN_ACTIONS)[number], { description: string }>,
+  values: Object.fromEntries(
+    Object.entries(PLAN_ACTION_DESCRIPTIONS).map(([action, description]) => [action, { description }]),
+  ) as Record<Action, { description: string }>,
 });
 
 const Impact = builder.objectRef<z.output<typeof WithdrawImpact>>('ModelPlanImpact').implement({
   description: 'What withdrawing a definition removes (its dry run).',
-  fields: (t) => ({
-    instances: t.exposeInt('instances', { description: 'Instances carrying a value.' }),
-    values: t.exposeInt('values', { description: 'Values stored.' }),
-    complete: t.exposeBoolean('complete', { description: WithdrawImpact.shape.complete.description }),
-  }),
+  fields: (t) => rowFields(t, WithdrawImpact.shape),
 });
 
-const Blocked = builder.objectRef<{ reason: string; message: string }>('ModelPlanBlocked').implement({
+const Blocked = builder.objectRef<z.output<typeof PlanBlocked>>('ModelPlanBlocked').implement({
   description: 'Why applying a step now would be refused.',
-  fields: (t) => ({
-    reason: t.exposeString('reason', { description: 'The refusal reason the step would get.' }),
-    message: t.exposeString('message', { description: 'Human-readable text; do not branch on it.' }),
-  }),
+  fields: (t) =>
+    rowFields(t, PlanBlocked.shape, {
+      // a refusal reason, as REST sends it (the reasons are listed in the docs, not as a GraphQL enum)
+      reason: t.exposeString('reason', { description: rowDescription(PlanBlocked.shape.reason) }),
+    }),
 });
 
 const Carry = builder.objectRef<z.output<typeof PlanCarry>>('ModelPlanCarry').implement({
   description: descriptionOf(PlanCarry),
-  fields: (t) => ({
-    values: t.exposeInt('values', { description: PlanCarry.shape.values.description }),
-    refused: t.exposeInt('refused', { description: PlanCarry.shape.refused.description }),
-    complete: t.exposeBoolean('complete', { description: PlanCarry.shape.complete.description }),
-  }),
+  fields: (t) => rowFields(t, PlanCarry.shape),
 });
+
+const step = PlanStep.shape;
+/** A field GraphQL carries as JSON: what the row says of it, and the shape it holds. */
+const jsonDescription = (key: 'spec' | 'current' | 'changes', shape: z.ZodType) =>
+  `${rowDescription(step[key])} (${components.get(shape)?.id}: ${descriptionOf(shape)})`;
 
 const Step = builder.objectRef<PlanStep>('ModelPlanStep').implement({
-  description: 'One change a plan would make, in the order to apply it.',
-  fields: (t) => ({
-    action: t.field({ type: PlanAction, description: 'What the step does.', resolve: (s) => s.action }),
-    type: t.exposeString('type', { description: "The type's name in the document." }),
-    typeGuid: t.exposeID('type_guid', {
-      nullable: true,
-      description: 'The type; null for one the plan creates.',
+  description: descriptionOf(PlanStep),
+  fields: (t) =>
+    rowFields(t, step, {
+      action: t.field({
+        type: PlanAction,
+        description: rowDescription(step.action),
+        resolve: (s) => s.action,
+      }),
+      type_guid: t.exposeID('type_guid', { nullable: true, description: rowDescription(step.type_guid) }),
+      spec: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: jsonDescription('spec', ModelAttribute),
+        resolve: (s) => s.spec ?? null,
+      }),
+      ref_type_guid: t.id({
+        nullable: true,
+        description: rowDescription(step.ref_type_guid),
+        resolve: (s) => s.ref_type_guid ?? null,
+      }),
+      current: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: jsonDescription('current', DefinitionSummary),
+        resolve: (s) => s.current ?? null,
+      }),
+      changes: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: jsonDescription('changes', FieldChange),
+        resolve: (s) => s.changes ?? null,
+      }),
+      impact: t.field({
+        type: Impact,
+        nullable: true,
+        description: rowDescription(step.impact),
+        resolve: (s) => s.impact ?? null,
+      }),
+      blocked: t.field({
+        type: Blocked,
+        nullable: true,
+        description: rowDescription(step.blocked),
+        resolve: (s) => s.blocked ?? null,
+      }),
+      carry: t.field({
+        type: Carry,
+        nullable: true,
+        description: rowDescription(step.carry),
+        resolve: (s) => s.carry ?? null,
+      }),
     }),
-    from: t.string({
-      nullable: true,
-      description: "rename_type: the type's current name.",
-      resolve: (s) => s.from ?? null,
-    }),
-    looksLikeRenameOf: t.string({
-      nullable: true,
-      description:
-        'create_type: a type of yours the document does not list has definitions of exactly these names: likely a rename written by hand (add renamed_from to rename it instead).',
-      resolve: (s) => s.looks_like_rename_of ?? null,
-    }),
-    attribute: t.string({
-      nullable: true,
-      description: 'The definition concerned.',
-      resolve: (s) => s.attribute ?? null,
-    }),
-    spec: t.field({
-      type: 'JSON',
-      nullable: true,
-      description: 'The definition as the document states it (ModelAttribute).',
-      resolve: (s) => s.spec ?? null,
-    }),
-    refTypeGuid: t.id({
-      nullable: true,
-      description:
-        'A reference declared: the guid its allowed_ref_type names now; null for a type the plan creates or renames to that name.',
-      resolve: (s) => s.ref_type_guid ?? null,
-    }),
-    current: t.field({
-      type: 'JSON',
-      nullable: true,
-      description: `The live definition as the tenant has it (DefinitionSummary): ${descriptionOf(DefinitionSummary)}`,
-      resolve: (s) => s.current ?? null,
-    }),
-    changes: t.field({
-      type: 'JSON',
-      nullable: true,
-      description: `redeclare_attribute: how the document's specification differs, a list of FieldChange: ${descriptionOf(FieldChange)}`,
-      resolve: (s) => s.changes ?? null,
-    }),
-    impact: t.field({
-      type: Impact,
-      nullable: true,
-      description: 'What withdrawing removes; null when not counted or not a withdrawal.',
-      resolve: (s) => s.impact ?? null,
-    }),
-    blocked: t.field({
-      type: Blocked,
-      nullable: true,
-      description: 'Applying the step now would be refused with this reason.',
-      resolve: (s) => s.blocked ?? null,
-    }),
-    carry: t.field({
-      type: Carry,
-      nullable: true,
-      description: `redeclare_attribute: ${descriptionOf(PlanCarry)} Null when not counted or not a redeclaration.`,
-      resolve: (s) => s.carry ?? null,
-    }),
-  }),
 });
 
-const Unchanged = builder.objectRef<{ types: number; attributes: number }>('ModelPlanUnchanged').implement({
-  description: 'What the tenant already has as the document states it.',
-  fields: (t) => ({
-    types: t.exposeInt('types', { description: 'Types of the document the tenant has under that name.' }),
-    attributes: t.exposeInt('attributes', { description: 'Definitions the tenant has as stated.' }),
-  }),
+const Unchanged = builder.objectRef<ModelPlan['unchanged']>('ModelPlanUnchanged').implement({
+  description: rowDescription(ModelPlanRow.shape.unchanged),
+  fields: (t) => rowFields(t, ModelPlanRow.shape.unchanged.shape),
 });
 
 const Plan = builder.objectRef<ModelPlan>('ModelPlan').implement({
-  description: 'What applying a model document would change; no steps when the tenant matches it.',
-  fields: (t) => ({
-    tenant: t.exposeString('tenant', { description: "The tenant the plan is for: your token's." }),
-    basedOn: t.exposeString('based_on', {
-      description:
-        "The tenant's model version the plan was computed from: apply (POST /entities/model/apply) given it acts only on that state.",
+  description: descriptionOf(ModelPlanRow),
+  fields: (t) =>
+    rowFields(t, ModelPlanRow.shape, {
+      steps: t.field({
+        type: [Step],
+        description: rowDescription(ModelPlanRow.shape.steps),
+        resolve: (p) => p.steps,
+      }),
+      unchanged: t.field({
+        type: Unchanged,
+        description: rowDescription(ModelPlanRow.shape.unchanged),
+        resolve: (p) => p.unchanged,
+      }),
     }),
-    steps: t.field({
-      type: [Step],
-      description: 'The steps, in the order to apply them.',
-      resolve: (p) => p.steps,
-    }),
-    unchanged: t.field({
-      type: Unchanged,
-      description: 'What already matches.',
-      resolve: (p) => p.unchanged,
-    }),
-  }),
 });
 
 builder.queryFields((t) => ({

@@ -31,15 +31,18 @@ export const isOptional = (field: z.ZodType) =>
   field.safeParse(undefined).success || field.safeParse(null).success;
 
 /**
- * The GraphQL scalar a row field maps to: strings (date-times too, as ISO 8601 text) to String, booleans and boolean
- * literals to Boolean.
+ * The GraphQL scalar a row field maps to: strings (date-times too, as ISO 8601 text) to String, whole numbers to Int,
+ * booleans and boolean literals to Boolean.
  */
-function scalarOf(key: string, field: z.ZodType): 'String' | 'Boolean' {
+function scalarOf(key: string, field: z.ZodType): 'String' | 'Int' | 'Boolean' {
   const type = inner(field);
   if (type instanceof z.ZodString || type instanceof z.ZodStringFormat) return 'String';
+  if (type instanceof z.ZodNumber && type.format === 'safeint') return 'Int';
   if (type instanceof z.ZodBoolean) return 'Boolean';
   if (type instanceof z.ZodLiteral && [...type.values].every((v) => typeof v === 'boolean')) return 'Boolean';
-  throw new Error(`Row field ${key}: give it a GraphQL field of its own (not a string or a boolean).`);
+  throw new Error(
+    `Row field ${key}: give it a GraphQL field of its own (not a string, a whole number or a boolean).`,
+  );
 }
 
 /**

@@ -7,8 +7,8 @@ import { describe, expect } from 'vitest';
 import { createExecutor } from '../../src/db/executor.js';
 import { acquireLease, findWithdrawn } from '../../src/db/purge.js';
 import { createPurger } from '../../src/jobs/purge.js';
+import { MODEL_FORMAT } from '../../src/model/plans.js';
 import { completeCarry, judgeBatch } from '../../src/resolvers/carry.js';
-import { MODEL_FORMAT } from '../../src/resolvers/model.js';
 import { itWith } from '../fixtures.js';
 import {
   carriesDone,

@@ -3,7 +3,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect } from 'vitest';
 import { countAttributeData } from '../../src/db/attributes.js';
-import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, PLAN_MAX_IMPACTS } from '../../src/resolvers/model.js';
+import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, PLAN_MAX_IMPACTS } from '../../src/model/plans.js';
 import { it } from '../fixtures.js';
 import {
   createType,

@@ -4,7 +4,7 @@
 // and the refusals name the holder.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { releasedNameGuid, typeGuid } from '../../src/model/names.js';
-import { MODEL_FORMAT } from '../../src/resolvers/model.js';
+import { MODEL_FORMAT } from '../../src/model/plans.js';
 import {
   createWorld,
   graphqlClient,

@@ -1,6 +1,7 @@
-// A type's, a definition's and a change record's fields are declared once, in their wire rows (src/contract/wire.ts): the GraphQL
-// objects, the origin enum and the OpenAPI document say what the rows say, word for word, and the typed client's
-// fragments select every field; `created_at`, added to the type's row, appears in REST rows, GraphQL and the client.
+// A type's, a definition's and a change record's fields are declared once, in their wire rows (src/contract/wire.ts),
+// and a plan's in the model document's (src/contract/model-document.ts): the GraphQL objects, the enums and the
+// OpenAPI document say what the rows say, word for word, and the typed client's fragments select every field;
+// `created_at`, added to the type's row, appears in REST rows, GraphQL and the client.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +17,16 @@ import {
 import { describe, expect } from 'vitest';
 import { ZodOptional, type z } from 'zod';
 import { openApi } from '../../src/app/operations.js';
-import { AttributeRow, ChangeRow, EntityTypeRow } from '../../src/contract/wire.js';
+import { ModelPlan, PlanBlocked, PlanStep } from '../../src/contract/model-document.js';
+import {
+  AttributeRow,
+  ChangeRow,
+  EntityTypeRow,
+  PlanCarry,
+  WithdrawImpact,
+} from '../../src/contract/wire.js';
 import { TYPE_ORIGINS } from '../../src/model/origins.js';
+import { PLAN_ACTION_DESCRIPTIONS } from '../../src/model/plans.js';
 import { schema } from '../../src/schema/index.js';
 import { graphqlName, isOptional, rowDescription } from '../../src/schema/row-fields.js';
 import { it } from '../fixtures.js';
@@ -47,15 +56,44 @@ const ROWS = [
   },
 ] as const;
 
+/**
+ * Every row field is a GraphQL field of the object, described as the row describes it, nullable when the row may leave
+ * it out or null.
+ */
+function expectGraphQLAsRow(object: string, shape: Record<string, z.ZodType>) {
+  const fields = (schema.getType(object) as GraphQLObjectType).getFields();
+  for (const [key, field] of Object.entries(shape)) {
+    const gql = fields[graphqlName(key)];
+    expect(gql, key).toBeDefined();
+    // A field GraphQL carries as JSON may add, in brackets, what the JSON holds.
+    const described = gql!.description?.replace(/ \((\w+): .*\)$/s, '');
+    expect([key, gql!.type.toString() === 'JSON' ? described : gql!.description]).toEqual([
+      key,
+      rowDescription(field),
+    ]);
+    expect([key, !isNonNullType(gql!.type)]).toEqual([key, isOptional(field)]);
+  }
+}
+
+/** The OpenAPI component states the same fields, descriptions and optionality as the row. */
+function expectOpenApiAsRow(component: string, shape: Record<string, z.ZodType>) {
+  const doc = openApi() as {
+    components: {
+      schemas: Record<string, { properties: Record<string, { description?: string }>; required?: string[] }>;
+    };
+  };
+  const row = doc.components.schemas[component]!;
+  expect(Object.keys(row.properties).sort()).toEqual(Object.keys(shape).sort());
+  for (const [key, field] of Object.entries(shape)) {
+    expect([key, row.properties[key]?.description]).toEqual([key, rowDescription(field)]);
+    // A row leaves out only what it declares optional (a nullable field is always sent, null when empty).
+    expect([key, (row.required ?? []).includes(key)]).toEqual([key, !(field instanceof ZodOptional)]);
+  }
+}
+
 describe.each(ROWS)('one declaration per field of $object', ({ shape, object, component, fragment }) => {
   it('every row field is a GraphQL field of the object, described as the row describes it, nullable when the row may leave it out or null', () => {
-    const fields = (schema.getType(object) as GraphQLObjectType).getFields();
-    for (const [key, field] of Object.entries(shape)) {
-      const gql = fields[graphqlName(key)];
-      expect(gql, key).toBeDefined();
-      expect([key, gql!.description]).toEqual([key, rowDescription(field)]);
-      expect([key, !isNonNullType(gql!.type)]).toEqual([key, isOptional(field)]);
-    }
+    expectGraphQLAsRow(object, shape);
   });
 
   it("the typed client's fragment selects every field of the row", () => {
@@ -68,20 +106,45 @@ describe.each(ROWS)('one declaration per field of $object', ({ shape, object, co
   });
 
   it('the OpenAPI row states the same fields, descriptions and optionality', () => {
-    const doc = openApi() as {
-      components: {
-        schemas: Record<
-          string,
-          { properties: Record<string, { description?: string }>; required?: string[] }
-        >;
-      };
-    };
-    const row = doc.components.schemas[component]!;
-    expect(Object.keys(row.properties).sort()).toEqual(Object.keys(shape).sort());
-    for (const [key, field] of Object.entries(shape)) {
-      expect([key, row.properties[key]?.description]).toEqual([key, rowDescription(field)]);
-      // A row leaves out only what it declares optional (a nullable field is always sent, null when empty).
-      expect([key, (row.required ?? []).includes(key)]).toEqual([key, !(field instanceof ZodOptional)]);
+    expectOpenApiAsRow(component, shape);
+  });
+});
+
+/** A plan's rows (the model document's contract) and the GraphQL objects and OpenAPI components they are. */
+const PLAN_ROWS = [
+  { shape: PlanStep.shape, object: 'ModelPlanStep', component: 'ModelPlanStep' },
+  { shape: ModelPlan.shape, object: 'ModelPlan', component: null },
+  { shape: ModelPlan.shape.unchanged.shape, object: 'ModelPlanUnchanged', component: null },
+  { shape: PlanBlocked.shape, object: 'ModelPlanBlocked', component: null },
+  { shape: WithdrawImpact.shape, object: 'ModelPlanImpact', component: 'WithdrawImpact' },
+  { shape: PlanCarry.shape, object: 'ModelPlanCarry', component: 'ModelPlanCarry' },
+] as { shape: Record<string, z.ZodType>; object: string; component: string | null }[];
+
+describe.each(PLAN_ROWS)('one declaration per field of $object', ({ shape, object }) => {
+  it('GraphQL says what the row says, and has no field the row does not declare', () => {
+    expectGraphQLAsRow(object, shape);
+    const fields = (schema.getType(object) as GraphQLObjectType).getFields();
+    expect(Object.keys(fields).sort()).toEqual(Object.keys(shape).map(graphqlName).sort());
+  });
+});
+
+describe.each(PLAN_ROWS.filter((r) => r.component !== null))(
+  'one declaration per field of $component',
+  ({ shape, component }) => {
+    it('the OpenAPI component says what the row says', () => {
+      expectOpenApiAsRow(component as string, shape);
+    });
+  },
+);
+
+describe('the actions of a plan step', () => {
+  it('are the GraphQL enum, described as model/plans.ts says, and the row lists each', () => {
+    const actions = schema.getType('ModelPlanAction') as GraphQLEnumType;
+    expect(Object.fromEntries(actions.getValues().map((v) => [v.name, v.description]))).toEqual(
+      PLAN_ACTION_DESCRIPTIONS,
+    );
+    for (const [action, what] of Object.entries(PLAN_ACTION_DESCRIPTIONS)) {
+      expect(rowDescription(PlanStep.shape.action)).toContain(`\`${action}\`: ${what}`);
     }
   });
 });

@@ -1,14 +1,16 @@
 // The routes of attribute definitions: declare, list, withdraw.
 
 import { z } from 'zod';
+import { DeclareBody } from '../../contract/model-document.js';
+import { NAME_DOC, PLATFORM_NAME_DOC } from '../../contract/refusing-fields.js';
 import { AttributeRow, guid, WithdrawImpact } from '../../contract/wire.js';
 import {
   MAX_ATTRIBUTE_DEFS,
   MAX_TYPE_DEFAULTS_JSON_BYTES,
   MAX_TYPE_DEFINITIONS_JSON_BYTES,
 } from '../../model/limits.js';
-import { DECLARATION_RULE_REASONS, DeclareBody } from './bodies.js';
-import { dryRun, guidParams, NAME_DOC, PLATFORM_NAME_DOC, type RouteDoc, route } from './fields.js';
+import { DECLARATION_RULE_REASONS } from './bodies.js';
+import { dryRun, guidParams, type RouteDoc, route } from './fields.js';
 import { AttributeState } from './rows.js';
 
 export const ATTRIBUTE_ROUTES = {

@@ -1,21 +1,13 @@
 // The routes of entities: create, read, list by references, look up; and the platform's dashboard writes.
 
 import { z } from 'zod';
+import { NAME_DOC, nameField, refusing, typeName } from '../../contract/refusing-fields.js';
 import { EntityTypeRow, guid } from '../../contract/wire.js';
 import type { Reason } from '../../errors.js';
 import { PAGES } from '../../model/pages.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../../resolvers/entity-list.js';
-import {
-  type Answer,
-  NAME_DOC,
-  nameField,
-  pageQuery,
-  type RouteDoc,
-  refusing,
-  route,
-  typeName,
-} from './fields.js';
+import { type Answer, pageQuery, type RouteDoc, route } from './fields.js';
 import { Entity, EntitySummary } from './rows.js';
 
 /** A page of a type's entities: what both listings answer. */

@@ -4,7 +4,7 @@
 // `Team`; every other attribute value type has a declaration of its own. openapi.test.ts sends each of them to its
 // route for a fresh tenant (PLACEHOLDERS replaced by what it creates) and expects it accepted.
 
-import { MODEL_FORMAT } from '../../resolvers/model.js';
+import { MODEL_FORMAT } from '../../model/plans.js';
 import type { RouteKey } from './budgets.js';
 
 /** One example of a body, as OpenAPI states it: a title (the page's drop-down), what to change, the value. */

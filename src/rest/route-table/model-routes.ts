@@ -1,10 +1,10 @@
 // The routes of the metamodel as a file: export, plan, apply, and the document's JSON Schema.
 
 import { z } from 'zod';
-import { REASONS } from '../../errors.js';
-import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../resolvers/model.js';
+import { ApplyReport, ApplyRequest, ModelDocument, ModelPlan } from '../../contract/model-document.js';
+import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../model/plans.js';
 import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
-import { DECLARATION_RULE_REASONS, ModelDocument, PlanStep } from './bodies.js';
+import { DECLARATION_RULE_REASONS } from './bodies.js';
 import { queryFlag, type RouteDoc, route } from './fields.js';
 
 export const MODEL_ROUTES = {
@@ -37,18 +37,7 @@ export const MODEL_ROUTES = {
     answers: {
       200: {
         description: 'The plan; no steps when the tenant already matches the document.',
-        data: z.object({
-          tenant: z.string().describe("The tenant the plan is for: your token's."),
-          based_on: z
-            .string()
-            .describe(
-              "The tenant's model version the plan was computed from: send it to apply, which then acts only on that state.",
-            ),
-          steps: z.array(PlanStep),
-          unchanged: z
-            .object({ types: z.number(), attributes: z.number() })
-            .describe('Types and definitions of the document the tenant already has as stated.'),
-        }),
+        data: ModelPlan,
       },
     },
     refusals: ['invalid_model', 'model_too_large', ...DECLARATION_RULE_REASONS],
@@ -62,44 +51,11 @@ export const MODEL_ROUTES = {
     description: `Plans the document again and refuses to start, writing nothing, when a step would be refused now, when it would withdraw definitions and \`allow_withdraw\` is not true, when \`expect_tenant\` is not your tenant, or when the tenant's model changed since the plan whose \`based_on\` you send (\`plan_not_applicable\` listing the steps, \`tenant_mismatch\`, \`model_changed\`). Then applies the steps in order through the ordinary rules, each in its own transaction, none of another caller's changes between two of them; a step refused on the way stops it, with what was done and what remains (apply again to finish). A redeclaration withdraws the definition and carries its values to the one stated anew: the service declares it once the purge's grace has passed, keeping every stored value the new definition accepts and reporting those it refuses (in its history record). At most ${APPLY_MAX_STEPS} steps per request: past them, \`more\` is true and you apply again, \`based_on\` the \`model_version\` this one left. Send \`X-Change-Reason\` to record why (a file, a commit).`,
     auth: 'bearer',
     bodyCheckedByResolver: true,
-    body: z.strictObject({
-      document: ModelDocument,
-      allow_withdraw: z
-        .boolean()
-        .optional()
-        .describe('Withdraw (and redeclare) definitions the document does not list or states differently.'),
-      based_on: z
-        .string()
-        .optional()
-        .describe("The plan's `based_on`: apply only to the state the plan was made from."),
-      expect_tenant: z.string().optional().describe('Apply only if the token is for this tenant.'),
-    }),
+    body: ApplyRequest,
     answers: {
       200: {
         description: 'What was applied; `matches` when the tenant now matches the document.',
-        data: z.object({
-          tenant: z.string(),
-          based_on: z.string().describe('The model version the steps were applied to.'),
-          model_version: z.string().describe('The model version they left.'),
-          applied: z.array(PlanStep),
-          carrying: z
-            .array(PlanStep)
-            .describe(
-              "Redeclarations carrying values: declared anew by the service after the purge's grace.",
-            ),
-          waiting: z
-            .array(PlanStep)
-            .describe('Declarations of names still being purged: apply again once they are free.'),
-          remaining: z.array(PlanStep).describe('Steps not applied (stopped, or more to come).'),
-          more: z.boolean().describe('More steps are due than one request runs: apply again.'),
-          stopped: z
-            .object({ step: PlanStep, reason: z.enum(REASONS), message: z.string() })
-            .nullable()
-            .describe('The step refused on the way (a race), with its reason.'),
-          matches: z
-            .boolean()
-            .describe('The tenant matches the document (nothing carrying, waiting or remaining).'),
-        }),
+        data: ApplyReport,
       },
     },
     refusals: [

@@ -2,6 +2,7 @@
 // OpenAPI document, and GraphQL over GET and POST.
 
 import { z } from 'zod';
+import { refusing } from '../../contract/refusing-fields.js';
 import { PurgeReport } from '../../contract/wire.js';
 import {
   type Answer,
@@ -10,7 +11,6 @@ import {
   LOG_TIME_ERROR,
   LOG_TIME_TEXT,
   type RouteDoc,
-  refusing,
   route,
 } from './fields.js';
 import { GraphQLRefusal, GraphQLResult } from './rows.js';

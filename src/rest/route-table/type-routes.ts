@@ -2,21 +2,12 @@
 // change feed (the metamodel as a file: model-routes.ts).
 
 import { z } from 'zod';
+import { NAME_DOC, nameField, refusing, typeName } from '../../contract/refusing-fields.js';
 import { ChangeRow, EntityTypeRow, RELEASE_FORMER_NAME } from '../../contract/wire.js';
 import { CHANGE_KINDS } from '../../model/changes.js';
 import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
 import { GUID_SHAPE, KIND_LIST_SHAPE } from '../../resolvers/feed-filter.js';
-import {
-  guidParams,
-  NAME_DOC,
-  nameField,
-  pageQuery,
-  pageSizeField,
-  type RouteDoc,
-  refusing,
-  route,
-  typeName,
-} from './fields.js';
+import { guidParams, pageQuery, pageSizeField, type RouteDoc, route } from './fields.js';
 
 export const TYPE_ROUTES = {
   createEntityType: route({

@@ -1,0 +1,29 @@
+// The metamodel as a document: its format, the limits of a document and of a plan, and what a plan's steps do. Read
+// by the rules (resolvers/model.ts), the contract's schemas of the document (contract/model-document.ts) and the
+// GraphQL enum of the actions.
+
+/** The format (and version) a model document states, and the only one the service reads. */
+export const MODEL_FORMAT = 'entity-metamodel/v1';
+/** Most types a model document lists (an export refuses a larger model, a plan a longer document). */
+export const MODEL_MAX_TYPES = 1000;
+/** Most enumeration and default text an export carries: the document stays within a request body (8 MB). */
+export const MODEL_MAX_DEFINITION_BYTES = 6 * 1024 * 1024;
+/** Most live definitions an export reads (its rows are held in memory at once). */
+export const MODEL_MAX_DEFINITIONS = 50_000;
+/**
+ * Withdrawals whose impact a plan counts: each walks at most IMPACT_SCAN_MAX instances of its type (a withdrawal's
+ * dry run), so a plan does at most this many such walks; later withdrawals carry `impact: null`.
+ */
+export const PLAN_MAX_IMPACTS = 25;
+
+/** What each kind of plan step does, in the order a plan lists them. */
+export const PLAN_ACTION_DESCRIPTIONS = {
+  create_type: 'Create a user-defined type (POST /entities/types).',
+  rename_type: 'Rename a type to the name the document gives it.',
+  withdraw_attribute: 'Withdraw a live definition the document does not list.',
+  redeclare_attribute:
+    'A live definition the document states differently: withdraw it, and declare it again once the purge has removed its data (definitions are immutable); apply carries its values to the new one.',
+  declare_attribute: 'Declare a definition the document lists.',
+} as const;
+export type PlanAction = keyof typeof PLAN_ACTION_DESCRIPTIONS;
+export const PLAN_ACTIONS = Object.keys(PLAN_ACTION_DESCRIPTIONS) as [PlanAction, ...PlanAction[]];

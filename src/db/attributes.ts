@@ -121,7 +121,12 @@ export interface DeclareFacts {
   typeNameKey: string | null;
   existingState: 'live' | 'withdrawn' | null;
   liveCount: number;
-  /** JSON text (enumerations and defaults) the type's live definitions hold. */
+  /** Redeclarations carrying values on the type: each will declare a definition, so each holds its room. */
+  carryingCount: number;
+  /**
+   * JSON text (enumerations and defaults) the type's live definitions hold; a redeclaration carrying values counts,
+   * until it ends, as the definition it will declare (its room is kept for it).
+   */
   liveJsonBytes: number;
   /** JSON text of the type's live defaults. */
   liveDefaultBytes: number;
@@ -138,10 +143,14 @@ export async function readDeclareFacts(
     `OPTIONAL MATCH (t:EntityType {guid: $typeGuid}) WHERE t.tenant = $tenant
      OPTIONAL MATCH (x:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid, name_key: $nameKey})
      CALL {
-       MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) USING INDEX a:AttributeDefinition(tenant, owner_guid) WHERE a.state = 'live'
-       RETURN count(a) AS live,
-              sum(coalesce(a.json_bytes, ${SIZES.allowed_values_size} + ${SIZES.default_value_size})) AS jsonBytes,
-              sum(coalesce(a.default_bytes, ${SIZES.default_value_size})) AS defaultBytes
+       MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $typeGuid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+       WHERE a.state = 'live' OR a.carrying = true
+       WITH a, a.state = 'live' AS isLive
+       RETURN sum(CASE WHEN isLive THEN 1 ELSE 0 END) AS live, sum(CASE WHEN isLive THEN 0 ELSE 1 END) AS carrying,
+              sum(CASE WHEN isLive THEN coalesce(a.json_bytes, ${SIZES.allowed_values_size} + ${SIZES.default_value_size})
+                  ELSE coalesce(a.carry_json_bytes, 0) END) AS jsonBytes,
+              sum(CASE WHEN isLive THEN coalesce(a.default_bytes, ${SIZES.default_value_size})
+                  ELSE coalesce(a.carry_default_bytes, 0) END) AS defaultBytes
      }
      OPTIONAL MATCH (r:EntityType {guid: $refType}) WHERE r.tenant = $tenant
      CALL {
@@ -149,7 +158,7 @@ export async function readDeclareFacts(
        OPTIONAL MATCH (e:Entity {guid: g}) WHERE e.tenant = $tenant
        RETURN collect({guid: g, type_guid: e.type_guid}) AS referents
      }
-     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live, jsonBytes,
+     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live, carrying, jsonBytes,
             defaultBytes,
             r IS NOT NULL AS refTypeFound, referents`,
     { ...p, refType: p.refType ?? '' },
@@ -160,6 +169,7 @@ export async function readDeclareFacts(
     typeNameKey: (row.typeNameKey as string | null) ?? null,
     existingState: (row.existingState as 'live' | 'withdrawn' | null) ?? null,
     liveCount: Number(row.live ?? 0),
+    carryingCount: Number(row.carrying ?? 0),
     liveJsonBytes: Number(row.jsonBytes ?? 0),
     liveDefaultBytes: Number(row.defaultBytes ?? 0),
     refTypeFound: row.refTypeFound === true,

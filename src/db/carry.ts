@@ -16,12 +16,23 @@ export interface CarrySpec {
   reason: string | null;
 }
 
-/** Marks a definition just withdrawn (same transaction) as carrying its values to `spec`. */
-export async function markCarry(run: Run, tenant: string, guid: string, spec: CarrySpec) {
+/**
+ * Marks a definition just withdrawn (same transaction) as carrying its values to `spec`. `room`: the JSON lengths of
+ * the new definition's enumeration and default; until the carry ends, the type counts them (and the definition) as
+ * if it were live (db/attributes.ts, readDeclareFacts), so that no other declaration takes the room it will need.
+ */
+export async function markCarry(
+  run: Run,
+  tenant: string,
+  guid: string,
+  spec: CarrySpec,
+  room: { jsonBytes: number; defaultBytes: number },
+) {
   await run(
     `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.tenant = $tenant AND a.state = 'withdrawn'
-     SET a.carry = $spec, a.carrying = true, a.carry_kept = 0, a.carry_refused = 0, a.carry_refusals = '[]'`,
-    { tenant, guid, spec: JSON.stringify(spec) },
+     SET a.carry = $spec, a.carrying = true, a.carry_kept = 0, a.carry_refused = 0, a.carry_refusals = '[]',
+         a.carry_json_bytes = $jsonBytes, a.carry_default_bytes = $defaultBytes`,
+    { tenant, guid, spec: JSON.stringify(spec), ...room },
   );
 }
 
@@ -64,7 +75,16 @@ export interface CarryDecisions {
   kept: number;
   refused: number;
   /** Refusals to keep as examples (the definition keeps the first CARRY_SAMPLES). */
-  samples: { entity: string; reason: string; message: string }[];
+  samples: CarryRefusal[];
+  /** Every refusal of this batch (the purger logs them all: each refused value is reported, not only examples). */
+  refusals: CarryRefusal[];
+}
+
+/** A stored value the new definition refuses: whose it was, and why. */
+export interface CarryRefusal {
+  entity: string;
+  reason: string;
+  message: string;
 }
 
 export const CARRY_SAMPLES = 100;
@@ -135,7 +155,7 @@ export interface CarryState {
   spec: CarrySpec;
   kept: number;
   refused: number;
-  refusals: { entity: string; reason: string; message: string }[];
+  refusals: CarryRefusal[];
 }
 
 export async function readCarry(run: Run, guid: string): Promise<CarryState | null> {

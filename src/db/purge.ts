@@ -55,6 +55,8 @@ export interface WithdrawnDefinition {
   carrying: boolean;
   /** The grace period following the withdrawal is over. */
   graceOver: boolean;
+  /** Milliseconds until it is (negative once it is). */
+  graceLeftMs: number;
 }
 
 /** What findWithdrawn and findCarrying return of each definition. */
@@ -65,7 +67,8 @@ const WITHDRAWN_FIELDS = `a.guid AS guid, a.tenant AS tenant, a.owner_guid AS ow
               AND a.purge_pass_started_at >= a.withdrawn_at + duration({seconds: $grace}) AS passIsFinal,
             a.purge_completed_at IS NOT NULL AS passCompleted,
             a.carry IS NOT NULL AS carrying,
-            datetime() >= a.withdrawn_at + duration({seconds: $grace}) AS graceOver`;
+            datetime() >= a.withdrawn_at + duration({seconds: $grace}) AS graceOver,
+            duration.inSeconds(datetime(), a.withdrawn_at + duration({seconds: $grace})).milliseconds AS graceLeftMs`;
 
 /** Withdrawn definitions, oldest first; `graceSeconds` is how long writes that began before a withdrawal may run. */
 export async function findWithdrawn(

@@ -11,6 +11,7 @@ import {
   CARRY_SAMPLES,
   type CarriedItem,
   type CarryDecisions,
+  type CarryRefusal,
   type CarryState,
   readCarry,
   readCarryBatch,
@@ -112,6 +113,8 @@ export function createPurger(options: PurgeOptions): Purger {
   /** The carry loop under way, and whether it should look again when done. */
   let carrying: Promise<void> | null = null;
   let carryAgain = false;
+  /** The wake-up for the next carry whose grace is not over yet, and when it fires (ms since the epoch). */
+  let wake: { timer: NodeJS.Timeout; at: number } | null = null;
   /** Daily runs under way (stop() waits for them, so their lease is released before the driver closes). */
   const daily = new Set<Promise<unknown>>();
   let again = false;
@@ -143,12 +146,25 @@ export function createPurger(options: PurgeOptions): Purger {
       for (;;) {
         if (stopped) return { removed, batches, complete: false };
         const cursor = current.cursor;
-        const step = carried
+        const step: {
+          scanned: number;
+          removed: number;
+          cursor: string;
+          found: boolean;
+          refusals?: CarryRefusal[];
+        } = carried
           ? await db.write((run) => carryBatch(run, carried, cursor))
           : await db.write((run) => purgeBatch(run, current, cursor, batchSize));
         current = { ...current, cursor: step.cursor };
         batches += 1;
         removed += step.removed;
+        if (step.refusals && step.refusals.length > 0) {
+          // Every value the new definition refuses is reported (the change record lists the first CARRY_SAMPLES).
+          logger.info(
+            { definition: def.guid, tenant: def.tenant, attribute: def.name, refused: step.refusals },
+            'carried values refused',
+          );
+        }
         options.onProgress?.({ valuesRemoved: step.removed, definitionsRemoved: 0 });
         onBatch?.(step.removed);
         if (batches % 20 === 0) {
@@ -188,7 +204,13 @@ export function createPurger(options: PurgeOptions): Purger {
       next,
       complete: items.length < batchSize,
     });
-    return { scanned: items.length, removed: decisions.refused, cursor: next, found: true };
+    return {
+      scanned: items.length,
+      removed: decisions.refused,
+      cursor: next,
+      found: true,
+      refusals: decisions.refusals,
+    };
   }
 
   /** A carry whose grace is over: its one pass, then its end (the new definition declared). */
@@ -221,17 +243,32 @@ export function createPurger(options: PurgeOptions): Purger {
   async function carryLoop() {
     do {
       carryAgain = false;
-      const due = (await db.read((run) => findCarrying(run, options.graceSeconds))).filter(
-        (d) => d.graceOver,
-      );
-      for (const def of due) {
+      const found = await db.read((run) => findCarrying(run, options.graceSeconds));
+      // The first carry still in its grace: this instance looks again when it ends, whoever withdrew it and whether
+      // or not this process was running then (a restart loses no time).
+      const waiting = found.filter((d) => !d.graceOver);
+      if (waiting.length > 0) wakeIn(Math.min(...waiting.map((d) => d.graceLeftMs)));
+      for (const def of found.filter((d) => d.graceOver)) {
         if (stopped) return;
         await carryOn(def);
       }
     } while (carryAgain && !stopped);
   }
 
-  return {
+  /** Kicks the purger `ms` from now (and a little after, so that the grace is over), unless it is kicked sooner. */
+  function wakeIn(ms: number) {
+    const at = Date.now() + Math.max(0, ms) + 250;
+    if (stopped || (wake && wake.at <= at)) return;
+    if (wake) clearTimeout(wake.timer);
+    const timer = setTimeout(() => {
+      wake = null;
+      purger.kick();
+    }, at - Date.now());
+    timer.unref();
+    wake = { timer, at };
+  }
+
+  const purger: Purger = {
     kick() {
       if (stopped) return;
       if (options.carry) {
@@ -269,10 +306,13 @@ export function createPurger(options: PurgeOptions): Purger {
 
     async stop() {
       stopped = true;
+      if (wake) clearTimeout(wake.timer);
+      wake = null;
       while (background || carrying) await (background ?? carrying);
       await Promise.allSettled([...daily]);
     },
   };
+  return purger;
 
   /**
    * Expired idempotency records, all tenants, in batches until none is left, under the sweep's lease (the sweep and
@@ -405,8 +445,8 @@ export function createPurger(options: PurgeOptions): Purger {
 
 /**
  * Expired Idempotency-Keys are swept this often (node-cron), so that a tenant's cap counts the keys of about the last
- * 24 hours, not of up to two days as the daily job alone would leave; the background purge is kicked as often, so a
- * carried redeclaration whose timer a restart lost goes on within ten minutes of its grace.
+ * 24 hours, not of up to two days as the daily job alone would leave; the background purge is kicked as often (a
+ * carry waits for no sweep: the purger wakes itself at the end of the first grace it finds pending, see carryLoop).
  */
 export const KEY_SWEEP_CRON = '7,17,27,37,47,57 * * * *';
 
@@ -424,7 +464,7 @@ export function schedulePurge(expression: string, purger: Purger, logger: Logger
     purger
       .sweepExpiredKeys(firingOf(context.date))
       .catch((err) => logFailure(logger, err, 'idempotency key sweep', 'the next firing runs it'));
-    // Redeclarations carrying values whose grace is over since (a restart lost its timer) go on.
+    // Withdrawals another instance left (it stopped before kicking its purger again) go on.
     purger.kick();
   });
   return {

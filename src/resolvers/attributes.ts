@@ -160,6 +160,15 @@ export async function declareAttribute(
 }
 
 /**
+ * What a definition takes of its type's budgets: the JSON text of its enumeration and default together, and of its
+ * default alone.
+ */
+function roomOf(d: CheckedDeclaration) {
+  const defaultBytes = d.defaultValueJson?.length ?? 0;
+  return { jsonBytes: (d.allowedValuesJson?.length ?? 0) + defaultBytes, defaultBytes };
+}
+
+/**
  * A declaration's rules against what its type holds (facts read by readDeclareFacts): the type's budgets of
  * enumerations and defaults, the referenced type, the default's referents. `freed`: what a definition withdrawn for
  * this one releases (a redeclaration is checked as if its predecessor were gone).
@@ -170,8 +179,7 @@ function checkAgainstType(
   freed: { json: number; defaults: number } = { json: 0, defaults: 0 },
   options: { refTypeComing?: boolean } = {},
 ) {
-  const defaultBytes = d.defaultValueJson?.length ?? 0;
-  const jsonBytes = (d.allowedValuesJson?.length ?? 0) + defaultBytes;
+  const { jsonBytes, defaultBytes } = roomOf(d);
   const liveJson = facts.liveJsonBytes - freed.json;
   const liveDefaults = facts.liveDefaultBytes - freed.defaults;
   if (liveJson + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
@@ -271,12 +279,17 @@ export async function declareIn(
       `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
     );
   }
-  if (facts.liveCount >= MAX_ATTRIBUTE_DEFS) {
-    throw refuse('too_many_attribute_defs', `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`);
+  // A redeclaration carrying values holds its room until it ends (its definition is declared then).
+  if (facts.liveCount + facts.carryingCount >= MAX_ATTRIBUTE_DEFS) {
+    throw refuse(
+      'too_many_attribute_defs',
+      facts.carryingCount === 0
+        ? `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`
+        : `The type has ${facts.liveCount} attributes and ${facts.carryingCount} being redeclared (their values carried), ${MAX_ATTRIBUTE_DEFS} in all, the limit.`,
+    );
   }
   checkAgainstType(facts, d);
-  const defaultBytes = d.defaultValueJson?.length ?? 0;
-  const jsonBytes = (d.allowedValuesJson?.length ?? 0) + defaultBytes;
+  const { jsonBytes, defaultBytes } = roomOf(d);
   const attr = {
     guid: randomUUID(),
     name: d.name,
@@ -451,12 +464,18 @@ export async function withdrawAttribute(
     if (!withdrawn) throw refuse('attribute_def_withdrawn', `"${name}" is already withdrawn.`);
     if (options.carry) {
       const author = authorOf(ctx);
-      await markCarry(run, tenant, attr.guid, {
-        declaration: options.carry,
-        actor: author.actor,
-        requestId: author.requestId,
-        reason: author.reason ?? null,
-      });
+      await markCarry(
+        run,
+        tenant,
+        attr.guid,
+        {
+          declaration: options.carry,
+          actor: author.actor,
+          requestId: author.requestId,
+          reason: author.reason ?? null,
+        },
+        roomOf(checkDeclaration(options.carry)),
+      );
     }
     return { attribute: withdrawn, dryRun, ...(locked ? { typeVersion: locked.typeVersion } : {}) };
   };
@@ -464,15 +483,8 @@ export async function withdrawAttribute(
   if (!dryRun) {
     ctx.db.afterCommit(() => {
       ctx.services.engineCache.invalidate(tenant, typeGuid);
+      // A carry's pass waits for the grace: the purger, kicked, sets itself a wake-up for when it is over.
       ctx.services.purger.kick();
-      // A carry's pass waits for the grace: this instance looks again once it is over (the key sweep, every ten
-      // minutes on every instance, also does, after a restart).
-      if (options.carry) {
-        setTimeout(
-          () => ctx.services.purger.kick(),
-          ctx.services.config.PURGE_GRACE_SECONDS * 1000 + 500,
-        ).unref();
-      }
     });
   }
   return result;

@@ -106,7 +106,7 @@ export function judgeCarried(
 /** What one batch of a carry's pass does: the purger writes it (db/carry.ts, writeCarryBatch). */
 export function judgeBatch(state: CarryState, items: readonly CarriedItem[]): CarryDecisions {
   const d = checkDeclaration(state.spec.declaration);
-  const decisions: CarryDecisions = { updates: [], kept: 0, refused: 0, samples: [] };
+  const decisions: CarryDecisions = { updates: [], kept: 0, refused: 0, samples: [], refusals: [] };
   for (const item of items) {
     const verdict = judgeCarried(state, d, item);
     if (verdict === null) continue;
@@ -117,18 +117,18 @@ export function judgeBatch(state: CarryState, items: readonly CarriedItem[]): Ca
     } else {
       decisions.refused += 1;
       decisions.updates.push({ guid: item.guid, store: null, dropRefs: item.refs.length > 0 });
-      decisions.samples.push({ entity: item.guid, reason: verdict.reason, message: verdict.message });
+      decisions.refusals.push({ entity: item.guid, reason: verdict.reason, message: verdict.message });
     }
   }
-  decisions.samples = [...state.refusals, ...decisions.samples];
+  decisions.samples = [...state.refusals, ...decisions.refusals];
   return decisions;
 }
 
 /**
  * Ends a carry whose pass is complete: the withdrawn definition removed and the new one declared, in one
  * transaction, as the caller who asked for the redeclaration (its change records name them, with the carry's
- * counts). A declaration refused now (the type changed meanwhile: its 200 definitions taken, its referenced type
- * deleted) gives the carry up: the definition becomes an ordinary withdrawn one and the purge removes the values it
+ * counts). The carry held its room on the type meanwhile (its count and budgets), so only a declaration refused for
+ * another cause (the type or its referenced type deleted meanwhile) gives the carry up: the definition becomes an ordinary withdrawn one and the purge removes the values it
  * had kept. Returns what happened, for the purger's log.
  */
 export async function completeCarry(services: Services, guid: string) {

@@ -5,7 +5,7 @@
 import pino from 'pino';
 import { describe, expect } from 'vitest';
 import { createExecutor } from '../../src/db/executor.js';
-import { acquireLease, findWithdrawn } from '../../src/db/purge.js';
+import { acquireLease, findWithdrawn, releaseLease } from '../../src/db/purge.js';
 import { createPurger } from '../../src/jobs/purge.js';
 import { MODEL_FORMAT } from '../../src/model/plans.js';
 import { completeCarry, judgeBatch } from '../../src/resolvers/carry.js';
@@ -480,8 +480,13 @@ describe('a redeclaration carries the values the new definition accepts', () => 
           { name: 'n', value_type: 'number', cardinality: 'single' },
           // boolean to string: no boolean is a string
           { name: 'b', value_type: 'string', cardinality: 'single' },
-          // date: single to multi keeps it as a list of one
-          { name: 'd', value_type: 'date', cardinality: 'multi' },
+          // date: single to multi keeps it as a list of one, within an enumeration that leaves out March
+          {
+            name: 'd',
+            value_type: 'date',
+            cardinality: 'multi',
+            allowed_values: ['2026-01-31', '2026-02-01'],
+          },
           // json to string: only json strings are strings
           { name: 'j', value_type: 'string', cardinality: 'single' },
           // entity_ref: multi to single keeps one reference, refuses two
@@ -495,7 +500,7 @@ describe('a redeclaration carries the values the new definition accepts', () => 
       s: { values: 2, refused: 1, complete: true },
       n: { values: 2, refused: 1, complete: true },
       b: { values: 0, refused: 3, complete: true },
-      d: { values: 3, refused: 0, complete: true },
+      d: { values: 2, refused: 1, complete: true },
       j: { values: 1, refused: 2, complete: true },
       r: { values: 1, refused: 1, complete: true },
     });
@@ -508,8 +513,8 @@ describe('a redeclaration carries the values the new definition accepts', () => 
     expect((await read(kept[0] as string)).b ?? null).toBeNull();
     expect(await read(kept[1] as string)).toMatchObject({ s: 'blue', n: 6, d: ['2026-02-01'] });
     const gone = await read(refused as string);
-    expect(gone).toMatchObject({ d: ['2026-03-01'], j: 'text' });
-    for (const name of ['s', 'n', 'b', 'r']) expect(gone[name] ?? null).toBeNull();
+    expect(gone).toMatchObject({ j: 'text' });
+    for (const name of ['s', 'n', 'b', 'd', 'r']) expect(gone[name] ?? null).toBeNull();
     // each refusal reported with its entity and reason, in the new definition's record
     const history = (await api.get(`/entities/types/${t}/history?page_size=100`)).body.DATA.changes;
     const carried = Object.fromEntries(
@@ -532,7 +537,11 @@ describe('a redeclaration carries the values the new definition accepts', () => 
     expect(carried.r.refusals).toEqual([
       { entity: refused, reason: 'invalid_value', message: expect.any(String) },
     ]);
-    expect(carried.d).toEqual({ kept: 3, refused: 0, refusals: [] });
+    expect(carried.d).toEqual({
+      kept: 2,
+      refused: 1,
+      refusals: [{ entity: refused, reason: 'value_not_allowed', message: expect.any(String) }],
+    });
     // a reference to another type's entity is refused with ref_type_mismatch
     const m = await createType(api, 'Mixed');
     await api.post(`/entities/types/${m}/attributes`, {
@@ -647,6 +656,125 @@ describe('a carry survives curation and a restart', () => {
     expect(history[0]).toMatchObject({ kind: 'attribute_declared', actor: 'release-bot' });
     // each value judged once: the two batches before the cut are not judged again after it
     expect(history[0].after.carried).toEqual({ kept: 60, refused: 0, refusals: [] });
+  }, 60_000);
+});
+
+describe('a carry goes on as soon as its grace is over, and reports every value it refuses', () => {
+  it('a purger started during the grace (a restart) wakes itself when it ends: the carry is done within seconds, with no kick or sweep; each refused value is logged with its entity and reason, past the 100 the record lists', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    const card = await createType(api, 'Card');
+    await api.post(`/entities/types/${card}/attributes`, grade(['A', 'B']));
+    // 5 A (kept) and 105 B (refused: the new enumeration drops B)
+    const guids = await entitiesWith(
+      api,
+      card,
+      Array.from({ length: 110 }, (_, i) => ({ grade: i < 5 ? 'A' : 'B' })),
+    );
+    const gradeGuid = (await api.get(`/entities/types/${card}/attributes`)).body.DATA.attributes.find(
+      (a: any) => a.name === 'grade',
+    ).guid;
+    // The process that withdrew it is gone (no purger of the suite may take the carry: its lease is the new
+    // process's), and the new one starts during a grace of 2 s: kicked once, as the server does when ready.
+    const db = createExecutor(world.driver);
+    expect(await db.write((run) => acquireLease(run, `purge-def:${gradeGuid}`, 'restarted', 60))).toBe(true);
+    const applied = await api.post('/entities/model/apply', {
+      document: doc([{ name: 'Card', attributes: [grade(['A', 'C'])] }]),
+      allow_withdraw: true,
+    });
+    expect(applied.body.DATA.carrying).toHaveLength(1);
+    const withdrawnAt = Date.now();
+    let ended = 0;
+    const lines: { msg: string; refused?: { entity: string; reason: string }[] }[] = [];
+    const restarted = createPurger({
+      db,
+      logger: pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) }),
+      instanceId: 'restarted',
+      graceSeconds: 2,
+      batchSize: 40,
+      carry: {
+        judge: judgeBatch,
+        complete: async (guid) => {
+          ended = Date.now();
+          return completeCarry(world.app.services, guid);
+        },
+      },
+    });
+    try {
+      restarted.kick();
+      const carrying = async () =>
+        (await db.read((run) => findWithdrawn(run, 0, tenant))).filter((d) => d.carrying).length;
+      // nothing is done before the grace is over
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await carrying()).toBe(1);
+      // then the carry ends by itself: nobody kicks the purger again
+      const deadline = Date.now() + 10_000;
+      while ((await carrying()) > 0) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(ended - withdrawnAt).toBeGreaterThanOrEqual(1_500);
+      expect(ended - withdrawnAt).toBeLessThan(5_000);
+      expect(await valuesOf(api, guids, 'grade')).toEqual(guids.map((_, i) => (i < 5 ? 'A' : null)));
+      // the record counts every refusal and lists the first 100; the log reports each, with its entity and reason
+      const record = (await api.get(`/entities/types/${card}/history?page_size=1`)).body.DATA.changes[0];
+      expect(record.after.carried).toMatchObject({ kept: 5, refused: 105 });
+      expect(record.after.carried.refusals).toHaveLength(100);
+      const logged = lines.filter((l) => l.msg === 'carried values refused').flatMap((l) => l.refused ?? []);
+      expect(logged.map((r) => r.entity).sort()).toEqual(guids.slice(5).sort());
+      expect(new Set(logged.map((r) => r.reason))).toEqual(new Set(['value_not_allowed']));
+    } finally {
+      await restarted.stop();
+    }
+  }, 60_000);
+});
+
+describe('a carrying redeclaration holds its room', () => {
+  it('at the 200 limit, a declaration made while a redeclaration carries its values is refused, so the carry still ends declared with every value kept', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    const others = Array.from({ length: 199 }, (_, i) => ({
+      name: `f${String(i).padStart(3, '0')}`,
+      value_type: 'string',
+      cardinality: 'single',
+    }));
+    const full = await api.post('/entities/model/apply', {
+      document: doc([{ name: 'Wide', attributes: [grade(['A', 'B']), ...others] }]),
+    });
+    expect(full.body.DATA).toMatchObject({ matches: true });
+    const typeGuid = (await api.get('/entities/types/by-name/Wide')).body.DATA.entity_type.guid as string;
+    const guids = await entitiesWith(
+      api,
+      typeGuid,
+      Array.from({ length: 6 }, (_, i) => ({ grade: i % 2 ? 'A' : 'B' })),
+    );
+    const gradeGuid = (await api.get(`/entities/types/${typeGuid}/attributes`)).body.DATA.attributes.find(
+      (a: any) => a.name === 'grade',
+    ).guid;
+    // Hold the carry: an instance of our own takes its lease, so no purger of the suite ends it meanwhile.
+    const db = createExecutor(world.driver);
+    expect(await db.write((run) => acquireLease(run, `purge-def:${gradeGuid}`, 'holder', 60))).toBe(true);
+    const widened = await api.post('/entities/model/apply', {
+      document: doc([{ name: 'Wide', attributes: [grade(['A', 'B', 'C']), ...others] }]),
+      allow_withdraw: true,
+    });
+    expect(widened.body.DATA.carrying.map((s: any) => s.attribute)).toEqual(['grade']);
+    // 199 live and one carrying: the room of the 200th is the carry's
+    const extra = await api.post(`/entities/types/${typeGuid}/attributes`, {
+      name: 'extra',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    expect([extra.status, extra.body.DATA.reason]).toEqual([400, 'too_many_attribute_defs']);
+    expect(extra.body.MESSAGE).toContain('1 being redeclared');
+    await db.write((run) => releaseLease(run, `purge-def:${gradeGuid}`, 'holder'));
+    await carriesDone(world, tenant);
+    expect(await valuesOf(api, guids, 'grade')).toEqual(guids.map((_, i) => (i % 2 ? 'A' : 'B')));
+    const listed = (await api.get(`/entities/types/${typeGuid}/attributes`)).body.DATA.attributes;
+    expect(listed.find((a: any) => a.name === 'grade').allowed_values).toEqual(['A', 'B', 'C']);
+    expect(listed.filter((a: any) => a.owner_type !== null)).toHaveLength(200);
   }, 60_000);
 });
 

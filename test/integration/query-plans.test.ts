@@ -120,6 +120,7 @@ describe('query plans', () => {
       passCompleted: false,
       carrying: false,
       graceOver: false,
+      graceLeftMs: 0,
     };
     const all = (await explain(world, (run) => purgeBatch(run, def, 'some-guid', 100))).flat();
     expect(

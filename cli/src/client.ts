@@ -8,6 +8,9 @@ export type Data = Record<string, unknown>;
 
 /** The service refused (STATUS FAIL): exit 1. */
 export class Refusal extends Error {
+  /** Where the refused command acted (the service, the tenant, the file), when it says so: shown with the refusal. */
+  where?: { service: string; tenant?: string; file?: string };
+
   constructor(
     readonly status: number,
     readonly envelope: Envelope,

@@ -3,7 +3,7 @@
 // filtered by type, attribute and kind, and followed with --follow as new changes come.
 import { UsageError } from './client.js';
 import { type Command, quoted, stringOption } from './command.js';
-import { json, table } from './output.js';
+import { json, plural, table } from './output.js';
 
 /** A change record as the service sends it (ChangeRow). */
 interface Change {
@@ -39,13 +39,13 @@ export function changeText(c: Change): string {
       const carried = a.carried as { kept: number; refused: number } | undefined;
       return (
         `declared ${name(a)}: ${String(a.value_type)}, ${String(a.cardinality)}` +
-        (carried ? ` (carried ${carried.kept} values, ${carried.refused} refused)` : '')
+        (carried ? ` (carried ${plural(carried.kept, 'value')}, ${carried.refused} refused)` : '')
       );
     }
     case 'attribute_withdrawn':
       return `withdrew ${name(c.before)}${c.after?.carrying_values ? ' (redeclared: its values carried)' : ''}`;
     case 'attribute_removed':
-      return `purged ${name(c.before)} (${String(c.before?.values_removed ?? 0)} values removed)`;
+      return `purged ${name(c.before)} (${plural(Number(c.before?.values_removed ?? 0), 'value')} removed)`;
     default:
       return c.kind;
   }

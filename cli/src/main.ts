@@ -257,12 +257,16 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     }
     if (err instanceof Refusal) {
       io.err(`error: ${err.reason}: ${err.envelope.MESSAGE}\n`);
+      if (err.where) {
+        const { service, tenant, file } = err.where;
+        io.err(`(${file ? `${file}, ` : ''}${tenant ? `tenant "${tenant}" at ` : ''}${service})\n`);
+      }
       if (err.reason === 'unauthenticated' && client?.hasToken === false) {
         io.err(
           'hint: give a token with METAMODEL_TOKEN or --token (development: metamodel token --tenant T).\n',
         );
       }
-      if (wantJson) io.out(json(err.envelope.DATA));
+      if (wantJson) io.out(json({ ...err.where, ...err.envelope.DATA }));
       return EXIT.refused;
     }
     if (err instanceof TransportError) {

@@ -7,9 +7,9 @@ import YAML from 'yaml';
 import type { ApplyReport, ModelPlan, PlanStep } from '../../src/contract/model-document.js';
 import type { FieldChange } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
-import { type Command, type OptionSpec, quoted, stringOption, type Values } from './command.js';
+import { type Command, type Ctx, type OptionSpec, quoted, stringOption, type Values } from './command.js';
 import type { Io } from './output.js';
-import { json } from './output.js';
+import { json, plural } from './output.js';
 
 /** A plan step, a plan and an apply's report as the service sends them (POST /entities/model/plan, /apply). */
 type Step = PlanStep;
@@ -64,6 +64,22 @@ const planFor = (client: Client, document: unknown) =>
 const serviceOf = (client: Client) => client.baseUrl.replace(/\/$/, '');
 const whereText = (client: Client, tenant: string) => `tenant ${quoted(tenant)} at ${serviceOf(client)}`;
 
+/**
+ * Runs a command that acts on the tenant through the service; a refusal says where it was refused (the service, the
+ * file, and the tenant when the service names it), in its text and its --json.
+ */
+async function sayingWhere<T>(client: Client, file: string, act: () => Promise<T>): Promise<T> {
+  try {
+    return await act();
+  } catch (err) {
+    if (err instanceof Refusal) {
+      const tenant = (err.envelope.DATA as { tenant?: unknown } | undefined)?.tenant;
+      err.where = { service: serviceOf(client), file, ...(typeof tenant === 'string' ? { tenant } : {}) };
+    }
+    throw err;
+  }
+}
+
 /** --expect-tenant: a plan for another tenant than the one meant is refused before anything else is said. */
 function expectTenant(values: Values, tenant: string) {
   const expected = stringOption(values, 'expect-tenant');
@@ -75,8 +91,6 @@ function expectTenant(values: Values, tenant: string) {
     });
   }
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** What a definition's specification says, in a line. */
 function specText(spec: Record<string, unknown> | undefined) {
@@ -222,8 +236,11 @@ export const modelPlan: Command = {
   async run(ctx, _args, values) {
     const { document, file } = readModelFile(values);
     const client = ctx.client();
-    const plan = await planFor(client, document);
-    expectTenant(values, plan.tenant);
+    const plan = await sayingWhere(client, file, async () => {
+      const made = await planFor(client, document);
+      expectTenant(values, made.tenant);
+      return made;
+    });
     if (ctx.json) ctx.io.out(json({ service: serviceOf(client), file, ...plan }));
     else {
       renderPlan(ctx.io, plan, file, whereText(client, plan.tenant));
@@ -297,64 +314,69 @@ export const modelApply: Command = {
   async run(ctx, _args, values) {
     const { document, file } = readModelFile(values);
     const client = ctx.client();
-    const reason = applyReason(file, values);
-    const body = (basedOn: string | undefined) => ({
-      document,
-      allow_withdraw: values['allow-withdraw'] === true,
-      ...(stringOption(values, 'expect-tenant') !== undefined
-        ? { expect_tenant: stringOption(values, 'expect-tenant') }
-        : {}),
-      ...(basedOn !== undefined ? { based_on: basedOn } : {}),
-    });
-    const apply = async (basedOn: string | undefined) => {
-      try {
-        return await client.request<ApplyReport>('POST', '/entities/model/apply', {
-          body: body(basedOn),
-          headers: { 'x-change-reason': reason },
-        });
-      } catch (err) {
-        if (err instanceof Refusal && err.reason === 'plan_not_applicable' && !ctx.json) {
-          renderRefusedPlan(ctx.io, err, file);
-        }
-        throw err;
-      }
-    };
-    // Rounds of at most 500 steps, each based on the version the last one left: nobody else's change between.
-    const all: ApplyReport[] = [];
-    let report = await apply(stringOption(values, 'based-on'));
-    all.push(report);
-    for (let round = 1; report.more && report.stopped === null && round < MAX_ROUNDS; round += 1) {
-      report = await apply(report.model_version);
-      all.push(report);
-    }
-    const total = {
-      service: serviceOf(client),
-      file,
-      tenant: report.tenant,
-      based_on: all[0]?.based_on,
-      model_version: report.model_version,
-      applied: all.flatMap((r) => r.applied),
-      carrying: all.flatMap((r) => r.carrying),
-      waiting: report.waiting,
-      remaining: report.remaining,
-      stopped: report.stopped,
-      matches: report.matches,
-    };
-    if (!ctx.json) renderApply(ctx.io, total, whereText(client, report.tenant));
-    if (report.stopped) {
-      if (ctx.json) ctx.io.out(json(total));
-      throw new Refusal(409, {
-        STATUS: 'FAIL',
-        MESSAGE: `Stopped at a step: ${report.stopped.reason}: ${report.stopped.message} Apply again to finish.`,
-        DATA: { reason: report.stopped.reason },
-      });
-    }
-    let matches = report.matches;
-    if (!matches && values.wait === true) matches = await waitForMatch(ctx.io, ctx.json, apply);
-    if (ctx.json) ctx.io.out(json({ ...total, matches }));
-    return matches ? 0 : EXIT_WAITING;
+    return sayingWhere(client, file, () => applyFile(ctx, client, document, file, values));
   },
 };
+
+/** Applies the document in rounds, renders what was done, and says whether the tenant now matches it. */
+async function applyFile(ctx: Ctx, client: Client, document: unknown, file: string, values: Values) {
+  const reason = applyReason(file, values);
+  const body = (basedOn: string | undefined) => ({
+    document,
+    allow_withdraw: values['allow-withdraw'] === true,
+    ...(stringOption(values, 'expect-tenant') !== undefined
+      ? { expect_tenant: stringOption(values, 'expect-tenant') }
+      : {}),
+    ...(basedOn !== undefined ? { based_on: basedOn } : {}),
+  });
+  const apply = async (basedOn: string | undefined) => {
+    try {
+      return await client.request<ApplyReport>('POST', '/entities/model/apply', {
+        body: body(basedOn),
+        headers: { 'x-change-reason': reason },
+      });
+    } catch (err) {
+      if (err instanceof Refusal && err.reason === 'plan_not_applicable' && !ctx.json) {
+        renderRefusedPlan(ctx.io, err, file, serviceOf(client));
+      }
+      throw err;
+    }
+  };
+  // Rounds of at most 500 steps, each based on the version the last one left: nobody else's change between.
+  const all: ApplyReport[] = [];
+  let report = await apply(stringOption(values, 'based-on'));
+  all.push(report);
+  for (let round = 1; report.more && report.stopped === null && round < MAX_ROUNDS; round += 1) {
+    report = await apply(report.model_version);
+    all.push(report);
+  }
+  const total = {
+    service: serviceOf(client),
+    file,
+    tenant: report.tenant,
+    based_on: all[0]?.based_on,
+    model_version: report.model_version,
+    applied: all.flatMap((r) => r.applied),
+    carrying: all.flatMap((r) => r.carrying),
+    waiting: report.waiting,
+    remaining: report.remaining,
+    stopped: report.stopped,
+    matches: report.matches,
+  };
+  if (!ctx.json) renderApply(ctx.io, total, whereText(client, report.tenant));
+  if (report.stopped) {
+    if (ctx.json) ctx.io.out(json(total));
+    throw new Refusal(409, {
+      STATUS: 'FAIL',
+      MESSAGE: `Stopped at a step: ${report.stopped.reason}: ${report.stopped.message} Apply again to finish.`,
+      DATA: { reason: report.stopped.reason },
+    });
+  }
+  let matches = report.matches;
+  if (!matches && values.wait === true) matches = await waitForMatch(ctx.io, ctx.json, apply);
+  if (ctx.json) ctx.io.out(json({ ...total, matches }));
+  return matches ? 0 : EXIT_WAITING;
+}
 
 /** --wait: applies again every few seconds (a no-op but for names now free) until the tenant matches, or gives up. */
 async function waitForMatch(
@@ -376,9 +398,9 @@ async function waitForMatch(
   return false;
 }
 
-function renderRefusedPlan(io: Io, err: Refusal, file: string) {
+function renderRefusedPlan(io: Io, err: Refusal, file: string, service: string) {
   const data = err.envelope.DATA as { tenant?: string; blocked?: Step[]; withdrawals?: Step[] };
-  io.out(`Nothing was applied from ${file} to tenant ${quoted(data.tenant ?? '')}:\n`);
+  io.out(`Nothing was applied from ${file} to tenant ${quoted(data.tenant ?? '')} at ${service}:\n`);
   if (data.blocked && data.blocked.length > 0) {
     io.out(`${plural(data.blocked.length, 'step')} would be refused now (fix the file):\n`);
     for (const step of data.blocked) io.out(`  ${stepLine(step)}\n`);
@@ -409,6 +431,8 @@ function renderApply(
   if (r.applied.length > 0) {
     io.out(`Applied ${plural(r.applied.length, 'step')} from ${r.file} to ${where}:\n`);
     for (const step of r.applied) io.out(`  ${stepLine(step).split('\n')[0]}\n`);
+  } else {
+    io.out(`Nothing was applied from ${r.file} to ${where}.\n`);
   }
   if (r.stopped) {
     io.out(`Stopped at (${r.stopped.reason}):\n  ${stepLine(r.stopped.step).split('\n')[0]}\n`);

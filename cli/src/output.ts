@@ -18,6 +18,10 @@ export const processIo = (): Io => ({
   env: process.env,
 });
 
+/** `1 value`, `2 values`; `1 batch`, `2 batches`. */
+export const plural = (n: number, word: string) =>
+  `${n} ${word}${n === 1 ? '' : /(s|sh|ch|x)$/.test(word) ? 'es' : 's'}`;
+
 export const json = (data: unknown) => `${JSON.stringify(data, null, 2)}\n`;
 
 // Plain borders and headings: no colour codes in files and pipes.

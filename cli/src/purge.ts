@@ -3,7 +3,7 @@ import cliProgress from 'cli-progress';
 import type { PurgeReport } from '../../src/contract/wire.js';
 import type { Data } from './client.js';
 import type { Command } from './command.js';
-import { json, table } from './output.js';
+import { json, plural, table } from './output.js';
 
 const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
@@ -62,9 +62,9 @@ export const purge: Command = {
     // removed had lost in all since their withdrawal (the background purge removes most values before the run).
     const sinceWithdrawal = removed.reduce((sum, r) => sum + r.values_removed, 0);
     ctx.io.out(
-      `Purge finished${tenant ? ` for tenant ${tenant}` : ''}: ${removed.length} withdrawn definitions removed ` +
-        `(${sinceWithdrawal} stored values removed since their withdrawal, in the table); ` +
-        `this run removed ${report.values_removed} values in ${report.batches} batches; ${report.pending} pending.\n`,
+      `Purge finished${tenant ? ` for tenant ${tenant}` : ''}: ${plural(removed.length, 'withdrawn definition')} removed ` +
+        `(${plural(sinceWithdrawal, 'stored value')} removed since their withdrawal, in the table); ` +
+        `this run removed ${plural(report.values_removed, 'value')} in ${plural(report.batches, 'batch')}; ${report.pending} pending.\n`,
     );
     if (removed.length > 0) {
       ctx.io.out(

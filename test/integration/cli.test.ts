@@ -717,7 +717,7 @@ describe('purge', () => {
     expect([res.code, res.stderr]).toEqual([0, '']);
     // the background purge removed the 4 values before the run: the run removed none, and says both
     expect(res.stdout).toContain(
-      `Purge finished for tenant ${tenant}: 1 withdrawn definitions removed (4 stored values removed since their withdrawal, in the table); this run removed 0 values in `,
+      `Purge finished for tenant ${tenant}: 1 withdrawn definition removed (4 stored values removed since their withdrawal, in the table); this run removed 0 values in `,
     );
     expect(res.stdout).toMatch(new RegExp(`│ unit +│ ${type} +│ 4 +│ [0-9a-f-]{36} │`));
   });
@@ -742,7 +742,7 @@ describe('purge', () => {
     expect(drawn).toContain('purge |');
     expect(drawn).toContain('0/1 withdrawn definitions');
     expect(drawn).toContain('1/1 withdrawn definitions');
-    expect(out).toMatch(/^Purge finished for tenant .*: 1 withdrawn definitions removed/);
+    expect(out).toMatch(/^Purge finished for tenant .*: 1 withdrawn definition removed/);
   });
 
   it('is for operators: anyone else is refused with exit 1', async ({ world }) => {

@@ -191,7 +191,7 @@ describe('metamodel export, plan, apply', () => {
 
     const cautious = await cli(world, token, 'apply', '-f', model);
     expect(cautious.code).toBe(1);
-    expect(cautious.stdout).toContain(`Nothing was applied from ${model} to tenant "${id}":`);
+    expect(cautious.stdout).toContain(`Nothing was applied from ${model} to tenant "${id}" at ${world.url}:`);
     expect(cautious.stdout).toContain('2 steps withdraw definitions (run with --allow-withdraw):');
     expect(cautious.stderr).toContain('error: plan_not_applicable');
     expect(
@@ -241,6 +241,45 @@ describe('metamodel export, plan, apply', () => {
     void id;
   }, 60_000);
 
+  it('a narrowing: plan counts the values the new definition refuses, history says what the carry kept and refused', async ({
+    world,
+    dir,
+  }) => {
+    const { token, api } = await tenant(world);
+    const guid = await createType(api, 'Kit');
+    await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'size',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: ['S', 'M'],
+    });
+    for (const [i, size] of ['S', 'M', 'M'].entries()) {
+      await api.post('/entities', { type_guid: guid, name: `k${i}`, values: { size } });
+    }
+    const model = file(
+      dir,
+      'kit.yaml',
+      YAML.stringify({
+        format: 'entity-metamodel/v1',
+        types: [
+          {
+            name: 'Kit',
+            attributes: [
+              { name: 'size', value_type: 'string', cardinality: 'single', allowed_values: ['S', 'L'] },
+            ],
+          },
+        ],
+      }),
+    );
+    const plan = await cli(world, token, 'plan', '-f', model);
+    expect(plan.stdout).toContain('carrying 1 value; 2 values the new definition refuses would be removed)');
+    const applied = await cli(world, token, 'apply', '-f', model, '--allow-withdraw', '--wait');
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    const history = await cli(world, token, 'history', 'Kit');
+    expect(history.stdout).toContain('declared "size": string, single (carried 1 value, 2 refused)');
+    expect(history.stdout).toContain('purged "size" (2 values removed)');
+  }, 60_000);
+
   it('a step the service would refuse stops the apply before any write, listing it (exit 1)', async ({
     world,
     dir,
@@ -276,10 +315,16 @@ describe('metamodel export, plan, apply', () => {
     );
     expect(names).not.toContain('Alpha');
     const json = await cli(world, token, 'apply', '-f', model, '--json');
+    // a refusal in --json says where too: the service, the file and the tenant
     expect(JSON.parse(json.stdout)).toMatchObject({
+      service: world.url,
+      file: model,
+      tenant: expect.any(String),
       reason: 'plan_not_applicable',
       blocked: expect.any(Array),
     });
+    expect(json.stderr).toContain(`(${model}, tenant "`);
+    expect(json.stderr).toContain(`" at ${world.url})`);
   });
 
   it('plan and apply say where they act (text and --json); --expect-tenant refuses any other tenant before acting', async ({
@@ -297,6 +342,15 @@ describe('metamodel export, plan, apply', () => {
     for (const command of ['plan', 'apply']) {
       const res = await cli(world, token, command, '-f', model, '--expect-tenant', 'production');
       expect([res.code, res.stderr], command).toEqual([1, expect.stringContaining('error: tenant_mismatch')]);
+      // the refusal names the tenant the token is for, and the service
+      expect(res.stderr, command).toContain(`(${model}, tenant "${id}" at ${world.url})`);
+      const asJson = await cli(world, token, command, '-f', model, '--expect-tenant', 'production', '--json');
+      expect(JSON.parse(asJson.stdout), command).toMatchObject({
+        service: world.url,
+        file: model,
+        tenant: id,
+        reason: 'tenant_mismatch',
+      });
     }
     expect((await api.get('/entities/types/by-name/Here')).status).toBe(404);
     const ok = await cli(

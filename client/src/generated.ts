@@ -96,6 +96,7 @@ export type DeclareAttributeMutationVariables = Exact<{
   input: DeclareAttributeInput;
   dryRun?: boolean | null | undefined;
   ifVersion?: string | null | undefined;
+  reason?: string | null | undefined;
 }>;
 
 
@@ -106,6 +107,7 @@ export type WithdrawAttributeMutationVariables = Exact<{
   name: string;
   dryRun?: boolean | null | undefined;
   ifVersion?: string | null | undefined;
+  reason?: string | null | undefined;
 }>;
 
 
@@ -161,6 +163,7 @@ export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: strin
 
 export type CreateEntityTypeMutationVariables = Exact<{
   name: string;
+  reason?: string | null | undefined;
 }>;
 
 
@@ -170,6 +173,7 @@ export type RenameEntityTypeMutationVariables = Exact<{
   guid: string;
   name: string;
   ifVersion?: string | null | undefined;
+  reason?: string | null | undefined;
 }>;
 
 
@@ -179,6 +183,7 @@ export type ReleaseFormerNameMutationVariables = Exact<{
   guid: string;
   name: string;
   ifVersion?: string | null | undefined;
+  reason?: string | null | undefined;
 }>;
 
 
@@ -187,6 +192,7 @@ export type ReleaseFormerNameMutation = { releaseFormerName: { released: boolean
 export type DeleteEntityTypeMutationVariables = Exact<{
   guid: string;
   ifVersion?: string | null | undefined;
+  reason?: string | null | undefined;
 }>;
 
 
@@ -296,12 +302,13 @@ export const ModelChangeFieldsFragmentDoc = new TypedDocumentString(`
 }
     `, {"fragmentName":"ModelChangeFields"}) as unknown as TypedDocumentString<ModelChangeFieldsFragment, unknown>;
 export const DeclareAttributeDocument = new TypedDocumentString(`
-    mutation DeclareAttribute($typeGuid: ID!, $input: DeclareAttributeInput!, $dryRun: Boolean, $ifVersion: String) {
+    mutation DeclareAttribute($typeGuid: ID!, $input: DeclareAttributeInput!, $dryRun: Boolean, $ifVersion: String, $reason: String) {
   declareAttribute(
     typeGuid: $typeGuid
     input: $input
     dryRun: $dryRun
     ifVersion: $ifVersion
+    reason: $reason
   ) {
     dryRun
     usage {
@@ -337,12 +344,13 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
   }
 }`) as unknown as TypedDocumentString<DeclareAttributeMutation, DeclareAttributeMutationVariables>;
 export const WithdrawAttributeDocument = new TypedDocumentString(`
-    mutation WithdrawAttribute($typeGuid: ID!, $name: String!, $dryRun: Boolean, $ifVersion: String) {
+    mutation WithdrawAttribute($typeGuid: ID!, $name: String!, $dryRun: Boolean, $ifVersion: String, $reason: String) {
   withdrawAttribute(
     typeGuid: $typeGuid
     name: $name
     dryRun: $dryRun
     ifVersion: $ifVersion
+    reason: $reason
   ) {
     dryRun
     impact {
@@ -552,8 +560,8 @@ export const EntityTypesPageDocument = new TypedDocumentString(`
   }
 }`) as unknown as TypedDocumentString<EntityTypesPageQuery, EntityTypesPageQueryVariables>;
 export const CreateEntityTypeDocument = new TypedDocumentString(`
-    mutation CreateEntityType($name: String!) {
-  createEntityType(name: $name) {
+    mutation CreateEntityType($name: String!, $reason: String) {
+  createEntityType(name: $name, reason: $reason) {
     created
     entityType {
       ...EntityTypeFields
@@ -583,8 +591,13 @@ export const CreateEntityTypeDocument = new TypedDocumentString(`
   }
 }`) as unknown as TypedDocumentString<CreateEntityTypeMutation, CreateEntityTypeMutationVariables>;
 export const RenameEntityTypeDocument = new TypedDocumentString(`
-    mutation RenameEntityType($guid: ID!, $name: String!, $ifVersion: String) {
-  renameEntityType(guid: $guid, name: $name, ifVersion: $ifVersion) {
+    mutation RenameEntityType($guid: ID!, $name: String!, $ifVersion: String, $reason: String) {
+  renameEntityType(
+    guid: $guid
+    name: $name
+    ifVersion: $ifVersion
+    reason: $reason
+  ) {
     ...EntityTypeFields
   }
 }
@@ -611,8 +624,13 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
   }
 }`) as unknown as TypedDocumentString<RenameEntityTypeMutation, RenameEntityTypeMutationVariables>;
 export const ReleaseFormerNameDocument = new TypedDocumentString(`
-    mutation ReleaseFormerName($guid: ID!, $name: String!, $ifVersion: String) {
-  releaseFormerName(guid: $guid, name: $name, ifVersion: $ifVersion) {
+    mutation ReleaseFormerName($guid: ID!, $name: String!, $ifVersion: String, $reason: String) {
+  releaseFormerName(
+    guid: $guid
+    name: $name
+    ifVersion: $ifVersion
+    reason: $reason
+  ) {
     entityType {
       ...EntityTypeFields
     }
@@ -642,8 +660,8 @@ export const ReleaseFormerNameDocument = new TypedDocumentString(`
   }
 }`) as unknown as TypedDocumentString<ReleaseFormerNameMutation, ReleaseFormerNameMutationVariables>;
 export const DeleteEntityTypeDocument = new TypedDocumentString(`
-    mutation DeleteEntityType($guid: ID!, $ifVersion: String) {
-  deleteEntityType(guid: $guid, ifVersion: $ifVersion) {
+    mutation DeleteEntityType($guid: ID!, $ifVersion: String, $reason: String) {
+  deleteEntityType(guid: $guid, ifVersion: $ifVersion, reason: $reason) {
     guid
     deleted
   }

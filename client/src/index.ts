@@ -167,8 +167,16 @@ function globalFetch(): FetchLike {
   return global.bind(globalThis);
 }
 
-/** A write made only while the type is at the version the caller read (its `version` field; REST: its ETag). */
-export interface Conditional {
+/** Why a write is made (1 to 500 characters): recorded with it in the history (`ModelChange.reason`). */
+export interface Reasoned {
+  reason?: string;
+}
+
+/**
+ * A write made only while the type is at the version the caller read (its `version` field; REST: its ETag), and
+ * why it is made.
+ */
+export interface Conditional extends Reasoned {
   ifVersion?: string;
 }
 
@@ -213,8 +221,11 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
   }
 
   const dry = (options?: { dryRun?: boolean }) => ({ dryRun: options?.dryRun === true });
-  const conditional = (options?: Conditional) =>
-    options?.ifVersion === undefined ? {} : { ifVersion: options.ifVersion };
+  const reasoned = (options?: Reasoned) => (options?.reason === undefined ? {} : { reason: options.reason });
+  const conditional = (options?: Conditional) => ({
+    ...(options?.ifVersion === undefined ? {} : { ifVersion: options.ifVersion }),
+    ...reasoned(options),
+  });
 
   return {
     request,
@@ -244,9 +255,12 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
     entityTypeByName: async (name: string): Promise<EntityTypeByNameQuery['entityTypeByName']> =>
       (await request(EntityTypeByNameDocument, { name })).entityTypeByName,
 
-    /** Create-or-get a user-defined type: `created` is false when the name already resolved. */
-    createEntityType: async (name: string): Promise<CreateEntityTypeMutation['createEntityType']> =>
-      (await request(CreateEntityTypeDocument, { name })).createEntityType,
+    /** Create-or-get a user-defined type: `created` is false when the name already resolved (`reason`: why). */
+    createEntityType: async (
+      name: string,
+      options?: Reasoned,
+    ): Promise<CreateEntityTypeMutation['createEntityType']> =>
+      (await request(CreateEntityTypeDocument, { name, ...reasoned(options) })).createEntityType,
 
     /**
      * Renames a user-defined type (its guid stays). `ifVersion`: the type's `version` as you read it; the rename

@@ -820,4 +820,29 @@ describe('X-Change-Reason: why a change was made, recorded with it', () => {
     }
     expect(await snapshot(api)).toEqual(before);
   });
+
+  it("the typed client's writes take a reason, recorded with each change", async ({ world }) => {
+    const { api, tenant } = await tenantApi(world);
+    const client = graphqlClient(world.app, await tokenFor(tenant, { sub: 'ui' }));
+    const made = await client.createEntityType('Typed', { reason: 'r1 create' });
+    const guid = made.entityType.guid;
+    await client.declareAttribute(
+      guid,
+      { name: 'x', valueType: 'string', cardinality: 'single' },
+      { reason: 'r2 declare' },
+    );
+    await client.withdrawAttribute(guid, 'x', { reason: 'r3 withdraw' });
+    await client.renameEntityType(guid, 'Typed Two', { reason: 'r4 rename' });
+    await client.releaseFormerName(guid, 'Typed', { reason: 'r5 release' });
+    await client.deleteEntityType(guid, { reason: 'r6 delete' });
+    const history = (await api.get(`/entities/types/${guid}/history?page_size=10`)).body.DATA.changes;
+    expect(history.map((c: any) => [c.kind, c.reason, c.actor])).toEqual([
+      ['type_deleted', 'r6 delete', 'ui'],
+      ['type_name_released', 'r5 release', 'ui'],
+      ['type_renamed', 'r4 rename', 'ui'],
+      ['attribute_withdrawn', 'r3 withdraw', 'ui'],
+      ['attribute_declared', 'r2 declare', 'ui'],
+      ['type_created', 'r1 create', 'ui'],
+    ]);
+  });
 });

@@ -638,7 +638,8 @@ describe('token', () => {
       const env = { AUTH_JWT_SECRET: TEST_SECRET };
       for (const [args, message] of [
         [['--role', 'superuser'], 'error: --role must be admin or platform, not "superuser".'],
-        [['--expires', '0s'], 'error: --expires must be a lifetime longer than nothing'],
+        [['--expires', '0s'], 'error: --expires must be a lifetime of at least one second'],
+        [['--expires', '0.4s'], 'error: --expires must be a lifetime of at least one second'],
         [['--expires=-1h'], 'error: --expires must be a lifetime in the future'],
         [['--expires', 'soon'], 'error: --expires must be a lifetime such as 30m, 12h or 7d, not "soon".'],
       ] as const) {

@@ -30,7 +30,7 @@ module.exports = {
     {
       name: 'model-is-pure',
       severity: 'error',
-      comment: "model/ (names, system types, the spec's limits) needs only the refusal type",
+      comment: 'model/ (names, system types, the limits of docs/api.md) needs only the refusal type',
       from: { path: '^src/model/' },
       to: { path: '^src/', pathNot: '^src/model/|^src/errors[.]ts$' },
     },

@@ -1,4 +1,5 @@
-// Refusals: one error type carrying the spec's reason code and HTTP status, rendered by REST and GraphQL.
+// Refusals: one error type carrying a refusal reason (docs/api.md#refusal-reasons) and its HTTP status, rendered by
+// REST and GraphQL.
 
 /**
  * Every refusal reason and the HTTP status it is answered with, in the order docs/api.md#refusal-reasons groups

@@ -33,9 +33,9 @@ function toAppError(error: FastifyError): AppError | null {
 }
 
 /**
- * Refusals become GraphQL errors carrying the spec's reason in extensions.reason; GraphQL's own errors (syntax,
- * validation) pass through; anything else is logged and masked. Checked by shape, not by class identity, so a
- * second copy of graphql in the process cannot break it.
+ * Refusals become GraphQL errors carrying their reason (docs/api.md#refusal-reasons) in extensions.reason;
+ * GraphQL's own errors (syntax, validation) pass through; anything else is logged and masked. Checked by shape, not
+ * by class identity, so a second copy of graphql in the process cannot break it.
  */
 export function maskGraphQLError(logger: Logger) {
   return (error: unknown, message: string): Error => {

@@ -1,7 +1,8 @@
-// The spec's numeric limits on definitions, read by the rules (resolvers/), the reads they bound (context.ts loaders)
+// The numeric limits on definitions (docs/api.md#declaration-rules, rule 8, and
+// docs/api.md#limits-budgets-and-fairness), read by the rules (resolvers/), the reads they bound (context.ts loaders)
 // and the documents that state them (OpenAPI, GraphQL descriptions).
 
-/** Most live attribute definitions a type may have (the spec's 200). */
+/** Most live attribute definitions a type may have (200: docs/api.md#declaration-rules, rule 8). */
 export const MAX_ATTRIBUTE_DEFS = 200;
 
 /**
@@ -30,7 +31,7 @@ export const MAX_FORMER_NAMES = 32;
 /** How long a write's Idempotency-Key and its stored answer are kept (hours): a retry within it gets the answer. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
-/** Most entries in one enumeration (allowed_values; the spec's 1,000). */
+/** Most entries in one enumeration (allowed_values; 1,000: docs/api.md#declaration-rules, rule 8). */
 export const MAX_ALLOWED_VALUES = 1000;
 /** Longest accepted string value (characters), for attribute values and enumerated values alike. */
 export const MAX_STRING_VALUE = 65_536;

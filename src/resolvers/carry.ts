@@ -1,11 +1,11 @@
-// A redeclaration that carries its values (definitions are immutable: a changed one is withdrawn and declared anew;
-// the spec's lifecycle stays withdrawn, purged, declared afresh). The withdrawal marks the definition as carrying
-// (db/carry.ts), in its own transaction; once the purge's grace has passed (writes begun before the withdrawal have
-// committed), one pass over the type's instances judges each stored value against the new definition: a value it
-// accepts is kept, as it stores it, one it refuses is removed and reported (entity, reason). When the pass is done
-// the withdrawn definition is removed and the new one declared, in one transaction, its change record saying what
-// was carried. The purger runs the pass and calls `completeCarry` (jobs/purge.ts); both are given it by the
-// composition root, so the purge stays below the rules it calls.
+// A redeclaration that carries its values (definitions are immutable: a changed one is withdrawn and declared anew; the
+// definition's lifecycle stays withdrawn, purged, declared afresh: docs/api.md#lifecycle-of-a-definition). The
+// withdrawal marks the definition as carrying (db/carry.ts), in its own transaction; once the purge's grace has passed
+// (writes begun before the withdrawal have committed), one pass over the type's instances judges each stored value
+// against the new definition: a value it accepts is kept, as it stores it, one it refuses is removed and reported
+// (entity, reason). When the pass is done the withdrawn definition is removed and the new one declared, in one
+// transaction, its change record saying what was carried. The purger runs the pass and calls `completeCarry`
+// (jobs/purge.ts); both are given it by the composition root, so the purge stays below the rules it calls.
 
 import type { Viewer } from '../auth/tokens.js';
 import { createContext, type Services } from '../context.js';

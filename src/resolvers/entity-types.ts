@@ -1,4 +1,5 @@
-// Entity types: create-or-get, list, look up, rename, delete. Every rule of the spec for types lives here once.
+// Entity types: create-or-get, list, look up, rename, delete. Every rule for types (docs/api.md#entity-types)
+// lives here once.
 
 import { approximateBytesServed } from '../cache/model-cache.js';
 import type { RequestContext } from '../context.js';

@@ -34,7 +34,10 @@ const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implem
   }),
 });
 
-/** The spec's value types, cardinalities and definition states as GraphQL enums (the same lower-case words). */
+/**
+ * The value types, cardinalities and definition states (docs/api.md#declaration-rules) as GraphQL enums (the same
+ * lower-case words).
+ */
 const ValueTypeEnum = builder.enumType('ValueType', {
   description: 'Kind of value an attribute holds.',
   values: {

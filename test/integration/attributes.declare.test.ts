@@ -133,7 +133,7 @@ describe('declare: success and defaults', () => {
 });
 
 describe('declare: each malformed combination is refused with its own reason', () => {
-  it('rule 1: allowed_values on an entity_ref attribute → allowed_values_not_supported', async ({
+  it('declaration rule 1 (docs/api.md): allowed_values on an entity_ref attribute → allowed_values_not_supported', async ({
     world,
   }) => {
     const { api, declare } = await setup(world);
@@ -151,7 +151,7 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 2: allowed_ref_type on a non-reference attribute → allowed_ref_type_not_supported', async ({
+  it('declaration rule 2 (docs/api.md): allowed_ref_type on a non-reference attribute → allowed_ref_type_not_supported', async ({
     world,
   }) => {
     const { api, declare } = await setup(world);
@@ -163,7 +163,9 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 3: entity_ref without allowed_ref_type → allowed_ref_type_required', async ({ world }) => {
+  it('declaration rule 3 (docs/api.md): entity_ref without allowed_ref_type → allowed_ref_type_required', async ({
+    world,
+  }) => {
     const { declare } = await setup(world);
     await expectRefused(
       await declare({ name: 'r', value_type: 'entity_ref', cardinality: 'multi' }),
@@ -172,7 +174,7 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 4: filterable on a non-reference attribute (true or false) → filterable_not_supported', async ({
+  it('declaration rule 4 (docs/api.md): filterable on a non-reference attribute (true or false) → filterable_not_supported', async ({
     world,
   }) => {
     const { declare } = await setup(world);
@@ -180,7 +182,7 @@ describe('declare: each malformed combination is refused with its own reason', (
     await expectRefused(await declare(str('s', { filterable: false })), 400, 'filterable_not_supported');
   });
 
-  it('rule 5: a reference default that resolves to no entity → referent_not_found (404); wrong type → ref_type_mismatch', async ({
+  it('declaration rule 5 (docs/api.md): a reference default that resolves to no entity → referent_not_found (404); wrong type → ref_type_mismatch', async ({
     world,
   }) => {
     const { api, declare } = await setup(world);
@@ -215,7 +217,7 @@ describe('declare: each malformed combination is refused with its own reason', (
     expect(ok.body.DATA.attribute.default_value).toBe(alice);
   });
 
-  it('rule 6: value_type outside the six → unknown_value_type; cardinality → invalid_cardinality', async ({
+  it('declaration rule 6 (docs/api.md): value_type outside the six → unknown_value_type; cardinality → invalid_cardinality', async ({
     world,
   }) => {
     const { declare } = await setup(world);
@@ -235,7 +237,7 @@ describe('declare: each malformed combination is refused with its own reason', (
     }
   });
 
-  it('rule 7: declaring on the root type → base_type_not_owner; an unknown or foreign type guid → unknown_entity_type (404)', async ({
+  it('declaration rule 7 (docs/api.md): declaring on the root type → base_type_not_owner; an unknown or foreign type guid → unknown_entity_type (404)', async ({
     world,
   }) => {
     const { api } = await setup(world);
@@ -267,7 +269,9 @@ describe('declare: each malformed combination is refused with its own reason', (
     );
   });
 
-  it('rule 9: a name empty after trimming → empty_value (also missing or null)', async ({ world }) => {
+  it('declaration rule 9 (docs/api.md): a name empty after trimming → empty_value (also missing or null)', async ({
+    world,
+  }) => {
     const { declare } = await setup(world);
     for (const name of ['', '   ', null, undefined]) {
       await expectRefused(

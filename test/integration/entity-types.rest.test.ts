@@ -38,7 +38,7 @@ const OPTIONAL = [
 ];
 
 describe('Entity type row', () => {
-  it('rule 2: built-in levels from datasource to column, each parent_type the guid of the level above', async ({
+  it('built-in levels from datasource to column, each parent_type the guid of the level above', async ({
     world,
   }) => {
     const { api } = await clientFor(world);
@@ -84,7 +84,7 @@ describe('Entity type row', () => {
     expect(byName.has('dashboard')).toBe(false);
   });
 
-  it('rule 3: every type a caller creates is a user_defined catalog level with no other optional field', async ({
+  it('every type a caller creates is a user_defined catalog level with no other optional field', async ({
     world,
   }) => {
     const { api } = await clientFor(world);
@@ -102,9 +102,7 @@ describe('Entity type row', () => {
     expect(row).toMatchObject({ name: 'Report', origin: 'user_defined', catalog_level: true });
   });
 
-  it('rule 1 and 4: a connector type carries none of the optional fields (never false or null)', async ({
-    world,
-  }) => {
+  it('a connector type carries none of the optional fields (never false or null)', async ({ world }) => {
     const { tenant, api } = await clientFor(world);
     await api.get('/entities/types'); // tenant seen
     const guid = typeGuid(tenant, 'kafka topic');
@@ -139,7 +137,7 @@ describe('Entity type row', () => {
 });
 
 describe('POST /entities/types', () => {
-  it('rule 1-2: create-or-get; trimmed, case-insensitive; 201 then 200 with created false, nothing written', async ({
+  it('create-or-get; trimmed, case-insensitive; 201 then 200 with created false, nothing written', async ({
     world,
   }) => {
     const { tenant, api } = await clientFor(world);
@@ -184,7 +182,7 @@ describe('POST /entities/types', () => {
     expect(res.body.DATA.entity_type).toMatchObject({ name: 'table', origin: 'system', catalog_level: true });
   });
 
-  it('rule 3: a name empty after trimming is refused with empty_value (400), as is a missing or null name', async ({
+  it('a name empty after trimming is refused with empty_value (400), as is a missing or null name', async ({
     world,
   }) => {
     const { api } = await clientFor(world);

@@ -608,7 +608,7 @@ describe('requests are checked against the same schemas', () => {
         'unknown_value_type',
       ],
       [
-        // the spec's rule outranks the shape: allowed_values on a reference, even when it is not an array
+        // the declaration rule outranks the shape: allowed_values on a reference, even when it is not an array
         'allowed_values on entity_ref',
         api.post(`/entities/types/${type}/attributes`, {
           name: 'a',

@@ -143,6 +143,26 @@ function checkCitations(repo: Repo, file: string, source: string): string[] {
   );
 }
 
+/**
+ * Where a text file names a place outside the repository, as `file:line: problem`: a relative path climbing above
+ * the repository's root from the file's folder, or the briefs the project was written from (they live beside the
+ * checkout, not in it: what they say is stated in docs/, in the project's own words).
+ */
+function outsideReferences(file: string, text: string): string[] {
+  return text.split('\n').flatMap((line, i) => {
+    const problems: string[] = [];
+    for (const m of line.matchAll(/(?<![\w.])((?:\.\.\/)+)[\w.-]/g)) {
+      const resolved = posix.normalize(posix.join(posix.dirname(file), m[1]!, 'x'));
+      if (resolved.startsWith('../'))
+        problems.push(`${file}:${i + 1}: ${m[1]}…: climbs out of the repository`);
+    }
+    for (const m of line.matchAll(/\b(shared\/spec|CONTRACT\.md|STYLE\.md)\b/g)) {
+      problems.push(`${file}:${i + 1}: ${m[1]}: a brief outside the repository`);
+    }
+    return problems;
+  });
+}
+
 function trackedRepo(): Repo {
   const files = new Set(
     execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
@@ -228,6 +248,23 @@ describe('the link checker', () => {
     ]);
   });
 
+  it('reports a path climbing out of the repository, and the briefs beside it, in any text (it can fail)', () => {
+    const text = [
+      "import { x } from '../../src/a.js';",
+      'see ../../../elsewhere/notes.txt',
+      'the rules of ../shared/CONTRACT.md',
+      'fine: ../README.md',
+    ].join('\n');
+    expect(outsideReferences('test/unit/x.ts', text)).toEqual([
+      'test/unit/x.ts:2: ../../../…: climbs out of the repository',
+      'test/unit/x.ts:3: CONTRACT.md: a brief outside the repository',
+    ]);
+    expect(outsideReferences('README.md', 'the rules of ../shared/spec/api.md')).toEqual([
+      'README.md:1: ../…: climbs out of the repository',
+      'README.md:1: shared/spec: a brief outside the repository',
+    ]);
+  });
+
   it('reports a code comment citing an anchor no heading has', () => {
     const source = '// see docs/a.md#real-heading\n// and docs/a.md#gone, README.md#project\n';
     expect(checkCitations(repo, 'src/x.ts', source)).toEqual([
@@ -253,5 +290,18 @@ describe("the repository's links", () => {
         f !== SELF,
     );
     expect(sources.flatMap((file) => checkCitations(tracked, file, tracked.read(file)))).toEqual([]);
+  });
+
+  it('no tracked text names a place outside the repository', () => {
+    const texts = [...tracked.files].filter(
+      (f) =>
+        /\.(md|ts|mts|cts|js|mjs|cjs|json|py|toml|ya?ml|sh|graphql|java|xml|txt)$|(^|\/)(Dockerfile|run)$/.test(
+          f,
+        ) &&
+        !/(^|\/)package-lock\.json$/.test(f) &&
+        f !== SELF,
+    );
+    expect(texts.length).toBeGreaterThan(100);
+    expect(texts.flatMap((file) => outsideReferences(file, tracked.read(file)))).toEqual([]);
   });
 });

@@ -10,6 +10,14 @@
 import { refuse } from './errors.js';
 import type { LoopShare } from './loop-share.js';
 
+/** The request gave up waiting for its turn (its client went away): it takes none, and nobody waits for it. */
+export class AdmissionAbandoned extends Error {
+  constructor() {
+    super('The request went away while it waited for its turn.');
+    this.name = 'AdmissionAbandoned';
+  }
+}
+
 /** Longest a request waits for its tenant's spacing alone (loop-share.ts), in ms. */
 export const MAX_SPACING_WAIT_MS = 1_000;
 
@@ -82,9 +90,10 @@ export class Admission {
   /**
    * Resolves with a release function once `bytes` are reserved for `tenant` (a request stating more than a tenant's
    * share reserves the share: it then runs alone for its tenant). Release is idempotent. Rejects with tenant_busy
-   * when the tenant's queue is full, with server_busy when the wait passes the queue timeout.
+   * when the tenant's queue is full, with server_busy when the wait passes the queue timeout, and with
+   * AdmissionAbandoned when `signal` aborts while it waits (its place in the queue is given up at once).
    */
-  acquire(tenant: string, bytes: number): Promise<() => void> {
+  acquire(tenant: string, bytes: number, signal?: AbortSignal): Promise<() => void> {
     const amount = Math.max(0, Math.min(Math.ceil(bytes), this.maxPerTenant));
     return new Promise((resolve, reject) => {
       const grant = (later: boolean) => {
@@ -113,6 +122,10 @@ export class Admission {
         grant(false);
         return;
       }
+      if (signal?.aborted) {
+        reject(new AdmissionAbandoned());
+        return;
+      }
       const list = this.waiting.get(tenant) ?? [];
       if (list.length >= this.maxQueuedPerTenant) {
         this.refused += 1;
@@ -125,19 +138,31 @@ export class Admission {
         );
         return;
       }
+      /** Takes the waiter out of its queue (a timeout, an abandoned wait); false when it was granted already. */
+      const leave = () => {
+        clearTimeout(waiter.timer);
+        signal?.removeEventListener('abort', onAbort);
+        const queue = this.waiting.get(tenant);
+        const at = queue?.indexOf(waiter) ?? -1;
+        if (!queue || at < 0) return false;
+        queue.splice(at, 1);
+        if (queue.length === 0) this.forget(tenant);
+        this.dispatch();
+        return true;
+      };
+      const onAbort = () => {
+        if (leave()) reject(new AdmissionAbandoned());
+      };
       const waiter: Waiter = {
         bytes: amount,
         since: performance.now(),
         grant: () => {
           clearTimeout(waiter.timer);
+          signal?.removeEventListener('abort', onAbort);
           grant(true);
         },
         timer: setTimeout(() => {
-          const queue = this.waiting.get(tenant);
-          const at = queue?.indexOf(waiter) ?? -1;
-          if (!queue || at < 0) return;
-          queue.splice(at, 1);
-          if (queue.length === 0) this.forget(tenant);
+          if (!leave()) return;
           this.refused += 1;
           reject(
             refuse(
@@ -146,9 +171,9 @@ export class Admission {
               1,
             ),
           );
-          this.dispatch();
         }, this.options.queueTimeoutMs),
       };
+      signal?.addEventListener('abort', onAbort, { once: true });
       list.push(waiter);
       if (list.length === 1) {
         this.waiting.set(tenant, list);

@@ -7,8 +7,10 @@
 // budget is admitted as the heaviest door there is, and said so in the log once: no door goes without a bound.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { AdmissionAbandoned } from '../admission.js';
 import { BODY_LIMIT_BYTES, LARGE_BODY_BYTES } from '../body.js';
 import type { Services } from '../context.js';
+import { isClosed, whenClosed } from '../http/connection.js';
 import { wantsGraphiQL } from '../http/pages.js';
 import type { DoorBudget } from '../model/doors.js';
 
@@ -68,8 +70,25 @@ export const admissionHooks = fp(
         bytes += Math.max(budget.memoryBytes, Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT));
       }
       const tenant = req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public';
-      const release = await admission.acquire(tenant, bytes);
-      reply.raw.once('close', () => {
+      // A client that goes away while its request waits gives its place up; one that goes away as the turn is
+      // granted (the grant reaches the request a turn of the event loop later) gives the turn back at once. Either
+      // way the request stops here: nobody is left to answer, and its turn must not stay taken.
+      const away = new AbortController();
+      whenClosed(reply.raw, () => away.abort());
+      let release: () => void;
+      try {
+        release = await admission.acquire(tenant, bytes, away.signal);
+      } catch (err) {
+        if (!(err instanceof AdmissionAbandoned)) throw err;
+        reply.hijack();
+        return;
+      }
+      if (isClosed(reply.raw)) {
+        release();
+        reply.hijack();
+        return;
+      }
+      whenClosed(reply.raw, () => {
         release();
         admission.answered(tenant, Number(reply.getHeader('content-length') ?? 0) || 0);
       });

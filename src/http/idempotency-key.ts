@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IDEMPOTENCY_KEY_MAX, IDEMPOTENCY_KEY_PATTERN, REPLAYED_HEADER } from '../contract/write-headers.js';
 import { refuse } from '../errors.js';
 import type { StoredAnswer } from '../services/keyed-requests.js';
+import { isClosed, whenClosed } from './connection.js';
 
 const invalid = (message: string) => refuse('invalid_idempotency_key', message);
 const SENT = new RegExp(IDEMPOTENCY_KEY_PATTERN);
@@ -59,12 +60,17 @@ export async function takeKeyedTurn(
   ctx.keyed.pending = undefined;
   const turn = await ctx.services.keyed.start(ctx.db, pending.owner, pending.fingerprint, req.body);
   if (turn.replay) return turn.replay;
+  // The connection may have gone while the request waited for its key's turn: the turn ends at once.
+  if (isClosed(reply.raw)) {
+    turn.end();
+    throw refuse('invalid_request', 'The connection closed while the request waited for its turn.');
+  }
   req.body = turn.body;
   ctx.keyed.scope = { ...pending.owner, fingerprint: pending.fingerprint };
   ctx.keyed.end = turn.end;
   // However the request ends (answered, or its connection gone first), its turn ends, and a write still waiting
   // for its answer is not committed.
-  reply.raw.once('close', () => {
+  whenClosed(reply.raw, () => {
     const open = ctx.keyed.scope?.open;
     if (open && ctx.keyed.scope) {
       ctx.keyed.scope.open = undefined;

@@ -1,7 +1,7 @@
 // The admission of expensive requests (src/admission.ts): memory reserved before a request runs, a tenant at most
 // its share, freed memory handed to the tenants in turn, bounded queues and waits.
 import { describe, expect, it } from 'vitest';
-import { Admission } from '../../src/admission.js';
+import { Admission, AdmissionAbandoned } from '../../src/admission.js';
 
 const reasonOf = async (p: Promise<unknown>) => {
   try {
@@ -13,6 +13,31 @@ const reasonOf = async (p: Promise<unknown>) => {
 };
 
 describe('Admission', () => {
+  it('a waiter whose request goes away (its signal aborts) leaves the queue at once and takes no turn', async () => {
+    const admission = new Admission({ capacity: 100, maxRunningPerTenant: 1, queueTimeoutMs: 10_000 });
+    const running = await admission.acquire('a', 0);
+    const away = new AbortController();
+    const abandoned = admission.acquire('a', 0, away.signal);
+    const next = admission.acquire('a', 0);
+    expect(admission.queued).toBe(2);
+    away.abort();
+    await expect(abandoned).rejects.toBeInstanceOf(AdmissionAbandoned);
+    expect(admission.queued).toBe(1);
+    // the turn freed goes to the request still waiting, not to the one that left
+    running();
+    const release = await next;
+    expect(admission.runningBy('a')).toBe(1);
+    release();
+    expect([admission.runningBy('a'), admission.queued]).toEqual([0, 0]);
+    // a signal already aborted: refused before it queues
+    const gone = new AbortController();
+    gone.abort();
+    const busy = await admission.acquire('a', 0);
+    await expect(admission.acquire('a', 0, gone.signal)).rejects.toBeInstanceOf(AdmissionAbandoned);
+    busy();
+    expect(admission.queued).toBe(0);
+  });
+
   it('runs requests while their memory fits; a tenant holds at most its share, another tenant still runs', async () => {
     const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
     expect(admission.maxPerTenant).toBe(50);

@@ -1,11 +1,12 @@
 // Admission of requests, shared fairly between tenants: a tenant runs at most `maxRunningPerTenant` requests at once,
-// and the expensive ones also reserve memory (bytes) from a budget before they run: a request states what it may
-// hold at most (its door's budget, model/doors.ts); it runs once that much is free, its tenant holds less than its
-// share and runs fewer than its limit, else it waits in its tenant's queue. Freed room goes to the tenants in turn
-// (round robin), so a tenant with a hundred queued requests waits behind one with a single request only once; a
-// tenant's queue is bounded (past it: tenant_busy, 429), and so is the wait (server_busy, 503). One tenant's flood
-// thus never holds more than its few requests' work in the event loop and the database at a time. A grant from the
-// queue reaches its holder in a later turn of the event loop, as slots.ts explains.
+// and the expensive ones also reserve memory (bytes) from a budget before they run: a request states what it may hold
+// at most (its door's budget, model/doors.ts); it runs once that much is free, its tenant holds less than its share and
+// runs fewer than its limit, else it waits in its tenant's queue. Freed room goes to the tenants in turn (round robin),
+// so a tenant with a hundred queued requests waits behind one with a single request only once; a tenant's queue is
+// bounded (past it: tenant_busy, 429), and so is the wait (tenant_busy when its own requests held its turns,
+// server_busy, 503, when everyone's did). One tenant's flood thus never holds more than its few requests' work in the
+// event loop and the database at a time. A grant from the queue reaches its holder in a later turn of the event loop,
+// as slots.ts explains.
 
 import { refuse } from './errors.js';
 import type { LoopShare } from './loop-share.js';
@@ -90,7 +91,8 @@ export class Admission {
   /**
    * Resolves with a release function once `bytes` are reserved for `tenant` (a request stating more than a tenant's
    * share reserves the share: it then runs alone for its tenant). Release is idempotent. Rejects with tenant_busy
-   * when the tenant's queue is full, with server_busy when the wait passes the queue timeout, and with
+   * when the tenant's queue is full, when the wait passes the queue timeout: with tenant_busy if its tenant's own
+   * requests held its turns, else server_busy; and with
    * AdmissionAbandoned when `signal` aborts while it waits (its place in the queue is given up at once).
    */
   acquire(tenant: string, bytes: number, signal?: AbortSignal): Promise<() => void> {
@@ -164,12 +166,19 @@ export class Admission {
         timer: setTimeout(() => {
           if (!leave()) return;
           this.refused += 1;
+          // Whose requests kept it waiting: its own tenant's (at its share or its running limit), or everyone's.
           reject(
-            refuse(
-              'server_busy',
-              'Too many expensive requests are running or waiting; try again shortly.',
-              1,
-            ),
+            this.atOwnBound(tenant, amount)
+              ? refuse(
+                  'tenant_busy',
+                  "This tenant's own requests have held all its turns for as long as one may wait; try again shortly.",
+                  1,
+                )
+              : refuse(
+                  'server_busy',
+                  'Too many expensive requests are running or waiting; try again shortly.',
+                  1,
+                ),
           );
         }, this.options.queueTimeoutMs),
       };
@@ -228,13 +237,16 @@ export class Admission {
     return Math.max(0, startAt - performance.now());
   }
 
+  /** Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its limit). */
+  private atOwnBound(tenant: string, amount: number) {
+    return (
+      this.heldBy(tenant) + amount > this.maxPerTenant || this.runningBy(tenant) >= this.maxRunningPerTenant
+    );
+  }
+
   /** Whether `tenant` may start another request (its share of memory and of running requests, its gap). */
   private mayRun(tenant: string, amount: number, since?: number) {
-    return (
-      this.heldBy(tenant) + amount <= this.maxPerTenant &&
-      this.runningBy(tenant) < this.maxRunningPerTenant &&
-      this.startsIn(tenant, since) === 0
-    );
+    return !this.atOwnBound(tenant, amount) && this.startsIn(tenant, since) === 0;
   }
 
   private fits(tenant: string, amount: number) {

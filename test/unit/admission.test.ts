@@ -109,15 +109,28 @@ describe('Admission', () => {
     expect([bigGranted, lateGranted]).toEqual([true, true]);
   });
 
-  it("past a tenant's queue: tenant_busy at once; past the wait: server_busy; others are not affected", async () => {
+  it("past a tenant's queue: tenant_busy at once; past the wait: tenant_busy when its own requests held its turns, server_busy when others' did; others are not affected", async () => {
     const admission = new Admission({ capacity: 10, queueTimeoutMs: 50, maxQueuedPerTenant: 2 });
     const held = await admission.acquire('a', 5);
     const queued = [admission.acquire('a', 5), admission.acquire('a', 5)];
     expect(await reasonOf(admission.acquire('a', 5))).toBe('tenant_busy');
-    expect(await Promise.all(queued.map(reasonOf))).toEqual(['server_busy', 'server_busy']);
+    // a's own request holds its share: its waiters are refused as a tenant over its bound (429), not a busy server
+    expect(await Promise.all(queued.map(reasonOf))).toEqual(['tenant_busy', 'tenant_busy']);
     expect(admission.refused).toBe(3);
     (await admission.acquire('b', 5))();
     held();
     expect([admission.inUse, admission.queued]).toEqual([0, 0]);
+    // the process's memory held by others (b and c at their shares): a newcomer's wait ends in server_busy (503)
+    const wide = new Admission({ capacity: 10, maxPerTenant: 5, queueTimeoutMs: 50 });
+    const b = await wide.acquire('b', 5);
+    const c = await wide.acquire('c', 5);
+    expect(await reasonOf(wide.acquire('d', 5))).toBe('server_busy');
+    // a tenant at its running limit waits as its own: tenant_busy
+    const running = new Admission({ capacity: 100, maxRunningPerTenant: 1, queueTimeoutMs: 50 });
+    const one = await running.acquire('e', 0);
+    expect(await reasonOf(running.acquire('e', 0))).toBe('tenant_busy');
+    one();
+    b();
+    c();
   });
 });

@@ -40,6 +40,8 @@ export interface DoorRequest {
   headers?: Record<string, string>;
   /** A JSON body (serialised once per shape) or raw text. */
   body?: unknown;
+  /** The client goes away this many ms after sending (its connection destroyed, the answer, if any, unread). */
+  abandonAfterMs?: number;
 }
 
 export interface DoorShape {
@@ -534,6 +536,23 @@ export const DOOR_SHAPES: DoorShape[] = [
       ];
       return shapes[i % shapes.length] as DoorRequest;
     },
+  },
+  {
+    name: 'abandoned-waits',
+    label:
+      'clients going away while their requests wait for a turn: no token (the public pages) and the tenant, 64 at once, each connection closed 1 to 8 ms after its request',
+    doors: ['openapi', 'listEntityTypes'],
+    // A request answered before its client leaves counts as its answer; the rest as abandoned. The shapes after
+    // this one (the public pages next) fail if a turn was left taken.
+    expected: ['abandoned', '200'],
+    requests: 1024,
+    concurrency: 64,
+    request: (_s, i) => ({
+      method: 'GET',
+      path: i % 2 === 0 ? '/openapi.json' : '/entities/types?page_size=500',
+      auth: i % 2 === 0 ? 'none' : 'attacker',
+      abandonAfterMs: 1 + (i % 8),
+    }),
   },
   {
     name: 'public',

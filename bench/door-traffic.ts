@@ -61,6 +61,13 @@ function send(
       done('timeout');
     });
     req.on('error', () => done('reset'));
+    if (r.abandonAfterMs !== undefined) {
+      // The client goes away: whatever the service does next, it is told by the connection closing.
+      setTimeout(() => {
+        done('abandoned');
+        req.destroy();
+      }, r.abandonAfterMs);
+    }
     req.on('response', (res) => {
       const kept: Buffer[] = [];
       let bytes = 0;

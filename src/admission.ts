@@ -164,11 +164,13 @@ export class Admission {
           grant(true);
         },
         timer: setTimeout(() => {
+          // Whose requests kept it waiting: its own tenant's (at its share or its running limit), or everyone's;
+          // read before leaving, since leaving lets the queue move on.
+          const own = this.atOwnBound(tenant, amount);
           if (!leave()) return;
           this.refused += 1;
-          // Whose requests kept it waiting: its own tenant's (at its share or its running limit), or everyone's.
           reject(
-            this.atOwnBound(tenant, amount)
+            own
               ? refuse(
                   'tenant_busy',
                   "This tenant's own requests have held all its turns for as long as one may wait; try again shortly.",

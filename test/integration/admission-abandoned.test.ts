@@ -3,6 +3,7 @@
 // and once a tenant's TENANT_CONCURRENCY turns were taken so, every later request of the tenant waited until refused.
 // Real sockets, so that connections really close (its own file: the world is served on a port).
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect } from 'vitest';
 import { itServed } from '../fixtures.js';
 import { newTenant, tokenFor } from '../helpers.js';
@@ -16,8 +17,11 @@ describe('a client that goes away while its request waits for its turn', () => {
       const tenant = newTenant('leaves');
       const token = await tokenFor(tenant);
       const url = new URL('/entities/types?page_size=500', world.url);
-      // Eight requests at once, one running and seven waiting (one at a time for the tenant), whose clients go away
-      // at once: before the fix, each waiter granted after its connection had closed kept its turn for ever.
+      const admission = world.app.services.admission;
+      // Eight requests at once, one running and seven waiting (one at a time for the tenant), whose clients go away:
+      // in the first round before the requests reach the queue (their connections closed while an earlier hook
+      // awaited), in the others once requests wait in it. Before the fix, each turn granted after its connection had
+      // closed stayed taken for ever.
       for (let round = 0; round < 3; round += 1) {
         const sockets = Array.from({ length: 8 }, () => {
           const req = request(url, { headers: { authorization: `Bearer ${token}` } });
@@ -25,11 +29,14 @@ describe('a client that goes away while its request waits for its turn', () => {
           req.end();
           return req;
         });
-        await new Promise((r) => setTimeout(r, 20));
+        if (round === 0) await new Promise((r) => setTimeout(r, 20));
+        else {
+          for (let i = 0; i < 400 && admission.queued < 1; i += 1) await new Promise((r) => setImmediate(r));
+          expect(admission.queued).toBeGreaterThanOrEqual(1);
+        }
         for (const req of sockets) req.destroy();
         await new Promise((r) => setTimeout(r, 50));
       }
-      const admission = world.app.services.admission;
       for (let i = 0; i < 100 && (admission.queued > 0 || admission.runningBy(`t:${tenant}`) > 0); i += 1) {
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -38,6 +45,44 @@ describe('a client that goes away while its request waits for its turn', () => {
       const after = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
       expect(after.status).toBe(200);
       expect(Date.now() - started).toBeLessThan(3_000);
+    },
+    30_000,
+  );
+});
+
+describe('a client that closes a connection carrying pipelined requests', () => {
+  const served = itServed({ TENANT_CONCURRENCY: '1', ADMISSION_QUEUE_TIMEOUT_MS: '4000' });
+
+  served(
+    "gives every request's turn back, those whose answers were still queued behind the first included",
+    async ({ world }) => {
+      const tenant = newTenant('pipelines');
+      const token = await tokenFor(tenant);
+      const admission = world.app.services.admission;
+      const { port } = new URL(world.url);
+      const ask = `GET /entities/types?page_size=500 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+      for (let round = 0; round < 2; round += 1) {
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.on('error', () => {});
+        socket.on('data', () => {});
+        await new Promise((r) => socket.once('connect', r));
+        // Six requests on one connection: the first runs, the others wait for their turns, their answers to be
+        // queued behind it (they have no socket of their own yet).
+        socket.write(ask.repeat(6));
+        for (let i = 0; i < 200 && admission.runningBy(`t:${tenant}`) + admission.queued < 2; i += 1) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        socket.destroy();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      for (let i = 0; i < 100 && (admission.queued > 0 || admission.runningBy(`t:${tenant}`) > 0); i += 1) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect([admission.queued, admission.runningBy(`t:${tenant}`)]).toEqual([0, 0]);
+      const after = await fetch(new URL('/entities/types?page_size=5', world.url), {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(after.status).toBe(200);
     },
     30_000,
   );

@@ -44,7 +44,7 @@ export class UsageError extends Error {
   }
 }
 
-/** Sends of one request at most, the first included, while the service answers 503. */
+/** Sends of one request at most, the first included, while the service answers 503 (or 429 with Retry-After). */
 export const RETRY_ATTEMPTS = 4;
 
 /**
@@ -178,14 +178,19 @@ export class Client {
 
   /**
    * One request; returns DATA of a SUCCESS envelope. A write carries an Idempotency-Key (one per command, the same
-   * on every retry), so an answer of 503 (the database away or busy) is retried with backoff, honouring
-   * Retry-After, without the write happening twice; reads are retried the same way.
+   * on every retry), so an answer of 503 (the database away or busy), or of 429 with Retry-After (the tenant's own
+   * requests holding its turns), is retried with backoff, honouring Retry-After, without the write happening twice;
+   * reads are retried the same way.
    */
   async request<D = Data>(method: string, path: string, options: RequestOptions = {}): Promise<D> {
     const key = takesIdempotencyKey(method, path) ? randomUUID() : undefined;
     for (let attempt = 1; ; attempt += 1) {
       const res = await this.#fetch(method, path, options, 'application/json', key);
-      if (res.status === 503 && attempt < RETRY_ATTEMPTS) {
+      // 503: the database away or the service busy; 429 with a short Retry-After: the tenant's own requests hold its
+      // turns (a long one, such as a cap on keys, is not worth waiting for here).
+      const wait = res.headers.get('retry-after');
+      const again = res.status === 503 || (res.status === 429 && wait !== null && Number(wait) <= 5);
+      if (again && attempt < RETRY_ATTEMPTS) {
         await res.text().catch(() => '');
         await new Promise((r) => setTimeout(r, retryDelayMs(res.headers.get('retry-after'), attempt)));
         continue;

@@ -43,7 +43,7 @@ export type Operation<TData, TVariables> = DocumentTypeDecoration<TData, TVariab
 /** What the client needs of a response; the global fetch's Response has it. */
 export interface FetchResponse {
   readonly status: number;
-  /** For Retry-After on a 503; optional so that a minimal adapter still fits. */
+  /** For Retry-After on a 503 or a 429; optional so that a minimal adapter still fits. */
   readonly headers?: { get(name: string): string | null };
   text(): Promise<string>;
 }
@@ -62,7 +62,8 @@ export interface MetamodelClientOptions {
   /** fetch implementation; default `globalThis.fetch`. */
   fetch?: FetchLike;
   /**
-   * Sends of one request at most while the service answers 503 (the database away or busy), the first included;
+   * Sends of one request at most while the service answers 503 (the database away or busy) or 429 with Retry-After
+   * (the tenant's own requests holding its turns), the first included;
    * default 4. Mutations carry an Idempotency-Key (the same on every retry), so a retried write happens once.
    */
   attempts?: number;
@@ -208,7 +209,11 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
     for (let attempt = 1; ; attempt += 1) {
       response = await fetchImpl(endpoint, { method: 'POST', headers, body: payload });
       text = await response.text();
-      if (response.status !== 503 || attempt >= attempts) break;
+      // 503: the database away or the service busy; 429 with a short Retry-After: the tenant's own requests hold its
+      // turns (a long one, such as a cap on keys, is not worth waiting for here).
+      const wait = response.headers?.get('retry-after');
+      const again = response.status === 503 || (response.status === 429 && wait != null && Number(wait) <= 5);
+      if (!again || attempt >= attempts) break;
       await new Promise((r) => setTimeout(r, retryDelayMs(response.headers?.get('retry-after'), attempt)));
     }
     const body = parseBody(text);

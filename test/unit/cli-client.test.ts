@@ -10,7 +10,7 @@ afterEach(() => {
   for (const s of servers.splice(0)) s.close();
 });
 
-/** A server answering each request with the next scripted status (503s with Retry-After: 0). */
+/** A server answering each request with the next scripted status (503s and 429s with Retry-After: 0). */
 async function scripted(statuses: number[]) {
   const seen: { method: string; url: string; key: string | undefined }[] = [];
   const server = createServer((req: IncomingMessage, res) => {
@@ -23,7 +23,7 @@ async function scripted(statuses: number[]) {
     const ok = status < 400;
     res.writeHead(status, {
       'content-type': 'application/json',
-      ...(status === 503 ? { 'retry-after': '0' } : {}),
+      ...(status === 503 || status === 429 ? { 'retry-after': '0' } : {}),
     });
     res.end(
       JSON.stringify(
@@ -56,6 +56,13 @@ describe('the CLI client and 503s', () => {
     await client.request('PATCH', '/entities/types/g', { body: { name: 'B' } });
     expect(seen).toHaveLength(RETRY_ATTEMPTS + 1);
     expect(seen[RETRY_ATTEMPTS]?.key).not.toBe(seen[0]?.key);
+  });
+
+  it("retries a 429 with Retry-After (its tenant's own requests held its turns) with the same key", async () => {
+    const { client, seen } = await scripted([429, 201]);
+    expect(await client.request('POST', '/entities/types', { body: { name: 'A' } })).toEqual({ done: true });
+    expect(seen).toHaveLength(2);
+    expect(seen[0]?.key).toBe(seen[1]?.key);
   });
 
   it('reads and operators’ routes carry no key (reads are retried too)', async () => {

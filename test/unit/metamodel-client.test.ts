@@ -19,12 +19,12 @@ interface Sent {
 }
 
 /** A fetch that records each request and answers with the next scripted (status, body text). */
-function scripted(...answers: [number, string][]) {
+function scripted(...answers: ([number, string] | [number, string, Record<string, string>])[]) {
   const sent: Sent[] = [];
   const fetch: FetchLike = async (url, init) => {
     sent.push({ url, headers: init.headers, body: JSON.parse(init.body) });
-    const [status, text] = answers.shift() ?? [500, 'no more answers'];
-    return { status, text: async () => text };
+    const [status, text, headers = {}] = answers.shift() ?? [500, 'no more answers'];
+    return { status, text: async () => text, headers: { get: (name: string) => headers[name] ?? null } };
   };
   return { sent, fetch };
 }
@@ -187,6 +187,22 @@ describe('createMetamodelClient: writes safe to retry (issue #17)', () => {
     );
     expect(reads.sent[0]!.headers['idempotency-key']).toBeUndefined();
   }, 10_000);
+
+  it("retries a 429 with Retry-After (its tenant's own requests held its turns), the same key; not one without", async () => {
+    const busy = json({ STATUS: 'FAIL', MESSAGE: 'busy', DATA: { reason: 'tenant_busy' } });
+    const { sent, fetch } = scripted([429, busy, { 'retry-after': '0' }], [200, created]);
+    const client = createMetamodelClient({ url: 'http://m', token: 't', fetch, idempotencyKey: () => 'k' });
+    expect(await client.request(CreateEntityTypeDocument, { name: 'Orders' })).toEqual({
+      createEntityType: { created: true },
+    });
+    expect(sent.map((s) => s.headers['idempotency-key'])).toEqual(['k', 'k']);
+    const bare = scripted([429, busy], [200, created]);
+    const once = createMetamodelClient({ url: 'http://m', token: 't', fetch: bare.fetch });
+    await expect(once.request(CreateEntityTypeDocument, { name: 'Orders' })).rejects.toMatchObject({
+      reason: 'tenant_busy',
+    });
+    expect(bare.sent).toHaveLength(1);
+  });
 
   it('gives up after its attempts with the refusal, and a new call is a new key', async () => {
     const { sent, fetch } = scripted([503, unavailable], [503, unavailable], [200, created]);

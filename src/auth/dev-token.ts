@@ -76,6 +76,11 @@ export async function mintDevToken(
       throw new TokenArgumentError(`--role must be ${KNOWN_ROLES.join(' or ')}, not "${role}".`);
     }
   }
+  if (args.expires !== undefined && /^\s*[+-]?0+(\.0*)?\s*[a-z]*\s*$/i.test(args.expires)) {
+    throw new TokenArgumentError(
+      `--expires must be a lifetime of at least one second, such as 30m, 12h or 7d, not "${args.expires}".`,
+    );
+  }
   if (args.expires !== undefined && /^\s*-|\bago\b/i.test(args.expires)) {
     throw new TokenArgumentError(`--expires must be a lifetime in the future, not "${args.expires}".`);
   }
@@ -88,7 +93,8 @@ export async function mintDevToken(
       ...(args.sub ? { sub: args.sub } : {}),
       ...(args.expires ? { expiresIn: args.expires } : {}),
     });
-    // A lifetime that rounds to nothing (0s, 0.4s) makes a token already expired when it is printed.
+    // A lifetime that rounds to nothing (0.4s) makes a token already expired when it is printed (zero itself is
+    // refused above: jose reads the clock twice, so a second may pass between its iat and exp).
     const { exp, iat } = decodeJwt(token);
     if (exp !== undefined && iat !== undefined && exp <= iat) {
       throw new TokenArgumentError(

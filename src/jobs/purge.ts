@@ -103,6 +103,8 @@ const SWEEP_LEASE = 'idempotency-sweep';
 /** Expired idempotency records removed per statement by the daily run. */
 const IDEMPOTENCY_BATCH = 5_000;
 const DEF_LEASE_SECONDS = 120;
+/** After a failed look at the carries (the database away), the purger looks again this much later. */
+const CARRY_RETRY_MS = 10_000;
 /** The daily job's lease, renewed after every definition: an instance killed mid-run blocks the job this long. */
 const JOB_LEASE_SECONDS = 120;
 
@@ -275,7 +277,11 @@ export function createPurger(options: PurgeOptions): Purger {
         if (carrying) carryAgain = true;
         else {
           carrying = carryLoop()
-            .catch((err) => logFailure(logger, err, 'carried redeclarations', 'the next kick runs them'))
+            .catch((err) => {
+              logFailure(logger, err, 'carried redeclarations', 'they are looked at again in 10 s');
+              // (A database away, say: the carries in their grace are not known, so the next look is set here.)
+              wakeIn(CARRY_RETRY_MS);
+            })
             .finally(() => {
               carrying = null;
             });

@@ -22,7 +22,7 @@ export const PLAN_ACTION_DESCRIPTIONS = {
   rename_type: 'Rename a type to the name the document gives it.',
   withdraw_attribute: 'Withdraw a live definition the document does not list.',
   redeclare_attribute:
-    'A live definition the document states differently: withdraw it, and declare it again once the purge has removed its data (definitions are immutable); apply carries its values to the new one.',
+    'A live definition the document states differently (definitions are immutable): apply withdraws it and carries its values to the new one, which the service declares once the purge grace has passed.',
   declare_attribute: 'Declare a definition the document lists.',
 } as const;
 export type PlanAction = keyof typeof PLAN_ACTION_DESCRIPTIONS;

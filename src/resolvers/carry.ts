@@ -128,7 +128,7 @@ export function judgeBatch(state: CarryState, items: readonly CarriedItem[]): Ca
  * Ends a carry whose pass is complete: the withdrawn definition removed and the new one declared, in one
  * transaction, as the caller who asked for the redeclaration (its change records name them, with the carry's
  * counts). The carry held its room on the type meanwhile (its count and budgets), so only a declaration refused for
- * another cause (the type or its referenced type deleted meanwhile) gives the carry up: the definition becomes an ordinary withdrawn one and the purge removes the values it
+ * another cause (the type, its referenced type or its default's entity deleted meanwhile) gives the carry up: the definition becomes an ordinary withdrawn one and the purge removes the values it
  * had kept. Returns what happened, for the purger's log.
  */
 export async function completeCarry(services: Services, guid: string) {

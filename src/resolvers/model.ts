@@ -416,7 +416,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           ...(withdrawn.has(a.key)
             ? blockedBy(
                 'attribute_def_withdrawn',
-                `"${a.spec.name}" was withdrawn; its name is free once the daily purge has removed its data.`,
+                `"${a.spec.name}" was withdrawn; its name is free once the purge has removed its data.`,
               )
             : blockedRef),
         });

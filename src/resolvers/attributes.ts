@@ -384,13 +384,13 @@ export async function lastKnownAttributes(ctx: RequestContext, typeGuid: string)
   );
 }
 
-/** The attributes applying to a type, as the model cache keeps them; `restData` is serialised on first use. */
+/** The attributes applying to a type, as the model cache keeps them; `restBody` (the REST answer) made on first use. */
 export interface AttributeListing {
   attributes: StoredAttribute[];
   declared: number;
   /** The type's version (the listing's ETag). */
   typeVersion: string;
-  restData?: string;
+  restBody?: Buffer;
 }
 
 export interface WithdrawResult {

@@ -136,11 +136,11 @@ export async function listEntityTypes(
   };
 }
 
-/** A page of types as the model cache keeps it; `restData` is its REST answer's DATA, serialised on first use. */
+/** A page of types as the model cache keeps it; `restBody` is its REST answer, serialised on first use. */
 export interface CachedTypePage {
   types: StoredType[];
   more: boolean;
-  restData?: string;
+  restBody?: Buffer;
 }
 
 /** The type a normalised name resolves to, through the model cache. */

@@ -10,7 +10,7 @@ import {
   withdrawAttribute,
 } from '../resolvers/attributes.js';
 import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
-import { succeed, succeedSerialised } from './envelope.js';
+import { succeed, succeedCached } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
@@ -32,9 +32,15 @@ export function attributeRoutes(app: FastifyInstance) {
   route(app, ROUTES.listAttributes, async (req, reply, { params }) => {
     const result = await listAttributes(req.ctx, params.guid);
     if (notModified(req, reply, result.typeVersion)) return reply;
-    // Serialised once per type and model version, the stored JSON texts spliced in as they are.
-    result.restData ??= `{"attributes":[${result.attributes.map(attributeRowJson).join(',')}]}`;
-    return succeedSerialised(reply, 200, result.restData);
+    // Serialised once per type and model version, the stored JSON texts spliced in as they are, and kept as bytes.
+    return succeedCached(
+      reply,
+      result.restBody,
+      () => `{"attributes":[${result.attributes.map(attributeRowJson).join(',')}]}`,
+      (body) => {
+        result.restBody = body;
+      },
+    );
   });
 
   route(app, ROUTES.withdrawAttribute, async (req, reply, { params, query }) => {

@@ -12,7 +12,7 @@ import {
 } from '../resolvers/entity-types.js';
 import { releaseFormerName } from '../resolvers/former-names.js';
 import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
-import { succeed, succeedSerialised } from './envelope.js';
+import { succeed, succeedCached } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
@@ -30,12 +30,16 @@ export function entityTypeRoutes(app: FastifyInstance) {
       cursor: query.cursor,
       pageSize: query.page_size === undefined ? undefined : Number(query.page_size),
     });
-    // Serialised once per page and model version (the cursor is the same for every request of the tenant).
-    page.cached.restData ??= JSON.stringify({
-      entity_types: page.types.map(toEntityTypeRow),
-      next_cursor: page.nextCursor,
-    });
-    return succeedSerialised(reply, 200, page.cached.restData);
+    // Serialised once per page and model version (the cursor is the same for every request of the tenant), and kept
+    // as bytes.
+    return succeedCached(
+      reply,
+      page.cached.restBody,
+      () => JSON.stringify({ entity_types: page.types.map(toEntityTypeRow), next_cursor: page.nextCursor }),
+      (body) => {
+        page.cached.restBody = body;
+      },
+    );
   });
 
   route(app, ROUTES.getEntityType, async (req, reply, { params }) => {

@@ -13,10 +13,31 @@ export function succeed(reply: FastifyReply, status: number, data: Record<string
  * around it is the same bytes `succeed` would send.
  */
 export function succeedSerialised(reply: FastifyReply, status: number, dataJson: string) {
-  return reply
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send(`{"STATUS":"SUCCESS","MESSAGE":"","DATA":${dataJson}}`);
+  return reply.code(status).type('application/json; charset=utf-8').send(successText(dataJson));
+}
+
+const successText = (dataJson: string) => `{"STATUS":"SUCCESS","MESSAGE":"","DATA":${dataJson}}`;
+
+/**
+ * A 200 answer kept with a cached value (a page or a listing, per model version) as its bytes: each request writes
+ * the same buffer, with no text built, measured or encoded for it (before, each made two copies of the answer: the
+ * envelope's text flattened, then its UTF-8 bytes). `cached` is what was kept; `keep` takes the bytes made from
+ * `dataJson` when it had none. The model cache counts one byte a character for this copy: text whose UTF-8 form is
+ * longer than that (non-ASCII) is sent without being kept.
+ */
+export function succeedCached(
+  reply: FastifyReply,
+  cached: Buffer | undefined,
+  dataJson: () => string,
+  keep: (body: Buffer) => void,
+) {
+  let body = cached;
+  if (!body) {
+    const text = successText(dataJson());
+    body = Buffer.from(text, 'utf8');
+    if (body.length <= text.length) keep(body);
+  }
+  return reply.code(200).type('application/json; charset=utf-8').send(body);
 }
 
 export function failBody(

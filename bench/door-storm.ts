@@ -68,7 +68,7 @@ const SHAPE_MS = 4_000;
 /** The storm's own configuration beside the manifest's: a low key cap, so that one shape reaches it. */
 const STORM_ENV = { IDEMPOTENCY_TENANT_MAX_KEYS: '500' };
 
-/** The manifest's heap flag and configuration: what a replica runs with. */
+/** The manifest's heap flag, the configuration and the image's allocator setting: what a replica runs with. */
 function productionSettings() {
   const flags = /name: NODE_OPTIONS\s+value: (.+)/.exec(DEPLOYMENT)?.[1]?.trim().split(/\s+/) ?? [];
   if (!flags.some((f) => f.startsWith('--max-old-space-size'))) {
@@ -80,6 +80,9 @@ function productionSettings() {
     const m = new RegExp(`^\\s+${name}: "?([^"\\n]+)"?`, 'm').exec(configMap);
     if (m?.[1]) env[name] = m[1];
   }
+  // The image's allocator setting (the Dockerfile's ENV): the process's memory as a replica's.
+  const mmap = /\bMALLOC_MMAP_THRESHOLD_=(\d+)/.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'));
+  if (mmap?.[1]) env.MALLOC_MMAP_THRESHOLD_ = mmap[1];
   return { flags, env };
 }
 
@@ -323,7 +326,7 @@ function renderReport(r: {
   const lines = [
     `# Door storm (${r.when})`,
     '',
-    `\`npm run storm\` on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}. ${r.pinned ? 'The service runs on a core of its own (taskset), its Neo4j, the storm and its two probes on the other(s).' : 'The service, its Neo4j, the storm and its two probes share the cores.'} The service runs as a replica does: the manifest's heap (NODE_OPTIONS), the start command's flags, the ConfigMap's cache, GraphQL and request-memory settings.`,
+    `\`npm run storm\` on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}. ${r.pinned ? 'The service runs on a core of its own (taskset), its Neo4j, the storm and its two probes on the other(s).' : 'The service, its Neo4j, the storm and its two probes share the cores.'} The service runs as a replica does: the manifest's heap (NODE_OPTIONS), the start command's flags, the ConfigMap's cache, GraphQL and request-memory settings, the image's allocator setting (MALLOC_MMAP_THRESHOLD_).`,
     '',
     `Quiet: the victim tenant's type page (\`GET /entities/types?page_size=20\`, one every 20 ms from a process of its own) p50 ${fmt(r.quiet.p50)} ms, p99 ${fmt(r.quiet.p99)} ms, max ${fmt(r.quiet.max)} ms over ${r.quiet.probes} requests. Under each shape (at least ${SHAPE_MS / 1000} s of it) the victim's p99 is set beside twice that (${fmt(r.victimBound)} ms), the target; the run fails past ${TARGETS.victimCeilingMs} ms. The service's RSS max ${fmt(r.rssMaxMb)} MB (fails at ${TARGETS.rssMb}).`,
     '',

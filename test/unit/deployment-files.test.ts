@@ -63,6 +63,11 @@ describe('Dockerfile', () => {
     );
   });
 
+  it("gives large allocations their own mappings (MALLOC_MMAP_THRESHOLD_), returned when freed: the door storm's setting", () => {
+    const final = dockerfile.slice(dockerfile.lastIndexOf('FROM '));
+    expect(final).toMatch(/^ENV .*\bMALLOC_MMAP_THRESHOLD_=131072\b/m);
+  });
+
   it('builds dist/ and starts it with node', () => {
     expect(dockerfile).toMatch(/RUN npm run build/);
     expect(dockerfile).toMatch(/COPY src \.\/src/);

@@ -12,7 +12,7 @@ import { BODY_LIMIT_BYTES, LARGE_BODY_BYTES } from '../body.js';
 import type { Services } from '../context.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { wantsGraphiQL } from '../http/pages.js';
-import type { DoorBudget } from '../model/doors.js';
+import { type DoorBudget, LIGHT_FROM_MEMORY_BYTES } from '../model/doors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -41,6 +41,19 @@ function bodyMemory(req: FastifyRequest): number {
  */
 export const HEAVY_PER_TENANT = 2;
 
+/**
+ * Whether a heavy door's answer is held in the model cache, small (`fromMemory`, LIGHT_FROM_MEMORY_BYTES): a listing
+ * of a few definitions read again and again is then admitted as a light request, not two at a time.
+ */
+function heldSmall(services: Services, req: FastifyRequest, budget: DoorBudget): boolean {
+  const from = budget.fromMemory;
+  if (!from || !req.ctx) return false;
+  const id = (req.params as Record<string, unknown> | undefined)?.[from.param];
+  if (typeof id !== 'string') return false;
+  const bytes = services.model.cache.bytesOf(req.ctx.viewer.tenant, from.kind, id);
+  return bytes !== undefined && bytes <= LIGHT_FROM_MEMORY_BYTES;
+}
+
 /** Routes that never wait for a turn: liveness and readiness answer whatever the load (a probe must not time out). */
 const UNQUEUED = new Set(['/healthz', '/readyz']);
 
@@ -64,7 +77,11 @@ export const admissionHooks = fp(
           logger.error({ route }, 'a route states no budget: admitted as the heaviest door');
         }
         bytes = admission.maxPerTenant;
-      } else if (budget.admission === 'heavy' && !(route === '/graphql' && wantsGraphiQL(req))) {
+      } else if (
+        budget.admission === 'heavy' &&
+        !(route === '/graphql' && wantsGraphiQL(req)) &&
+        !heldSmall(services, req, budget)
+      ) {
         // (The GraphiQL page is a fixed document, not an operation.) A heavy request reserves at least its share of
         // HEAVY_PER_TENANT: a tenant runs at most that many at once, whatever they state.
         bytes += Math.max(budget.memoryBytes, Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT));

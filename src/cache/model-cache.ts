@@ -172,6 +172,14 @@ export class ModelCache {
   }
 
   /** Counts a read of `kind` answered from memory (hit) or not (miss). */
+  /**
+   * The bytes counted for `tenant`'s entry, at whatever version it was loaded (undefined: none held): admission's
+   * guess of what a request for it costs. Counts no hit and moves nothing.
+   */
+  bytesOf(tenant: string, kind: ModelCacheKind, id: string): number | undefined {
+    return this.entries.get(ModelCache.key(tenant, kind, id))?.bytes;
+  }
+
   count(kind: ModelCacheKind, hit: boolean) {
     const counts = this.counts.get(kind) as KindCounts;
     if (hit) counts.hits += 1;

@@ -29,7 +29,20 @@ export interface DoorBudget {
    * its cost small and fixed.
    */
   admission: 'heavy' | 'light';
+  /**
+   * A heavy door whose answer the model cache keeps (its kind, and the path parameter naming the entry): a request
+   * whose entry is held, counted at most LIGHT_FROM_MEMORY_BYTES, is admitted as a light one (app/admission.ts).
+   */
+  fromMemory?: { kind: 'attributes'; param: string };
 }
+
+/**
+ * A heavy door's request is admitted as light when the model cache holds its answer's entry and counts it at most
+ * this: served from memory (or, when the model moved on since, loading what a listing of that size loads), it costs
+ * what a light door's does. The entry's size is a guess only when the model changed since it was loaded: a write
+ * between two reads lets at most one tenant's requests of the moment through as light before the entry is reloaded.
+ */
+export const LIGHT_FROM_MEMORY_BYTES = 256 * KB;
 
 /** Budget of a door that sends no statement and answers a small fixed document (health, readiness...). */
 export const FIXED_DOOR: DoorBudget = {

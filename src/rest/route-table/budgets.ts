@@ -155,6 +155,7 @@ export const ROUTE_BUDGETS = {
     answerBytes: LISTING,
     memoryBytes: 2 * LISTING,
     admission: 'heavy',
+    fromMemory: { kind: 'attributes', param: 'guid' },
   },
   withdrawAttribute: {
     statements: 6 + KEYED,

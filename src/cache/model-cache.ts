@@ -171,7 +171,6 @@ export class ModelCache {
     return entry.value as T;
   }
 
-  /** Counts a read of `kind` answered from memory (hit) or not (miss). */
   /**
    * The bytes counted for `tenant`'s entry, at whatever version it was loaded (undefined: none held): admission's
    * guess of what a request for it costs. Counts no hit and moves nothing.
@@ -180,6 +179,7 @@ export class ModelCache {
     return this.entries.get(ModelCache.key(tenant, kind, id))?.bytes;
   }
 
+  /** Counts a read of `kind` answered from memory (hit) or not (miss). */
   count(kind: ModelCacheKind, hit: boolean) {
     const counts = this.counts.get(kind) as KindCounts;
     if (hit) counts.hits += 1;

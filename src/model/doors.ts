@@ -38,9 +38,9 @@ export interface DoorBudget {
 
 /**
  * A heavy door's request is admitted as light when the model cache holds its answer's entry and counts it at most
- * this: served from memory (or, when the model moved on since, loading what a listing of that size loads), it costs
- * what a light door's does. The entry's size is a guess only when the model changed since it was loaded: a write
- * between two reads lets at most one tenant's requests of the moment through as light before the entry is reloaded.
+ * this: served from memory, it costs what a light door's does. The entry's size is a guess when the model changed
+ * since it was loaded: after a write that made the listing large, the tenant's requests admitted before the first
+ * of them reloads it (at most TENANT_CONCURRENCY at once) are light while they load it; the next ones see its size.
  */
 export const LIGHT_FROM_MEMORY_BYTES = 256 * KB;
 

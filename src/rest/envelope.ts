@@ -22,8 +22,10 @@ const successText = (dataJson: string) => `{"STATUS":"SUCCESS","MESSAGE":"","DAT
  * A 200 answer kept with a cached value (a page or a listing, per model version) as its bytes: each request writes
  * the same buffer, with no text built, measured or encoded for it (before, each made two copies of the answer: the
  * envelope's text flattened, then its UTF-8 bytes). `cached` is what was kept; `keep` takes the bytes made from
- * `dataJson` when it had none. The model cache counts one byte a character for this copy: text whose UTF-8 form is
- * longer than that (non-ASCII) is sent without being kept.
+ * `dataJson` when it had none. They get a buffer of their own (a small one from Node's shared pool would hold its
+ * whole 8 KiB slab for as long as the cache keeps it). They are kept when their UTF-8 form is at most twice the
+ * text's length, what the text took when it was kept instead; longer (mostly non-Latin text), the text is sent and
+ * made again next time.
  */
 export function succeedCached(
   reply: FastifyReply,
@@ -31,11 +33,16 @@ export function succeedCached(
   dataJson: () => string,
   keep: (body: Buffer) => void,
 ) {
-  let body = cached;
+  let body: Buffer | string | undefined = cached;
   if (!body) {
     const text = successText(dataJson());
-    body = Buffer.from(text, 'utf8');
-    if (body.length <= text.length) keep(body);
+    const length = Buffer.byteLength(text, 'utf8');
+    if (length <= 2 * text.length) {
+      const bytes = Buffer.allocUnsafeSlow(length);
+      bytes.write(text, 'utf8');
+      keep(bytes);
+      body = bytes;
+    } else body = text;
   }
   return reply.code(200).type('application/json; charset=utf-8').send(body);
 }

@@ -1,5 +1,5 @@
 // A cached page's or listing's REST answer kept as bytes (rest/envelope.ts succeedCached): made once, then the same
-// buffer written for every request; text longer in UTF-8 than the model cache counts for it is sent but not kept.
+// buffer of its own written for every request; text more than twice as long in UTF-8 is sent but not kept.
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { succeedCached } from '../../src/rest/envelope.js';
@@ -40,14 +40,23 @@ describe('an answer kept as bytes with its cached value', () => {
     await app.close();
   });
 
-  it('is not kept when its UTF-8 form is longer than its text (the model cache counts a byte a character)', async () => {
-    const { app, held } = await serve(() => JSON.stringify({ name: 'naïve 表' }));
+  it('is kept in a buffer of its own when its UTF-8 form is at most twice its text, else sent as text each time', async () => {
+    const latin = await serve(() => JSON.stringify({ name: 'naïve déjà vu' }));
+    const first = await latin.app.inject({ method: 'GET', url: '/x' });
+    expect(first.json().DATA).toEqual({ name: 'naïve déjà vu' });
+    // its own memory, not a slice of Node's shared pool
+    expect(latin.held.body?.byteOffset).toBe(0);
+    expect(latin.held.body?.buffer.byteLength).toBe(latin.held.body?.length);
+    await latin.app.close();
+
+    const name = '表'.repeat(200); // three bytes a character in UTF-8
+    const wide = await serve(() => JSON.stringify({ name }));
     for (let i = 0; i < 2; i++) {
-      const res = await app.inject({ method: 'GET', url: '/x' });
-      expect(res.json().DATA).toEqual({ name: 'naïve 表' });
+      const res = await wide.app.inject({ method: 'GET', url: '/x' });
+      expect(res.json().DATA).toEqual({ name });
     }
-    expect(held.body).toBeUndefined();
-    expect(held.made).toBe(2);
-    await app.close();
+    expect(wide.held.body).toBeUndefined();
+    expect(wide.held.made).toBe(2);
+    await wide.app.close();
   });
 });

@@ -20,11 +20,15 @@ export const TEST_SECRET = 'test-secret-that-is-long-enough-0123456789';
  */
 export const TEST_WARMUP_ROUNDS = 1;
 
-/** `buildApp` as the suite uses it: a silent logger and TEST_WARMUP_ROUNDS warm-up rounds, unless `deps` says otherwise. */
+/**
+ * `buildApp` as the suite uses it: a silent logger, TEST_WARMUP_ROUNDS warm-up rounds and no ramp after ready (tests
+ * send their requests at once on a database the suite keeps warm), unless `deps` says otherwise.
+ */
 export const testApp = (deps: AppDeps) =>
   buildApp({
     logger: pino({ level: process.env.TEST_LOG ?? 'silent' }),
     warmupRounds: TEST_WARMUP_ROUNDS,
+    rampAfterReady: false,
     ...deps,
   });
 

@@ -47,6 +47,11 @@ export interface AppDeps {
    * suite's apps take 1: the statements are planned once, without the rounds that warm a JVM for traffic.
    */
   warmupRounds?: number;
+  /**
+   * Whether the first seconds after each ready let a few transactions in at a time (db/readiness.ts RAMP_MS; default
+   * true). The test suite's apps, on a database the other tests keep warm, take false.
+   */
+  rampAfterReady?: boolean;
 }
 
 export function createServices(deps: AppDeps) {
@@ -130,6 +135,7 @@ export function createServices(deps: AppDeps) {
         stopped,
       ),
     logger,
+    ...(deps.rampAfterReady === false ? { rampMs: 0 } : {}),
     onReady: (report) => metrics.observeWarmup(report),
   });
   metrics.watchReadiness(() => readiness.state === 'ready');

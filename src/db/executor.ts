@@ -115,8 +115,11 @@ export interface TransactionMetadata {
 
 export interface ExecutorOptions extends Partial<RequestOptions> {
   database?: string;
-  /** Asked before each transaction; throws to refuse it (the app's readiness: readiness.ts). */
-  admit?: () => void | Promise<void>;
+  /**
+   * Asked before each transaction; throws to refuse it, or returns what to call when it has ended (the app's
+   * readiness: readiness.ts).
+   */
+  admit?: () => undefined | (() => void) | Promise<undefined | (() => void)>;
 }
 
 /** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
@@ -197,13 +200,17 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
   const breaker = storagePolicyOf(driver);
   const policy: Pick<typeof breaker, 'run'> = {
     async run(attempt) {
-      await admit?.();
+      const done = await admit?.();
       let attempts = 0;
-      return breaker.run((committing) => {
-        attempts += 1;
-        if (attempts > 1) stats.retries = (stats.retries ?? 0) + 1;
-        return attempt(committing);
-      });
+      try {
+        return await breaker.run((committing) => {
+          attempts += 1;
+          if (attempts > 1) stats.retries = (stats.retries ?? 0) + 1;
+          return attempt(committing);
+        });
+      } finally {
+        done?.();
+      }
     },
   };
 

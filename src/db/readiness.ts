@@ -23,6 +23,15 @@ export const PROBE_INTERVAL_MS = 200;
 const WARN_EVERY_MS = 60_000;
 /** A transaction that arrives while the service is not ready waits this long for it before it is refused. */
 export const ADMIT_WAIT_MS = 250;
+/**
+ * For RAMP_MS after the service becomes ready, at most RAMP_CONCURRENCY transactions run at once; one that finds
+ * none free waits for one at most ADMIT_WAIT_MS, then is refused like a transaction arriving while warming (503,
+ * Retry-After). A database just warmed by one rehearsal is still compiling: let in all at once (clients back from
+ * their Retry-After, and a retry storm), one write took 3.6 s, past the outage bound; a few at a time, they run at
+ * the speed the warm-up measured, and the others come back after their Retry-After.
+ */
+export const RAMP_MS = 5_000;
+export const RAMP_CONCURRENCY = 4;
 /** /readyz answers within this bound, waiting for a warm-up under way at most this long. */
 export const READY_CHECK_MS = 2_000;
 
@@ -60,6 +69,9 @@ export interface ReadinessOptions {
   /** Told of each warm-up that made the service ready. */
   onReady?: (report: WarmupReport) => void;
   probeIntervalMs?: number;
+  /** How long after each ready the ramp holds (RAMP_MS; 0: no ramp). */
+  rampMs?: number;
+  rampConcurrency?: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
@@ -77,6 +89,51 @@ export class Readiness {
 
   constructor(private readonly options: ReadinessOptions) {
     this.interval = options.probeIntervalMs ?? PROBE_INTERVAL_MS;
+    this.rampMs = options.rampMs ?? RAMP_MS;
+    this.rampConcurrency = options.rampConcurrency ?? RAMP_CONCURRENCY;
+  }
+
+  private readonly rampMs: number;
+  private readonly rampConcurrency: number;
+  /** Until when (performance.now()) the ramp holds, and the transactions running under it. */
+  private rampUntil = 0;
+  private rampRunning = 0;
+  private readonly rampWaiters: { handOver: () => void }[] = [];
+
+  /**
+   * A turn under the ramp (RAMP_MS): a release to call when the transaction ends, or undefined when the ramp ended
+   * while this waited; refused when no turn came within ADMIT_WAIT_MS.
+   */
+  private async rampTurn(): Promise<(() => void) | undefined> {
+    if (this.rampRunning < this.rampConcurrency) {
+      this.rampRunning += 1;
+    } else {
+      const handedOver = await new Promise<boolean>((resolve) => {
+        const waiter = {
+          handOver: () => {
+            clearTimeout(timer);
+            resolve(true);
+          },
+        };
+        const timer = setTimeout(() => {
+          this.rampWaiters.splice(this.rampWaiters.indexOf(waiter), 1);
+          resolve(false);
+        }, ADMIT_WAIT_MS);
+        this.rampWaiters.push(waiter);
+      });
+      if (!handedOver) {
+        if (performance.now() >= this.rampUntil && this.current === 'ready') return undefined;
+        throw this.refusal();
+      }
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.rampWaiters.shift();
+      if (next) next.handOver();
+      else this.rampRunning -= 1;
+    };
   }
 
   get state(): ReadinessState {
@@ -126,8 +183,11 @@ export class Readiness {
    * the warm-up runs alone. (Requests that waited for the warm-up instead were released all at once when it ended,
    * and took 2 s more of their own.)
    */
-  async admit(): Promise<void> {
-    if (this.current === 'ready') return;
+  async admit(): Promise<(() => void) | undefined> {
+    if (this.current === 'ready') {
+      // (see RAMP_MS: the first seconds after ready, a few transactions at a time)
+      return performance.now() < this.rampUntil ? this.rampTurn() : undefined;
+    }
     // The refusal is held ADMIT_WAIT_MS: clients that ignore Retry-After get four answers a second each, not
     // thousands (a retry storm costs timers, not the CPU the warm-up and Neo4j need). It is a refusal even when the
     // service became ready meanwhile: the requests held are not let in all at once onto a database just warmed (one
@@ -247,6 +307,7 @@ export class Readiness {
           // The loop ends here: a loss from now on starts another at once.
           this.loop = undefined;
           this.current = 'ready';
+          this.rampUntil = performance.now() + this.rampMs;
           this.options.logger.info(report, 'database warmed: ready');
           this.options.onReady?.(report);
           for (const resolve of this.waiters.splice(0)) resolve();

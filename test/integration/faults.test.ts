@@ -34,7 +34,7 @@ describe('Neo4j outage', () => {
     cleanups.push(() => driver.close());
     const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
     // the full warm-up, as a deployment runs it: readiness after the outage is what this test checks
-    const app = await testApp({ config, driver, warmupRounds: WARMUP_ROUNDS.max });
+    const app = await testApp({ config, driver, warmupRounds: WARMUP_ROUNDS.max, rampAfterReady: true });
     cleanups.push(() => app.close());
     await untilReady(app);
     const api = restClient(app, await tokenFor(newTenant()));

@@ -12,7 +12,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const logger = pino({ level: 'silent' });
 
 /** A database whose reachability the test sets, and a warm-up the test finishes by hand. */
-function fixture(log = logger) {
+function fixture(log = logger, ramp: { rampMs: number; rampConcurrency?: number } = { rampMs: 0 }) {
   const db = { up: false, probes: 0 };
   const warmups: { finish(): void; fail(error?: Error): void }[] = [];
   const readiness = new Readiness({
@@ -29,6 +29,7 @@ function fixture(log = logger) {
       }),
     logger: log,
     probeIntervalMs: 10,
+    ...ramp,
   });
   /** The database answers: the loop starts, and the first warm-up begins. */
   const upAndWarming = async () => {
@@ -144,6 +145,7 @@ describe('readiness', () => {
       warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
       logger,
       probeIntervalMs: 10,
+      rampMs: 0,
     });
     busy.start();
     slow = false;
@@ -182,6 +184,33 @@ describe('/readyz probes', () => {
 });
 
 describe('readiness admits transactions', () => {
+  it('for its ramp after ready: a few transactions at once; another waits for a turn at most ADMIT_WAIT_MS, then is refused; after the ramp, all', async () => {
+    const { readiness, warmed, db } = fixture(logger, { rampMs: 600, rampConcurrency: 2 });
+    db.up = true;
+    readiness.start();
+    await warmed(1);
+    const first = await readiness.admit();
+    const second = await readiness.admit();
+    expect([typeof first, typeof second]).toEqual(['function', 'function']);
+    // a third waits for a turn: handed the first's when it ends
+    const third = readiness.admit();
+    await sleep(20);
+    first?.();
+    first?.(); // (a second call gives nothing back twice)
+    const handed = await third;
+    expect(typeof handed).toBe('function');
+    // none free: refused after its wait, as while warming
+    const started = Date.now();
+    await expect(readiness.admit()).rejects.toMatchObject({ reason: 'storage_unavailable', status: 503 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 5);
+    second?.();
+    handed?.();
+    // the ramp over: admitted at once, with nothing to give back
+    await sleep(400);
+    await expect(readiness.admit()).resolves.toBeUndefined();
+    await readiness.stop();
+  });
+
   it('ready: admitted; down or warming: refused after ADMIT_WAIT_MS with 503 storage_unavailable and Retry-After', async () => {
     const { warmups, readiness, upAndWarming } = fixture();
     const refusal = async () => {
@@ -245,6 +274,7 @@ describe('readiness admits transactions', () => {
       },
       logger,
       probeIntervalMs: 10,
+      rampMs: 0,
     });
     db.up = true;
     warming.start();

@@ -10,7 +10,9 @@
 //
 // Transactions are admitted only when ready (admit): while down or warming they are refused at once with 503
 // storage_unavailable and Retry-After. Requests arriving while Neo4j was starting used to pile onto the cold
-// database and wait 6 to 19 s.
+// database and wait 6 to 19 s. For RAMP_MS after ready, a few transactions at a time.
+// Over 300 lines: one state machine (down, warming, ready) and the admission it gates (the hold, the ramp), which
+// share its state.
 import type { Logger } from 'pino';
 import { AppError, refuse } from '../errors.js';
 import { isStorageAway } from './storage-policy.js';

@@ -26,7 +26,7 @@ const WARN_EVERY_MS = 60_000;
 /** A transaction that arrives while the service is not ready waits this long for it before it is refused. */
 export const ADMIT_WAIT_MS = 250;
 /**
- * For RAMP_MS after the service becomes ready, at most RAMP_CONCURRENCY transactions run at once; one that finds
+ * For RAMP_MS after the service becomes ready again after an outage, at most RAMP_CONCURRENCY transactions run at once; one that finds
  * none free waits for one at most ADMIT_WAIT_MS, then is refused like a transaction arriving while warming (503,
  * Retry-After). A database just warmed by one rehearsal is still compiling: let in all at once (clients back from
  * their Retry-After, and a retry storm), one write took 3.6 s, past the outage bound; a few at a time, they run at
@@ -309,7 +309,9 @@ export class Readiness {
           // The loop ends here: a loss from now on starts another at once.
           this.loop = undefined;
           this.current = 'ready';
-          this.rampUntil = performance.now() + this.rampMs;
+          // (after an outage only: a service just started is sent its first requests by load balancers that
+          // probe it, and by clients that set up as it starts, which expect no refusal once it is ready)
+          if (losses > 0) this.rampUntil = performance.now() + this.rampMs;
           this.options.logger.info(report, 'database warmed: ready');
           this.options.onReady?.(report);
           for (const resolve of this.waiters.splice(0)) resolve();

@@ -184,11 +184,15 @@ describe('/readyz probes', () => {
 });
 
 describe('readiness admits transactions', () => {
-  it('for its ramp after ready: a few transactions at once; another waits for a turn at most ADMIT_WAIT_MS, then is refused; after the ramp, all', async () => {
+  it('for its ramp after ready again after an outage: a few transactions at once; another waits for a turn at most ADMIT_WAIT_MS, then is refused; after the ramp, all', async () => {
     const { readiness, warmed, db } = fixture(logger, { rampMs: 600, rampConcurrency: 2 });
     db.up = true;
     readiness.start();
     await warmed(1);
+    // the first ready (the service just started): no ramp
+    await expect(readiness.admit()).resolves.toBeUndefined();
+    readiness.lost();
+    await warmed(2);
     const first = await readiness.admit();
     const second = await readiness.admit();
     expect([typeof first, typeof second]).toEqual(['function', 'function']);

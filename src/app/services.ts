@@ -48,8 +48,9 @@ export interface AppDeps {
    */
   warmupRounds?: number;
   /**
-   * Whether the first seconds after each ready that follows an outage let a few transactions in at a time (RAMP_MS; default
-   * true). The test suite's apps, on a database the other tests keep warm, take false.
+   * Whether the first seconds after each ready that follows an outage let a few transactions in at a time
+   * (db/readiness.ts RAMP_MS; default true). The test suite's apps, on a database the other tests keep warm, take
+   * false.
    */
   rampAfterReady?: boolean;
 }

@@ -155,9 +155,10 @@ export async function warmUp(
 }
 
 /**
- * The rounds after ready, in the background: every WARMUP_TENANTS set up, then BACKGROUND_CONCURRENCY rehearsals at once (throwaway tenants), while
- * they keep getting faster (anotherRound, counting the first round's time), at most `maxRounds` in all. Stops at the
- * first failure (the database went away: readiness warms up again when it is back) or when `stopped()` says so.
+ * The rounds after ready, in the background: every WARMUP_TENANTS set up, then BACKGROUND_CONCURRENCY rehearsals at
+ * once (throwaway tenants), while they keep getting faster (anotherRound, counting the first round's time), at most
+ * `maxRounds` in all. Stops at the first failure (the database went away: readiness warms up again when it is back)
+ * or when `stopped()` says so.
  */
 export async function keepWarming(
   services: Services,

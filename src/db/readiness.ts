@@ -26,9 +26,9 @@ const WARN_EVERY_MS = 60_000;
 /** A transaction that arrives while the service is not ready waits this long for it before it is refused. */
 export const ADMIT_WAIT_MS = 250;
 /**
- * For RAMP_MS after the service becomes ready again after an outage, at most RAMP_CONCURRENCY transactions run at once; one that finds
- * none free waits for one at most ADMIT_WAIT_MS, then is refused like a transaction arriving while warming (503,
- * Retry-After). A database just warmed by one rehearsal is still compiling: let in all at once (clients back from
+ * For RAMP_MS after the service becomes ready again after an outage, at most RAMP_CONCURRENCY transactions run at
+ * once; one that finds none free waits for one at most ADMIT_WAIT_MS, then is refused like a transaction arriving
+ * while warming (503, Retry-After). A database just warmed by one rehearsal is still compiling: let in all at once (clients back from
  * their Retry-After, and a retry storm), one write took 3.6 s, past the outage bound; a few at a time, they run at
  * the speed the warm-up measured, and the others come back after their Retry-After.
  */

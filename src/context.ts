@@ -67,9 +67,9 @@ export interface Loaders {
   >;
   /**
    * The enumeration and default texts parsed, by guid and field: an operation that selects a definition several
-   * times (aliases) parses its megabytes once.
+   * times (aliases) parses its megabytes once, and is charged for them once.
    */
-  parsedJson: Map<string, unknown>;
+  parsedJson: Map<string, Promise<unknown>>;
   /** The tenant's five platform attributes (one query per request, on first use). */
   platformAttributes: () => Promise<StoredAttribute[]>;
   /**

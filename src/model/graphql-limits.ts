@@ -1,6 +1,8 @@
 // The bounds of one GraphQL operation (schema/armor.ts, schema/limits.ts and schema/guard.ts apply them): stated
 // here, below both doors, so that the REST contract's budget of /graphql and the documents can say them too.
 
+import { MAX_TYPE_DEFINITIONS_JSON_BYTES } from './limits.js';
+
 export const GRAPHQL_LIMITS = {
   maxDepth: 10,
   maxAliases: 15,
@@ -13,9 +15,11 @@ export const GRAPHQL_LIMITS = {
   /** Objects (types, definitions, edges...) one operation may put in its answer. */
   maxObjects: 100_000,
   /**
-   * Bytes of the answer, measured before it is serialised; and of enumerations and defaults loaded for it. With its
-   * parsed values and its text an operation then holds about three times this: GRAPHQL_CONCURRENCY operations at
-   * once stay within the request memory (REQUEST_MEMORY_MB) of the production heap.
+   * Bytes of the answer, measured before it is serialised; and of enumerations and defaults loaded for it: room for
+   * the largest type's definitions (their enumerations and defaults at MAX_TYPE_DEFINITIONS_JSON_BYTES) with a MiB
+   * for the rest of the answer, not for several copies of them. With its parsed values and its text an operation
+   * then holds about three times this: GRAPHQL_CONCURRENCY operations at once stay within the request memory
+   * (REQUEST_MEMORY_MB) of the production heap.
    */
-  maxAnswerBytes: 8 * 1024 * 1024,
+  maxAnswerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 1024 * 1024,
 } as const;

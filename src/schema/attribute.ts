@@ -80,12 +80,17 @@ async function jsonText(
   const onRow = a[field];
   const size = field === 'allowed_values_json' ? a.allowed_values_size : a.default_value_size;
   if (onRow === null && !size) return null;
-  charge(ctx, 0, size ?? onRow?.length ?? 0);
   const key = `${a.guid}\u0000${field}`;
   const parsed = ctx.loaders.parsedJson;
-  if (parsed.has(key)) return parsed.get(key);
-  const text = onRow ?? (await ctx.loaders.attributeJson.load(a.guid))?.[field] ?? null;
-  const value = text === null ? null : JSON.parse(text);
+  // Charged once per text an operation loads: another field (or alias) reading the same text, even at the same time,
+  // shares its value, and the answer's own bound (measured before it is serialised) counts what is repeated in it.
+  const known = parsed.get(key);
+  if (known) return known;
+  charge(ctx, 0, size ?? onRow?.length ?? 0);
+  const value = (async () => {
+    const text = onRow ?? (await ctx.loaders.attributeJson.load(a.guid))?.[field] ?? null;
+    return text === null ? null : JSON.parse(text);
+  })();
   parsed.set(key, value);
   return value;
 }

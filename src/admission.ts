@@ -239,11 +239,10 @@ export class Admission {
     return Math.max(0, startAt - performance.now());
   }
 
-  /** Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its limit). */
+  /** Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its running limit). */
   private atOwnBound(tenant: string, amount: number) {
-    return (
-      this.heldBy(tenant) + amount > this.maxPerTenant || this.runningBy(tenant) >= this.maxRunningPerTenant
-    );
+    const limit = Math.min(this.maxRunningPerTenant, this.options.share?.runningLimitOf(tenant) ?? Infinity);
+    return this.heldBy(tenant) + amount > this.maxPerTenant || this.runningBy(tenant) >= limit;
   }
 
   /** Whether `tenant` may start another request (its share of memory and of running requests, its gap). */

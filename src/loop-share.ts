@@ -3,8 +3,9 @@
 // to TENANT_CONCURRENCY requests in every turn of the event loop, and another tenant's request, which waits one turn
 // at each of its steps (its socket, its token, its read), waits behind all of them each time. So, when the loop lags
 // and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: its requests
-// start a gap apart, the gap growing fourfold at each lagging tick (from FIRST_GAP_MS to MAX_GAP_MS), so the loop has
-// turns to spare for the others. A request weighs one, plus one per MiB of memory it reserves (a heavy door's) and
+// start a gap apart, the gap growing fourfold at each lagging tick (from FIRST_GAP_MS to MAX_GAP_MS), and it runs at
+// most HELD_RUNNING requests at once, so the loop has turns to spare for the others (another tenant's request waits
+// one turn at each of its steps, and a turn holds the steps of every request running). A request weighs one, plus one per MiB of memory it reserves (a heavy door's) and
 // one per 64 KiB it answers. Every CALM_TICKS calm ticks in a row halve every gap (below FIRST_GAP_MS: gone). A
 // tenant alone is never held back (nobody waits behind it), nor are tenants of like load (none dominates). A
 // held-back tenant's requests wait in its admission queue (in memory, holding no database connection), within the
@@ -29,6 +30,8 @@ export const LOOP_SHARE_TICK_MS = 100;
 /** The first and the longest gap between two starts of a held-back tenant's requests, in ms. */
 export const FIRST_GAP_MS = 2;
 export const MAX_GAP_MS = 100;
+/** Requests a held-back tenant runs at once at most (its TENANT_CONCURRENCY otherwise). */
+export const HELD_RUNNING = 2;
 /** Calm ticks in a row that ease every hold by one step. */
 const CALM_TICKS = 3;
 /** The loop's delay is how late a timer of this period fires (ms). */
@@ -74,6 +77,11 @@ export class LoopShare {
   gapOf(tenant: string): number {
     if (this.gaps.size === 0 || !this.active()) return 0;
     return this.gaps.get(tenant) ?? 0;
+  }
+
+  /** Most requests `tenant` may run at once now: HELD_RUNNING while it is held back, else no bound of this share's. */
+  runningLimitOf(tenant: string): number {
+    return this.gapOf(tenant) > 0 ? HELD_RUNNING : Number.POSITIVE_INFINITY;
   }
 
   /** Tenants held back now, with their gap in ms. */

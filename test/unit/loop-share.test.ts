@@ -3,7 +3,7 @@
 // undoes it.
 import { describe, expect, it } from 'vitest';
 import { Admission, MAX_SPACING_WAIT_MS } from '../../src/admission.js';
-import { FIRST_GAP_MS, LoopShare, MAX_GAP_MS } from '../../src/loop-share.js';
+import { FIRST_GAP_MS, HELD_RUNNING, LoopShare, MAX_GAP_MS } from '../../src/loop-share.js';
 
 const LAGGING = 50;
 const CALM = 0;
@@ -127,6 +127,37 @@ describe('Admission with a LoopShare', () => {
     for (let i = 1; i < starts.length; i++) {
       expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(gap - 1);
     }
+  });
+
+  it('runs a held-back tenant at most HELD_RUNNING at once, another at its limit, and lifts that as the hold ends', async () => {
+    const share = new LoopShare();
+    const admission = new Admission({
+      capacity: 1_000,
+      maxRunningPerTenant: 8,
+      queueTimeoutMs: 10_000,
+      share,
+    });
+    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    expect(share.runningLimitOf('flood')).toBe(HELD_RUNNING);
+    expect(share.runningLimitOf('quiet')).toBe(Number.POSITIVE_INFINITY);
+    // (The first gap, 2 ms, is spent meanwhile: what holds the third start is the running bound.)
+    const floods: Array<() => void> = [];
+    const pending = Array.from({ length: 6 }, () =>
+      admission.acquire('flood', 0).then((r) => floods.push(r)),
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    expect(admission.runningBy('flood')).toBe(HELD_RUNNING);
+    const quiet = await Promise.all(Array.from({ length: 4 }, () => admission.acquire('quiet', 0)));
+    expect(admission.runningBy('quiet')).toBe(4);
+    for (const r of quiet) r();
+    // Calm ticks end the hold (2 ms: eased away in one step); at the next turn given back, every waiting one starts.
+    for (let i = 0; i < 3; i++) tick(share, {}, CALM);
+    expect(share.runningLimitOf('flood')).toBe(Number.POSITIVE_INFINITY);
+    floods.shift()?.();
+    await Promise.all(pending);
+    expect(admission.runningBy('flood')).toBe(5);
+    for (const r of floods) r();
+    admission.stop();
   });
 
   it('never holds a request back past half the queue timeout for its spacing alone (no server_busy for it)', async () => {

@@ -80,9 +80,10 @@ function productionSettings() {
     const m = new RegExp(`^\\s+${name}: "?([^"\\n]+)"?`, 'm').exec(configMap);
     if (m?.[1]) env[name] = m[1];
   }
-  // The image's allocator setting (the Dockerfile's ENV): the process's memory as a replica's.
-  const mmap = /\bMALLOC_MMAP_THRESHOLD_=(\d+)/.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'));
-  if (mmap?.[1]) env.MALLOC_MMAP_THRESHOLD_ = mmap[1];
+  // The image's allocator settings (the Dockerfile's ENV): the process's memory as a replica's.
+  for (const m of readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').matchAll(/\b(MALLOC_[A-Z_]+)=(\d+)/g)) {
+    env[m[1] as string] = m[2] as string;
+  }
   return { flags, env };
 }
 
@@ -192,7 +193,7 @@ async function main(): Promise<number> {
         .map(([k, n]) => `${n}x ${k}`)
         .join(', ');
       console.log(
-        `${shape.name.padEnd(24)} ${answers} in ${(result.ms / 1000).toFixed(1)} s; victim p99 ${v.p99.toFixed(1)} ms (${v.probes}); /healthz max ${h.max.toFixed(1)} ms; RSS max ${phase.rssMaxMb.toFixed(0)} MB`,
+        `${shape.name.padEnd(24)} ${answers} in ${(result.ms / 1000).toFixed(1)} s; victim p99 ${v.p99.toFixed(1)} ms (${v.probes}); /healthz max ${h.max.toFixed(1)} ms; RSS max ${phase.rssMaxMb.toFixed(0)} MB; after it ${await memoryAfter(svc.base, auth.operator)}`,
       );
       for (const door of shape.doors) {
         const budget = (ROUTES as Record<string, { budget: { answerBytes: number; statements: number } }>)[
@@ -258,6 +259,20 @@ async function main(): Promise<number> {
       : `Door storm: ${failures.length} targets missed.`,
   );
   return failures.length === 0 || argv['no-check'] ? 0 : 1;
+}
+
+/**
+ * What the service holds after a shape, from its metrics: the hold steps of the loop's share so far (loop-share.ts),
+ * its heap, the memory outside it, and its two caches.
+ */
+async function memoryAfter(base: string, operator: string): Promise<string> {
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: operator } })).text();
+  const mb = (name: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+    return line ? (Number(line.slice(line.lastIndexOf(' ') + 1)) / 1024 / 1024).toFixed(0) : '?';
+  };
+  const holds = text.split('\n').find((l) => l.startsWith('metamodel_tenant_hold_steps_total '));
+  return `holds ${holds?.split(' ')[1] ?? '?'}, heap ${mb('metamodel_nodejs_heap_size_used_bytes')}/${mb('metamodel_nodejs_heap_size_total_bytes')} MB, external ${mb('metamodel_nodejs_external_memory_bytes')} MB, model cache ${mb('metamodel_model_cache_bytes')} MB, engine cache ${mb('metamodel_engine_cache_bytes')} MB`;
 }
 
 /** What must hold once the storm is over: nothing past a budget, nothing acknowledged lost, no token logged. */

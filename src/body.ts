@@ -77,6 +77,10 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
 
     const scanner = new JsonShapeScanner();
     let chunks: Buffer[] = [];
+    // A large body of declared length is copied into one buffer of that length as it arrives (its admission reserved
+    // it already): each chunk is garbage at once, where kept chunks outlived the young generation and their memory
+    // stayed with the allocator until a full collection.
+    let whole: Buffer | null = null;
     let size = 0;
     let settled = false;
     let release: (() => void) | null = null;
@@ -102,6 +106,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       release?.();
       release = null;
       chunks = [];
+      whole = null;
     };
     function settle(error: AppError | null, body?: Buffer) {
       if (settled) return;
@@ -122,7 +127,12 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (size > limit) return settle(tooLarge());
       const violation = scanner.push(buffer);
       if (violation) return settle(shapeRefusal(violation));
-      chunks.push(buffer);
+      if (declared !== null && declared > largeBytes) {
+        if (size > declared)
+          return settle(refuse('invalid_body', 'The body length does not match Content-Length.'));
+        whole ??= Buffer.allocUnsafeSlow(declared);
+        buffer.copy(whole, size - buffer.length);
+      } else chunks.push(buffer);
       if (size > largeBytes && release === null && !waitingForSlot) {
         waitingForSlot = true;
         payload.pause();
@@ -146,6 +156,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (declared !== null && size !== declared) {
         return settle(refuse('invalid_body', 'The body length does not match Content-Length.'));
       }
+      if (whole) return settle(null, whole);
       settle(null, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     }
     function onError() {

@@ -128,6 +128,29 @@ describe('readBody', () => {
     expect(await reasonOf(refused)).toBe('400 invalid_body');
   });
 
+  it('reads a large body of declared length into one buffer of that length, checked against it both ways', async () => {
+    const ok = fakeRequest({ 'content-length': '9' });
+    const read = readBody(asRaw(ok), ok, { limit: 100, largeBytes: 4, slots: new Slots(1) });
+    ok.write('1234');
+    ok.write('5678');
+    ok.end('9');
+    const body = await read;
+    expect(body.toString()).toBe('123456789');
+    // A buffer of its own, the body's length (not a slice of Node's pool, not the last chunk).
+    expect(body.buffer.byteLength).toBe(9);
+
+    const short = fakeRequest({ 'content-length': '9' });
+    const shortRead = readBody(asRaw(short), short, { limit: 100, largeBytes: 4, slots: new Slots(1) });
+    short.end('12345678');
+    expect(await reasonOf(shortRead)).toBe('400 invalid_body');
+
+    const long = fakeRequest({ 'content-length': '6' });
+    const longRead = readBody(asRaw(long), long, { limit: 100, largeBytes: 4, slots: new Slots(1) });
+    long.write('12345');
+    long.end('67');
+    expect(await reasonOf(longRead)).toBe('400 invalid_body');
+  });
+
   it('refuses a declared length over the limit without reading, and marks the body unread', async () => {
     const req = fakeRequest({ 'content-length': '11' });
     expect(await reasonOf(readBody(asRaw(req), req, { limit: 10 }))).toBe('413 request_too_large');

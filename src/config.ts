@@ -57,7 +57,7 @@ const fields = z.object({
    * bound before its body is read (a tenant at most half), the others wait their turn (admission.ts), and the longest
    * wait before a 503 server_busy.
    */
-  REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).default(96),
+  REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).default(64),
   /**
    * Requests one tenant runs at once (its further requests wait their turn, before their body is read): one
    * tenant's flood then holds only this much of the event loop and the database, whatever route it floods.

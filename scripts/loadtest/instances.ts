@@ -3,6 +3,7 @@
 // records (to tell which instance ran which scheduled firing) and the error records (what stands behind a 500).
 // Every process is registered with bench/lib's `children`, so any exit path of the script ends it.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -79,8 +80,11 @@ function readLog(instance: ServiceInstance, maxErrors: number) {
     instance.otherLines.push(line.slice(0, 500));
     if (instance.otherLines.length > 20) instance.otherLines.shift();
   };
+  const copy = process.env.LOADTEST_SERVICE_LOG;
   return lineReader((line) => {
     if (line.trim() === '') return;
+    // Every line, access records too, to a file for whoever studies a run (LOADTEST_SERVICE_LOG=<file>).
+    if (copy) appendFileSync(copy, `${line}\n`);
     // Most lines are access records: parse only the few this script reads.
     const purge = line.includes('"daily purge ');
     const warmed = line.includes('"database warmed');

@@ -197,8 +197,14 @@ export function checkValue(def: ValueShape, value: unknown, reasons: ValueReason
     if (!fitsScalar(def.value_type, entry)) {
       throw refuse(reasons.invalid, `${what} of "${def.name}" is not a ${def.value_type} value.`);
     }
-    if (allowed && !allowed.has(canonicalJson(entry))) {
-      throw refuse(reasons.notAllowed, `${what} of "${def.name}" is not one of its allowed_values.`);
+  }
+  // Membership after every entry's shape: a list refused for its shape is refused so, whatever its order (the
+  // OpenAPI document states the shape; the enumeration is judged after it).
+  if (allowed && def.value_type !== 'entity_ref') {
+    for (const entry of entries) {
+      if (!allowed.has(canonicalJson(entry))) {
+        throw refuse(reasons.notAllowed, `${what} of "${def.name}" is not one of its allowed_values.`);
+      }
     }
   }
   if (def.value_type === 'entity_ref' && new Set(entries).size !== entries.length) {

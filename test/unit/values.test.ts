@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isDateValue } from '../../src/resolvers/values.js';
+import type { AppError } from '../../src/errors.js';
+import { checkValue, DEFAULT_VALUE_REASONS, isDateValue } from '../../src/resolvers/values.js';
 
 describe('date values', () => {
   it('accept calendar dates of every four-digit year, years 0 to 99 included (not read as 1900 to 1999)', () => {
@@ -11,5 +12,30 @@ describe('date values', () => {
     expect(isDateValue('2024-04-31')).toBe(false);
     expect(isDateValue('0099-12-31T23:59:60Z')).toBe(true);
     expect(isDateValue('2024-01-01T24:00:00Z')).toBe(false);
+  });
+});
+
+describe('a value checked against its definition', () => {
+  const def = {
+    name: 'tags',
+    value_type: 'json' as const,
+    cardinality: 'multi' as const,
+    allowed_values: ['a'],
+  };
+  const reasonOf = (value: unknown) => {
+    try {
+      checkValue(def, value, DEFAULT_VALUE_REASONS, 'default_value');
+      return 'accepted';
+    } catch (err) {
+      return (err as AppError).reason;
+    }
+  };
+
+  it("is refused for its shape before its entries' membership, whatever the entries' order", () => {
+    // An entry not allowed before one of no json value: the shape (what the OpenAPI document states) decides.
+    expect(reasonOf([1, null])).toBe('invalid_default_value');
+    expect(reasonOf([null, 1])).toBe('invalid_default_value');
+    expect(reasonOf([1])).toBe('default_value_not_allowed');
+    expect(reasonOf(['a'])).toBe('accepted');
   });
 });

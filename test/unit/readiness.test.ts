@@ -299,6 +299,37 @@ describe('readiness admits transactions', () => {
     await readiness.stop();
   });
 
+  it('after an outage the background rounds wait for the ramp to end; at start-up they begin at once', async () => {
+    const db = { up: true };
+    const begun: number[] = [];
+    const readiness = new Readiness({
+      probe: async () => {
+        if (!db.up) throw new Error('unreachable');
+      },
+      warm: async () => ({ ms: 5, roundsMs: [5], statements: 20 }),
+      keepWarming: async (first, stopped) => {
+        begun.push(performance.now());
+        while (!stopped()) await sleep(5);
+        return first;
+      },
+      logger,
+      probeIntervalMs: 10,
+      rampMs: 400,
+    });
+    readiness.start();
+    await readiness.whenReady();
+    await until(() => begun.length === 1);
+    readiness.lost();
+    await readiness.whenReady();
+    const readyAt = performance.now();
+    // the first requests have the database to themselves while the ramp lasts
+    await sleep(200);
+    expect(begun).toHaveLength(1);
+    await until(() => begun.length === 2);
+    expect((begun[1] as number) - readyAt).toBeGreaterThanOrEqual(350);
+    await readiness.stop();
+  });
+
   it('whenReady resolves once ready, not before', async () => {
     const { warmups, readiness, upAndWarming } = fixture();
     let ready = false;

@@ -38,7 +38,23 @@ function timeOf(key: string) {
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 
+/** Each record's row, made once: a record's GraphQL fields (and aliases asking for it again) share its parsed texts. */
+const rows = new WeakMap<StoredChange, ChangeRow>();
+
+/**
+ * A record as the API shows it, its before and after parsed. Made once per record read (the fields of one record,
+ * and every alias of a page, read the same object): megabytes of texts were parsed again for each field and alias.
+ */
 export function toChangeRow(c: StoredChange): ChangeRow {
+  let row = rows.get(c);
+  if (!row) {
+    row = makeChangeRow(c);
+    rows.set(c, row);
+  }
+  return row;
+}
+
+function makeChangeRow(c: StoredChange): ChangeRow {
   return {
     id: `${c.shard}-${c.seq}`,
     at: timeOf(c.key),

@@ -1,7 +1,7 @@
 // Issue #13, part 1: every metamodel change is recorded in its own transaction (who, when, what, the request id,
 // before/after), readable as a type's history (newest first) and as the tenant's change feed (oldest first, every
 // change exactly once, also under concurrent writers).
-import { describe, expect } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { GRAPHQL_LIMITS } from '../../src/model/graphql-limits.js';
 import { FEED_FILTER_WINDOW } from '../../src/resolvers/changes.js';
 import { it } from '../fixtures.js';
@@ -609,6 +609,44 @@ describe('GraphQL: EntityType.history and modelChanges', () => {
     expect(edges.find((e) => e.node.name === 'table')?.node.history.edges).toEqual([]);
     // the page (model version and the page itself) plus the histories (heads and records): not one per type
     expect(gql.lastQueries()).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('GraphQL: a record read once is parsed once', () => {
+  it('its fields, and aliases asking for the same page, share one parse of its texts', async ({ world }) => {
+    const tenant = newTenant();
+    const token = await tokenFor(tenant);
+    const api = restClient(world.app, token);
+    const big = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'v'.repeat(500)}`);
+    const guid = await createType(api, 'Parsed once');
+    const declared = await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'e',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: big,
+    });
+    expect(declared.status).toBe(201);
+    const field = `entityType(guid: "${guid}") { history(first: 10) { edges { node { id at before after } } } }`;
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const res = await world.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: `{ a0: ${field} a1: ${field} a2: ${field} }` }),
+      });
+      // The declaration's record (its after holds the enumeration): 3 aliases of 4 fields parsed it 12 times.
+      // (Counted before this test parses the answer itself.)
+      const bigParses = parse.mock.calls.filter(
+        ([text]) => typeof text === 'string' && text.length > 400_000,
+      );
+      expect(bigParses).toHaveLength(1);
+      const body = res.json();
+      expect(body.errors).toBeUndefined();
+      expect(body.data.a2.history.edges[0].node.after.allowed_values).toHaveLength(1000);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 

@@ -104,12 +104,9 @@ function floodHeldAtMostGap(queueTimeoutMs: number) {
 
 describe('Admission with a LoopShare', () => {
   it("starts a held-back tenant's requests a gap apart, while another tenant's request starts at once", async () => {
-    const share = new LoopShare();
-    const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 10_000, share });
-    tick(share, { flood: 300, quiet: 5 }, LAGGING);
-    tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    // (the longest gap, 100 ms: a shorter one, 8 ms, was within the noise of a busy machine running the suite)
+    const { share, admission } = floodHeldAtMostGap(10_000);
     const gap = share.gapOf('flood');
-    expect(gap).toBe(8);
     const t0 = performance.now();
     const starts: number[] = [];
     const floods = Array.from({ length: 4 }, () =>

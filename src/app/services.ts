@@ -63,7 +63,7 @@ export function createServices(deps: AppDeps) {
   // Transactions start once readiness admits them (db/readiness.ts; /readyz in app/operations.ts).
   const db = createExecutor(deps.driver, {
     database: config.NEO4J_DATABASE,
-    admit: () => readiness.admit(),
+    admit: (caller) => readiness.admit(caller),
   });
   const cursorKey = cursorKeyOf(config, jwtSecret);
   const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
@@ -122,9 +122,9 @@ export function createServices(deps: AppDeps) {
           setTimeout(() => reject(new ProbeTimeout(timeoutMs)), timeoutMs).unref(),
         ),
       ]),
-    warm: async () => {
+    warm: async (planned) => {
       await deps.schemaReady;
-      return warmUp(services, deps.driver, config.NEO4J_DATABASE);
+      return warmUp(services, deps.driver, config.NEO4J_DATABASE, planned);
     },
     keepWarming: (first, stopped) =>
       keepWarming(

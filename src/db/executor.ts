@@ -95,6 +95,11 @@ export interface RequestOptions {
    */
   metadata?: () => TransactionMetadata;
   deadline?: Deadline;
+  /**
+   * Who the request is for (its tenant and subject): while the service warms up, one caller runs one transaction at
+   * a time (readiness.ts), so that clients ignoring Retry-After do not take every turn.
+   */
+  caller?: string;
   idempotency?: () => IdempotencyScope | undefined;
   guard?: () => WriteGuard | undefined;
 }
@@ -119,7 +124,17 @@ export interface ExecutorOptions extends Partial<RequestOptions> {
    * Asked before each transaction; throws to refuse it, or returns what to call when it has ended (the app's
    * readiness: readiness.ts).
    */
-  admit?: () => undefined | (() => void) | Promise<undefined | (() => void)>;
+  admit?: (caller: string | undefined) => undefined | Turn | Promise<undefined | Turn>;
+  /** Told of each statement run to its end (the warm-up: what Neo4j has planned; readiness.ts). */
+  observe?: (cypher: string) => void;
+}
+
+/** A transaction let in by admission: `release` when it has ended; `check` throws for a statement it may not send. */
+export interface Turn {
+  /** Gives the turn back; a promise when the refusal that ended the transaction is to be held until it settles. */
+  release(): undefined | Promise<void>;
+  /** Refuses (throws) a statement not allowed yet: while the service warms up, one the warm-up has not planned. */
+  check?: (cypher: string) => void;
 }
 
 /** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
@@ -145,12 +160,19 @@ export function mapDriverError(error: unknown): unknown {
 
 /** A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. */
 const counted =
-  (stats: QueryStats, send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>): Run =>
+  (
+    stats: QueryStats,
+    send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>,
+    turn?: Pick<Turn, 'check'>,
+    observe?: (cypher: string) => void,
+  ): Run =>
   async (cypher, params = {}) => {
+    turn?.check?.(cypher);
     stats.queries += 1;
     const result = stats.trace
       ? await tracedStatement(stats.trace, cypher, () => send(cypher, params))
       : await send(cypher, params);
+    observe?.(cypher);
     return result.records.map((r) => r.toObject() as Row);
   };
 
@@ -163,7 +185,7 @@ const txConfig = (options: TxOptions | undefined, metadata: TransactionMetadata 
     : undefined;
 
 export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
-  const { database, deadline, idempotency, admit, guard, metadata } = options;
+  const { database, deadline, idempotency, admit, guard, metadata, observe, caller } = options;
   /** A transaction's configuration: its timeout, and the request's metadata. */
   const config = (o: TxOptions | undefined) => txConfig(o, metadata?.());
   const stats: QueryStats = options.stats ?? { queries: 0 };
@@ -194,22 +216,24 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       throw readFailure(e);
     }
   };
-  const runner = (tx: Transaction) => counted(stats, (cypher, params) => tx.run(cypher, params));
+  const runner = (tx: Transaction, turn: Turn | undefined) =>
+    counted(stats, (cypher, params) => tx.run(cypher, params), turn, observe);
   // Every transaction goes through the driver's breaker and retries (storage-policy.ts), not the driver's own,
   // once the app admits it (it refuses while the database is away or its warm-up runs).
   const breaker = storagePolicyOf(driver);
-  const policy: Pick<typeof breaker, 'run'> = {
-    async run(attempt) {
-      const done = await admit?.();
+  const policy = {
+    async run<T>(attempt: (committing: () => void, turn: Turn | undefined) => Promise<T>): Promise<T> {
+      const turn = await admit?.(caller);
       let attempts = 0;
       try {
         return await breaker.run((committing) => {
           attempts += 1;
           if (attempts > 1) stats.retries = (stats.retries ?? 0) + 1;
-          return attempt(committing);
+          return attempt(committing, turn);
         });
       } finally {
-        done?.();
+        const held = turn?.release();
+        if (held) await held;
       }
     },
   };
@@ -227,16 +251,21 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
     work: (run: Run) => Promise<T>,
     options: TxOptions | undefined,
   ): Promise<{ value: T; bookmarks: string[] }> =>
-    policy.run(async () => {
+    policy.run(async (_, turn) => {
       const s = session(mode);
       let sent = 0;
       try {
         const value = await work(
-          counted(stats, (cypher, params) => {
-            sent += 1;
-            if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
-            return s.run(cypher, params, config(readOptions(options)));
-          }),
+          counted(
+            stats,
+            (cypher, params) => {
+              sent += 1;
+              if (sent > 1) throw new Error('readOne runs one statement; use read for several.');
+              return s.run(cypher, params, config(readOptions(options)));
+            },
+            turn,
+            observe,
+          ),
         );
         return { value, bookmarks: s.lastBookmarks() };
       } finally {
@@ -250,12 +279,12 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
     work: (run: Run) => Promise<T>,
     options: TxOptions | undefined,
   ) =>
-    policy.run(async (committing) => {
+    policy.run(async (committing, turn) => {
       const s = session(mode);
       try {
         const tx = s.beginTransaction(config(options));
         try {
-          const value = await work(runner(tx));
+          const value = await work(runner(tx, turn));
           committing();
           await tx.commit();
           return { value, bookmarks: s.lastBookmarks() };
@@ -278,7 +307,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
     work: (run: Run) => Promise<T>,
     options: TxOptions | undefined,
   ) => {
-    return policy.run(async () => {
+    return policy.run(async (_, turn) => {
       // A request writes again only when its earlier attempt wrote nothing (a resolver trying anew after the
       // definitions changed under it): that attempt's transaction, holding only the claim, is rolled back.
       const earlier = scope.open;
@@ -286,7 +315,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       await earlier?.rollback();
       const s = session('WRITE');
       const tx = s.beginTransaction(config(options));
-      const run = runner(tx);
+      const run = runner(tx, turn);
       try {
         try {
           await claimIdempotencyKey(run, scope, scope.fingerprint);
@@ -361,7 +390,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       scope.afterCommit.push(effect);
     },
     forRequest(request) {
-      return createExecutor(driver, { database, admit, ...request });
+      return createExecutor(driver, { database, admit, observe, ...request });
     },
   };
   return executor;
@@ -378,13 +407,14 @@ export async function rehearse<T>(
   work: (db: Executor) => Promise<T>,
   options?: TxOptions,
   metadata?: TransactionMetadata,
+  observe?: (cypher: string) => void,
 ): Promise<T> {
   const session = driver.session({ database, defaultAccessMode: neo4j.session.WRITE });
   try {
     const tx = session.beginTransaction(txConfig(options, metadata));
     try {
       const stats: QueryStats = { queries: 0 };
-      const run = counted(stats, (cypher, params) => tx.run(cypher, params));
+      const run = counted(stats, (cypher, params) => tx.run(cypher, params), undefined, observe);
       const db: Executor = {
         stats,
         read: (w) => w(run),

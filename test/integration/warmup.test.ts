@@ -1,6 +1,7 @@
 // The warm-up behind /readyz (src/app/warmup.ts): it runs the hot paths' statements on the real Neo4j, once before
 // ready and in background rounds after, and leaves nothing behind but the warm-up tenants' set-up: no node of its
 // throwaway tenants, nothing in the app's caches, no idempotency record.
+import pino from 'pino';
 import { describe, expect } from 'vitest';
 import {
   BACKGROUND_CONCURRENCY,
@@ -9,7 +10,15 @@ import {
   WARMUP_TENANTS,
   warmUp,
 } from '../../src/app/warmup.js';
+import { createContext, type Services } from '../../src/context.js';
+import { createExecutor } from '../../src/db/executor.js';
+import { claimIdempotencyKey } from '../../src/db/idempotency-records.js';
+import { Readiness, type WarmupReport } from '../../src/db/readiness.js';
+import { AppError } from '../../src/errors.js';
+import { createOrGetEntityType } from '../../src/resolvers/entity-types.js';
+import { createTenantDirectory } from '../../src/services/tenants.js';
 import { it } from '../fixtures.js';
+import { newTenant } from '../helpers.js';
 
 describe('the warm-up', () => {
   it('before ready: one rehearsal of every hot statement for a warm-up tenant, writing nothing but its set-up, caches untouched', async ({
@@ -95,6 +104,74 @@ describe('the warm-up', () => {
       expect(Number(setUp.records[0]?.get('n'))).toBe(WARMUP_TENANTS.length);
     } finally {
       await session.close();
+    }
+  });
+
+  it('while it runs, a write whose statements it has run is served; one reaching a statement it has not run is refused 503 and rolled back; once ready, every statement', async ({
+    world,
+  }) => {
+    const services = world.app.services;
+    const tenant = newTenant();
+    await services.tenants.ensure(tenant); // (a tenant's set-up is not a hot path: planned after ready)
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let rehearsed = (_: WarmupReport) => {};
+    const rehearsal = new Promise<WarmupReport>((resolve) => {
+      rehearsed = resolve;
+    });
+    // the real warm-up, held in the warming state once its rehearsal has run
+    const readiness = new Readiness({
+      probe: async () => {},
+      warm: async (planned) => {
+        const report = await warmUp(services, world.driver, undefined, planned);
+        rehearsed(report);
+        await gate;
+        return report;
+      },
+      logger: pino({ level: 'silent' }),
+      probeIntervalMs: 10,
+      rampMs: 0,
+    });
+    readiness.start();
+    try {
+      await rehearsal;
+      expect(readiness.state).toBe('warming');
+      const db = createExecutor(world.driver, { admit: () => readiness.admit() });
+      const gated: Services = { ...services, db, tenants: createTenantDirectory(db) };
+      const ctx = createContext(
+        gated,
+        { subject: 'u', tenant, roles: new Set(), crossTenant: false },
+        { requestId: 'warming', operation: 'test' },
+      );
+      // a hot path, served before ready
+      expect((await createOrGetEntityType(ctx, 'Orders')).type.name).toBe('Orders');
+      // a planned write, then a statement the warm-up never ran: refused, and the claim it made rolled back
+      const owner = { tenant, subject: 'u', key: 'k-1' };
+      const refusal = await db
+        .write(async (run) => {
+          await claimIdempotencyKey(run, owner, 'fingerprint');
+          return run('MATCH (k:IdempotencyKey {tenant: $tenant}) RETURN count(k) AS n', { tenant });
+        })
+        .catch((e: unknown) => e);
+      expect(refusal).toBeInstanceOf(AppError);
+      expect(refusal).toMatchObject({ reason: 'storage_unavailable', status: 503, retryAfterSeconds: 1 });
+      const keys = await world.driver.executeQuery(
+        'MATCH (k:IdempotencyKey {tenant: $tenant}) RETURN count(k) AS n',
+        { tenant },
+      );
+      expect(Number(keys.records[0]?.get('n'))).toBe(0);
+      // ready: the same statement runs
+      open();
+      await readiness.whenReady();
+      const rows = await db.read((run) =>
+        run('MATCH (k:IdempotencyKey {tenant: $tenant}) RETURN count(k) AS n', { tenant }),
+      );
+      expect(Number(rows[0]?.n)).toBe(0);
+    } finally {
+      open();
+      await readiness.stop();
     }
   });
 

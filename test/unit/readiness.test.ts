@@ -5,7 +5,13 @@
 import { Neo4jError } from 'neo4j-driver';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ADMIT_WAIT_MS, ProbeTimeout, Readiness, type WarmupReport } from '../../src/db/readiness.js';
+import {
+  ADMIT_WAIT_MS,
+  ProbeTimeout,
+  Readiness,
+  WARMING_CONCURRENCY,
+  type WarmupReport,
+} from '../../src/db/readiness.js';
 import { createStoragePolicy } from '../../src/db/storage-policy.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -14,17 +20,18 @@ const logger = pino({ level: 'silent' });
 /** A database whose reachability the test sets, and a warm-up the test finishes by hand. */
 function fixture(log = logger, ramp: { rampMs: number; rampConcurrency?: number } = { rampMs: 0 }) {
   const db = { up: false, probes: 0 };
-  const warmups: { finish(): void; fail(error?: Error): void }[] = [];
+  const warmups: { finish(): void; fail(error?: Error): void; plan(cypher: string): void }[] = [];
   const readiness = new Readiness({
     probe: async () => {
       db.probes += 1;
       if (!db.up) throw new Error('unreachable');
     },
-    warm: () =>
+    warm: (planned) =>
       new Promise<WarmupReport>((resolve, reject) => {
         warmups.push({
           finish: () => resolve({ ms: 1, roundsMs: [1], statements: 1 }),
           fail: (error = new Error('failed')) => reject(error),
+          plan: planned,
         });
       }),
     logger: log,
@@ -195,23 +202,92 @@ describe('readiness admits transactions', () => {
     await warmed(2);
     const first = await readiness.admit();
     const second = await readiness.admit();
-    expect([typeof first, typeof second]).toEqual(['function', 'function']);
+    expect([typeof first?.release, typeof second?.release]).toEqual(['function', 'function']);
+    // after ready, every statement may be sent
+    expect(() => first?.check?.('MATCH (n) RETURN n')).not.toThrow();
     // a third waits for a turn: handed the first's when it ends
     const third = readiness.admit();
     await sleep(20);
-    first?.();
-    first?.(); // (a second call gives nothing back twice)
+    first?.release();
+    first?.release(); // (a second call gives nothing back twice)
     const handed = await third;
-    expect(typeof handed).toBe('function');
+    expect(typeof handed?.release).toBe('function');
     // none free: refused after its wait, as while warming
     const started = Date.now();
     await expect(readiness.admit()).rejects.toMatchObject({ reason: 'storage_unavailable', status: 503 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 5);
-    second?.();
-    handed?.();
+    second?.release();
+    handed?.release();
     // the ramp over: admitted at once, with nothing to give back
     await sleep(400);
     await expect(readiness.admit()).resolves.toBeUndefined();
+    await readiness.stop();
+  });
+
+  it('while warming, once the warm-up has planned statements: a few transactions at once, each refused at its first statement not planned yet; a loss forgets what was planned', async () => {
+    const { readiness, upAndWarming, warmups } = fixture(logger, { rampMs: 0, rampConcurrency: 4 });
+    expect(WARMING_CONCURRENCY).toBe(2);
+    await upAndWarming();
+    const warmup = warmups[0] as (typeof warmups)[number];
+    // nothing planned yet: refused after the hold
+    await expect(readiness.admit()).rejects.toMatchObject({ reason: 'storage_unavailable' });
+    warmup.plan('MATCH (a) RETURN a');
+    const turn = await readiness.admit();
+    expect(() => turn?.check?.('MATCH (a) RETURN a')).not.toThrow();
+    let refusal: unknown;
+    try {
+      turn?.check?.('MATCH (b) RETURN b');
+    } catch (e) {
+      refusal = e;
+    }
+    expect(refusal).toMatchObject({ reason: 'storage_unavailable', status: 503, retryAfterSeconds: 1 });
+    expect((refusal as Error).message).toContain('warming up');
+    // WARMING_CONCURRENCY of the ramp's 4 turns: two at once; a third is refused after its wait
+    const second = await readiness.admit();
+    let started = Date.now();
+    await expect(readiness.admit()).rejects.toMatchObject({ reason: 'storage_unavailable' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 5);
+    // a turn not refused is given back with nothing to wait for
+    expect(second?.release()).toBeUndefined();
+    // one transaction at a time per caller while warming: a second of the same caller is refused after the hold;
+    // another caller's waits for a turn and is let in; the caller's next once its first has ended
+    const mine = await readiness.admit('tenant a\u0000alice');
+    started = Date.now();
+    await expect(readiness.admit('tenant a\u0000alice')).rejects.toMatchObject({
+      reason: 'storage_unavailable',
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 5);
+    const theirs = readiness.admit('tenant b\u0000bob');
+    await sleep(20);
+    mine?.release();
+    mine?.release(); // (given back once)
+    (await theirs)?.release();
+    const again = await readiness.admit('tenant a\u0000alice');
+    again?.release();
+    // what the warm-up plans next is let through at once, by a turn taken before
+    warmup.plan('MATCH (b) RETURN b');
+    expect(() => turn?.check?.('MATCH (b) RETURN b')).not.toThrow();
+    // the database found away: nothing planned counts, a turn taken before is refused at its next statement, and a
+    // statement the old warm-up reports afterwards does not count either
+    readiness.lost();
+    expect(() => turn?.check?.('MATCH (a) RETURN a')).toThrow(/unreachable/);
+    // a refused transaction's refusal is held ADMIT_WAIT_MS once its turn is given back (a client ignoring
+    // Retry-After gets a few answers a second, not one per round trip)
+    const held = Date.now();
+    await turn?.release();
+    expect(Date.now() - held).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 5);
+    warmup.plan('MATCH (c) RETURN c');
+    warmup.fail();
+    await until(() => warmups.length === 2);
+    await expect(readiness.admit()).rejects.toMatchObject({ reason: 'storage_unavailable' });
+    // ready: every statement
+    const last = warmups[1] as (typeof warmups)[number];
+    last.plan('MATCH (a) RETURN a');
+    const late = await readiness.admit();
+    last.finish();
+    await readiness.whenReady();
+    expect(() => late?.check?.('MATCH (z) RETURN z')).not.toThrow();
+    late?.release();
     await readiness.stop();
   });
 

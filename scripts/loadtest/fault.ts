@@ -144,7 +144,12 @@ export async function runNeo4jRestartFault(options: {
     const secret = randomBytes(24).toString('hex');
     instances = await startInstances({
       count: 1,
-      env: { NODE_ENV: 'test', LOG_LEVEL: 'info', NEO4J_URI: neo4j.uri, AUTH_JWT_SECRET: secret },
+      env: {
+        NODE_ENV: 'test',
+        LOG_LEVEL: process.env.FAULT_LOG_LEVEL ?? 'info',
+        NEO4J_URI: neo4j.uri,
+        AUTH_JWT_SECRET: secret,
+      },
       maxErrors: 20,
     });
     const service = instances[0] as ServiceInstance;

@@ -347,8 +347,17 @@ export async function runNeo4jRestartFault(options: {
         refused: storm?.counts.refused ?? 0,
       },
     );
+    // What the first success was (a write of which kind, and whether the answer a retry got was the stored one).
+    const firstAttempt = attempts.find(
+      (a) =>
+        WRITES.has(a.op) &&
+        a.status >= 200 &&
+        a.status < 300 &&
+        a.at + a.ms - (timeline.neo4jUp as number) === recovery.firstSuccessMs,
+    );
+    const firstWas = firstAttempt ? ` (${firstAttempt.op}${firstAttempt.replayed ? ', a replay' : ''})` : '';
     console.log(
-      `First successful write ${fmt(recovery.firstSuccessMs / 1000, 2)} s after Neo4j accepted connections; ` +
+      `First successful write${firstWas} ${fmt(recovery.firstSuccessMs / 1000, 2)} s after Neo4j accepted connections; ` +
         `writes begun in the 10 s after it: ${recovery.after.n}, p50 ${fmt(recovery.after.p50)} ms, p99 ` +
         `${fmt(recovery.after.p99)} ms, max ${fmt(recovery.after.max)} ms` +
         (options.retryStorm

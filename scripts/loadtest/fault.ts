@@ -338,7 +338,7 @@ export async function runNeo4jRestartFault(options: {
       );
     }
     const recovery = recoveryOf(
-      attempts.map((a) => ({ at: a.at, ms: a.ms, status: a.status, write: WRITES.has(a.op) })),
+      attempts.map((a) => ({ ...a, write: WRITES.has(a.op) })),
       timeline.neo4jUp as number,
       ready,
       {
@@ -348,14 +348,9 @@ export async function runNeo4jRestartFault(options: {
       },
     );
     // What the first success was (a write of which kind, and whether the answer a retry got was the stored one).
-    const firstAttempt = attempts.find(
-      (a) =>
-        WRITES.has(a.op) &&
-        a.status >= 200 &&
-        a.status < 300 &&
-        a.at + a.ms - (timeline.neo4jUp as number) === recovery.firstSuccessMs,
-    );
-    const firstWas = firstAttempt ? ` (${firstAttempt.op}${firstAttempt.replayed ? ', a replay' : ''})` : '';
+    const firstWas = recovery.first
+      ? ` (${recovery.first.op}${recovery.first.replayed ? ', a replay' : ''})`
+      : '';
     console.log(
       `First successful write${firstWas} ${fmt(recovery.firstSuccessMs / 1000, 2)} s after Neo4j accepted connections; ` +
         `writes begun in the 10 s after it: ${recovery.after.n}, p50 ${fmt(recovery.after.p50)} ms, p99 ` +

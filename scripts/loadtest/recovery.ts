@@ -28,8 +28,10 @@ export interface TimedAttempt {
   write: boolean;
 }
 
-export interface Recovery {
+export interface Recovery<A extends TimedAttempt = TimedAttempt> {
   storm: boolean;
+  /** The first write answered 2xx once Neo4j was back. */
+  first?: A;
   /** From Neo4j accepting connections to the first write answered 2xx, and to /readyz 200 (ms). */
   firstSuccessMs: number;
   readyMs: number;
@@ -41,16 +43,18 @@ export interface Recovery {
 }
 
 /** The recovery of one run, from every attempt (the storm's excluded) and the timeline. */
-export function recoveryOf(
-  attempts: readonly TimedAttempt[],
+export function recoveryOf<A extends TimedAttempt>(
+  attempts: readonly A[],
   neo4jUp: number,
   ready: number,
   storm: { enabled: boolean; requests: number; refused: number },
-): Recovery {
-  const successes = attempts
-    .filter((a) => a.write && a.status >= 200 && a.status < 300 && a.at + a.ms > neo4jUp)
-    .map((a) => a.at + a.ms);
-  const first = successes.length > 0 ? Math.min(...successes) : Number.NaN;
+): Recovery<A> {
+  let firstAttempt: A | undefined;
+  for (const a of attempts) {
+    if (!a.write || a.status < 200 || a.status >= 300 || a.at + a.ms <= neo4jUp) continue;
+    if (!firstAttempt || a.at + a.ms < firstAttempt.at + firstAttempt.ms) firstAttempt = a;
+  }
+  const first = firstAttempt ? firstAttempt.at + firstAttempt.ms : Number.NaN;
   const served = attempts
     .filter(
       (a) => a.write && a.status !== 0 && a.status !== 503 && a.at >= first && a.at < first + AFTER_WINDOW_MS,
@@ -59,6 +63,7 @@ export function recoveryOf(
     .sort((a, b) => a - b);
   return {
     storm: storm.enabled,
+    ...(firstAttempt ? { first: firstAttempt } : {}),
     firstSuccessMs: first - neo4jUp,
     readyMs: ready - neo4jUp,
     after: {

@@ -124,7 +124,7 @@ export class Readiness {
    * A turn under the ramp (RAMP_MS), or while warming: a release to call when the transaction ends, or undefined when
    * the ramp ended while this waited; refused when no turn came within ADMIT_WAIT_MS.
    */
-  private async rampTurn(limit = this.rampConcurrency): Promise<(() => void) | undefined> {
+  private async rampTurn(limit = this.rampConcurrency): Promise<(() => undefined) | undefined> {
     if (this.rampRunning < limit) {
       this.rampRunning += 1;
     } else {
@@ -148,11 +148,12 @@ export class Readiness {
     }
     let released = false;
     return () => {
-      if (released) return;
+      if (released) return undefined;
       released = true;
       const next = this.rampWaiters.shift();
       if (next) next.handOver();
       else this.rampRunning -= 1;
+      return undefined;
     };
   }
 
@@ -210,21 +211,15 @@ export class Readiness {
       // (see RAMP_MS: the first seconds after ready, a few transactions at a time)
       if (performance.now() >= this.rampUntil) return undefined;
       const release = await this.rampTurn();
-      return release
-        ? {
-            release: () => {
-              release();
-              return undefined;
-            },
-          }
-        : undefined;
+      return release ? { release } : undefined;
     }
     // (one transaction at a time per caller: clients that ignore Retry-After, sending again as soon as their answer
     // came, took the turns from those that honour it; with a retry storm the first success came at 6.6 s, 3.2 s
     // without)
     if (this.current === 'warming' && this.planned.size > 0 && !(caller && this.warmingCallers.has(caller))) {
-      // Serving while warming: a few transactions at a time (WARMING_CONCURRENCY of the ramp's turns), each refused at its first statement
-      // the warm-up has not run yet (rolled back: 503 and Retry-After, as if it had come a moment earlier). A write
+      // Serving while warming: a few transactions at a time (WARMING_CONCURRENCY of the ramp's turns), each refused
+      // at its first statement the warm-up has not run yet (rolled back: 503 and Retry-After, as if it had come a
+      // moment earlier). A write
       // whose statements the warm-up has run is as fast as after ready; one that would plan its own on the cold
       // database waited seconds behind the warm-up's. (Waiting there for the warm-up instead, a second at most, made
       // the first success no sooner: the turns went to transactions waiting, not to those whose statements were
@@ -233,7 +228,7 @@ export class Readiness {
       // others below: a client ignoring Retry-After would otherwise send it again at once, again and again, each
       // time running its first statements on the database the warm-up needs.
       if (caller) this.warmingCallers.add(caller);
-      let release: (() => void) | undefined;
+      let release: (() => undefined) | undefined;
       try {
         release = await this.rampTurn(Math.min(WARMING_CONCURRENCY, this.rampConcurrency));
       } catch (refusal) {
@@ -386,9 +381,9 @@ export class Readiness {
         probed = true;
         this.current = 'warming';
         const planned = this.planned;
+        // (a loss or a failed warm-up replaces the set: what this warm-up reports afterwards counts for nothing)
         const report = await this.options.warm((cypher) => {
-          if (this.losses !== losses || planned !== this.planned || planned.has(cypher)) return;
-          planned.add(cypher);
+          if (planned === this.planned) planned.add(cypher);
         });
         if (this.losses === losses && !this.stopped) {
           // The loop ends here: a loss from now on starts another at once.

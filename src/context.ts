@@ -169,7 +169,7 @@ export function createContext(
     idempotency: () => keyed.scope,
     guard: () => writes.guard,
     metadata: () => ({ request_id: requestId, operation: origin }),
-    caller: `${viewer.tenant}\u0000${viewer.subject}`,
+    tenant: viewer.tenant,
   });
   const tenant = viewer.tenant;
   let platform: Promise<StoredAttribute[]> | undefined;

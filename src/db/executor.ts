@@ -96,10 +96,10 @@ export interface RequestOptions {
   metadata?: () => TransactionMetadata;
   deadline?: Deadline;
   /**
-   * Who the request is for (its tenant and subject): while the service warms up, one caller runs one transaction at
-   * a time (readiness.ts), so that clients ignoring Retry-After do not take every turn.
+   * The request's tenant: while the service warms up, one tenant runs one transaction at a time (readiness.ts), so
+   * that one tenant's clients (ignoring Retry-After, or many subjects of it) do not take every turn.
    */
-  caller?: string;
+  tenant?: string;
   idempotency?: () => IdempotencyScope | undefined;
   guard?: () => WriteGuard | undefined;
 }
@@ -124,7 +124,7 @@ export interface ExecutorOptions extends Partial<RequestOptions> {
    * Asked before each transaction; throws to refuse it, or returns what to call when it has ended (the app's
    * readiness: readiness.ts).
    */
-  admit?: (caller: string | undefined) => undefined | Turn | Promise<undefined | Turn>;
+  admit?: (tenant: string | undefined) => undefined | Turn | Promise<undefined | Turn>;
   /** Told of each statement run to its end (the warm-up: what Neo4j has planned; readiness.ts). */
   observe?: (cypher: string) => void;
 }
@@ -185,7 +185,7 @@ const txConfig = (options: TxOptions | undefined, metadata: TransactionMetadata 
     : undefined;
 
 export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
-  const { database, deadline, idempotency, admit, guard, metadata, observe, caller } = options;
+  const { database, deadline, idempotency, admit, guard, metadata, observe, tenant } = options;
   /** A transaction's configuration: its timeout, and the request's metadata. */
   const config = (o: TxOptions | undefined) => txConfig(o, metadata?.());
   const stats: QueryStats = options.stats ?? { queries: 0 };
@@ -223,7 +223,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
   const breaker = storagePolicyOf(driver);
   const policy = {
     async run<T>(attempt: (committing: () => void, turn: Turn | undefined) => Promise<T>): Promise<T> {
-      const turn = await admit?.(caller);
+      const turn = await admit?.(tenant);
       let attempts = 0;
       try {
         return await breaker.run((committing) => {

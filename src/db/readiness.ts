@@ -118,8 +118,8 @@ export class Readiness {
    * warm-up goes on, a transaction that sends only these is served (see admit).
    */
   private planned = new Set<string>();
-  /** The callers with a transaction let in while warming (one each). */
-  private readonly warmingCallers = new Set<string>();
+  /** The tenants with a transaction let in while warming (one each). */
+  private readonly warmingTenants = new Set<string>();
   /**
    * A turn under the ramp (RAMP_MS), or while warming: a release to call when the transaction ends, or undefined when
    * the ramp ended while this waited; refused when no turn came within ADMIT_WAIT_MS.
@@ -206,17 +206,17 @@ export class Readiness {
    * (Requests that waited for the warm-up instead were released all at once when it ended, and took 2 s more of
    * their own.)
    */
-  async admit(caller?: string): Promise<Turn | undefined> {
+  async admit(tenant?: string): Promise<Turn | undefined> {
     if (this.current === 'ready') {
       // (see RAMP_MS: the first seconds after ready, a few transactions at a time)
       if (performance.now() >= this.rampUntil) return undefined;
       const release = await this.rampTurn();
       return release ? { release } : undefined;
     }
-    // (one transaction at a time per caller: clients that ignore Retry-After, sending again as soon as their answer
-    // came, took the turns from those that honour it; with a retry storm the first success came at 6.6 s, 3.2 s
-    // without)
-    if (this.current === 'warming' && this.planned.size > 0 && !(caller && this.warmingCallers.has(caller))) {
+    // (one transaction at a time per tenant: clients that ignore Retry-After, sending again as soon as their answer
+    // came, took the turns from those that honour it, and other tenants' with them; with a retry storm of one tenant
+    // the first success came at 6.6 s, 3.2 s without)
+    if (this.current === 'warming' && this.planned.size > 0 && !(tenant && this.warmingTenants.has(tenant))) {
       // Serving while warming: a few transactions at a time (WARMING_CONCURRENCY of the ramp's turns), each refused
       // at its first statement the warm-up has not run yet (rolled back: 503 and Retry-After, as if it had come a
       // moment earlier). A write
@@ -227,12 +227,12 @@ export class Readiness {
       // A transaction refused so gives its turn back at once, and its refusal is held ADMIT_WAIT_MS after, like the
       // others below: a client ignoring Retry-After would otherwise send it again at once, again and again, each
       // time running its first statements on the database the warm-up needs.
-      if (caller) this.warmingCallers.add(caller);
+      if (tenant) this.warmingTenants.add(tenant);
       let release: (() => undefined) | undefined;
       try {
         release = await this.rampTurn(Math.min(WARMING_CONCURRENCY, this.rampConcurrency));
       } catch (refusal) {
-        if (caller) this.warmingCallers.delete(caller);
+        if (tenant) this.warmingTenants.delete(tenant);
         throw refusal;
       }
       const planned = this.planned;
@@ -243,7 +243,7 @@ export class Readiness {
           if (released) return undefined;
           released = true;
           release?.();
-          if (caller) this.warmingCallers.delete(caller);
+          if (tenant) this.warmingTenants.delete(tenant);
           return refused ? sleep(ADMIT_WAIT_MS) : undefined;
         },
         check: (cypher) => {

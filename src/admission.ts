@@ -19,9 +19,6 @@ export class AdmissionAbandoned extends Error {
   }
 }
 
-/** Longest a request waits for its tenant's spacing alone (loop-share.ts), in ms. */
-export const MAX_SPACING_WAIT_MS = 1_000;
-
 export interface AdmissionOptions {
   /** Bytes the requests running at once may reserve together. */
   capacity: number;
@@ -223,19 +220,15 @@ export class Admission {
   }
 
   /**
-   * Milliseconds before `tenant` may start a request, when it is held back to a gap between its starts. (Not after
-   * its last request ended: with several running, one ends often enough to hold the next start back indefinitely.)
-   * A request that has waited MAX_SPACING_WAIT_MS (or half the queue timeout, if shorter) starts without its gap:
-   * spacing alone never makes it server_busy, nor holds it past the bound on answers during a database outage.
+   * Milliseconds before `tenant` may start a request, when it is held back to a spacing between its starts
+   * (loop-share.ts), counted from its last start. A request that has waited half the queue timeout starts without
+   * it: spacing alone never makes a request time out. (While the database is away nobody is spaced.)
    */
   private startsIn(tenant: string, since = performance.now()): number {
-    const gap = this.options.share?.gapOf(tenant) ?? 0;
+    const spacing = this.options.share?.spacingOf(tenant) ?? 0;
     const last = this.lastStart.get(tenant);
-    if (gap === 0 || last === undefined) return 0;
-    const startAt = Math.min(
-      last + gap,
-      since + Math.min(MAX_SPACING_WAIT_MS, this.options.queueTimeoutMs / 2),
-    );
+    if (spacing === 0 || last === undefined) return 0;
+    const startAt = Math.min(last + spacing, since + this.options.queueTimeoutMs / 2);
     return Math.max(0, startAt - performance.now());
   }
 

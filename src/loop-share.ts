@@ -2,14 +2,17 @@
 // but the service has one thread: a tenant flooding a door (refusals, replays, small pages, or heavy reads) keeps up
 // to TENANT_CONCURRENCY requests in every turn of the event loop, and another tenant's request, which waits one turn
 // at each of its steps (its socket, its token, its read), waits behind all of them each time. So, when the loop lags
-// and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: its requests
-// start a gap apart, the gap growing fourfold at each lagging tick (from FIRST_GAP_MS to MAX_GAP_MS), and it runs at
-// most HELD_RUNNING requests at once, so the loop has turns to spare for the others (another tenant's request waits
-// one turn at each of its steps, and a turn holds the steps of every request running). A request weighs one, plus one per MiB of memory it reserves (a heavy door's) and
-// one per 64 KiB it answers. Every CALM_TICKS calm ticks in a row halve every gap (below FIRST_GAP_MS: gone). A
-// tenant alone is never held back (nobody waits behind it), nor are tenants of like load (none dominates). A
-// held-back tenant's requests wait in its admission queue (in memory, holding no database connection), within the
-// admission's queue bound and timeout.
+// and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: it runs
+// HELD_RUNNING request at a time, and its requests start a spacing apart: a gap, growing fourfold at each lagging
+// tick (from FIRST_GAP_MS to MAX_GAP_MS), times the weight of its last request to end (at most MAX_SPACING_MS). A
+// request weighs one, plus one per MiB of memory it reserves (a heavy door's) and one per 64 KiB that crossed the
+// thread for it (its body and its answer): a megabyte answer or body holds the loop for milliseconds in one piece,
+// so a tenant sending them waits in proportion, and another tenant's request meets at most one of them at a time.
+// Every CALM_TICKS calm ticks in a row (a second) halve every gap (below FIRST_GAP_MS: gone): a hold eased faster
+// let the flood back for a few hundred milliseconds every two seconds, which were the victims' worst answers. A
+// tenant alone is never held back and a held one is let go as soon as it is alone (nobody waits behind it), nor are
+// tenants of like load held back (none dominates). A held-back tenant's requests wait in its
+// admission queue (in memory, holding no database connection), within the admission's queue bound and timeout.
 export interface LoopShareOptions {
   /** A tick whose longest event-loop delay passes this (ms) lags. */
   lagHighMs?: number;
@@ -30,10 +33,12 @@ export const LOOP_SHARE_TICK_MS = 100;
 /** The first and the longest gap between two starts of a held-back tenant's requests, in ms. */
 export const FIRST_GAP_MS = 2;
 export const MAX_GAP_MS = 100;
+/** The longest spacing between two starts of a held-back tenant's requests (its gap times a request's weight), in ms. */
+export const MAX_SPACING_MS = 2_000;
 /** Requests a held-back tenant runs at once at most (its TENANT_CONCURRENCY otherwise). */
-export const HELD_RUNNING = 2;
+export const HELD_RUNNING = 1;
 /** Calm ticks in a row that ease every hold by one step. */
-const CALM_TICKS = 3;
+export const CALM_TICKS = 10;
 /** The loop's delay is how late a timer of this period fires (ms). */
 const PROBE_MS = 5;
 /** Weight of the latest tick in a tenant's load (the rest is its past: about a second of memory). */
@@ -42,13 +47,15 @@ const RECENT = 0.3;
 const ACTIVE = 0.1;
 /** A request's weight grows by one per this many bytes it reserves, and by one per ANSWER_WEIGHT_BYTES it answers. */
 const WEIGHT_BYTES = 1024 * 1024;
-const ANSWER_WEIGHT_BYTES = 64 * 1024;
+export const ANSWER_WEIGHT_BYTES = 64 * 1024;
 
 interface Usage {
   /** Weight of the requests started in the current tick. */
   tick: number;
   /** Weight started per tick, a moving average. */
   average: number;
+  /** Weight of the last request to end: 1, plus one per ANSWER_WEIGHT_BYTES that crossed the thread for it. */
+  last: number;
 }
 
 export class LoopShare {
@@ -79,6 +86,17 @@ export class LoopShare {
     return this.gaps.get(tenant) ?? 0;
   }
 
+  /**
+   * Least time between two starts of `tenant`'s requests now, in ms (0: none): its gap times the weight of its last
+   * request to end, at most MAX_SPACING_MS. A held-back tenant answered megabytes at a time thus waits in proportion
+   * to what each answer held the loop for, not one gap per request however large.
+   */
+  spacingOf(tenant: string): number {
+    const gap = this.gapOf(tenant);
+    if (gap === 0) return 0;
+    return Math.min(MAX_SPACING_MS, gap * (this.usage.get(tenant)?.last ?? 1));
+  }
+
   /** Most requests `tenant` may run at once now: HELD_RUNNING while it is held back, else no bound of this share's. */
   runningLimitOf(tenant: string): number {
     return this.gapOf(tenant) > 0 ? HELD_RUNNING : Number.POSITIVE_INFINITY;
@@ -94,15 +112,21 @@ export class LoopShare {
     this.usageOf(tenant).tick += 1 + bytes / WEIGHT_BYTES;
   }
 
-  /** A request of `tenant` was answered with `bytes` (serialised and written on the one thread). */
+  /**
+   * A request of `tenant` ended, `bytes` having crossed the one thread for it (its body read and parsed, its answer
+   * serialised and written).
+   */
   answered(tenant: string, bytes: number) {
-    if (bytes > 0) this.usageOf(tenant).tick += bytes / ANSWER_WEIGHT_BYTES;
+    const u = this.usageOf(tenant);
+    const weight = Math.max(0, bytes) / ANSWER_WEIGHT_BYTES;
+    u.tick += weight;
+    u.last = 1 + weight;
   }
 
   private usageOf(tenant: string): Usage {
     let u = this.usage.get(tenant);
     if (!u) {
-      u = { tick: 0, average: 0 };
+      u = { tick: 0, average: 0, last: 1 };
       this.usage.set(tenant, u);
     }
     return u;
@@ -127,11 +151,13 @@ export class LoopShare {
         top = [tenant, u.average];
       } else next = Math.max(next, u.average);
     }
-    if (!this.active()) {
-      // Nothing is held back meanwhile, and nothing is left held back for when it ends.
+    if (!this.active() || next === 0) {
+      // Nothing is held back meanwhile, and nothing is left held back for when it ends; nor while fewer than two
+      // tenants are active (nobody waits behind a tenant alone, however slowly its holds would ease).
+      const eased = this.gaps.size > 0;
       this.gaps.clear();
       this.calm = 0;
-      return false;
+      return eased && this.active();
     }
     if (lagMs > this.lagHighMs && top && next > 0 && top[1] > this.dominance * next) {
       const [tenant] = top;

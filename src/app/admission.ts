@@ -107,7 +107,10 @@ export const admissionHooks = fp(
       }
       whenClosed(reply.raw, () => {
         release();
-        admission.answered(tenant, Number(reply.getHeader('content-length') ?? 0) || 0);
+        // What crossed the one thread both ways: the body read and parsed, the answer serialised and written.
+        const sent = Number(reply.getHeader('content-length') ?? 0) || 0;
+        const received = Number(req.headers['content-length'] ?? 0) || 0;
+        admission.answered(tenant, sent + received);
       });
     });
   },

@@ -47,6 +47,31 @@ const json = fc.letrec((tie) => ({
 })).value;
 
 describe('JsonShapeScanner', () => {
+  it('follows long strings (searched natively past their first bytes) exactly, escapes and brackets in them', () => {
+    // Strings of hundreds to thousands of bytes, with quotes, backslashes and brackets anywhere in them, in chunks
+    // that cut them anywhere: the native search must agree with the byte-by-byte one.
+    const longString = fc
+      .array(
+        fc.oneof(
+          { weight: 12, arbitrary: fc.constantFrom('v'.repeat(64), 'v', 'ü') },
+          { weight: 1, arbitrary: fc.constantFrom('"', '\\', '[', '{', ',') },
+        ),
+        { minLength: 2, maxLength: 80 },
+      )
+      .map((parts) => parts.join(''));
+    const value = fc.array(fc.oneof(longString, fc.array(longString, { maxLength: 3 })), { maxLength: 5 });
+    fc.assert(
+      fc.property(value, fc.integer({ min: 1, max: 4096 }), (v, size) => {
+        const text = JSON.stringify(v);
+        const { depth, values } = shapeOf(v);
+        expect(scan(text, size, depth, values)).toBeNull();
+        if (depth > 0) expect(scan(text, size, depth - 1, values + 10)).toBe('depth');
+        if (values > 0) expect(scan(text, size, depth + 10, values - 1)).toBe('values');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('passes exactly the JSON within its limits, whatever the chunk size', () => {
     fc.assert(
       fc.property(json, fc.integer({ min: 1, max: 17 }), (value, size) => {

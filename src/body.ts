@@ -58,31 +58,6 @@ type Marked = IncomingMessage & { [UNREAD_BODY]?: boolean };
 
 export const bodyLeftUnread = (raw: IncomingMessage) => (raw as Marked)[UNREAD_BODY] === true;
 
-/**
- * Buffers of BODY_LIMIT_BYTES that large bodies of declared length are read into, kept for the next one once a body
- * has been parsed (recycleBody): at most LARGE_BODY_SLOTS of them are kept. A body's buffer outlives the young
- * generation while it arrives, so a fresh one each time stayed in memory until a full collection: 6 MB bodies one
- * after another piled up tens of megabytes of such buffers (the door storm's `create-type-big-body`).
- */
-const spareBodyBuffers: Buffer[] = [];
-const ownedBodyBuffers = new WeakSet<ArrayBufferLike>();
-
-function largeBodyBuffer(length: number): Buffer {
-  const spare = spareBodyBuffers.pop() ?? Buffer.allocUnsafeSlow(BODY_LIMIT_BYTES);
-  ownedBodyBuffers.add(spare.buffer);
-  return spare.subarray(0, Math.min(length, BODY_LIMIT_BYTES));
-}
-
-/**
- * Gives a body's bytes back once nothing reads them any more (parsed, or refused): a buffer of the large-body pool
- * is kept for the next large body; any other is left to the collector.
- */
-export function recycleBody(body: Buffer) {
-  if (!ownedBodyBuffers.has(body.buffer) || spareBodyBuffers.length >= LARGE_BODY_SLOTS) return;
-  ownedBodyBuffers.delete(body.buffer);
-  spareBodyBuffers.push(Buffer.from(body.buffer, 0, BODY_LIMIT_BYTES));
-}
-
 /** Reads a body (stream) to a Buffer under the limits, with the large-body slots; rejects with an AppError. */
 export function readBody(raw: IncomingMessage, payload: Readable, options: BodyReaderOptions = {}) {
   const limit = options.limit ?? BODY_LIMIT_BYTES;
@@ -140,7 +115,6 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
         // Keep nothing more: the rest of the body is discarded as it arrives (see lingerAfterRefusal).
         (raw as Marked)[UNREAD_BODY] = !raw.complete;
       }
-      if (error && whole) recycleBody(whole);
       cleanup();
       if (error) payload.resume();
       if (error) reject(error);
@@ -156,7 +130,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (declared !== null && declared > largeBytes) {
         if (size > declared)
           return settle(refuse('invalid_body', 'The body length does not match Content-Length.'));
-        whole ??= largeBodyBuffer(declared);
+        whole ??= Buffer.allocUnsafeSlow(declared);
         buffer.copy(whole, size - buffer.length);
       } else chunks.push(buffer);
       if (size > largeBytes && release === null && !waitingForSlot) {

@@ -54,7 +54,12 @@ export interface BodyReaderOptions {
 
 /** Marks a request whose body was not read to its end: its answer must close the connection. */
 export const UNREAD_BODY = Symbol('unreadBody');
-type Marked = IncomingMessage & { [UNREAD_BODY]?: boolean };
+/** The bytes of its body a request was read (what crossed the thread, whatever it declared). */
+const BODY_BYTES_READ = Symbol('bodyBytesRead');
+type Marked = IncomingMessage & { [UNREAD_BODY]?: boolean; [BODY_BYTES_READ]?: number };
+
+/** The bytes of `raw`'s body read so far (0 when none was read: refused unread, or no body). */
+export const bodyBytesRead = (raw: IncomingMessage) => (raw as Marked)[BODY_BYTES_READ] ?? 0;
 
 export const bodyLeftUnread = (raw: IncomingMessage) => (raw as Marked)[UNREAD_BODY] === true;
 
@@ -124,6 +129,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
     function onData(chunk: Buffer | string) {
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += buffer.length;
+      (raw as Marked)[BODY_BYTES_READ] = size;
       if (size > limit) return settle(tooLarge());
       const violation = scanner.push(buffer);
       if (violation) return settle(shapeRefusal(violation));

@@ -34,9 +34,21 @@ export class JsonShapeScanner {
     readonly maxValues = MAX_BODY_VALUES,
   ) {}
 
+  /**
+   * The first quote at or after `i` in the chunk being scanned (-1: none to its end), found once per chunk and used
+   * again while `i` has not passed it: a long string with a backslash every few hundred bytes would otherwise search
+   * to the same quote again after each one.
+   */
+  private quoteAt = -1;
+  private quoteSearched = false;
+
   /** Past the end of the string `chunk` is in at `i` (or to the chunk's end): its next quote, or a backslash before it. */
   private longString(chunk: Uint8Array, i: number): number {
-    const quote = chunk.indexOf(QUOTE, i);
+    if (!this.quoteSearched || (this.quoteAt >= 0 && this.quoteAt < i)) {
+      this.quoteAt = chunk.indexOf(QUOTE, i);
+      this.quoteSearched = true;
+    }
+    const quote = this.quoteAt;
     const end = quote < 0 ? chunk.length : quote;
     const backslash = chunk.subarray(i, end).indexOf(BACKSLASH);
     if (backslash >= 0) {
@@ -51,6 +63,7 @@ export class JsonShapeScanner {
   push(chunk: Uint8Array): ShapeViolation | null {
     const n = chunk.length;
     let i = 0;
+    this.quoteSearched = false;
     while (i < n) {
       if (this.inString) {
         if (this.escaped) {

@@ -4,14 +4,15 @@
 // at each of its steps (its socket, its token, its read), waits behind all of them each time. So, when the loop lags
 // and one tenant's requests weigh far more than any other active tenant's, that tenant is held back: it runs
 // HELD_RUNNING request at a time, and its requests start a spacing apart: a gap, growing fourfold at each lagging
-// tick (from FIRST_GAP_MS to MAX_GAP_MS), times the weight of its last request to end (at most MAX_SPACING_MS). A
-// request weighs one, plus one per MiB of memory it reserves (a heavy door's) and one per 64 KiB that crossed the
-// thread for it (its body and its answer): a megabyte answer or body holds the loop for milliseconds in one piece,
-// so a tenant sending them waits in proportion, and another tenant's request meets at most one of them at a time.
+// tick (from FIRST_GAP_MS to MAX_GAP_MS), times what its last request to end moved through the thread (one, plus one
+// per 64 KiB of its body read and its answer written; at most MAX_SPACING_MS): a megabyte answer or body holds the
+// loop for milliseconds in one piece, so a tenant sending them waits in proportion, and another tenant's request
+// meets at most one of them at a time. For dominance a request weighs that, plus one per MiB of memory it reserves
+// (a heavy door's).
 // Every CALM_TICKS calm ticks in a row (a second) halve every gap (below FIRST_GAP_MS: gone): a hold eased faster
 // let the flood back for a few hundred milliseconds every two seconds, which were the victims' worst answers. A
-// tenant alone is never held back and a held one is let go as soon as it is alone (nobody waits behind it), nor are
-// tenants of like load held back (none dominates). A held-back tenant's requests wait in its
+// tenant alone is never held back and a held one is let go once it has been alone for CALM_TICKS ticks (nobody waits
+// behind it), nor are tenants of like load held back (none dominates). A held-back tenant's requests wait in its
 // admission queue (in memory, holding no database connection), within the admission's queue bound and timeout.
 export interface LoopShareOptions {
   /** A tick whose longest event-loop delay passes this (ms) lags. */
@@ -66,6 +67,8 @@ export class LoopShare {
   private readonly lagLowMs: number;
   private readonly dominance: number;
   private calm = 0;
+  /** Ticks in a row with fewer than two tenants active. */
+  private alone = 0;
   private probe: NodeJS.Timeout | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Ticks that held a tenant back further, for the metrics. */
@@ -151,9 +154,12 @@ export class LoopShare {
         top = [tenant, u.average];
       } else next = Math.max(next, u.average);
     }
-    if (!this.active() || next === 0) {
-      // Nothing is held back meanwhile, and nothing is left held back for when it ends; nor while fewer than two
-      // tenants are active (nobody waits behind a tenant alone, however slowly its holds would ease).
+    // Ticks in a row with fewer than two tenants active: a tenant alone for CALM_TICKS is let go, however slowly its
+    // hold would ease (nobody waits behind it). Not at once: a tenant sending a request a second or less drops out of
+    // the active ones between its requests, and each would then meet the flood unheld.
+    this.alone = next === 0 ? this.alone + 1 : 0;
+    if (!this.active() || this.alone >= CALM_TICKS) {
+      // Nothing is held back meanwhile, and nothing is left held back for when it ends.
       const eased = this.gaps.size > 0;
       this.gaps.clear();
       this.calm = 0;

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AdmissionAbandoned } from '../admission.js';
-import { BODY_LIMIT_BYTES, LARGE_BODY_BYTES } from '../body.js';
+import { BODY_LIMIT_BYTES, bodyBytesRead, LARGE_BODY_BYTES } from '../body.js';
 import type { Services } from '../context.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { wantsGraphiQL } from '../http/pages.js';
@@ -106,11 +106,12 @@ export const admissionHooks = fp(
         return;
       }
       whenClosed(reply.raw, () => {
-        release();
-        // What crossed the one thread both ways: the body read and parsed, the answer serialised and written.
+        // What crossed the one thread both ways: the body read and parsed (the bytes read, not what it declared), the
+        // answer serialised and written. Recorded before the turn is given back: the next request's spacing, decided
+        // as the turn is given back, is this one's weight.
         const sent = Number(reply.getHeader('content-length') ?? 0) || 0;
-        const received = Number(req.headers['content-length'] ?? 0) || 0;
-        admission.answered(tenant, sent + received);
+        admission.answered(tenant, sent + bodyBytesRead(req.raw));
+        release();
       });
     });
   },

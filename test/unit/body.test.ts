@@ -3,7 +3,13 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { bodyLeftUnread, lingerAfterRefusal, parseJsonBody, readBody } from '../../src/body.js';
+import {
+  bodyBytesRead,
+  bodyLeftUnread,
+  lingerAfterRefusal,
+  parseJsonBody,
+  readBody,
+} from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
 import { Slots } from '../../src/slots.js';
@@ -155,6 +161,13 @@ describe('readBody', () => {
     const req = fakeRequest({ 'content-length': '11' });
     expect(await reasonOf(readBody(asRaw(req), req, { limit: 10 }))).toBe('413 request_too_large');
     expect(bodyLeftUnread(asRaw(req))).toBe(true);
+    // What it declared is not what crossed the thread (the fairness weighs what was read).
+    expect(bodyBytesRead(asRaw(req))).toBe(0);
+    const read = fakeRequest({ 'content-length': '5' });
+    const body = readBody(asRaw(read), read, { limit: 10 });
+    read.end('12345');
+    await body;
+    expect(bodyBytesRead(asRaw(read))).toBe(5);
   });
 
   it('refuses a streamed body the moment it passes the limit and stops reading it', async () => {

@@ -99,17 +99,27 @@ describe('LoopShare', () => {
     expect(share.held().size).toBe(0);
   });
 
-  it('lets a held-back tenant go at once when no other tenant is active any more', () => {
+  it('lets a held-back tenant go once no other tenant has been active for CALM_TICKS ticks, not sooner', () => {
     const share = new LoopShare();
     for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
     expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
     // The quiet tenant stops: its load fades below a request a second in about a second (its load's memory), and
-    // the hold goes with it, though every tick lags (calm would never ease it).
+    // CALM_TICKS ticks later the hold goes, though every tick lags (calm would never ease it).
     const eased: boolean[] = [];
-    for (let i = 0; i < 30 && share.held().size > 0; i++) eased.push(tick(share, { flood: 300 }, LAGGING));
+    for (let i = 0; i < 40 && share.held().size > 0; i++) eased.push(tick(share, { flood: 300 }, LAGGING));
     expect(share.held().size).toBe(0);
     expect(eased.at(-1)).toBe(true);
-    expect(eased.length).toBeLessThanOrEqual(12);
+    expect(eased.length).toBeGreaterThan(CALM_TICKS);
+    expect(eased.length).toBeLessThanOrEqual(12 + CALM_TICKS);
+  });
+
+  it('keeps the hold for a tenant sending a request a second, which drops out of the active ones between them', () => {
+    const share = new LoopShare();
+    for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 1 }, LAGGING);
+    for (let second = 0; second < 5; second++) {
+      for (let t = 0; t < 10; t++) tick(share, { flood: 300, quiet: t === 0 ? 1 : 0 }, LAGGING);
+      expect(share.gapOf('flood')).toBe(MAX_GAP_MS);
+    }
   });
 });
 

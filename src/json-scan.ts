@@ -22,6 +22,8 @@ const CLOSE_OBJECT = 0x7d;
 const COMMA = 0x2c;
 /** Bytes of a string looked at one by one before its end is searched for natively. */
 const SHORT_STRING = 256;
+/** quoteAt before the chunk has been searched for a quote. */
+const NOT_SEARCHED = -2;
 
 export class JsonShapeScanner {
   private depth = 0;
@@ -39,14 +41,12 @@ export class JsonShapeScanner {
    * again while `i` has not passed it: a long string with a backslash every few hundred bytes would otherwise search
    * to the same quote again after each one.
    */
-  private quoteAt = -1;
-  private quoteSearched = false;
+  private quoteAt = NOT_SEARCHED;
 
   /** Past the end of the string `chunk` is in at `i` (or to the chunk's end): its next quote, or a backslash before it. */
   private longString(chunk: Uint8Array, i: number): number {
-    if (!this.quoteSearched || (this.quoteAt >= 0 && this.quoteAt < i)) {
+    if (this.quoteAt === NOT_SEARCHED || (this.quoteAt >= 0 && this.quoteAt < i)) {
       this.quoteAt = chunk.indexOf(QUOTE, i);
-      this.quoteSearched = true;
     }
     const quote = this.quoteAt;
     const end = quote < 0 ? chunk.length : quote;
@@ -63,7 +63,7 @@ export class JsonShapeScanner {
   push(chunk: Uint8Array): ShapeViolation | null {
     const n = chunk.length;
     let i = 0;
-    this.quoteSearched = false;
+    this.quoteAt = NOT_SEARCHED;
     while (i < n) {
       if (this.inString) {
         if (this.escaped) {

@@ -31,6 +31,15 @@ function scan(text: string, size: number, maxDepth: number, maxValues: number) {
   return null;
 }
 
+/** `value`'s JSON scanned in pieces of `size` bytes passes at its own depth and count, and not one under either. */
+function expectExactLimits(value: unknown, size: number) {
+  const text = JSON.stringify(value);
+  const { depth, values } = shapeOf(value);
+  expect(scan(text, size, depth, values)).toBeNull();
+  if (depth > 0) expect(scan(text, size, depth - 1, values + 10)).toBe('depth');
+  if (values > 0) expect(scan(text, size, depth + 10, values - 1)).toBe('values');
+}
+
 const nastyStrings = fc.oneof(
   fc.string(),
   fc.constantFrom('[[[', '}}', ',,,', '\\', '"', '\\"[', '\\\\', '{"a":[', 'ü€😀'),
@@ -62,11 +71,7 @@ describe('JsonShapeScanner', () => {
     const value = fc.array(fc.oneof(longString, fc.array(longString, { maxLength: 3 })), { maxLength: 5 });
     fc.assert(
       fc.property(value, fc.integer({ min: 1, max: 4096 }), (v, size) => {
-        const text = JSON.stringify(v);
-        const { depth, values } = shapeOf(v);
-        expect(scan(text, size, depth, values)).toBeNull();
-        if (depth > 0) expect(scan(text, size, depth - 1, values + 10)).toBe('depth');
-        if (values > 0) expect(scan(text, size, depth + 10, values - 1)).toBe('values');
+        expectExactLimits(v, size);
       }),
       { numRuns: 300 },
     );
@@ -75,11 +80,7 @@ describe('JsonShapeScanner', () => {
   it('passes exactly the JSON within its limits, whatever the chunk size', () => {
     fc.assert(
       fc.property(json, fc.integer({ min: 1, max: 17 }), (value, size) => {
-        const text = JSON.stringify(value);
-        const { depth, values } = shapeOf(value);
-        expect(scan(text, size, depth, values)).toBeNull();
-        if (depth > 0) expect(scan(text, size, depth - 1, values + 10)).toBe('depth');
-        if (values > 0) expect(scan(text, size, depth + 10, values - 1)).toBe('values');
+        expectExactLimits(value, size);
       }),
       { numRuns: 500 },
     );

@@ -2,7 +2,7 @@
 // point down, never up, and never in a circle. From the bottom of src/: base modules, model/, db/, the services below
 // the request context, context.ts, resolvers/, the doors (REST, GraphQL, HTTP plumbing), app.ts, app/ and server.ts.
 // Beside it: the clients (cli/, client/), and the tools (bench/, and scripts/ above it).
-const BASE = '^src/(config|errors|logging|tracing|json-scan|slots|operation-budget)[.]ts$';
+const BASE = '^src/(config|errors|logging|tracing|json-scan|raw-json|slots|operation-budget)[.]ts$';
 const ENTRY = '^src/(app|server)[.]ts$|^src/app/';
 const DOORS = '^src/(rest|schema|http)/|^src/(openapi|body)[.]ts$';
 /** The composition root: it builds the executor (app/services.ts) and runs the warm-up's rehearsal (app/warmup.ts). */

@@ -23,6 +23,7 @@ import { MAX_ATTRIBUTE_DEFS } from './model/limits.js';
 import { WITHDRAWN_LISTED } from './model/pages.js';
 import { ROOT_KEY } from './model/system-types.js';
 import type { OperationBudget } from './operation-budget.js';
+import type { StoredJson } from './raw-json.js';
 import type { BookmarkCodec } from './services/bookmarks.js';
 import type { CursorCodec } from './services/cursor.js';
 import type { KeyedRequests, StoredAnswer } from './services/keyed-requests.js';
@@ -66,10 +67,11 @@ export interface Loaders {
     { allowed_values_json: string | null; default_value_json: string | null } | null
   >;
   /**
-   * The enumeration and default texts parsed, by guid and field: an operation that selects a definition several
-   * times (aliases) parses its megabytes once, and is charged for them once.
+   * The enumeration and default texts an operation loaded, by guid and field (an enumeration's items cut out of its
+   * text once, when asked for): an operation that selects a definition several times (aliases) is charged for its
+   * megabytes once and cuts them once.
    */
-  parsedJson: Map<string, Promise<unknown>>;
+  storedJson: Map<string, Promise<StoredJson | null>>;
   /** The tenant's five platform attributes (one query per request, on first use). */
   platformAttributes: () => Promise<StoredAttribute[]>;
   /**
@@ -257,7 +259,7 @@ export function createContext(
       get attributeJson() {
         return attributeJson();
       },
-      parsedJson: new Map(),
+      storedJson: new Map(),
       platformAttributes: () => {
         platform ??= model
           .read(modelScope, 'platform_attributes', '', (run) => findPlatformAttributes(run, tenant, ROOT_KEY))

@@ -15,6 +15,7 @@ import { MODEL_VERSION_SHARDS } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
 import { pageSize } from '../model/pages.js';
+import { type RawJson, rawJson } from '../raw-json.js';
 import { checkFeedFilter, FEED_FILTER_WINDOW, type FeedFilterInput, pick } from './feed-filter.js';
 
 export { FEED_FILTER_WINDOW } from './feed-filter.js';
@@ -29,8 +30,6 @@ export const CHANGE_PAGE_MAX_BYTES = 1024 * 1024;
 /** How often a feed read is tried again when a change committed while it ran (see readFeed). */
 const FEED_READ_ATTEMPTS = 5;
 
-const parseJson = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
-
 /** A record's time from its key (epoch microseconds first): ISO 8601 in UTC, always six fraction digits. */
 function timeOf(key: string) {
   const micros = Number(key.slice(0, 16));
@@ -38,14 +37,21 @@ function timeOf(key: string) {
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 
-/** Each record's row, made once: a record's GraphQL fields (and aliases asking for it again) share its parsed texts. */
-const rows = new WeakMap<StoredChange, ChangeRow>();
+/** A record's row as GraphQL answers it: its before and after are the stored texts, spliced into the answer. */
+export type ChangeAnswerRow = Omit<ChangeRow, 'before' | 'after'> & {
+  before: RawJson | null;
+  after: RawJson | null;
+};
+
+/** Each record's row, made once: a record's GraphQL fields (and aliases asking for it again) share it. */
+const rows = new WeakMap<StoredChange, ChangeAnswerRow>();
 
 /**
- * A record as the API shows it, its before and after parsed. Made once per record read (the fields of one record,
- * and every alias of a page, read the same object): megabytes of texts were parsed again for each field and alias.
+ * A record as the API shows it, its before and after as stored (JSON text, never parsed on the way to a GraphQL
+ * answer: see raw-json.ts). Made once per record read: the fields of one record, and every alias of a page, read
+ * the same object.
  */
-export function toChangeRow(c: StoredChange): ChangeRow {
+export function toChangeRow(c: StoredChange): ChangeAnswerRow {
   let row = rows.get(c);
   if (!row) {
     row = makeChangeRow(c);
@@ -54,7 +60,7 @@ export function toChangeRow(c: StoredChange): ChangeRow {
   return row;
 }
 
-function makeChangeRow(c: StoredChange): ChangeRow {
+function makeChangeRow(c: StoredChange): ChangeAnswerRow {
   return {
     id: `${c.shard}-${c.seq}`,
     at: timeOf(c.key),
@@ -64,8 +70,8 @@ function makeChangeRow(c: StoredChange): ChangeRow {
     actor: c.actor,
     request_id: c.request_id,
     reason: c.reason ?? null,
-    before: parseJson(c.before) as ChangeRow['before'],
-    after: parseJson(c.after) as ChangeRow['after'],
+    before: rawJson(c.before),
+    after: rawJson(c.after),
   };
 }
 

@@ -9,6 +9,7 @@ import type { StoredAttribute } from '../db/attributes.js';
 import { MAX_ALLOWED_VALUES, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
+import { StoredJson } from '../raw-json.js';
 import {
   attributesOf,
   attributeUsageOf,
@@ -72,26 +73,26 @@ export const AttributeDefinition = builder.objectRef<StoredAttribute>('Attribute
  * One of a definition's JSON texts: on the row, or, for a light row (GraphQL lists leave the texts out), loaded
  * after the operation is charged for its size, so a query cannot pull megabytes of enumerations it did not pay for.
  */
-async function jsonText(
+function storedJson(
   ctx: RequestContext,
   a: StoredAttribute,
   field: 'allowed_values_json' | 'default_value_json',
-): Promise<unknown> {
+): Promise<StoredJson | null> {
   const onRow = a[field];
   const size = field === 'allowed_values_json' ? a.allowed_values_size : a.default_value_size;
-  if (onRow === null && !size) return null;
+  if (onRow === null && !size) return Promise.resolve(null);
   const key = `${a.guid}\u0000${field}`;
-  const parsed = ctx.loaders.parsedJson;
+  const loaded = ctx.loaders.storedJson;
   // Charged once per text an operation loads: another field (or alias) reading the same text, even at the same time,
-  // shares its value, and the answer's own bound (measured before it is serialised) counts what is repeated in it.
-  const known = parsed.get(key);
+  // shares it, and the answer's own bound (measured before it is serialised) counts what is repeated in it.
+  const known = loaded.get(key);
   if (known) return known;
   charge(ctx, 0, size ?? onRow?.length ?? 0);
   const value = (async () => {
     const text = onRow ?? (await ctx.loaders.attributeJson.load(a.guid))?.[field] ?? null;
-    return text === null ? null : JSON.parse(text);
+    return text === null ? null : new StoredJson(text);
   })();
-  parsed.set(key, value);
+  loaded.set(key, value);
   return value;
 }
 
@@ -124,7 +125,7 @@ AttributeDefinition.implement({
         type: ['JSON'],
         nullable: true,
         description: rowDescription(ROW.allowed_values),
-        resolve: (a, _args, ctx) => jsonText(ctx, a, 'allowed_values_json') as Promise<unknown[] | null>,
+        resolve: async (a, _args, ctx) => (await storedJson(ctx, a, 'allowed_values_json'))?.items() ?? null,
       }),
       allowed_ref_type: t.field({
         type: EntityType,
@@ -137,7 +138,7 @@ AttributeDefinition.implement({
         type: 'JSON',
         nullable: true,
         description: rowDescription(ROW.default_value),
-        resolve: (a, _args, ctx) => jsonText(ctx, a, 'default_value_json'),
+        resolve: async (a, _args, ctx) => (await storedJson(ctx, a, 'default_value_json'))?.whole() ?? null,
       }),
       filterable: t.boolean({
         description: rowDescription(ROW.filterable),
@@ -150,7 +151,7 @@ AttributeDefinition.implement({
       nullable: true,
       description: `Entries of allowedValues against the ${MAX_ALLOWED_VALUES.toLocaleString('en-US')} limit; null when there is no enumeration.`,
       resolve: async (a, _args, ctx) => {
-        const values = (await jsonText(ctx, a, 'allowed_values_json')) as unknown[] | null;
+        const values = (await storedJson(ctx, a, 'allowed_values_json'))?.items();
         return values ? { used: values.length, limit: MAX_ALLOWED_VALUES } : null;
       },
     }),

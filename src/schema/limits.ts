@@ -10,6 +10,7 @@ import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
 import { GRAPHQL_LIMITS } from '../model/graphql-limits.js';
+import { RawJson } from '../raw-json.js';
 import { FIELD_BUDGETS } from './field-budgets.js';
 
 export { GRAPHQL_LIMITS };
@@ -136,7 +137,7 @@ export const refusal = {
 /**
  * Bytes of the JSON text an answer serialises to, estimated without serialising it (keys and values of every
  * object, walked without recursion); stops counting once past `limit`. Short strings count one byte per UTF-16
- * unit, long ones their exact UTF-8 length.
+ * unit, long ones their exact UTF-8 length; a stored JSON text (RawJson) its exact UTF-8 length.
  */
 export function answerBytes(value: unknown, limit: number): number {
   let bytes = 0;
@@ -144,6 +145,7 @@ export function answerBytes(value: unknown, limit: number): number {
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === 'string') bytes += (v.length > 64 ? Buffer.byteLength(v) : v.length) + 2;
+    else if (v instanceof RawJson) bytes += Buffer.byteLength(v.text);
     else if (v === null || v === undefined || typeof v !== 'object') bytes += 5;
     else if (Array.isArray(v)) {
       bytes += 1 + v.length;

@@ -3,7 +3,14 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { bodyLeftUnread, LARGE_BODY_SLOTS, lingerAfterRefusal, parseJsonBody, readBody } from '../body.js';
+import {
+  bodyLeftUnread,
+  LARGE_BODY_SLOTS,
+  lingerAfterRefusal,
+  parseJsonBody,
+  readBody,
+  releaseBody,
+} from '../body.js';
 import type { RequestContext, Services } from '../context.js';
 import {
   CHANGE_REASON_HEADER,
@@ -28,16 +35,19 @@ export const httpHooks = fp(
     // body.ts); large bodies take turns in slots shared fairly between tenants.
     const largeBodySlots = new Slots(LARGE_BODY_SLOTS);
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) =>
-      parseJsonBody(
-        await readBody(req.raw, payload, {
-          slots: largeBodySlots,
-          key: req.ctx?.viewer.tenant ?? '',
-          timeoutMs: config.HTTP_BODY_TIMEOUT_MS,
-          idleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
-        }),
-      ),
-    );
+    app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) => {
+      const body = await readBody(req.raw, payload, {
+        slots: largeBodySlots,
+        key: req.ctx?.viewer.tenant ?? '',
+        timeoutMs: config.HTTP_BODY_TIMEOUT_MS,
+        idleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
+      });
+      try {
+        return parseJsonBody(body);
+      } finally {
+        releaseBody(body);
+      }
+    });
 
     /**
      * The end of a request under an Idempotency-Key (services/keyed-requests.ts), REST and GraphQL alike: its write

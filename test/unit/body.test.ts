@@ -6,9 +6,11 @@ import { describe, expect, it } from 'vitest';
 import {
   bodyBytesRead,
   bodyLeftUnread,
+  LARGE_BODY_BYTES,
   lingerAfterRefusal,
   parseJsonBody,
   readBody,
+  releaseBody,
 } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
@@ -322,5 +324,27 @@ describe('parseJsonBody', () => {
     expect(Object.getPrototypeOf(plain)).toBe(Object.prototype);
     expect(parseJsonBody(Buffer.from('  '))).toBeUndefined();
     expect(() => parseJsonBody(Buffer.from('{'))).toThrow(/not valid JSON/);
+  });
+});
+
+describe('releaseBody', () => {
+  it('frees a large body read into a buffer of its own at once, outside the heap', () => {
+    const before = process.memoryUsage().arrayBuffers;
+    const bodies = Array.from({ length: 8 }, () => Buffer.allocUnsafeSlow(4 * 1024 * 1024).fill(0x20));
+    expect(process.memoryUsage().arrayBuffers - before).toBeGreaterThanOrEqual(32 * 1024 * 1024);
+    for (const body of bodies) releaseBody(body);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024);
+    expect(bodies.every((b) => b.length === 0)).toBe(true);
+  });
+
+  it('leaves a small body, and a slice of a buffer shared with others, as they are', () => {
+    const small = Buffer.allocUnsafeSlow(LARGE_BODY_BYTES).fill(1);
+    releaseBody(small);
+    expect(small.length).toBe(LARGE_BODY_BYTES);
+    const shared = Buffer.allocUnsafeSlow(4 * LARGE_BODY_BYTES).fill(2);
+    const slice = shared.subarray(LARGE_BODY_BYTES);
+    releaseBody(slice);
+    expect(shared.length).toBe(4 * LARGE_BODY_BYTES);
+    expect(slice[0]).toBe(2);
   });
 });

@@ -162,8 +162,14 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (declared !== null && size !== declared) {
         return settle(refuse('invalid_body', 'The body length does not match Content-Length.'));
       }
-      if (whole) return settle(null, whole);
-      settle(null, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (whole) {
+        made.add(whole);
+        return settle(null, whole);
+      }
+      if (chunks.length === 1) return settle(null, chunks[0] as Buffer);
+      const joined = Buffer.concat(chunks, size);
+      made.add(joined);
+      settle(null, joined);
     }
     function onError() {
       settle(refuse('invalid_body', 'The request body could not be read.'));
@@ -179,6 +185,9 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
     payload.on('close', onClose);
   });
 }
+
+/** The buffers readBody made for the bodies it returned (releaseBody detaches only those). */
+const made = new WeakSet<Buffer>();
 
 const defaultSlots = new Slots(LARGE_BODY_SLOTS);
 
@@ -203,10 +212,12 @@ export function lingerAfterRefusal(raw: IncomingMessage, lingerMs = LINGER_MS) {
  * Gives a large body's bytes back at once, once it has been parsed: a buffer of its own (what a large body is read
  * into) is detached, and its memory freed now rather than at the next full collection (a body waits and is read
  * long enough for its buffer's object to reach the old generation: 6 MB bodies one after another left tens of
- * megabytes outside the heap). A small body, or a slice of a buffer shared with others, is left alone. Nothing may
- * read `body` after.
+ * megabytes outside the heap). Only a buffer readBody made is detached (a body that came as one chunk is the
+ * stream's own), and a small one, or a slice of a buffer shared with others, is left alone. Nothing may read `body`
+ * after.
  */
 export function releaseBody(body: Buffer) {
+  if (!made.delete(body)) return;
   const bytes = body.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer };
   if (body.length > LARGE_BODY_BYTES && body.byteOffset === 0 && bytes.byteLength === body.length) {
     bytes.transfer?.(0);

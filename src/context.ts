@@ -101,7 +101,7 @@ export interface RequestContext {
     answerKey?: string;
     /** Set when the operation's answer may be kept whole. */
     answerCacheable?: boolean;
-    /** The answer's size as measured before it is serialised (schema/guard.ts, answerBytes). */
+    /** The answer's size as measured before it is serialised (schema/guard.ts, measureAnswer). */
     answerBytes?: number;
   };
   /** This request's reads through the model cache (its model version is read once, on first use). */

@@ -1,12 +1,15 @@
-// JSON the database holds as text (a change's before and after, a definition's default), answered as it is stored.
+// JSON the database holds as text (a change's before and after, a definition's enumeration and default), answered as
+// it is stored.
 //
 // A GraphQL answer is one value serialised once (JSON.stringify, by Yoga). A stored text parsed into objects only to
 // be serialised again costs the one thread twice and fills the heap with objects that live for one request: a page
 // of the feed or of a type's history holds megabytes of such texts, and parsing them, building the answer and
 // collecting the garbage held the event loop for 100 to 150 ms at a time. A RawJson stands in the answer for its
-// text; `stringifyAnswer` serialises the answer with each one's text spliced in where it stands. Anywhere else (a
-// serialisation that is not stringifyAnswer's) a RawJson serialises as its parsed value: the text is never
-// trusted to be anything but what JSON.parse reads.
+// text. When the answer is measured (schema/limits.ts, measureAnswer), each RawJson is replaced by a marker string,
+// its text kept aside (markRaw); stringifyMarked serialises the answer (a plain JSON.stringify, on V8's fast path:
+// an object with a toJSON anywhere in the value takes the whole serialisation off it) and splices each text in where
+// its marker stands. A RawJson serialised any other way serialises as its parsed value: the text is never trusted
+// to be anything but what JSON.parse reads.
 import { randomBytes } from 'node:crypto';
 
 /** JSON text taken as a value of an answer (see above). */
@@ -14,39 +17,39 @@ export class RawJson {
   constructor(readonly text: string) {}
 
   toJSON(): unknown {
-    if (!collecting) return JSON.parse(this.text);
-    collecting.push(this.text);
-    return `${MARK}${collecting.length - 1}`;
+    return JSON.parse(this.text);
   }
 }
 
-/** A stored JSON text (or null) as an answer's value. */
-export const rawJson = (text: string | null): RawJson | null => (text === null ? null : new RawJson(text));
+/**
+ * Stored texts shorter than this are parsed after all: a short text costs less to parse than its marker and splice
+ * (and an answer without markers is serialised as it always was). Megabytes of texts are what is worth not parsing.
+ */
+export const RAW_FROM_CHARS = 1024;
+
+/** A stored JSON text (or null) as an answer's value: a RawJson, or its parsed value when it is short. */
+export const rawJson = (text: string | null): unknown =>
+  text === null ? null : text.length < RAW_FROM_CHARS ? JSON.parse(text) : new RawJson(text);
 
 /**
- * What a RawJson serialises to while stringifyAnswer runs: a string no answer can hold otherwise, a control
- * character and a secret of this process, then the text's index. JSON.stringify writes the control character as
- * `\u0000`, so each RawJson appears in the text as `"\u0000<secret>:<index>"`.
+ * What a RawJson is replaced by: a string no answer can hold otherwise, a control character and a secret of this
+ * process, then the text's index. JSON.stringify writes the control character as `\u0000`, so each marker appears
+ * in the serialised answer as `"\u0000<secret>:<index>"`.
  */
 const SECRET = randomBytes(12).toString('hex');
 const MARK = `\u0000${SECRET}:`;
 const MARK_AS_WRITTEN = `"\\u0000${SECRET}:`;
 
-/** The texts of the RawJson values serialised by the stringifyAnswer running now (none: not running). */
-let collecting: string[] | null = null;
+/** The marker to put where `raw` stands in an answer; its text goes to `texts` (for stringifyMarked). */
+export function markRaw(raw: RawJson, texts: string[]): string {
+  texts.push(raw.text);
+  return `${MARK}${texts.length - 1}`;
+}
 
-/** JSON.stringify(value), each RawJson in it written as its text (JSON already). */
-export function stringifyAnswer(value: unknown): string {
-  const outer = collecting;
-  const texts: string[] = [];
-  collecting = texts;
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } finally {
-    collecting = outer;
-  }
-  if (texts.length === 0 || json === undefined) return json as string;
+/** JSON.stringify(value), each marker (markRaw) in it written as its text (JSON already). */
+export function stringifyMarked(value: unknown, texts: readonly string[]): string {
+  const json = JSON.stringify(value);
+  if (texts.length === 0 || json === undefined) return json;
   const parts: string[] = [];
   let from = 0;
   for (let at = json.indexOf(MARK_AS_WRITTEN); at >= 0; at = json.indexOf(MARK_AS_WRITTEN, from)) {
@@ -71,7 +74,9 @@ const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0
 /**
  * The items of a stored JSON array's text (an enumeration), each as the RawJson of its own text: the text is cut at
  * its top-level commas (each string passed over with a native search), nothing is parsed, and each item's text is
- * a slice of the stored one. A text that is not an array, or not well formed, is parsed instead.
+ * a slice of the stored one. The text is the service's own, written by JSON.stringify: this finds where its items
+ * begin and end, it does not validate JSON. A text that is not an array, or whose strings or array do not close, is
+ * parsed instead.
  */
 export function rawJsonItems(text: string): RawJson[] {
   const items: RawJson[] = [];
@@ -125,18 +130,19 @@ const parsedItems = (text: string): RawJson[] =>
 
 /** A stored JSON text as an answer reads it: whole, or (an array's) as its items, cut once when first asked for. */
 export class StoredJson {
-  private cut: RawJson[] | undefined;
+  private cut: unknown[] | undefined;
 
   constructor(readonly text: string) {}
 
-  /** The whole text, as an answer's value. */
-  whole(): RawJson {
-    return new RawJson(this.text);
+  /** The whole text, as an answer's value (see rawJson). */
+  whole(): unknown {
+    return rawJson(this.text);
   }
 
-  /** Its items (see rawJsonItems), cut out of the text the first time. */
-  items(): RawJson[] {
-    this.cut ??= rawJsonItems(this.text);
+  /** Its items, as answer values: cut out of the text the first time (rawJsonItems), or parsed when it is short. */
+  items(): unknown[] {
+    this.cut ??=
+      this.text.length < RAW_FROM_CHARS ? (JSON.parse(this.text) as unknown[]) : rawJsonItems(this.text);
     return this.cut;
   }
 }

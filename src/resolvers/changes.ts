@@ -15,7 +15,7 @@ import { MODEL_VERSION_SHARDS } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
 import { pageSize } from '../model/pages.js';
-import { type RawJson, rawJson } from '../raw-json.js';
+import { rawJson } from '../raw-json.js';
 import { checkFeedFilter, FEED_FILTER_WINDOW, type FeedFilterInput, pick } from './feed-filter.js';
 
 export { FEED_FILTER_WINDOW } from './feed-filter.js';
@@ -37,13 +37,9 @@ function timeOf(key: string) {
   return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
 }
 
-/** A record's row as GraphQL answers it: its before and after are the stored texts, spliced into the answer. */
-export type ChangeAnswerRow = Omit<ChangeRow, 'before' | 'after'> & {
-  before: RawJson | null;
-  after: RawJson | null;
-};
+/** A record's row as GraphQL answers it: its before and after as rawJson makes them (spliced into the answer). */
+export type ChangeAnswerRow = Omit<ChangeRow, 'before' | 'after'> & { before: unknown; after: unknown };
 
-/** Each record's row, made once: a record's GraphQL fields (and aliases asking for it again) share it. */
 const rows = new WeakMap<StoredChange, ChangeAnswerRow>();
 
 /**

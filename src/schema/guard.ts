@@ -1,15 +1,15 @@
 // Executes only operations whose static cost (with their variables) is within bounds, gives each a budget while it
 // runs, and measures its answer before it is serialised (schema/limits.ts says what each bound is). A refused
 // operation's answer is the refusal alone; an answer within bounds is serialised with its stored JSON texts spliced
-// in (raw-json.ts).
+// in where measuring it put their markers (raw-json.ts).
 import { getOperationAST } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { AppError, refusalExtensions } from '../errors.js';
 import { OperationBudget } from '../operation-budget.js';
-import { stringifyAnswer } from '../raw-json.js';
+import { stringifyMarked } from '../raw-json.js';
 import { IDEMPOTENCY_LIMITS } from '../services/keyed-requests.js';
-import { answerBytes, GRAPHQL_LIMITS, operationCost, refusal } from './limits.js';
+import { GRAPHQL_LIMITS, measureAnswer, operationCost, refusal } from './limits.js';
 
 /** A refusal as a GraphQL error, the reason in extensions like every other refusal. */
 export const refusalError = (error: AppError) =>
@@ -66,15 +66,19 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
             setResult(refused(budget.exceeded));
             return;
           }
-          const bytes = answerBytes(result, maxAnswerBytes);
+          const texts: string[] = [];
+          const bytes = measureAnswer(result, maxAnswerBytes, texts);
           ctx.operation.answerBytes = bytes;
           if (bytes > maxAnswerBytes) {
             setResult(refused(refusal.tooLarge(`more than ${(maxAnswerBytes / 1024 / 1024).toFixed(0)} MB`)));
             return;
           }
-          // Serialised with the stored JSON texts it holds spliced in as they are (raw-json.ts); Yoga calls a
-          // result's own stringify when it has one (the compiled query's is plain JSON.stringify).
-          (result as { stringify?: (value: unknown) => string }).stringify = stringifyAnswer;
+          // Serialised with the stored JSON texts it holds spliced in where their markers stand (raw-json.ts); Yoga
+          // calls a result's own stringify when it has one (the compiled query's is plain JSON.stringify).
+          if (texts.length > 0) {
+            (result as { stringify?: (value: unknown) => string }).stringify = (value) =>
+              stringifyMarked(value, texts);
+          }
         },
       };
     },

@@ -10,7 +10,7 @@ import type { DocumentNode, GraphQLSchema } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
 import { GRAPHQL_LIMITS } from '../model/graphql-limits.js';
-import { RawJson } from '../raw-json.js';
+import { markRaw, RawJson } from '../raw-json.js';
 import { FIELD_BUDGETS } from './field-budgets.js';
 
 export { GRAPHQL_LIMITS };
@@ -137,24 +137,37 @@ export const refusal = {
 /**
  * Bytes of the JSON text an answer serialises to, estimated without serialising it (keys and values of every
  * object, walked without recursion); stops counting once past `limit`. Short strings count one byte per UTF-16
- * unit, long ones their exact UTF-8 length; a stored JSON text (RawJson) its exact UTF-8 length.
+ * unit, long ones their exact UTF-8 length; a stored JSON text (RawJson) its exact UTF-8 length, and it is
+ * replaced where it stands by its marker, its text going to `texts` (raw-json.ts: the answer is then serialised
+ * with stringifyMarked).
  */
-export function answerBytes(value: unknown, limit: number): number {
+export function measureAnswer(value: unknown, limit: number, texts: string[]): number {
   let bytes = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === 'string') bytes += (v.length > 64 ? Buffer.byteLength(v) : v.length) + 2;
-    else if (v instanceof RawJson) bytes += Buffer.byteLength(v.text);
     else if (v === null || v === undefined || typeof v !== 'object') bytes += 5;
+    else if (v instanceof RawJson) bytes += Buffer.byteLength(v.text);
     else if (Array.isArray(v)) {
       bytes += 1 + v.length;
-      for (const item of v) stack.push(item);
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        if (item instanceof RawJson) {
+          bytes += Buffer.byteLength(item.text);
+          v[i] = markRaw(item, texts);
+        } else stack.push(item);
+      }
     } else {
       bytes += 1;
-      for (const key in v) {
+      const object = v as Record<string, unknown>;
+      for (const key in object) {
         bytes += key.length + 4;
-        stack.push((v as Record<string, unknown>)[key]);
+        const item = object[key];
+        if (item instanceof RawJson) {
+          bytes += Buffer.byteLength(item.text);
+          object[key] = markRaw(item, texts);
+        } else stack.push(item);
       }
     }
     if (bytes > limit) return bytes;

@@ -1,5 +1,5 @@
 // GraphQL for attribute definitions: same resolvers and reasons as REST; nested reads batched by DataLoaders.
-import { describe, expect } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import {
   CatalogWithAttributesDocument,
   DeclareAttributeDocument,
@@ -148,6 +148,67 @@ describe('declareAttribute and EntityType.attributes', () => {
       const byName = new Map(data[alias].attributes.map((r) => [r.name, r]));
       expect(byName.get('tier')).toMatchObject({ allowedValues: ['gold', 'silver'], defaultValue: 'silver' });
       expect(byName.get('size')).toMatchObject({ allowedValues: ['s', 'm', 'l'], defaultValue: 'm' });
+    }
+  });
+});
+
+describe('enumerations and defaults of megabytes', () => {
+  it('are answered as stored, never parsed: the same values as REST in every alias, usage counted from the text', async ({
+    world,
+  }) => {
+    const { tenant, api, type } = await setup(world);
+    // 1,000 values of 1,024 characters (the longest allowed) with quotes and backslashes: a megabyte of enumeration,
+    // and a default longer than the texts that are parsed rather than spliced.
+    const allowed = Array.from(
+      { length: 1000 },
+      (_, i) => `${String(i).padStart(4, '0')}"\\${'v'.repeat(1018)}`,
+    );
+    const declared = await api.post(`/entities/types/${type}/attributes`, {
+      name: 'grade',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: allowed,
+      default_value: allowed[7],
+    });
+    expect(declared.status).toBe(201);
+    const field = `entityType(guid: "${type}") { attributes { name allowedValues defaultValue allowedValuesUsage { used limit } } }`;
+    const parse = vi.spyOn(JSON, 'parse');
+    let text: string;
+    try {
+      const res = await world.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${await tokenFor(tenant)}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: `{ a: ${field} b: ${field} }` }),
+      });
+      expect(res.statusCode).toBe(200);
+      // No stored text of the definition is parsed on the way to the answer (neither the enumeration nor the default).
+      expect(parse.mock.calls.filter(([t]) => typeof t === 'string' && t.length >= 1024)).toHaveLength(0);
+      text = res.body;
+    } finally {
+      parse.mockRestore();
+    }
+    type Row = {
+      name: string;
+      allowedValues: string[] | null;
+      defaultValue: unknown;
+      allowedValuesUsage: unknown;
+    };
+    const data = JSON.parse(text).data as Record<'a' | 'b', { attributes: Row[] }>;
+    const listed = (await api.get(`/entities/types/${type}/attributes`)).body.DATA.attributes as {
+      name: string;
+      allowed_values: unknown;
+      default_value: unknown;
+    }[];
+    const rest = listed.find((a) => a.name === 'grade');
+    expect(rest?.allowed_values).toEqual(allowed);
+    for (const alias of ['a', 'b'] as const) {
+      expect(data[alias].attributes.find((r) => r.name === 'grade')).toEqual({
+        name: 'grade',
+        allowedValues: rest?.allowed_values,
+        defaultValue: allowed[7],
+        allowedValuesUsage: { used: 1000, limit: 1000 },
+      });
     }
   });
 });

@@ -1,9 +1,31 @@
-// Stored JSON texts in a GraphQL answer: spliced in as they are by stringifyAnswer, the same text serialising the
-// parsed values gives; anywhere else, serialised as their parsed value.
+// Stored JSON texts in a GraphQL answer: replaced by markers when the answer is measured, spliced in as they are
+// when it is serialised, the same text serialising the parsed values gives; anywhere else, serialised as their
+// parsed value.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RawJson, rawJson, rawJsonItems, StoredJson, stringifyAnswer } from '../../src/raw-json.js';
-import { answerBytes } from '../../src/schema/limits.js';
+import {
+  RAW_FROM_CHARS,
+  RawJson,
+  rawJson,
+  rawJsonItems,
+  StoredJson,
+  stringifyMarked,
+} from '../../src/raw-json.js';
+import { measureAnswer } from '../../src/schema/limits.js';
+
+/** An answer as the GraphQL route serialises it: measured (its stored texts marked), then serialised. */
+function answerText(value: unknown): string {
+  const texts: string[] = [];
+  measureAnswer(value, Number.POSITIVE_INFINITY, texts);
+  return stringifyMarked(value, texts);
+}
+
+/** Whether a RawJson is left anywhere in `value`. */
+function holdsRaw(value: unknown): boolean {
+  if (value instanceof RawJson) return true;
+  if (value === null || typeof value !== 'object') return false;
+  return Object.values(value).some(holdsRaw);
+}
 
 /** Strings with what could confuse a splice: quotes, backslashes, control characters, a marker's look. */
 const tricky = fc.oneof(
@@ -44,27 +66,35 @@ const answer = fc.letrec((tie) => ({
   ),
 })).node as fc.Arbitrary<{ raw: unknown; parsed: unknown }>;
 
-describe('stringifyAnswer', () => {
+describe('measureAnswer, then stringifyMarked', () => {
   it('writes the same text as serialising the parsed values, whatever the texts and the answer around them hold', () => {
     fc.assert(
       fc.property(answer, ({ raw, parsed }) => {
-        expect(stringifyAnswer(raw)).toBe(JSON.stringify(parsed));
+        expect(answerText(raw)).toBe(JSON.stringify(parsed));
       }),
       { numRuns: 500 },
     );
   });
 
   it('splices a text as it is stored, its spacing included (it is not parsed)', () => {
-    const stored = '{ "a" : [1, 2,\n 3] }';
-    expect(stringifyAnswer({ data: { after: rawJson(stored), before: rawJson(null) } })).toBe(
+    const stored = `{ "a" : [1, 2,\n 3], "pad": "${'p'.repeat(RAW_FROM_CHARS)}" }`;
+    expect(answerText({ data: { after: rawJson(stored), before: rawJson(null) } })).toBe(
       `{"data":{"after":${stored},"before":null}}`,
     );
+  });
+
+  it('parses a short text instead (a marker costs more), so an answer of short texts is serialised as before', () => {
+    const short = '{ "a" : 1 }';
+    expect(rawJson(short)).toEqual({ a: 1 });
+    expect(rawJson('x'.repeat(RAW_FROM_CHARS - 3).replace(/^x|x$/g, '"'))).not.toBeInstanceOf(RawJson);
+    expect(rawJson(`"${'x'.repeat(RAW_FROM_CHARS - 2)}"`)).toBeInstanceOf(RawJson);
+    expect(new StoredJson('["a","b"]').items()).toEqual(['a', 'b']);
   });
 
   it('leaves strings that look like its markers alone, and splices many texts in order', () => {
     const texts = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ i, s: `\u0000:${i}"` }));
     const value = { lookalike: '\u00000:1', items: texts.map((t) => new RawJson(t)) };
-    expect(stringifyAnswer(value)).toBe(
+    expect(answerText(value)).toBe(
       JSON.stringify({ lookalike: '\u00000:1', items: texts.map((t) => JSON.parse(t)) }),
     );
   });
@@ -74,10 +104,21 @@ describe('stringifyAnswer', () => {
     expect(() => JSON.stringify(new RawJson('{not json'))).toThrow(SyntaxError);
   });
 
-  it('is counted in an answer’s size by its UTF-8 bytes', () => {
+  it('leaves no RawJson in the answer once measured: its serialisation meets no toJSON (V8’s fast path)', () => {
+    const shared = new RawJson('[1]');
+    const value = { data: { a: [shared, new RawJson('2'), { b: shared }], c: 'text' } };
+    const texts: string[] = [];
+    measureAnswer(value, Number.POSITIVE_INFINITY, texts);
+    expect(holdsRaw(value)).toBe(false);
+    expect([...texts].sort()).toEqual(['2', '[1]', '[1]']);
+    expect(stringifyMarked(value, texts)).toBe('{"data":{"a":[[1],2,{"b":[1]}],"c":"text"}}');
+  });
+
+  it('counts a stored text in an answer’s size by its UTF-8 bytes', () => {
     const text = JSON.stringify(['é'.repeat(100)]);
-    expect(answerBytes(new RawJson(text), 1e9)).toBe(Buffer.byteLength(text));
-    expect(answerBytes({ a: new RawJson(text) }, 1e9)).toBe(1 + 1 + 4 + Buffer.byteLength(text));
+    expect(measureAnswer(new RawJson(text), 1e9, [])).toBe(Buffer.byteLength(text));
+    expect(measureAnswer({ a: new RawJson(text) }, 1e9, [])).toBe(1 + 1 + 4 + Buffer.byteLength(text));
+    expect(measureAnswer([new RawJson(text)], 1e9, [])).toBe(1 + 1 + Buffer.byteLength(text));
   });
 });
 
@@ -89,13 +130,15 @@ describe('rawJsonItems', () => {
         fc.constantFrom(undefined, 1, 2, '\t'),
         (items, space) => {
           const text = JSON.stringify(items, null, space);
+          // (what the stored text holds: -0 is stored as 0)
+          const stored = JSON.parse(text) as unknown[];
           const cut = rawJsonItems(text);
-          expect(cut.map((item) => JSON.parse(item.text))).toEqual(items);
+          expect(cut.map((item) => JSON.parse(item.text))).toEqual(stored);
           // each item's text is a piece of the stored one, not a serialisation of its own
           for (const item of cut) expect(text.includes(item.text)).toBe(true);
           // spliced back as they are: the stored (compact) text itself; a spaced one keeps its spacing
-          if (space === undefined) expect(stringifyAnswer(cut)).toBe(text);
-          else expect(JSON.parse(stringifyAnswer(cut))).toEqual(items);
+          if (space === undefined) expect(answerText({ cut }).slice(7, -1)).toBe(text);
+          else expect(JSON.parse(answerText({ cut })).cut).toEqual(stored);
         },
       ),
       { numRuns: 500 },
@@ -116,9 +159,10 @@ describe('rawJsonItems', () => {
   });
 
   it('cuts a stored enumeration once however often its items are asked for', () => {
-    const stored = new StoredJson(JSON.stringify(['a', 'b']));
+    const items = Array.from({ length: 40 }, (_, i) => `${i}${'v'.repeat(40)}`);
+    const stored = new StoredJson(JSON.stringify(items));
     expect(stored.items()).toBe(stored.items());
-    expect(stored.items().map((i) => i.text)).toEqual(['"a"', '"b"']);
-    expect(stringifyAnswer(stored.whole())).toBe('["a","b"]');
+    expect(stored.items().map((i) => (i as RawJson).text)).toEqual(items.map((i) => JSON.stringify(i)));
+    expect(answerText({ v: stored.whole() })).toBe(`{"v":${JSON.stringify(items)}}`);
   });
 });

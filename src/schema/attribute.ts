@@ -101,7 +101,8 @@ const ROW = AttributeRow.shape;
 AttributeDefinition.implement({
   description: descriptionOf(AttributeRow),
   // Every field as the row declares it (contract/wire.ts), named and described as there; these resolve from the
-  // stored definition (its JSON texts parsed once per request, its related types charged), and two are GraphQL's own.
+  // stored definition (its JSON texts loaded once per request and spliced into the answer as stored, its related
+  // types charged), and two are GraphQL's own.
   fields: (t) => ({
     ...rowFields(t, ROW, {
       guid: t.exposeID('guid', { description: rowDescription(ROW.guid) }),

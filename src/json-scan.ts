@@ -13,13 +13,14 @@ export const MAX_BODY_VALUES = 250_000;
 
 export type ShapeViolation = 'depth' | 'values';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_ARRAY = 0x5b;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_ARRAY = 0x5d;
-const CLOSE_OBJECT = 0x7d;
-const COMMA = 0x2c;
+/** The bytes (and UTF-16 units) of JSON's syntax that the scanners here and in raw-json.ts look for. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_ARRAY = 0x5b;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_ARRAY = 0x5d;
+export const CLOSE_OBJECT = 0x7d;
+export const COMMA = 0x2c;
 /** Bytes of a string looked at one by one before its end is searched for natively. */
 const SHORT_STRING = 256;
 /** quoteAt before the chunk has been searched for a quote. */

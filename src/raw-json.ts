@@ -11,6 +11,7 @@
 // its marker stands. A RawJson serialised any other way serialises as its parsed value: the text is never trusted
 // to be anything but what JSON.parse reads.
 import { randomBytes } from 'node:crypto';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-scan.js';
 
 /** JSON text taken as a value of an answer (see above). */
 export class RawJson {
@@ -62,13 +63,6 @@ export function stringifyMarked(value: unknown, texts: readonly string[]): strin
   return parts.join('');
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /**

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
-import { inject } from 'vitest';
+import { inject, vi } from 'vitest';
 import { createMetamodelClient, type FetchLike, MetamodelGraphQLError } from '../client/src/index.js';
 import { type AppDeps, buildApp } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
@@ -266,5 +266,32 @@ export async function carriesDone(world: TestWorld, tenant: string, timeoutMs = 
     if (Date.now() > until) throw new Error(`carries of ${tenant} not done after ${timeoutMs} ms`);
     world.app.services.purger.kick();
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * A GraphQL POST through the app, with how many texts of `atLeast` characters or more JSON.parse was given while it
+ * ran (counted before the caller reads the answer): stored JSON texts must reach the answer unparsed.
+ */
+export async function graphqlCountingParses(
+  app: FastifyInstance,
+  token: string,
+  query: string,
+  atLeast: number,
+) {
+  const parse = vi.spyOn(JSON, 'parse');
+  try {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query }),
+    });
+    const parses = parse.mock.calls.filter(
+      ([text]) => typeof text === 'string' && text.length >= atLeast,
+    ).length;
+    return { res, parses };
+  } finally {
+    parse.mockRestore();
   }
 }

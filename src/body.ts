@@ -168,7 +168,8 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       }
       if (chunks.length === 1) return settle(null, chunks[0] as Buffer);
       const joined = Buffer.concat(chunks, size);
-      made.add(joined);
+      // (past Node's pool size a concatenation has a buffer of its own)
+      if (size > largeBytes) made.add(joined);
       settle(null, joined);
     }
     function onError() {
@@ -186,7 +187,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
   });
 }
 
-/** The buffers readBody made for the bodies it returned (releaseBody detaches only those). */
+/** The large bodies' buffers readBody made, each its own (releaseBody detaches only those). */
 const made = new WeakSet<Buffer>();
 
 const defaultSlots = new Slots(LARGE_BODY_SLOTS);
@@ -212,16 +213,11 @@ export function lingerAfterRefusal(raw: IncomingMessage, lingerMs = LINGER_MS) {
  * Gives a large body's bytes back at once, once it has been parsed: a buffer of its own (what a large body is read
  * into) is detached, and its memory freed now rather than at the next full collection (a body waits and is read
  * long enough for its buffer's object to reach the old generation: 6 MB bodies one after another left tens of
- * megabytes outside the heap). Only a buffer readBody made is detached (a body that came as one chunk is the
- * stream's own), and a small one, or a slice of a buffer shared with others, is left alone. Nothing may read `body`
- * after.
+ * megabytes outside the heap). Only a large body's buffer readBody made is detached (a body that came as one
+ * chunk is the stream's own; a small one is left to the young generation). Nothing may read `body` after.
  */
 export function releaseBody(body: Buffer) {
-  if (!made.delete(body)) return;
-  const bytes = body.buffer as ArrayBuffer & { transfer?: (length: number) => ArrayBuffer };
-  if (body.length > LARGE_BODY_BYTES && body.byteOffset === 0 && bytes.byteLength === body.length) {
-    bytes.transfer?.(0);
-  }
+  if (made.delete(body)) (body.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
 }
 
 /** JSON text to a value, with __proto__ and constructor keys removed; an empty body is undefined. */

@@ -2,10 +2,14 @@
 import type { FastifyReply } from 'fastify';
 import type { Envelope } from '../contract/wire.js';
 import { type AppError, refusalExtensions } from '../errors.js';
+import { SLICE_CHARS, serialiseInSlices, sizeWithin } from '../json-slices.js';
 
+/** A success answer; a large one is serialised a slice at a time, the event loop turning between slices. */
 export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {
   const body: Envelope = { STATUS: 'SUCCESS', MESSAGE: '', DATA: data };
-  return reply.code(status).type('application/json; charset=utf-8').send(body);
+  reply.code(status).type('application/json; charset=utf-8');
+  if (sizeWithin(body, SLICE_CHARS) !== undefined) return reply.send(body);
+  return serialiseInSlices(body).then((bytes) => reply.send(bytes));
 }
 
 /**

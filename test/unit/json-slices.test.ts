@@ -1,0 +1,114 @@
+// A large answer serialised a slice at a time: the same bytes JSON.stringify gives, the event loop turning between
+// slices, and a value's size learnt without walking more of it than the limit.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { SLICE_CHARS, serialiseInSlices, sizeWithin } from '../../src/json-slices.js';
+
+const expected = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+
+/** Runs `work`, counting the turns of the event loop (setImmediate callbacks) it lets through. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let done = false;
+  const tick = () => {
+    if (done) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  const result = await work();
+  done = true;
+  return { result, turns };
+}
+
+/** Values JSON.stringify treats specially: what has no JSON, a toJSON, non-finite numbers. */
+const odd = fc.constantFrom<unknown>(undefined, () => 1, Symbol('s'), Number.NaN, -0, new Date(0), {
+  toJSON: () => ({ replaced: true }),
+});
+const bigString = fc.integer({ min: 0, max: 3 }).map((k) => `${k}${'é"\\\u2028z'.repeat(SLICE_CHARS / 4)}`);
+const value = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.string(),
+    bigString,
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    odd,
+    fc.array(tie('value'), { maxLength: 40 }),
+    fc.dictionary(fc.string(), tie('value'), { maxKeys: 8 }),
+  ),
+})).value;
+
+describe('serialiseInSlices', () => {
+  it('gives the bytes JSON.stringify gives, for any value (large strings, odd members, nesting)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.dictionary(fc.string(), value, { maxKeys: 6 }), async (v) => {
+        expect((await serialiseInSlices(v)).equals(expected(v))).toBe(true);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('lets the event loop turn between slices of a megabyte answer', async () => {
+    // An entity of 4 MB of values, as GET /entities/{guid} answers it.
+    const entity = {
+      STATUS: 'SUCCESS',
+      DATA: {
+        entity: {
+          guid: 'g',
+          values: Object.fromEntries(
+            Array.from({ length: 4 }, (_, b) => [
+              `b${b}`,
+              Array.from({ length: 20 }, (_, k) => `${k}${'z'.repeat(50_000)}`),
+            ]),
+          ),
+        },
+      },
+    };
+    const { result, turns } = await turnsDuring(() => serialiseInSlices(entity));
+    expect(result.equals(expected(entity))).toBe(true);
+    // 4 MB in slices of 64 to 128 KiB (a slice ends once it holds SLICE_CHARS): a turn between any two.
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(result.length / (2 * SLICE_CHARS)) - 1);
+  });
+
+  it('cuts a long list of small items into runs, each serialised at once', async () => {
+    const list = { rows: Array.from({ length: 200_000 }, (_, i) => (i % 3 === 0 ? undefined : { i })) };
+    const { result, turns } = await turnsDuring(() => serialiseInSlices(list));
+    expect(result.equals(expected(list))).toBe(true);
+    expect(turns).toBeGreaterThan(10);
+  });
+
+  it('serialises a small value in one piece, without turning', async () => {
+    const { result, turns } = await turnsDuring(() => serialiseInSlices({ a: [1, 'two', null] }));
+    expect(result.toString()).toBe('{"a":[1,"two",null]}');
+    expect(turns).toBe(0);
+  });
+});
+
+describe('sizeWithin', () => {
+  it('counts a small value and refuses a large one', () => {
+    expect(sizeWithin({ a: 'xyz', b: [1, 2] }, 1000)).toBeGreaterThanOrEqual(
+      JSON.stringify({ a: 'xyz' }).length,
+    );
+    expect(sizeWithin({ a: 'x'.repeat(2000) }, 1000)).toBeUndefined();
+  });
+
+  it('walks no more of a large value than its limit', () => {
+    let read = 0;
+    const counted = Array.from({ length: 5_000 }, () => ({
+      get v() {
+        read++;
+        return 'x'.repeat(100);
+      },
+    }));
+    expect(sizeWithin({ list: counted }, 10_000)).toBeUndefined();
+    // Every item costs more than 100 characters: about a hundred of them are enough to know.
+    expect(read).toBeLessThan(200);
+    // A list longer than the limit is known large before any item is read.
+    read = 0;
+    expect(sizeWithin(counted, 4_000)).toBeUndefined();
+    expect(read).toBe(0);
+  });
+});

@@ -42,7 +42,7 @@ export function sizeWithin(value: unknown, limit: number): number | undefined {
 }
 
 /** The JSON of `value` in pieces; their concatenation is `JSON.stringify(value)` (a value that has JSON). */
-function* pieces(value: unknown): Generator<string> {
+export function* pieces(value: unknown): Generator<string> {
   if (!isContainer(value) || sizeWithin(value, SLICE_CHARS) !== undefined) {
     yield JSON.stringify(value) ?? 'null';
     return;
@@ -78,20 +78,32 @@ function* pieces(value: unknown): Generator<string> {
   }
   yield '}';
 }
-/** `value`'s JSON as UTF-8, made a slice at a time with the event loop turning between slices. */
-export async function serialiseInSlices(value: unknown): Promise<Buffer> {
+
+/**
+ * The UTF-8 of the concatenation of `texts`, made a slice at a time with the event loop turning between slices; with
+ * how many characters the texts held. A text is never cut (a row or a stored text of a megabyte is one slice).
+ */
+export async function encodeInSlices(texts: Iterable<string>): Promise<{ bytes: Buffer; chars: number }> {
   const slices: Buffer[] = [];
   let parts: string[] = [];
   let chars = 0;
-  for (const piece of pieces(value)) {
-    parts.push(piece);
-    chars += piece.length;
+  let total = 0;
+  for (const text of texts) {
+    parts.push(text);
+    chars += text.length;
     if (chars < SLICE_CHARS) continue;
     slices.push(Buffer.from(parts.join(''), 'utf8'));
+    total += chars;
     parts = [];
     chars = 0;
     await turn();
   }
   slices.push(Buffer.from(parts.join(''), 'utf8'));
-  return slices.length === 1 ? (slices[0] as Buffer) : Buffer.concat(slices);
+  total += chars;
+  return { bytes: slices.length === 1 ? (slices[0] as Buffer) : Buffer.concat(slices), chars: total };
+}
+
+/** `value`'s JSON as UTF-8, made a slice at a time with the event loop turning between slices. */
+export async function serialiseInSlices(value: unknown): Promise<Buffer> {
+  return (await encodeInSlices(pieces(value))).bytes;
 }

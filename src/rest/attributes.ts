@@ -36,7 +36,13 @@ export function attributeRoutes(app: FastifyInstance) {
     return succeedCached(
       reply,
       result.restBody,
-      () => `{"attributes":[${result.attributes.map(attributeRowJson).join(',')}]}`,
+      function* () {
+        yield '{"attributes":[';
+        for (let i = 0; i < result.attributes.length; i++)
+          yield (i > 0 ? ',' : '') +
+            attributeRowJson(result.attributes[i] as (typeof result.attributes)[number]);
+        yield ']}';
+      },
       (body) => {
         result.restBody = body;
       },

@@ -6,7 +6,17 @@ import { succeedSerialised } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
+type ChangeRecord = Parameters<typeof changeRowJson>[0];
+
 const pageSize = (text: string | undefined) => (text === undefined ? undefined : Number(text));
+
+/** A page's DATA in pieces: `changes` (each record a piece, its stored texts spliced in), then the other fields. */
+function* changesPieces(changes: readonly ChangeRecord[], rest: { [field: string]: unknown }) {
+  yield '{"changes":[';
+  for (let i = 0; i < changes.length; i++)
+    yield (i > 0 ? ',' : '') + changeRowJson(changes[i] as ChangeRecord);
+  yield `],${JSON.stringify(rest).slice(1)}`;
+}
 
 export function changeRoutes(app: FastifyInstance) {
   route(app, ROUTES.typeHistory, async (req, reply, { params, query }) => {
@@ -14,11 +24,7 @@ export function changeRoutes(app: FastifyInstance) {
       cursor: query.cursor,
       pageSize: pageSize(query.page_size),
     });
-    return succeedSerialised(
-      reply,
-      200,
-      `{"changes":[${page.changes.map(changeRowJson).join(',')}],"next_cursor":${JSON.stringify(page.nextCursor)}}`,
-    );
+    return succeedSerialised(reply, 200, changesPieces(page.changes, { next_cursor: page.nextCursor }));
   });
 
   route(app, ROUTES.listChanges, async (req, reply, { query }) => {
@@ -34,7 +40,7 @@ export function changeRoutes(app: FastifyInstance) {
     return succeedSerialised(
       reply,
       200,
-      `{"changes":[${page.changes.map(changeRowJson).join(',')}],"next_cursor":${JSON.stringify(page.nextCursor)},"has_more":${page.more}}`,
+      changesPieces(page.changes, { next_cursor: page.nextCursor, has_more: page.more }),
     );
   });
 }

@@ -1,6 +1,7 @@
 // REST routes for entity types: handlers take the checked input, call resolvers, and shape the envelope.
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../errors.js';
+import { pieces } from '../json-slices.js';
 import {
   createOrGetEntityType,
   deleteEntityType,
@@ -35,7 +36,7 @@ export function entityTypeRoutes(app: FastifyInstance) {
     return succeedCached(
       reply,
       page.cached.restBody,
-      () => JSON.stringify({ entity_types: page.types.map(toEntityTypeRow), next_cursor: page.nextCursor }),
+      () => pieces({ entity_types: page.types.map(toEntityTypeRow), next_cursor: page.nextCursor }),
       (body) => {
         page.cached.restBody = body;
       },

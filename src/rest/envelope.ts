@@ -2,7 +2,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Envelope } from '../contract/wire.js';
 import { type AppError, refusalExtensions } from '../errors.js';
-import { SLICE_CHARS, serialiseInSlices, sizeWithin } from '../json-slices.js';
+import { encodeInSlices, SLICE_CHARS, serialiseInSlices, sizeWithin } from '../json-slices.js';
 
 /** A success answer; a large one is serialised a slice at a time, the event loop turning between slices. */
 export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {
@@ -12,41 +12,49 @@ export function succeed(reply: FastifyReply, status: number, data: Record<string
   return serialiseInSlices(body).then((bytes) => reply.send(bytes));
 }
 
-/**
- * The same answer with DATA already serialised (a cached page's, serialised once per model version): the envelope
- * around it is the same bytes `succeed` would send.
- */
-export function succeedSerialised(reply: FastifyReply, status: number, dataJson: string) {
-  return reply.code(status).type('application/json; charset=utf-8').send(successText(dataJson));
+/** The envelope's text around `data`, the JSON of DATA in pieces: the same bytes `succeed` would send. */
+function* successPieces(data: Iterable<string>) {
+  yield '{"STATUS":"SUCCESS","MESSAGE":"","DATA":';
+  yield* data;
+  yield '}';
 }
 
-const successText = (dataJson: string) => `{"STATUS":"SUCCESS","MESSAGE":"","DATA":${dataJson}}`;
+/**
+ * The same answer with DATA already serialised, in pieces (rows of stored texts spliced in), encoded a slice at a
+ * time: the envelope around it is the same bytes `succeed` would send.
+ */
+export async function succeedSerialised(reply: FastifyReply, status: number, data: Iterable<string>) {
+  const { bytes } = await encodeInSlices(successPieces(data));
+  return reply.code(status).type('application/json; charset=utf-8').send(bytes);
+}
 
 /**
  * A 200 answer kept with a cached value (a page or a listing, per model version) as its bytes: each request writes
  * the same buffer, with no text built, measured or encoded for it (before, each made two copies of the answer: the
  * envelope's text flattened, then its UTF-8 bytes). `cached` is what was kept; `keep` takes the bytes made from
- * `dataJson` when it had none. They get a buffer of their own (a small one from Node's shared pool would hold its
- * whole 8 KiB slab for as long as the cache keeps it). They are kept when their UTF-8 form is at most twice the
- * text's length, what the text took when it was kept instead; longer (mostly non-Latin text), the text is sent and
- * made again next time.
+ * `data` (DATA's JSON in pieces, encoded a slice at a time) when it had none. They are a buffer of their own (never
+ * a small one from Node's shared pool, which would hold its whole 8 KiB slab for as long as the cache keeps it), and
+ * kept when they are at most twice the text's length, what the text took when it was kept instead; longer (mostly
+ * non-Latin text), they are sent and made again next time.
  */
-export function succeedCached(
+export async function succeedCached(
   reply: FastifyReply,
   cached: Buffer | undefined,
-  dataJson: () => string,
+  data: () => Iterable<string>,
   keep: (body: Buffer) => void,
 ) {
-  let body: Buffer | string | undefined = cached;
+  let body = cached;
   if (!body) {
-    const text = successText(dataJson());
-    const length = Buffer.byteLength(text, 'utf8');
-    if (length <= 2 * text.length) {
-      const bytes = Buffer.allocUnsafeSlow(length);
-      bytes.write(text, 'utf8');
-      keep(bytes);
-      body = bytes;
-    } else body = text;
+    const made = await encodeInSlices(successPieces(data()));
+    body = made.bytes;
+    if (body.length <= 2 * made.chars) {
+      if (body.buffer.byteLength !== body.length) {
+        const own = Buffer.allocUnsafeSlow(body.length);
+        body.copy(own);
+        body = own;
+      }
+      keep(body);
+    }
   }
   return reply.code(200).type('application/json; charset=utf-8').send(body);
 }

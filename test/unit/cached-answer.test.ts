@@ -1,10 +1,11 @@
 // A cached page's or listing's REST answer kept as bytes (rest/envelope.ts succeedCached): made once, then the same
-// buffer of its own written for every request; text more than twice as long in UTF-8 is sent but not kept.
+// buffer of its own written for every request; text more than twice as long in UTF-8 is sent but not kept. DATA's
+// JSON comes in pieces, encoded a slice at a time.
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { succeedCached } from '../../src/rest/envelope.js';
 
-async function serve(data: () => string) {
+async function serve(data: () => string | string[]) {
   const app = Fastify();
   const held: { body?: Buffer; made: number } = { made: 0 };
   app.get('/x', (_req, reply) =>
@@ -13,7 +14,8 @@ async function serve(data: () => string) {
       held.body,
       () => {
         held.made += 1;
-        return data();
+        const made = data();
+        return typeof made === 'string' ? [made] : made;
       },
       (body) => {
         held.body = body;
@@ -40,7 +42,7 @@ describe('an answer kept as bytes with its cached value', () => {
     await app.close();
   });
 
-  it('is kept in a buffer of its own when its UTF-8 form is at most twice its text, else sent as text each time', async () => {
+  it('is kept in a buffer of its own when its UTF-8 form is at most twice its text, else made again each time', async () => {
     const latin = await serve(() => JSON.stringify({ name: 'naïve déjà vu' }));
     const first = await latin.app.inject({ method: 'GET', url: '/x' });
     expect(first.json().DATA).toEqual({ name: 'naïve déjà vu' });
@@ -58,5 +60,19 @@ describe('an answer kept as bytes with its cached value', () => {
     expect(wide.held.body).toBeUndefined();
     expect(wide.held.made).toBe(2);
     await wide.app.close();
+  });
+
+  it('joins DATA from its pieces, a listing of megabytes as one buffer of its own', async () => {
+    const rows = Array.from({ length: 64 }, (_, i) => JSON.stringify({ i, text: `${i}é`.repeat(10_000) }));
+    const big = await serve(() => ['{"rows":[', rows.join(','), ']}']);
+    const res = await big.app.inject({ method: 'GET', url: '/x' });
+    expect(res.json()).toEqual({
+      STATUS: 'SUCCESS',
+      MESSAGE: '',
+      DATA: { rows: rows.map((r) => JSON.parse(r)) },
+    });
+    expect(big.held.body?.equals(res.rawPayload)).toBe(true);
+    expect(big.held.body?.buffer.byteLength).toBe(big.held.body?.length);
+    await big.app.close();
   });
 });

@@ -54,6 +54,12 @@ function heldSmall(services: Services, req: FastifyRequest, budget: DoorBudget):
   return bytes !== undefined && bytes <= LIGHT_FROM_MEMORY_BYTES;
 }
 
+/**
+ * The reason a request's wait is given up with when its connection closes (every request's closes, in the end): one
+ * value, not the DOMException with a stack trace `abort()` makes by default for each.
+ */
+const GONE = 'the connection closed';
+
 /** Routes that never wait for a turn: liveness and readiness answer whatever the load (a probe must not time out). */
 const UNQUEUED = new Set(['/healthz', '/readyz']);
 
@@ -91,7 +97,7 @@ export const admissionHooks = fp(
       // granted (the grant reaches the request a turn of the event loop later) gives the turn back at once. Either
       // way the request stops here: nobody is left to answer, and its turn must not stay taken.
       const away = new AbortController();
-      whenClosed(reply.raw, () => away.abort());
+      whenClosed(reply.raw, () => away.abort(GONE));
       let release: () => void;
       try {
         release = await admission.acquire(tenant, bytes, away.signal);

@@ -104,6 +104,9 @@ export function yogaLogger(logger: Logger): YogaLogger {
   };
 }
 
+/** The reason a wait for a GraphQL slot is given up with when it took too long. */
+const QUEUE_TIMEOUT = 'waited GRAPHQL_QUEUE_TIMEOUT_MS for a slot';
+
 export const graphqlRoute = fp(
   async (app: FastifyInstance, { services, tracing }: { services: Services; tracing: Tracing }) => {
     const { config, logger } = services;
@@ -160,14 +163,17 @@ export const graphqlRoute = fp(
           // A few operations at a time: a nested catalog query holds megabytes of rows and result while it runs,
           // and on 2 cores running 64 at once only multiplies memory, not throughput. The rest wait their turn.
           let release: () => void;
+          // A wait given up after GRAPHQL_QUEUE_TIMEOUT_MS; its timer cleared once the slot comes (AbortSignal.timeout
+          // would fire for every operation anyway, each time making a DOMException with a stack trace).
+          const waited = new AbortController();
+          const timer = setTimeout(() => waited.abort(QUEUE_TIMEOUT), config.GRAPHQL_QUEUE_TIMEOUT_MS);
           try {
-            release = await graphqlSlots.acquire(
-              ctx?.viewer.tenant ?? '',
-              AbortSignal.timeout(config.GRAPHQL_QUEUE_TIMEOUT_MS),
-            );
+            release = await graphqlSlots.acquire(ctx?.viewer.tenant ?? '', waited.signal);
           } catch {
             reply.header('retry-after', '1');
             throw refuse('server_busy', 'Too many GraphQL operations are waiting; try again shortly.');
+          } finally {
+            clearTimeout(timer);
           }
           try {
             return await yoga.handleNodeRequestAndResponse(req, reply, { req });

@@ -81,9 +81,13 @@ export function* pieces(value: unknown): Generator<string> {
 
 /**
  * The UTF-8 of the concatenation of `texts`, made a slice at a time with the event loop turning between slices; with
- * how many characters the texts held. A text is never cut (a row or a stored text of a megabyte is one slice).
+ * how many characters the texts held. A text is never cut (a row or a stored text of a megabyte is one slice). When
+ * `abandoned` says so between slices (the client went away), nothing more is made: undefined.
  */
-export async function encodeInSlices(texts: Iterable<string>): Promise<{ bytes: Buffer; chars: number }> {
+export async function encodeInSlices(
+  texts: Iterable<string>,
+  abandoned: () => boolean = () => false,
+): Promise<{ bytes: Buffer; chars: number } | undefined> {
   const slices: Buffer[] = [];
   let parts: string[] = [];
   let chars = 0;
@@ -97,13 +101,9 @@ export async function encodeInSlices(texts: Iterable<string>): Promise<{ bytes: 
     parts = [];
     chars = 0;
     await turn();
+    if (abandoned()) return undefined;
   }
   slices.push(Buffer.from(parts.join(''), 'utf8'));
   total += chars;
   return { bytes: slices.length === 1 ? (slices[0] as Buffer) : Buffer.concat(slices), chars: total };
-}
-
-/** `value`'s JSON as UTF-8, made a slice at a time with the event loop turning between slices. */
-export async function serialiseInSlices(value: unknown): Promise<Buffer> {
-  return (await encodeInSlices(pieces(value))).bytes;
 }

@@ -2,14 +2,15 @@
 import type { FastifyReply } from 'fastify';
 import type { Envelope } from '../contract/wire.js';
 import { type AppError, refusalExtensions } from '../errors.js';
-import { encodeInSlices, SLICE_CHARS, serialiseInSlices, sizeWithin } from '../json-slices.js';
+import { isClosed } from '../http/connection.js';
+import { encodeInSlices, pieces, SLICE_CHARS, sizeWithin } from '../json-slices.js';
 
 /** A success answer; a large one is serialised a slice at a time, the event loop turning between slices. */
 export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {
   const body: Envelope = { STATUS: 'SUCCESS', MESSAGE: '', DATA: data };
   reply.code(status).type('application/json; charset=utf-8');
   if (sizeWithin(body, SLICE_CHARS) !== undefined) return reply.send(body);
-  return serialiseInSlices(body).then((bytes) => reply.send(bytes));
+  return sendInSlices(reply, pieces(body));
 }
 
 /** The envelope's text around `data`, the JSON of DATA in pieces: the same bytes `succeed` would send. */
@@ -20,12 +21,27 @@ function* successPieces(data: Iterable<string>) {
 }
 
 /**
+ * Encodes `texts` a slice at a time and sends them, telling `made` of the bytes. A client gone meanwhile has nothing
+ * more made for it: its request ends with an empty answer nobody reads (a keyed write's transaction was rolled back
+ * when the connection closed, see http/idempotency-key.ts).
+ */
+async function sendInSlices(
+  reply: FastifyReply,
+  texts: Iterable<string>,
+  made?: (bytes: Buffer, chars: number) => Buffer | undefined,
+) {
+  const encoded = await encodeInSlices(texts, () => isClosed(reply.raw));
+  if (!encoded) return reply.send('');
+  return reply.send(made?.(encoded.bytes, encoded.chars) ?? encoded.bytes);
+}
+
+/**
  * The same answer with DATA already serialised, in pieces (rows of stored texts spliced in), encoded a slice at a
  * time: the envelope around it is the same bytes `succeed` would send.
  */
-export async function succeedSerialised(reply: FastifyReply, status: number, data: Iterable<string>) {
-  const { bytes } = await encodeInSlices(successPieces(data));
-  return reply.code(status).type('application/json; charset=utf-8').send(bytes);
+export function succeedSerialised(reply: FastifyReply, status: number, data: Iterable<string>) {
+  reply.code(status).type('application/json; charset=utf-8');
+  return sendInSlices(reply, successPieces(data));
 }
 
 /**
@@ -37,26 +53,24 @@ export async function succeedSerialised(reply: FastifyReply, status: number, dat
  * kept when they are at most twice the text's length, what the text took when it was kept instead; longer (mostly
  * non-Latin text), they are sent and made again next time.
  */
-export async function succeedCached(
+export function succeedCached(
   reply: FastifyReply,
   cached: Buffer | undefined,
   data: () => Iterable<string>,
   keep: (body: Buffer) => void,
 ) {
-  let body = cached;
-  if (!body) {
-    const made = await encodeInSlices(successPieces(data()));
-    body = made.bytes;
-    if (body.length <= 2 * made.chars) {
-      if (body.buffer.byteLength !== body.length) {
-        const own = Buffer.allocUnsafeSlow(body.length);
-        body.copy(own);
-        body = own;
-      }
-      keep(body);
+  reply.code(200).type('application/json; charset=utf-8');
+  if (cached) return reply.send(cached);
+  return sendInSlices(reply, successPieces(data()), (bytes, chars) => {
+    if (bytes.length > 2 * chars) return bytes;
+    let own = bytes;
+    if (bytes.buffer.byteLength !== bytes.length) {
+      own = Buffer.allocUnsafeSlow(bytes.length);
+      bytes.copy(own);
     }
-  }
-  return reply.code(200).type('application/json; charset=utf-8').send(body);
+    keep(own);
+    return own;
+  });
 }
 
 export function failBody(

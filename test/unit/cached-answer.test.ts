@@ -1,9 +1,11 @@
 // A cached page's or listing's REST answer kept as bytes (rest/envelope.ts succeedCached): made once, then the same
 // buffer of its own written for every request; text more than twice as long in UTF-8 is sent but not kept. DATA's
 // JSON comes in pieces, encoded a slice at a time.
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { succeedCached } from '../../src/rest/envelope.js';
+import { succeed, succeedCached } from '../../src/rest/envelope.js';
 
 async function serve(data: () => string | string[]) {
   const app = Fastify();
@@ -74,5 +76,45 @@ describe('an answer kept as bytes with its cached value', () => {
     expect(big.held.body?.equals(res.rawPayload)).toBe(true);
     expect(big.held.body?.buffer.byteLength).toBe(big.held.body?.length);
     await big.app.close();
+  });
+});
+
+describe('a large answer whose client went away', () => {
+  it('is not made further once the connection closed: the request ends with an empty answer', async () => {
+    const app = Fastify();
+    const payloads: unknown[] = [];
+    let handled: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      handled = resolve;
+    });
+    app.addHook('onSend', async (_req, _reply, payload) => {
+      payloads.push(payload);
+      handled();
+      return payload;
+    });
+    const big = { rows: Array.from({ length: 64 }, (_, i) => `${i}`.repeat(50_000)) };
+    app.get('/big', async (req, reply) => {
+      // The answer is made once the client has gone (its connection closed while the request was read).
+      await new Promise<void>((resolve) => req.raw.socket.once('close', () => resolve()));
+      return succeed(reply, 200, big);
+    });
+    app.get('/big-kept', async (_req, reply) => succeed(reply, 200, big));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as AddressInfo).port;
+    try {
+      const socket = connect(port, '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+      await done;
+      expect(payloads).toEqual(['']);
+      // Read to the end, the same answer is made whole.
+      const whole = await fetch(`http://127.0.0.1:${port}/big-kept`);
+      expect((await whole.json()).DATA).toEqual(big);
+      expect(Buffer.isBuffer(payloads[1])).toBe(true);
+    } finally {
+      await app.close();
+    }
   });
 });

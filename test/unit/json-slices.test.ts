@@ -2,7 +2,14 @@
 // slices, and a value's size learnt without walking more of it than the limit.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SLICE_CHARS, serialiseInSlices, sizeWithin } from '../../src/json-slices.js';
+import { encodeInSlices, pieces, SLICE_CHARS, sizeWithin } from '../../src/json-slices.js';
+
+/** `value`'s JSON made a slice at a time, as a REST answer is. */
+async function serialiseInSlices(value: unknown): Promise<Buffer> {
+  const made = await encodeInSlices(pieces(value));
+  if (!made) throw new Error('abandoned');
+  return made.bytes;
+}
 
 const expected = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
 
@@ -84,6 +91,24 @@ describe('serialiseInSlices', () => {
     const { result, turns } = await turnsDuring(() => serialiseInSlices({ a: [1, 'two', null] }));
     expect(result.toString()).toBe('{"a":[1,"two",null]}');
     expect(turns).toBe(0);
+  });
+});
+
+describe('encodeInSlices', () => {
+  it('makes nothing more once abandoned: asked between slices, never before the first', async () => {
+    let asked = 0;
+    const texts = Array.from({ length: 10 }, () => 'x'.repeat(SLICE_CHARS));
+    expect(
+      await encodeInSlices(texts, () => {
+        asked++;
+        return asked === 3;
+      }),
+    ).toBeUndefined();
+    expect(asked).toBe(3);
+    // Not abandoned: the whole, with the characters it held.
+    const made = await encodeInSlices(['ab', 'é'], () => false);
+    expect(made?.bytes.toString()).toBe('abé');
+    expect(made?.chars).toBe(3);
   });
 });
 

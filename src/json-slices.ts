@@ -3,7 +3,7 @@
 // UTF-8 encoding a few more, while every other tenant's request waits. Here the value is cut into pieces of about
 // SLICE_CHARS (a subtree that small is serialised whole, by `JSON.stringify` on V8's fast path; a larger one is
 // entered), each slice encoded as it is made, and the event loop turns between slices, so another request waits at
-// most a slice's work (about a millisecond or two). The bytes are those `JSON.stringify(value)` gives.
+// most a slice's work (about a millisecond or two). The bytes are those `JSON.stringify(value)` gives (see pieces).
 
 import { setImmediate as turn } from 'node:timers/promises';
 
@@ -12,6 +12,12 @@ export const SLICE_CHARS = 64 * 1024;
 
 const isContainer = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+
+/**
+ * Lists and objects of more items or fields than a slice holds characters, once seen: each level of an answer above
+ * one measures down to it again, and listing the fields of an object of 200,000 takes tens of milliseconds.
+ */
+const overSlice = new WeakSet<object>();
 
 /**
  * About how many characters `value` serialises to, if at most `limit`, found by walking at most that much of it
@@ -25,14 +31,21 @@ export function sizeWithin(value: unknown, limit: number): number | undefined {
     const v = stack.pop();
     if (typeof v === 'string') size += v.length + 2;
     else if (Array.isArray(v)) {
+      if (limit <= SLICE_CHARS && overSlice.has(v)) return undefined;
       // A comma or a bracket per item at least: a list longer than the limit is known large at once.
       size += v.length + 2;
+      if (v.length + 2 > SLICE_CHARS) overSlice.add(v);
       if (size > limit) return undefined;
       for (const item of v) stack.push(item);
     } else if (isContainer(v)) {
-      for (const key in v) {
-        size += key.length + 4;
-        if (size > limit) return undefined;
+      if (limit <= SLICE_CHARS && overSlice.has(v)) return undefined;
+      const keys = Object.keys(v);
+      // Four characters a field at least (its quotes, colon and comma): so is an object of more fields.
+      size += 4 * keys.length + 2;
+      if (4 * keys.length + 2 > SLICE_CHARS) overSlice.add(v);
+      if (size > limit) return undefined;
+      for (const key of keys) {
+        size += key.length;
         stack.push(v[key]);
       }
     } else size += 8;
@@ -41,9 +54,16 @@ export function sizeWithin(value: unknown, limit: number): number | undefined {
   return size;
 }
 
-/** The JSON of `value` in pieces; their concatenation is `JSON.stringify(value)` (a value that has JSON). */
-export function* pieces(value: unknown): Generator<string> {
-  if (!isContainer(value) || sizeWithin(value, SLICE_CHARS) !== undefined) {
+/** Whether JSON leaves a field of this value out (and makes null of a list item). */
+const hasNoJson = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+
+/**
+ * The JSON of `value` in pieces; their concatenation is `JSON.stringify(value)` for the values the service answers
+ * (plain data: no toJSON that reads the key it is called with, no boxed primitives). `large`: known to be over a
+ * slice (measured by the caller), not measured again.
+ */
+export function* pieces(value: unknown, large = false): Generator<string> {
+  if (!isContainer(value) || (!large && sizeWithin(value, SLICE_CHARS) !== undefined)) {
     yield JSON.stringify(value) ?? 'null';
     return;
   }
@@ -60,21 +80,49 @@ export function* pieces(value: unknown): Generator<string> {
       }
       if (i > 0) yield ',';
       if (end > i) yield JSON.stringify(value.slice(i, end)).slice(1, -1);
-      else yield* pieces(value[end++]);
+      else yield* pieces(value[end++], true);
       i = end;
     }
     yield ']';
     return;
   }
   yield '{';
+  const keys = Object.keys(value);
   let first = true;
-  for (const key of Object.keys(value)) {
-    const item = value[key];
-    // As JSON.stringify: a field whose value has no JSON is left out.
-    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-    yield `${first ? '' : ','}${JSON.stringify(key)}:`;
-    first = false;
-    yield* pieces(item);
+  for (let i = 0; i < keys.length; ) {
+    // Likewise a run of fields that together fit in a slice is one piece, and a field larger than a slice is entered.
+    const run: string[] = [];
+    let room = SLICE_CHARS;
+    let largeKey: string | undefined;
+    let largeItem: unknown;
+    for (; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const item = value[key];
+      // As JSON.stringify: a field whose value has no JSON is left out.
+      if (hasNoJson(item)) continue;
+      const size = sizeWithin(item, room);
+      if (size === undefined) {
+        if (run.length === 0) {
+          largeKey = key;
+          largeItem = item;
+        }
+        break;
+      }
+      const text = JSON.stringify(item);
+      if (text === undefined) continue;
+      room -= size + key.length + 4;
+      run.push(`${JSON.stringify(key)}:${text}`);
+    }
+    if (run.length > 0) {
+      yield `${first ? '' : ','}${run.join(',')}`;
+      first = false;
+    }
+    if (largeKey !== undefined) {
+      i += 1;
+      yield `${first ? '' : ','}${JSON.stringify(largeKey)}:`;
+      first = false;
+      yield* pieces(largeItem, true);
+    }
   }
   yield '}';
 }

@@ -20,6 +20,7 @@ import {
 } from '../contract/write-headers.js';
 import type { IdempotencyScope } from '../db/idempotency-records.js';
 import { type AppError, refuse } from '../errors.js';
+import { isClosed } from '../http/connection.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
@@ -52,11 +53,12 @@ export const httpHooks = fp(
     /**
      * The end of a request under an Idempotency-Key (services/keyed-requests.ts), REST and GraphQL alike: its write
      * commits here with its answer stored in it. An answer of 500 or more, or one the request must not store (a
-     * GraphQL mutation whose answer became a refusal after it wrote), rolls it back; so does an answer over the
-     * stored-answer bound, which is then refused (idempotency_answer_too_large). A failed commit answers 503, and a
-     * retry with the key then gets the stored answer if the commit went through after all, or runs the write if it
-     * did not. A write that found the key held by a request (of another instance) that committed meanwhile answers
-     * with that one's answer. Returns the payload to send.
+     * GraphQL mutation whose answer became a refusal after it wrote), rolls it back, as does a connection closed
+     * already (its close, heard a moment later, would roll it back: nobody is left to get the answer); so does an
+     * answer over the stored-answer bound, which is then refused (idempotency_answer_too_large). A failed commit
+     * answers 503, and a retry with the key then gets the stored answer if the commit went through after all, or runs
+     * the write if it did not. A write that found the key held by a request (of another instance) that committed
+     * meanwhile answers with that one's answer. Returns the payload to send.
      */
     const settleKeyedWrite = async (
       ctx: RequestContext,
@@ -70,7 +72,7 @@ export const httpHooks = fp(
       if (open) {
         const body =
           typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
-        if (reply.statusCode >= 500 || body === null || scope.discard) {
+        if (reply.statusCode >= 500 || body === null || scope.discard || isClosed(reply.raw)) {
           await open.rollback();
           return payload;
         }

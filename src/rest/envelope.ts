@@ -10,7 +10,7 @@ export function succeed(reply: FastifyReply, status: number, data: Record<string
   const body: Envelope = { STATUS: 'SUCCESS', MESSAGE: '', DATA: data };
   reply.code(status).type('application/json; charset=utf-8');
   if (sizeWithin(body, SLICE_CHARS) !== undefined) return reply.send(body);
-  return sendInSlices(reply, pieces(body));
+  return sendInSlices(reply, pieces(body, true));
 }
 
 /** The envelope's text around `data`, the JSON of DATA in pieces: the same bytes `succeed` would send. */
@@ -22,8 +22,8 @@ function* successPieces(data: Iterable<string>) {
 
 /**
  * Encodes `texts` a slice at a time and sends them, telling `made` of the bytes. A client gone meanwhile has nothing
- * more made for it: its request ends with an empty answer nobody reads (a keyed write's transaction was rolled back
- * when the connection closed, see http/idempotency-key.ts).
+ * more made for it: its request ends there, unanswered (a keyed write's transaction is rolled back as its connection
+ * closes, see http/idempotency-key.ts).
  */
 async function sendInSlices(
   reply: FastifyReply,
@@ -31,7 +31,13 @@ async function sendInSlices(
   made?: (bytes: Buffer, chars: number) => Buffer | undefined,
 ) {
   const encoded = await encodeInSlices(texts, () => isClosed(reply.raw));
-  if (!encoded) return reply.send('');
+  if (!encoded) {
+    // Nothing is sent, and no hook runs as for an answer: the socket may be destroyed a moment before the response
+    // hears of it, and a keyed write must not be committed with an answer that was never made.
+    reply.hijack();
+    reply.raw.destroy();
+    return reply;
+  }
   return reply.send(made?.(encoded.bytes, encoded.chars) ?? encoded.bytes);
 }
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { whenClosed } from '../../src/http/connection.js';
 import { succeed, succeedCached } from '../../src/rest/envelope.js';
 
 async function serve(data: () => string | string[]) {
@@ -80,39 +81,50 @@ describe('an answer kept as bytes with its cached value', () => {
 });
 
 describe('a large answer whose client went away', () => {
-  it('is not made further once the connection closed: the request ends with an empty answer', async () => {
+  it('is not made further, and ends unanswered: no hook runs as for an answer (a keyed write would commit in one)', async () => {
     const app = Fastify();
-    const payloads: unknown[] = [];
-    let handled: () => void = () => {};
-    const done = new Promise<void>((resolve) => {
-      handled = resolve;
-    });
-    app.addHook('onSend', async (_req, _reply, payload) => {
-      payloads.push(payload);
-      handled();
+    // What a keyed write's onSend would see: whether its write was still open, and the body it would store.
+    const sent: { open: boolean; bytes: number }[] = [];
+    app.addHook('onSend', async (req, _reply, payload) => {
+      const scope = (req as unknown as { scope?: { open: boolean } }).scope;
+      const bytes = typeof payload === 'string' || Buffer.isBuffer(payload) ? Buffer.byteLength(payload) : -1;
+      sent.push({ open: scope?.open ?? false, bytes });
       return payload;
     });
-    const big = { rows: Array.from({ length: 64 }, (_, i) => `${i}`.repeat(50_000)) };
-    app.get('/big', async (req, reply) => {
-      // The answer is made once the client has gone (its connection closed while the request was read).
-      await new Promise<void>((resolve) => req.raw.socket.once('close', () => resolve()));
-      return succeed(reply, 200, big);
+    const big = { rows: Array.from({ length: 200 }, (_, i) => `${i}`.repeat(50_000)) };
+    const whole = Buffer.byteLength(JSON.stringify({ STATUS: 'SUCCESS', MESSAGE: '', DATA: big }));
+    let started = 0;
+    app.post('/write', async (req, reply) => {
+      const scope = { open: true };
+      (req as unknown as { scope: typeof scope }).scope = scope;
+      // As takeKeyedTurn: the write is rolled back when the connection closes.
+      whenClosed(reply.raw, () => {
+        scope.open = false;
+      });
+      started++;
+      return succeed(reply, 201, big);
     });
-    app.get('/big-kept', async (_req, reply) => succeed(reply, 200, big));
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as AddressInfo).port;
     try {
-      const socket = connect(port, '127.0.0.1');
-      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-      socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
-      await new Promise((r) => setTimeout(r, 50));
-      socket.destroy();
-      await done;
-      expect(payloads).toEqual(['']);
+      for (const leave of [2, 5, 10]) {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => {});
+        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        socket.write('POST /write HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+        await new Promise((r) => setTimeout(r, leave));
+        socket.destroy();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(started).toBe(3);
+      // No answer was made for a write whose client had gone: never an empty or partial body to store.
+      for (const s of sent) expect(s.bytes).toBe(whole);
+      expect(sent.length).toBeLessThan(3);
       // Read to the end, the same answer is made whole.
-      const whole = await fetch(`http://127.0.0.1:${port}/big-kept`);
-      expect((await whole.json()).DATA).toEqual(big);
-      expect(Buffer.isBuffer(payloads[1])).toBe(true);
+      const res = await fetch(`http://127.0.0.1:${port}/write`, { method: 'POST' });
+      expect(res.status).toBe(201);
+      expect((await res.json()).DATA).toEqual(big);
+      expect(sent.at(-1)).toEqual({ open: true, bytes: whole });
     } finally {
       await app.close();
     }

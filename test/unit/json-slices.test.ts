@@ -29,9 +29,16 @@ async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turn
 }
 
 /** Values JSON.stringify treats specially: what has no JSON, a toJSON, non-finite numbers. */
-const odd = fc.constantFrom<unknown>(undefined, () => 1, Symbol('s'), Number.NaN, -0, new Date(0), {
-  toJSON: () => ({ replaced: true }),
-});
+const odd = fc.constantFrom<unknown>(
+  undefined,
+  () => 1,
+  Symbol('s'),
+  Number.NaN,
+  -0,
+  new Date(0),
+  { toJSON: () => ({ replaced: true }) },
+  { toJSON: () => undefined },
+);
 const bigString = fc.integer({ min: 0, max: 3 }).map((k) => `${k}${'é"\\\u2028z'.repeat(SLICE_CHARS / 4)}`);
 const value = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -85,6 +92,32 @@ describe('serialiseInSlices', () => {
     const { result, turns } = await turnsDuring(() => serialiseInSlices(list));
     expect(result.equals(expected(list))).toBe(true);
     expect(turns).toBeGreaterThan(10);
+  });
+
+  it('cuts an object of many fields into runs of fields, each serialised at once', async () => {
+    // A json value of 50,000 fields, as an entity may carry: its fields are runs, not a piece each.
+    const fields = Object.fromEntries(
+      Array.from({ length: 50_000 }, (_, i) => [
+        `f${i}`,
+        i % 7 === 0 ? undefined : { n: i, s: 'é'.repeat(i % 5) },
+      ]),
+    );
+    const entity = {
+      STATUS: 'SUCCESS',
+      DATA: { entity: { values: { doc: fields, big: 'x'.repeat(3 * SLICE_CHARS) } } },
+    };
+    let made = 0;
+    const counted = (function* () {
+      for (const piece of pieces(entity)) {
+        made++;
+        yield piece;
+      }
+    })();
+    const { result, turns } = await turnsDuring(async () => (await encodeInSlices(counted))?.bytes);
+    expect(result?.equals(expected(entity))).toBe(true);
+    expect(turns).toBeGreaterThan(10);
+    // About one piece per slice of fields, not one per field.
+    expect(made).toBeLessThan(200);
   });
 
   it('serialises a small value in one piece, without turning', async () => {

@@ -74,7 +74,9 @@ export async function takeKeyedTurn(
     const open = ctx.keyed.scope?.open;
     if (open && ctx.keyed.scope) {
       ctx.keyed.scope.open = undefined;
-      void open.rollback();
+      // The turn ends once the write is rolled back: the next request with the key would wait on its claim.
+      void open.rollback().finally(() => turn.end());
+      return;
     }
     turn.end();
   });

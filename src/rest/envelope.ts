@@ -22,8 +22,7 @@ function* successPieces(data: Iterable<string>) {
 
 /**
  * Encodes `texts` a slice at a time and sends them, telling `made` of the bytes. A client gone meanwhile has nothing
- * more made for it: its request ends there, unanswered (a keyed write's transaction is rolled back as its connection
- * closes, see http/idempotency-key.ts).
+ * more made for it: its request ends with an empty answer.
  */
 async function sendInSlices(
   reply: FastifyReply,
@@ -31,13 +30,9 @@ async function sendInSlices(
   made?: (bytes: Buffer, chars: number) => Buffer | undefined,
 ) {
   const encoded = await encodeInSlices(texts, () => isClosed(reply.raw));
-  if (!encoded) {
-    // Nothing is sent, and no hook runs as for an answer: the socket may be destroyed a moment before the response
-    // hears of it, and a keyed write must not be committed with an answer that was never made.
-    reply.hijack();
-    reply.raw.destroy();
-    return reply;
-  }
+  // Nobody reads it; it ends the request as any answer does (its hooks run: a keyed write is rolled back there, its
+  // connection being closed, in app/http-hooks.ts).
+  if (!encoded) return reply.send('');
   return reply.send(made?.(encoded.bytes, encoded.chars) ?? encoded.bytes);
 }
 

@@ -88,3 +88,72 @@ describe('a client that closes a connection carrying pipelined requests', () => 
     30_000,
   );
 });
+
+describe('a client that goes away while its keyed write is answered', () => {
+  const served = itServed();
+
+  served(
+    'whatever the moment it leaves, the key then answers whole: the stored answer, or the write run anew; one entity',
+    async ({ world }) => {
+      const tenant = newTenant('keyed-leaves');
+      const token = await tokenFor(tenant);
+      const api = async (method: string, path: string, body?: unknown, key?: string) => {
+        const res = await fetch(new URL(path, world.url), {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            ...(key ? { 'idempotency-key': key } : {}),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return {
+          status: res.status,
+          replayed: res.headers.get('idempotent-replayed'),
+          text: await res.text(),
+        };
+      };
+      const type = JSON.parse((await api('POST', '/entities/types', { name: 'Long texts' })).text).DATA
+        .entity_type.guid as string;
+      const declared = await api('POST', `/entities/types/${type}/attributes`, {
+        name: 'texts',
+        value_type: 'string',
+        cardinality: 'multi',
+      });
+      expect(declared.status).toBe(201);
+      // An answer of 1.8 MB (within the 2 MiB a key stores): made a slice at a time, so a client can leave while it is
+      // being made.
+      const texts = Array.from({ length: 30 }, (_, i) => `${i}`.padEnd(60_000, 'x'));
+      const url = new URL('/entities', world.url);
+      for (let attempt = 0; attempt < 12; attempt += 1) {
+        const key = `leaves-${attempt}`;
+        const body = JSON.stringify({ type_guid: type, name: `e${attempt}`, values: { texts } });
+        const socket = connect(Number(url.port), url.hostname);
+        socket.on('error', () => {});
+        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        socket.write(
+          `POST /entities HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nIdempotency-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
+        // Gone at a different moment each time: while the body is read, the write runs, or the answer is made.
+        await new Promise((r) => setTimeout(r, 5 * attempt));
+        socket.destroy();
+        // The key's turn ends with the connection; the same request then gets a whole answer.
+        let again = await api('POST', '/entities', JSON.parse(body), key);
+        for (let i = 0; i < 50 && again.status === 409; i += 1) {
+          await new Promise((r) => setTimeout(r, 20));
+          again = await api('POST', '/entities', JSON.parse(body), key);
+        }
+        expect([200, 201]).toContain(again.status);
+        const entity = JSON.parse(again.text).DATA.entity;
+        expect(entity.values.texts).toEqual(texts);
+      }
+      // One entity for each name, however each attempt ended.
+      const listed = JSON.parse((await api('GET', `/entities?type_guid=${type}&page_size=100`)).text).DATA
+        .entities as {
+        name: string;
+      }[];
+      expect(listed.map((e) => e.name).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `e${i}`).sort());
+    },
+    60_000,
+  );
+});

@@ -128,6 +128,22 @@ export function* pieces(value: unknown, large = false): Generator<string> {
 }
 
 /**
+ * A list of rows already serialised, in pieces: `{"<field>":[` and each row (`json` of it) a piece, then the other
+ * fields of `rest` (serialised whole).
+ */
+export function* rowPieces<T>(
+  field: string,
+  rows: readonly T[],
+  json: (row: T) => string,
+  rest: { [field: string]: unknown } = {},
+): Generator<string> {
+  yield `{${JSON.stringify(field)}:[`;
+  for (let i = 0; i < rows.length; i++) yield (i > 0 ? ',' : '') + json(rows[i] as T);
+  const tail = JSON.stringify(rest);
+  yield tail === '{}' ? ']}' : `],${tail.slice(1)}`;
+}
+
+/**
  * The UTF-8 of the concatenation of `texts`, made a slice at a time with the event loop turning between slices; with
  * how many characters the texts held. A text is never cut (a row or a stored text of a megabyte is one slice). When
  * `abandoned` says so between slices (the client went away), nothing more is made: undefined.

@@ -1,6 +1,7 @@
 // REST routes for attribute definitions: declare, list, withdraw (the curation API's DELETE).
 
 import type { FastifyInstance } from 'fastify';
+import { rowPieces } from '../json-slices.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import {
   attributeRowJson,
@@ -36,13 +37,7 @@ export function attributeRoutes(app: FastifyInstance) {
     return succeedCached(
       reply,
       result.restBody,
-      function* () {
-        yield '{"attributes":[';
-        for (let i = 0; i < result.attributes.length; i++)
-          yield (i > 0 ? ',' : '') +
-            attributeRowJson(result.attributes[i] as (typeof result.attributes)[number]);
-        yield ']}';
-      },
+      () => rowPieces('attributes', result.attributes, attributeRowJson),
       (body) => {
         result.restBody = body;
       },

@@ -1,22 +1,13 @@
 // REST routes for the metamodel's history: a type's history and the tenant's change feed, their records written
 // out with their stored before/after texts spliced in (resolvers/changes.ts, changeRowJson).
 import type { FastifyInstance } from 'fastify';
+import { rowPieces } from '../json-slices.js';
 import { changeRowJson, readFeed, typeHistory } from '../resolvers/changes.js';
 import { succeedSerialised } from './envelope.js';
 import { route } from './route.js';
 import { ROUTES } from './schemas.js';
 
-type ChangeRecord = Parameters<typeof changeRowJson>[0];
-
 const pageSize = (text: string | undefined) => (text === undefined ? undefined : Number(text));
-
-/** A page's DATA in pieces: `changes` (each record a piece, its stored texts spliced in), then the other fields. */
-function* changesPieces(changes: readonly ChangeRecord[], rest: { [field: string]: unknown }) {
-  yield '{"changes":[';
-  for (let i = 0; i < changes.length; i++)
-    yield (i > 0 ? ',' : '') + changeRowJson(changes[i] as ChangeRecord);
-  yield `],${JSON.stringify(rest).slice(1)}`;
-}
 
 export function changeRoutes(app: FastifyInstance) {
   route(app, ROUTES.typeHistory, async (req, reply, { params, query }) => {
@@ -24,7 +15,11 @@ export function changeRoutes(app: FastifyInstance) {
       cursor: query.cursor,
       pageSize: pageSize(query.page_size),
     });
-    return succeedSerialised(reply, 200, changesPieces(page.changes, { next_cursor: page.nextCursor }));
+    return succeedSerialised(
+      reply,
+      200,
+      rowPieces('changes', page.changes, changeRowJson, { next_cursor: page.nextCursor }),
+    );
   });
 
   route(app, ROUTES.listChanges, async (req, reply, { query }) => {
@@ -40,7 +35,10 @@ export function changeRoutes(app: FastifyInstance) {
     return succeedSerialised(
       reply,
       200,
-      changesPieces(page.changes, { next_cursor: page.nextCursor, has_more: page.more }),
+      rowPieces('changes', page.changes, changeRowJson, {
+        next_cursor: page.nextCursor,
+        has_more: page.more,
+      }),
     );
   });
 }

@@ -27,7 +27,7 @@ function* successPieces(data: Iterable<string>) {
 async function sendInSlices(
   reply: FastifyReply,
   texts: Iterable<string>,
-  made?: (bytes: Buffer, chars: number) => Buffer | undefined,
+  made?: (bytes: Buffer, chars: number) => Buffer,
 ) {
   const encoded = await encodeInSlices(texts, () => isClosed(reply.raw));
   // Nobody reads it; it ends the request as any answer does (its hooks run: a keyed write is rolled back there, its

@@ -6,6 +6,7 @@ import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { ConfigError, loadConfig } from './config.js';
 import { type LocalNeo4j, localNeo4jUri, startLocalNeo4j } from './db/local-neo4j.js';
 import { createLogger, LogRing } from './logging.js';
+import { jsonParseReadsEscapedKeys, RUNTIME_REFUSAL } from './runtime-check.js';
 
 // The app and the driver are imported once the local Neo4j is starting (below): loading them takes about a second
 // that a crash restart then spends beside Neo4j's start instead of before it.
@@ -27,6 +28,10 @@ if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) {
 }
 
 async function main() {
+  if (!jsonParseReadsEscapedKeys()) {
+    console.error(RUNTIME_REFUSAL);
+    process.exit(1);
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();

@@ -18,7 +18,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
 import { type AppError, refuse } from './errors.js';
-import { JsonShapeScanner, MAX_BODY_DEPTH, MAX_BODY_VALUES, type ShapeViolation } from './json-scan.js';
+import { InvalidLongString, LONG_STRING_BYTES, parseAroundLongStrings } from './json-long-strings.js';
+import {
+  JsonShapeScanner,
+  MAX_BODY_DEPTH,
+  MAX_BODY_VALUES,
+  type ShapeViolation,
+  type StringSpan,
+} from './json-scan.js';
 import { Slots } from './slots.js';
 
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
@@ -80,7 +87,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       return;
     }
 
-    const scanner = new JsonShapeScanner();
+    const scanner = new JsonShapeScanner(MAX_BODY_DEPTH, MAX_BODY_VALUES, LONG_STRING_BYTES);
     let chunks: Buffer[] = [];
     // A large body of declared length is copied into one buffer of that length as it arrives (its admission reserved
     // it already): each chunk is garbage at once, where kept chunks outlived the young generation and their memory
@@ -100,7 +107,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       idle.unref();
     };
 
-    const cleanup = () => {
+    const cleanup = (body?: Buffer) => {
       payload.removeListener('data', onData);
       payload.removeListener('end', onEnd);
       payload.removeListener('error', onError);
@@ -108,7 +115,9 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       clearTimeout(deadline);
       if (idle) clearTimeout(idle);
       giveUpWaiting.abort();
-      release?.();
+      // A body read whole keeps its slot until it has been parsed (releaseBody).
+      if (body && release) heldSlots.set(body, release);
+      else release?.();
       release = null;
       chunks = [];
       whole = null;
@@ -119,8 +128,8 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (error) {
         // Keep nothing more: the rest of the body is discarded as it arrives (see lingerAfterRefusal).
         (raw as Marked)[UNREAD_BODY] = !raw.complete;
-      }
-      cleanup();
+      } else if (body && scanner.longStrings.length > 0) longStringsIn.set(body, scanner.longStrings);
+      cleanup(body);
       if (error) payload.resume();
       if (error) reject(error);
       else resolve(body as Buffer);
@@ -168,8 +177,8 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       }
       if (chunks.length === 1) return settle(null, chunks[0] as Buffer);
       const joined = Buffer.concat(chunks, size);
-      // (past Node's pool size a concatenation has a buffer of its own)
-      if (size > largeBytes) made.add(joined);
+      // (past Node's pool size a concatenation has a buffer of its own; a part of the pool is never detached)
+      if (size > largeBytes && joined.buffer.byteLength === size) made.add(joined);
       settle(null, joined);
     }
     function onError() {
@@ -189,6 +198,10 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
 
 /** The large bodies' buffers readBody made, each its own (releaseBody detaches only those). */
 const made = new WeakSet<Buffer>();
+/** The large-body slots held by bodies read but not yet parsed (releaseBody gives them back). */
+const heldSlots = new WeakMap<Buffer, () => void>();
+/** Where the long strings of a body lie (json-long-strings.ts), for the bodies that have any. */
+const longStringsIn = new WeakMap<Buffer, readonly StringSpan[]>();
 
 const defaultSlots = new Slots(LARGE_BODY_SLOTS);
 
@@ -210,19 +223,38 @@ export function lingerAfterRefusal(raw: IncomingMessage, lingerMs = LINGER_MS) {
 }
 
 /**
- * Gives a large body's bytes back at once, once it has been parsed: a buffer of its own (what a large body is read
- * into) is detached, and its memory freed now rather than at the next full collection (a body waits and is read
- * long enough for its buffer's object to reach the old generation: 6 MB bodies one after another left tens of
- * megabytes outside the heap). Only a large body's buffer readBody made is detached (a body that came as one
- * chunk is the stream's own; a small one is left to the young generation). Nothing may read `body` after.
+ * Gives a large body's slot and bytes back at once, once it has been parsed: its slot goes to the next large body,
+ * and a buffer of its own (what a large body is read into) is detached, its memory freed now rather than at the
+ * next full collection (a body waits and is read long enough for its buffer's object to reach the old generation:
+ * 6 MB bodies one after another left tens of megabytes outside the heap). Only a large body's buffer readBody made
+ * is detached (a body that came as one chunk is the stream's own; a small one is left to the young generation).
+ * Nothing may read `body` after.
  */
 export function releaseBody(body: Buffer) {
+  heldSlots.get(body)?.();
+  heldSlots.delete(body);
   if (made.delete(body)) (body.buffer as ArrayBuffer & { transfer(length: number): ArrayBuffer }).transfer(0);
 }
 
-/** JSON text to a value, with __proto__ and constructor keys removed; an empty body is undefined. */
-export function parseJsonBody(body: Buffer): unknown {
-  const text = body.toString('utf8');
+/**
+ * A body read by readBody to its value (parseJsonText), its long strings decoded a slice at a time
+ * (json-long-strings.ts); undefined if `gone()` tells that the client left while they were.
+ */
+export async function parseJsonBody(body: Buffer, gone?: () => boolean): Promise<unknown> {
+  const spans = longStringsIn.get(body);
+  if (spans === undefined) return parseJsonText(body.toString('utf8'));
+  try {
+    return await parseAroundLongStrings(body, spans, parseJsonText, { gone });
+  } catch (error) {
+    if (error instanceof InvalidLongString) throw invalidJson();
+    throw error;
+  }
+}
+
+const invalidJson = () => refuse('invalid_json', 'The body is not valid JSON.');
+
+/** JSON text to a value, with __proto__ and constructor keys removed; an empty text is undefined. */
+export function parseJsonText(text: string): unknown {
   if (text.trim() === '') return undefined;
   try {
     // A key __proto__ or constructor is written plainly or with \u escapes: a body with neither is parsed as it is
@@ -232,6 +264,6 @@ export function parseJsonBody(body: Buffer): unknown {
     }
     return sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
   } catch {
-    throw refuse('invalid_json', 'The body is not valid JSON.');
+    throw invalidJson();
   }
 }

@@ -5,6 +5,8 @@
 // only strings (so brackets inside them do not count), brackets and commas, chunk by chunk, and stops the body at
 // the first byte past a limit: what such a body holds is never built. It does not validate JSON (JSON.parse does
 // that afterwards, on bodies that passed); on malformed input it only ever counts, never throws.
+// It also notes where the body's long strings lie (longStrings), so that they can be decoded a slice at a time
+// rather than in the one JSON.parse of the whole body (json-long-strings.ts).
 
 /** Deepest nesting of arrays and objects in a body: a client value's 32 levels plus the body's own structure. */
 export const MAX_BODY_DEPTH = 40;
@@ -12,6 +14,13 @@ export const MAX_BODY_DEPTH = 40;
 export const MAX_BODY_VALUES = 250_000;
 
 export type ShapeViolation = 'depth' | 'values';
+
+/** Where one string of a body lies: its bytes between the quotes, [start, end), and whether it holds a backslash. */
+export interface StringSpan {
+  start: number;
+  end: number;
+  escaped: boolean;
+}
 
 /** The bytes (and UTF-16 units) of JSON's syntax that the scanners here and in raw-json.ts look for. */
 export const QUOTE = 0x22;
@@ -31,11 +40,28 @@ export class JsonShapeScanner {
   private values = 0;
   private inString = false;
   private escaped = false;
+  /** Bytes of the body in the chunks before this one. */
+  private offset = 0;
+  /** Where the string being scanned starts (past its quote), and whether it has had a backslash. */
+  private stringStart = 0;
+  private stringEscaped = false;
+  /** The strings of at least `longStringBytes` bytes, in the order they came. */
+  readonly longStrings: StringSpan[] = [];
 
   constructor(
     readonly maxDepth = MAX_BODY_DEPTH,
     readonly maxValues = MAX_BODY_VALUES,
+    readonly longStringBytes = Number.POSITIVE_INFINITY,
   ) {}
+
+  /** The string being scanned ends with the quote at `quote` in the current chunk. */
+  private endString(quote: number) {
+    this.inString = false;
+    const end = this.offset + quote;
+    if (end - this.stringStart >= this.longStringBytes) {
+      this.longStrings.push({ start: this.stringStart, end, escaped: this.stringEscaped });
+    }
+  }
 
   /**
    * The first quote at or after `i` in the chunk being scanned (-1: none to its end), found once per chunk and used
@@ -54,9 +80,10 @@ export class JsonShapeScanner {
     const backslash = chunk.subarray(i, end).indexOf(BACKSLASH);
     if (backslash >= 0) {
       this.escaped = true;
+      this.stringEscaped = true;
       return i + backslash + 1;
     }
-    if (quote >= 0) this.inString = false;
+    if (quote >= 0) this.endString(quote);
     return end + (quote >= 0 ? 1 : 0);
   }
 
@@ -82,14 +109,18 @@ export class JsonShapeScanner {
           i += 1;
           if (c === QUOTE || c === BACKSLASH) break;
         }
-        if (c === QUOTE) this.inString = false;
-        else if (c === BACKSLASH) this.escaped = true;
-        else if (i < n) i = this.longString(chunk, i);
+        if (c === QUOTE) this.endString(i - 1);
+        else if (c === BACKSLASH) {
+          this.escaped = true;
+          this.stringEscaped = true;
+        } else if (i < n) i = this.longString(chunk, i);
         continue;
       }
       switch (chunk[i]) {
         case QUOTE:
           this.inString = true;
+          this.stringStart = this.offset + i + 1;
+          this.stringEscaped = false;
           break;
         case OPEN_ARRAY:
         case OPEN_OBJECT:
@@ -109,6 +140,7 @@ export class JsonShapeScanner {
       }
       i += 1;
     }
+    this.offset += n;
     return null;
   }
 }

@@ -44,7 +44,7 @@ export const httpHooks = fp(
         idleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
       });
       try {
-        return parseJsonBody(body);
+        return await parseJsonBody(body, () => req.raw.socket?.destroyed === true);
       } finally {
         releaseBody(body);
       }

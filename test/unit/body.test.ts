@@ -8,7 +8,7 @@ import {
   bodyLeftUnread,
   LARGE_BODY_BYTES,
   lingerAfterRefusal,
-  parseJsonBody,
+  parseJsonText,
   readBody,
   releaseBody,
 } from '../../src/body.js';
@@ -184,7 +184,7 @@ describe('readBody', () => {
     expect(req.isPaused()).toBe(false);
   });
 
-  it('a large body waits for a slot, then is read; its slot is released when it ends', async () => {
+  it('a large body waits for a slot, then is read; its slot is released with the body', async () => {
     const slots = new Slots(1);
     const holder = await slots.acquire();
     const req = fakeRequest();
@@ -201,8 +201,12 @@ describe('readBody', () => {
     holder();
     await tick();
     req.end('9');
-    expect((await read).toString()).toBe('123456789');
+    const body = await read;
+    expect(body.toString()).toBe('123456789');
     expect(done).toBe(true);
+    // The slot is held until the body has been parsed and released (its long strings are decoded in turns).
+    expect(slots.inUse).toBe(1);
+    releaseBody(body);
     expect(slots.inUse).toBe(0);
   });
 
@@ -313,17 +317,17 @@ describe('lingerAfterRefusal', () => {
   });
 });
 
-describe('parseJsonBody', () => {
+describe('parseJsonText', () => {
   it('parses JSON, drops prototype keys, reads an empty body as undefined, refuses malformed JSON', () => {
-    expect(parseJsonBody(Buffer.from('{"a":1,"__proto__":{"x":1}}'))).toEqual({ a: 1 });
+    expect(parseJsonText('{"a":1,"__proto__":{"x":1}}')).toEqual({ a: 1 });
     // The key spelt with escapes, and constructor.prototype, go too (a body without either is parsed as it is).
-    expect(parseJsonBody(Buffer.from('{"a":1,"\\u005f_proto__":{"x":1}}'))).toEqual({ a: 1 });
-    expect(parseJsonBody(Buffer.from('{"a":{"constructor":{"prototype":{"x":1}}}}'))).toEqual({ a: {} });
-    expect(parseJsonBody(Buffer.from('{"a":{"b":[1,"\\u0041"]}}'))).toEqual({ a: { b: [1, 'A'] } });
-    const plain = parseJsonBody(Buffer.from('{"a":[{"b":"proto"}]}')) as object;
+    expect(parseJsonText('{"a":1,"\\u005f_proto__":{"x":1}}')).toEqual({ a: 1 });
+    expect(parseJsonText('{"a":{"constructor":{"prototype":{"x":1}}}}')).toEqual({ a: {} });
+    expect(parseJsonText('{"a":{"b":[1,"\\u0041"]}}')).toEqual({ a: { b: [1, 'A'] } });
+    const plain = parseJsonText('{"a":[{"b":"proto"}]}') as object;
     expect(Object.getPrototypeOf(plain)).toBe(Object.prototype);
-    expect(parseJsonBody(Buffer.from('  '))).toBeUndefined();
-    expect(() => parseJsonBody(Buffer.from('{'))).toThrow(/not valid JSON/);
+    expect(parseJsonText('  ')).toBeUndefined();
+    expect(() => parseJsonText('{')).toThrow(/not valid JSON/);
   });
 });
 

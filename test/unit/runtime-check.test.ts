@@ -19,6 +19,6 @@ describe('runtime check', () => {
       const inner = (parsed.x4 as Record<string, unknown> | undefined) ?? parsed;
       expect(Object.keys(inner)[1]).toBe(key);
     }
-    expect(RUNTIME_REFUSAL).toMatch(/Node\.js 22\.23/);
+    expect(RUNTIME_REFUSAL).toMatch(/Node\.js 26\.12 or later/);
   });
 });

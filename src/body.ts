@@ -238,17 +238,22 @@ export function releaseBody(body: Buffer) {
 
 /**
  * A body read by readBody to its value (parseJsonText), its long strings decoded a slice at a time
- * (json-long-strings.ts); undefined if `gone()` tells that the client left while they were.
+ * (json-long-strings.ts); refused (invalid_body) if `gone()` tells that the client left while they were, so that
+ * the route does not run for nobody.
  */
 export async function parseJsonBody(body: Buffer, gone?: () => boolean): Promise<unknown> {
   const spans = longStringsIn.get(body);
   if (spans === undefined) return parseJsonText(body.toString('utf8'));
+  let value: unknown;
   try {
-    return await parseAroundLongStrings(body, spans, parseJsonText, { gone });
+    value = await parseAroundLongStrings(body, spans, parseJsonText, { gone });
   } catch (error) {
     if (error instanceof InvalidLongString) throw invalidJson();
     throw error;
   }
+  // (a body with a long string is never empty: undefined is the client gone)
+  if (value === undefined) throw refuse('invalid_body', 'The connection closed before the body was parsed.');
+  return value;
 }
 
 const invalidJson = () => refuse('invalid_json', 'The body is not valid JSON.');

@@ -43,6 +43,35 @@ describe('large answers', () => {
     expect(read.json().DATA.entity.values.notes).toEqual(notes);
   });
 
+  it('take a body whose long strings are written with escapes (as clients that escape non-ASCII write them), decoded in pieces, exactly', async () => {
+    const token = await tokenFor(newTenant());
+    const api = restClient(world.app, token);
+    const guid = (await api.post('/entities/types', { name: 'Escaped' })).body.DATA.entity_type
+      .guid as string;
+    const declared = await api.post(`/entities/types/${guid}/attributes`, {
+      name: 'notes',
+      value_type: 'string',
+      cardinality: 'multi',
+    });
+    expect(declared.status).toBe(201);
+    // 63,001 UTF-16 units each, 270,000 bytes written: past a piece of 256 KiB, cut inside an escape.
+    const notes = Array.from({ length: 3 }, (_, i) => `${i}${'é😀"\\\n✓'.repeat(9_000)}`);
+    const ascii = JSON.stringify({ type_guid: guid, name: 'escaped one', values: { notes } }).replace(
+      /[\u007f-\uffff]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+    expect(Buffer.byteLength(ascii)).toBe(ascii.length);
+    const created = await world.app.inject({
+      method: 'POST',
+      url: '/entities',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: ascii,
+    });
+    expect(created.statusCode).toBe(201);
+    const read = await api.get(`/entities/${created.json().DATA.entity.guid}`);
+    expect(read.body.DATA.entity.values.notes).toEqual(notes);
+  });
+
   it('come out whole and exact over REST and GraphQL, as JSON of the media type asked for', async () => {
     const token = await tokenFor(newTenant());
     const api = restClient(world.app, token);

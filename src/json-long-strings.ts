@@ -25,7 +25,7 @@ import { BACKSLASH, type StringSpan } from './json-scan.js';
 /** Strings of a body at least this long (bytes between the quotes) are decoded in pieces. */
 export const LONG_STRING_BYTES = 64 * 1024;
 /** The bytes of a long string decoded in one turn of the event loop (over 128 KiB: V8 keeps it out of the young generation). */
-export const PIECE_BYTES = 256 * 1024;
+const PIECE_BYTES = 256 * 1024;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters JSON forbids unescaped in a string
 const CONTROL = /[\u0000-\u001f]/;
@@ -42,7 +42,7 @@ function escapingBackslashAt(bytes: Uint8Array, at: number, from: number): boole
  * The last place at or before `cut` where a string's bytes (from `from`, where a character starts) can be cut: at
  * most 8 bytes back (three continuation bytes, then the five of an escape before them).
  */
-export function safeCut(bytes: Uint8Array, from: number, cut: number): number {
+function safeCut(bytes: Uint8Array, from: number, cut: number): number {
   let at = cut;
   // Not before a continuation byte (10xxxxxx): at most three back, the longest UTF-8 sequence.
   for (let k = 0; k < 3 && at > from + 1 && ((bytes[at] as number) & 0xc0) === 0x80; k += 1) at -= 1;

@@ -8,6 +8,7 @@ import { parseJsonBody, parseJsonText, readBody, releaseBody } from '../../src/b
 import { InvalidLongString, LONG_STRING_BYTES, parseAroundLongStrings } from '../../src/json-long-strings.js';
 import { JsonShapeScanner } from '../../src/json-scan.js';
 import { Slots } from '../../src/slots.js';
+import { jsonValues } from '../json-values.js';
 
 /** `bytes` scanned in chunks of `chunk` bytes; answers the strings of at least `threshold` bytes. */
 function spansOf(bytes: Buffer, chunk: number, threshold: number) {
@@ -58,16 +59,7 @@ const text = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.constantFrom('\\', '"', '\\u', 'é😀', '\ud83d', '\ude00x', '\n\t', '~0', ''),
 );
-const json = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    text,
-    fc.integer(),
-    fc.constant(null),
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(text, tie('value'), { maxKeys: 4 }),
-  ),
-})).value;
+const json = jsonValues(text);
 
 describe('long strings of a body', () => {
   it('the scanner notes exactly the strings (keys and values) of at least its threshold, in order, whatever the chunking', () => {

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JsonShapeScanner } from '../../src/json-scan.js';
+import { jsonValues } from '../json-values.js';
 
 /** Depth and value count of a parsed value, as the scanner counts them (containers and commas). */
 function shapeOf(value: unknown, depth = 0): { depth: number; values: number } {
@@ -44,16 +45,7 @@ const nastyStrings = fc.oneof(
   fc.string(),
   fc.constantFrom('[[[', '}}', ',,,', '\\', '"', '\\"[', '\\\\', '{"a":[', 'ü€😀'),
 );
-const json = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    nastyStrings,
-    fc.integer(),
-    fc.constant(null),
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(nastyStrings, tie('value'), { maxKeys: 4 }),
-  ),
-})).value;
+const json = jsonValues(nastyStrings);
 
 describe('JsonShapeScanner', () => {
   it('follows long strings (searched natively past their first bytes) exactly, escapes and brackets in them', () => {

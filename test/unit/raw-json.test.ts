@@ -12,6 +12,7 @@ import {
   stringifyMarked,
 } from '../../src/raw-json.js';
 import { measureAnswer } from '../../src/schema/limits.js';
+import { jsonValues } from '../json-values.js';
 
 /** An answer as the GraphQL route serialises it: measured (its stored texts marked), then serialised. */
 function answerText(value: unknown): string {
@@ -32,18 +33,15 @@ const tricky = fc.oneof(
   fc.string(),
   fc.constantFrom('\u0000', '"\u0000', '\\u0000', '\u00000:0', '"\\u0000abc:0"', '\u2028', 'é"\\'),
 );
-const json = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small' },
-    tricky,
+const json = jsonValues(tricky, {
+  leaves: [
     fc.integer(),
     fc.double({ noNaN: true, noDefaultInfinity: true }),
     fc.boolean(),
     fc.constant(null),
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(tricky, tie('value'), { maxKeys: 4 }),
-  ),
-})).value;
+  ],
+  crossShrink: false,
+});
 
 /** An answer-like value whose leaves may be stored texts: as RawJson, and as the parsed value it stands for. */
 const answer = fc.letrec((tie) => ({

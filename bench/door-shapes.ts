@@ -519,6 +519,21 @@ export const DOOR_SHAPES: DoorShape[] = [
       body: { name: `Padded ${i % 4}`, padding: 'p'.repeat(6 * 1024 * 1024) },
     }),
   },
+  {
+    name: 'create-type-escaped-body',
+    label:
+      'POST /entities/types with a 6 MB padding of é and escaped newlines (\\n), a backslash every 4 bytes',
+    doors: ['createEntityType'],
+    expected: ['200', '201', ...ADMITTED],
+    requests: 64,
+    concurrency: 32,
+    request: (_s, i) => ({
+      method: 'POST',
+      path: '/entities/types',
+      // JSON.stringify writes each newline as \n and each é as its two UTF-8 bytes: 4 bytes a pair.
+      body: { name: `Escaped ${i % 4}`, padding: 'é\n'.repeat(1.5 * 1024 * 1024) },
+    }),
+  },
   // ——— operators and public documents ———
   {
     name: 'operators',

@@ -174,8 +174,11 @@ async function main(): Promise<number> {
     const victimBound = TARGETS.victimRatio * quiet.p99;
 
     const phases: PhaseReport[] = [];
-    for (const shape of DOOR_SHAPES) {
-      if (ONLY && !ONLY.has(shape.name)) continue;
+    // (--shapes a,b: those, in the order given)
+    const shapes = ONLY
+      ? [...ONLY].flatMap((name) => DOOR_SHAPES.filter((s) => s.name === name))
+      : DOOR_SHAPES;
+    for (const shape of shapes) {
       if (child.exitCode !== null) break;
       sampler.phase = shape.name;
       const result = await runDoorShape(svc.port, setup, shape, SHAPE_MS);

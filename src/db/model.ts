@@ -1,13 +1,12 @@
 // Cypher for the metamodel as one document: what an export reads, and what a plan compares a document with.
 
 import neo4j from 'neo4j-driver';
-import { ATTR_PROJECTION, type StoredAttribute, toStoredAttribute } from './attributes.js';
+import { ATTR_PROJECTION, type StoredAttribute, TEXT_LENGTHS, toStoredAttribute } from './attributes.js';
 import { namedTypeBranches, type StoredType, toStoredType, typeProjection } from './entity-types.js';
 import type { Run } from './run.js';
 
-/** JSON text of a definition's enumeration and default, without reading the texts when their size is stored. */
-const DEFINITION_BYTES =
-  "coalesce(a.json_bytes, size(coalesce(a.allowed_values_json, '')) + size(coalesce(a.default_value_json, '')))";
+/** JSON text of a definition's enumeration and default, without reading the texts (their length is stored). */
+const DEFINITION_BYTES = TEXT_LENGTHS.json;
 
 /** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
 const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''

@@ -15,6 +15,7 @@ import { readCarryBatch } from '../../src/db/carry.js';
 import { readChanges, readFeedCandidates, readFormerNames, readHistoryHeads } from '../../src/db/changes.js';
 import { readEntityPage } from '../../src/db/entities.js';
 import { LIST_TYPES_CYPHER } from '../../src/db/entity-types.js';
+import { measureModel, resolveModelTypes } from '../../src/db/model.js';
 import { callerChangesSince } from '../../src/db/model-version.js';
 import { findCarrying, purgeBatch } from '../../src/db/purge.js';
 import type { Row, Run } from '../../src/db/run.js';
@@ -243,5 +244,38 @@ describe('query plans', () => {
       ).toBe(false);
       expect(filtered.some((o) => /AttributeDefinition\(guid\)/.test(o.details))).toBe(true);
     }
+  });
+
+  it("statements that only size a definition's enumeration and default never read the texts (their stored lengths)", async ({
+    world,
+  }) => {
+    // Neo4j reads ahead (CacheProperties, `cache[a.x]`) every property an expression names unless it sits in a CASE
+    // branch: a coalesce with the stored length first read megabytes of enumerations per statement.
+    const readsTexts = (all: { op: string; details: string }[]) =>
+      all.filter((o) => /cache\[a\.(allowed_values_json|default_value_json)\]/.test(o.details));
+    const cases: [string, (run: Run) => Promise<unknown>][] = [
+      ['measureModel', (run) => measureModel(run, 't', 10)],
+      ['resolveModelTypes', (run) => resolveModelTypes(run, 't', [{ key: 'k', derivedGuid: 'g' }])],
+      [
+        'readDeclareFacts',
+        (run) =>
+          readDeclareFacts(run, { tenant: 't', typeGuid: 'g', nameKey: 'k', refType: null, referents: [] }),
+      ],
+      ['findAttributesOfTypes (light rows)', (run) => findAttributesOfTypes(run, 't', ['g'], 'live', 205)],
+    ];
+    for (const [name, work] of cases) {
+      const all = (await explain(world, work)).flat();
+      expect(all.length, name).toBeGreaterThan(0);
+      expect(readsTexts(all), name).toEqual([]);
+    }
+    // (the check sees a read-ahead when there is one: the form it replaced)
+    const before = (
+      await explain(world, (run) =>
+        run(
+          "MATCH (a:AttributeDefinition {tenant: 't'}) RETURN sum(coalesce(a.json_bytes, size(coalesce(a.allowed_values_json, '')))) AS n",
+        ),
+      )
+    ).flat();
+    expect(readsTexts(before).length).toBeGreaterThan(0);
   });
 });

@@ -42,6 +42,47 @@ describe('admission of expensive requests', () => {
     expect((await api.get('/entities/types?page_size=1')).status).toBe(200);
   });
 
+  it("a withdrawal is a heavy door (a dry run walks up to 50,000 instances): one tenant's flood of dry runs runs two at a time", async ({
+    world,
+  }) => {
+    const flood = newTenant('dry-runs');
+    const api = restClient(world.app, await tokenFor(flood));
+    const guid = await createType(api, 'Counted');
+    expect(
+      (
+        await api.post(`/entities/types/${guid}/attributes`, {
+          name: 'n',
+          value_type: 'string',
+          cardinality: 'single',
+        })
+      ).status,
+    ).toBe(201);
+    for (let i = 0; i < 5; i++) {
+      expect(
+        (await api.post('/entities', { type_guid: guid, name: `e${i}`, values: { n: 'x' } })).status,
+      ).toBe(201);
+    }
+    let done = false;
+    const answers = Promise.all(
+      Array.from({ length: 60 }, () => api.delete(`/entities/attributes/${guid}/n?dry_run=true`)),
+    ).finally(() => {
+      done = true;
+    });
+    const admission = world.app.services.admission;
+    let most = 0;
+    let queued = 0;
+    for (let i = 0; i < 5_000 && !done; i++) {
+      most = Math.max(most, admission.runningBy(`t:${flood}`));
+      queued = Math.max(queued, admission.queued);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect((await answers).map((a) => a.status)).toEqual(Array(60).fill(200));
+    // (the rest waited their turn, in memory)
+    expect(queued).toBeGreaterThan(10);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
+  });
+
   it('a large body reserves its share at any door, and gives it back when answered', async ({ world }) => {
     const token = await tokenFor(newTenant('big'));
     const padded = JSON.stringify({ name: 'Padded', note: 'x'.repeat(1024 * 1024) });

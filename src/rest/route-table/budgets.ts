@@ -162,7 +162,9 @@ export const ROUTE_BUDGETS = {
     reads: `the type and the definition (index seeks); a dry run counts at most ${(50_000).toLocaleString('en-US')} instances`,
     answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
     memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
-    admission: 'light',
+    // (heavy for the database: 16 dry runs of one tenant at once, each walking 60,000 instances, kept Neo4j busy and
+    // another tenant's page waited 60-90 ms for its statements)
+    admission: 'heavy',
   },
   // ——— entities ———
   createEntity: {

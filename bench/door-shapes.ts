@@ -69,6 +69,23 @@ const gql = (query: string, variables?: Record<string, unknown>) => ({
 const aliased = (n: number, field: string) =>
   Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
 
+/** 64 type creations, 32 at once, each body a name (one of four) and `padding` around it. */
+function paddedCreate(name: string, label: string, prefix: string, padding: string): DoorShape {
+  return {
+    name,
+    label,
+    doors: ['createEntityType'],
+    expected: ['200', '201', ...ADMITTED],
+    requests: 64,
+    concurrency: 32,
+    request: (_s, i) => ({
+      method: 'POST',
+      path: '/entities/types',
+      body: { name: `${prefix} ${i % 4}`, padding },
+    }),
+  };
+}
+
 export const DOOR_SHAPES: DoorShape[] = [
   // ——— the model as code ———
   {
@@ -506,34 +523,19 @@ export const DOOR_SHAPES: DoorShape[] = [
       }
     },
   },
-  {
-    name: 'create-type-big-body',
-    label: 'POST /entities/types with a 6 MB body of padding around the name',
-    doors: ['createEntityType'],
-    expected: ['200', '201', ...ADMITTED],
-    requests: 64,
-    concurrency: 32,
-    request: (_s, i) => ({
-      method: 'POST',
-      path: '/entities/types',
-      body: { name: `Padded ${i % 4}`, padding: 'p'.repeat(6 * 1024 * 1024) },
-    }),
-  },
-  {
-    name: 'create-type-escaped-body',
-    label:
-      'POST /entities/types with a 6 MB padding of é and escaped newlines (\\n), a backslash every 4 bytes',
-    doors: ['createEntityType'],
-    expected: ['200', '201', ...ADMITTED],
-    requests: 64,
-    concurrency: 32,
-    request: (_s, i) => ({
-      method: 'POST',
-      path: '/entities/types',
-      // JSON.stringify writes each newline as \n and each é as its two UTF-8 bytes: 4 bytes a pair.
-      body: { name: `Escaped ${i % 4}`, padding: 'é\n'.repeat(1.5 * 1024 * 1024) },
-    }),
-  },
+  paddedCreate(
+    'create-type-big-body',
+    'POST /entities/types with a 6 MB body of padding around the name',
+    'Padded',
+    'p'.repeat(6 * 1024 * 1024),
+  ),
+  // JSON.stringify writes each newline as \n and each é as its two UTF-8 bytes: 4 bytes a pair.
+  paddedCreate(
+    'create-type-escaped-body',
+    'POST /entities/types with a 6 MB padding of é and escaped newlines (\\n), a backslash every 4 bytes',
+    'Escaped',
+    'é\n'.repeat(1.5 * 1024 * 1024),
+  ),
   // ——— operators and public documents ———
   {
     name: 'operators',

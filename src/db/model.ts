@@ -5,9 +5,6 @@ import { ATTR_PROJECTION, type StoredAttribute, TEXT_LENGTHS, toStoredAttribute 
 import { namedTypeBranches, type StoredType, toStoredType, typeProjection } from './entity-types.js';
 import type { Run } from './run.js';
 
-/** JSON text of a definition's enumeration and default, without reading the texts (their length is stored). */
-const DEFINITION_BYTES = TEXT_LENGTHS.json;
-
 /** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
 const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
      CALL {
@@ -24,7 +21,7 @@ export async function measureModel(run: Run, tenant: string, maxTypes: number) {
   const rows = await run(
     `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
        RETURN count(a) AS definitions,
-              sum(${DEFINITION_BYTES}) AS bytes
+              sum(${TEXT_LENGTHS.json}) AS bytes
      }
      WITH t, definitions, bytes WHERE t.origin = 'user_defined' OR definitions > 0
      WITH t, definitions, bytes LIMIT $limit
@@ -87,7 +84,7 @@ export async function resolveModelTypes(
          WITH t
          OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
          WHERE a.origin = 'user_defined'
-         RETURN count(a) AS definitions, coalesce(sum(${DEFINITION_BYTES}), 0) AS bytes
+         RETURN count(a) AS definitions, coalesce(sum(${TEXT_LENGTHS.json}), 0) AS bytes
        }
        RETURN ${typeProjection('t')} AS type, definitions, bytes
      }

@@ -22,15 +22,18 @@ const REDACT_PATHS = [
 // A bearer credential, or a compact JWS/JWE (JWT): base64url segments joined by dots (three, or five for JWE),
 // the first of which decodes to a JSON object (the protected header), however it is spelt ({"alg"…, { "alg"…,
 // with a newline…). The header decides, so dotted names (file.name.ts) are left alone. A token may come
-// percent-encoded (a path segment `Bearer%20…`, dots as `%2E`, every character escaped): escapes of the characters
-// a token is made of are read as those characters first (only those: an escaped quote stays escaped, so a JSON
-// line stays JSON), then the token is found. A token glued to text before it (`x<token>`) is found from where its
-// header starts: a JSON object's base64url begins `ey` or `ew`.
+// percent-encoded (a path segment `Bearer%20…`, dots as `%2E`, every character escaped, escaped again and again:
+// `%2525252E`): escapes of the characters a token is made of are read as those characters first (only those: an
+// escaped quote stays escaped, so a JSON line stays JSON), then the token is found. A token may be one part of a
+// longer dotted run (`notes.<token>`, `v1.2.3-release.<token>`): its header is looked for at each segment that has
+// two more after it. A token glued to text before it (`x<token>`) is found from where its header starts: a JSON
+// object's base64url begins `ey` or `ew`.
 const BEARER = /Bearer(?:\s|\+)+[A-Za-z0-9._~+/=-]+/gi;
-// Starts only where a run of base64url characters starts, so a long run costs one pass, not one per position.
-const COMPACT = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){2,4}/g;
-// %25 too, so that a doubly escaped token (%252E) is read in a second pass.
-const ESCAPED_TOKEN_CHARACTER = /%(2[5bBdDeEfF]|3[0-9dD]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE]|20)/g;
+// A whole dotted run, starting only where a run of base64url characters starts, so a long run costs one pass, not
+// one per position.
+const COMPACT = /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*){2,}/g;
+// Any depth of escaping in one pass: `%25` repeated before the escape of a token's character (`%2525252E` is `.`).
+const ESCAPED_TOKEN_CHARACTER = /%(?:25)*(2[bBdDeEfF]|3[0-9dD]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|7[eE]|20)/g;
 
 /** Whether a base64url segment starts a JSON object: its first 16 characters (12 bytes) decide, so any run is cheap. */
 const isJoseHeader = (segment: string) => {
@@ -41,34 +44,42 @@ const isJoseHeader = (segment: string) => {
   }
 };
 
-/** Where a JWS/JWE starts in a dotted run: its start, or where its header begins inside the first segment; -1: none. */
-function tokenStart(run: string): number {
-  const first = run.slice(0, run.indexOf('.'));
-  if (isJoseHeader(first)) return 0;
+/** Where a JWS/JWE's header starts in `segment`: at its start, or glued to text before it; -1: nowhere. */
+function headerStart(segment: string): number {
+  if (segment.length >= 8 && isJoseHeader(segment)) return 0;
   // A glued token: where its header starts (looked for at the first 64 places a header could start).
   const starts = /e[yw]/g;
   for (let tries = 0; tries < 64; tries += 1) {
-    const found = starts.exec(first);
+    const found = starts.exec(segment);
     if (!found) break;
-    if (found.index > 0 && first.length - found.index >= 8 && isJoseHeader(first.slice(found.index))) {
+    if (found.index > 0 && segment.length - found.index >= 8 && isJoseHeader(segment.slice(found.index))) {
       return found.index;
     }
   }
   return -1;
 }
 
-/** Percent-escapes of the characters tokens are made of, read as those characters (repeated: `%252E`). */
-function unescapeTokenCharacters(line: string): string {
-  let text = line;
-  for (let pass = 0; pass < 3 && text.includes('%'); pass += 1) {
-    const next = text.replace(ESCAPED_TOKEN_CHARACTER, (_, hex: string) =>
-      String.fromCharCode(Number.parseInt(hex, 16)),
-    );
-    if (next === text) break;
-    text = next;
+/**
+ * Where a JWS/JWE starts in a dotted run: at the first segment (with two more after it) whose header starts it, or
+ * starts inside it; -1: none. Each segment is looked at once, and only its first characters and 64 places: linear.
+ */
+function tokenStart(run: string): number {
+  const segments = run.split('.');
+  let at = 0;
+  for (let i = 0; i + 2 < segments.length; i += 1) {
+    const segment = segments[i] as string;
+    const start = headerStart(segment);
+    if (start >= 0) return at + start;
+    at += segment.length + 1;
   }
-  return text;
+  return -1;
 }
+
+/** Percent-escapes of the characters tokens are made of, read as those characters (at any depth: `%252E`). */
+const unescapeTokenCharacters = (line: string) =>
+  line.includes('%')
+    ? line.replace(ESCAPED_TOKEN_CHARACTER, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    : line;
 
 export const scrubTokens = (line: string) =>
   unescapeTokenCharacters(line)

@@ -68,6 +68,16 @@ describe('scrubTokens', () => {
       `/x/${everyCharacter}`,
       `/x/abc${jwt}`,
       `/x/0${jwt}`,
+      // a token as the last part of a longer dotted run, whatever comes before it
+      `/nonexistent/abcdefgh.${jwt}`,
+      `/entities/types/by-name/release-notes.${jwt}`,
+      `/x/notes_2024.${jwt}`,
+      `/x/v1.2.3-release.${jwt}`,
+      `/x/a1234567.b.c.d.e.f.${jwt}`,
+      `/x/abcdefgh.xyz${jwt}`,
+      // escaped four and nine times over
+      `/x/${h}%2525252E${p}%2525252E${sig}`,
+      `/x/${h}%${'25'.repeat(8)}2E${p}%${'25'.repeat(8)}2E${sig}`,
     ]) {
       const scrubbed = scrubTokens(JSON.stringify({ url: shape }));
       expect(scrubbed, shape).not.toContain(sig);

@@ -112,6 +112,17 @@ export const REASONS = Object.keys(REFUSALS) as [Reason, ...Reason[]];
 /** The HTTP status of a refusal reason. */
 export const statusOf = (reason: Reason): number => REFUSALS[reason];
 
+/**
+ * The longest message a refusal carries, in characters: a message quoting what the request sent (an unknown field's
+ * name, a variable's value in GraphQL's own refusals) quotes its first characters only, then `…`. A 3 MB field name
+ * was answered whole (6 MB with its escapes); a GraphQL variable of 4 Mi quotes, four times over (33 MB).
+ */
+export const MAX_MESSAGE_CHARS = 1_000;
+
+/** `message`, cut to MAX_MESSAGE_CHARS (the cut marked with `…`). */
+export const boundedMessage = (message: string) =>
+  message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
+
 export class AppError extends Error {
   readonly status: number;
   /** What the refusal says beside its reason (REST: in DATA; GraphQL: in the error's extensions). */
@@ -122,7 +133,7 @@ export class AppError extends Error {
     /** Seconds a client should wait before trying again (a Retry-After header), on a 429 or 503. */
     readonly retryAfterSeconds?: number,
   ) {
-    super(message);
+    super(boundedMessage(message));
     this.name = 'AppError';
     this.status = REFUSALS[reason];
   }

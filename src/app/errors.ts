@@ -4,10 +4,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
+import type { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { tooLarge } from '../body.js';
-import { type AppError, isAppError, refusalExtensions, refuse } from '../errors.js';
+import {
+  type AppError,
+  boundedMessage,
+  isAppError,
+  MAX_MESSAGE_CHARS,
+  refusalExtensions,
+  refuse,
+} from '../errors.js';
 import { fail } from '../rest/envelope.js';
 
 /** The id of the request being served, for code that has no request at hand (GraphQL error masking). */
@@ -43,7 +51,16 @@ export function maskGraphQLError(logger: Logger) {
     const isGraphQLError = error instanceof Error && error.name === 'GraphQLError';
     const original = isGraphQLError ? wrapped.originalError : error;
     if (isGraphQLError && (original === undefined || (original as Error | null)?.name === 'GraphQLError')) {
-      return error as Error;
+      // GraphQL's own refusals (a variable's value, an unknown argument) may quote what was sent: bounded.
+      const own = error as GraphQLError;
+      if (own.message.length <= MAX_MESSAGE_CHARS) return own;
+      return createGraphQLError(boundedMessage(own.message), {
+        ...(own.nodes ? { nodes: own.nodes } : {}),
+        ...(own.source ? { source: own.source } : {}),
+        ...(own.positions ? { positions: own.positions } : {}),
+        ...(own.path ? { path: own.path } : {}),
+        extensions: own.extensions,
+      });
     }
     if (isAppError(original)) {
       return createGraphQLError(original.message, {

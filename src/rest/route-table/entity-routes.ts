@@ -5,7 +5,7 @@ import { NAME_DOC, nameField, refusing, typeName } from '../../contract/refusing
 import { EntityTypeRow, guid } from '../../contract/wire.js';
 import type { Reason } from '../../errors.js';
 import { PAGES } from '../../model/pages.js';
-import { MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
+import { MAX_LOOKUP_IDENTIFIER_CHARS, MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../../resolvers/entity-list.js';
 import { type Answer, pageQuery, type RouteDoc, route } from './fields.js';
 import { Entity, EntitySummary } from './rows.js';
@@ -183,9 +183,11 @@ export const ENTITY_ROUTES = {
     body: z.looseObject({
       identifiers: refusing(
         z
-          .array(z.string())
+          .array(z.string().max(MAX_LOOKUP_IDENTIFIER_CHARS))
           .max(MAX_LOOKUP_IDENTIFIERS)
-          .describe(`Entity guids, at most ${MAX_LOOKUP_IDENTIFIERS}.`),
+          .describe(
+            `Entity guids, at most ${MAX_LOOKUP_IDENTIFIERS}, each at most ${MAX_LOOKUP_IDENTIFIER_CHARS} characters.`,
+          ),
         { reason: 'invalid_field', missing: 'invalid_field', tooMany: 'too_many_identifiers' },
       ),
     }),

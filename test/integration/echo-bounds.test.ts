@@ -1,0 +1,71 @@
+// What a refusal or an answer quotes back of the request is bounded: a refusal's message (GraphQL's own refusals
+// too) at MAX_MESSAGE_CHARS, a lookup's identifiers at MAX_LOOKUP_IDENTIFIER_CHARS. Before, a GraphQL variable of
+// 4 Mi quotes was answered in 33.5 MB (quoted twice, escaped twice), a 3 MB unknown field name in 6.3 MB, and 1,000
+// identifiers of 8,000 characters in 8 MB.
+import { describe, expect } from 'vitest';
+import { MAX_MESSAGE_CHARS } from '../../src/errors.js';
+import { MAX_LOOKUP_IDENTIFIER_CHARS } from '../../src/resolvers/entities.js';
+import { it } from '../fixtures.js';
+import { createType, newTenant, restClient, tokenFor } from '../helpers.js';
+
+describe('what an answer quotes of the request', () => {
+  it('a GraphQL variable of the wrong type, a megabyte of quotes: refused in a short answer', async ({
+    world,
+  }) => {
+    const token = await tokenFor(newTenant('echo'));
+    const value = '"'.repeat(1024 * 1024);
+    const res = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: {
+        query: 'query($n: Int) { entityTypes(first: $n) { edges { cursor } } }',
+        variables: { n: value },
+      },
+    });
+    expect(res.statusCode).toBeLessThan(500);
+    const body = res.json() as { errors: { message: string }[] };
+    expect(body.errors[0]?.message).toMatch(/^Variable "\$n" got invalid value/);
+    expect(body.errors[0]?.message.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+    expect(body.errors[0]?.message.endsWith('…')).toBe(true);
+    expect(res.rawPayload.length).toBeLessThan(4 * 1024);
+  });
+
+  it('an unknown field with a 300 KB name: unknown_field, its message quoting the start of the name', async ({
+    world,
+  }) => {
+    const api = restClient(world.app, await tokenFor(newTenant('echo')));
+    const type = await createType(api, 'Echo');
+    const name = `x${'y'.repeat(300_000)}`;
+    const res = await api.post(`/entities/types/${type}/attributes`, {
+      name: 'a',
+      value_type: 'string',
+      cardinality: 'single',
+      [name]: 1,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.DATA.reason).toBe('unknown_field');
+    expect(res.body.MESSAGE.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+    expect(res.body.MESSAGE).toMatch(/^Unknown field "xyyy/);
+    expect(JSON.stringify(res.body).length).toBeLessThan(4 * 1024);
+  });
+
+  it('a lookup of identifiers longer than any guid is refused; one at the bound is answered', async ({
+    world,
+  }) => {
+    const api = restClient(world.app, await tokenFor(newTenant('echo')));
+    const long = await api.post('/entities/lookup', {
+      identifiers: Array.from({ length: 1000 }, () => 'x'.repeat(8000)),
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.DATA.reason).toBe('invalid_field');
+    expect(JSON.stringify(long.body).length).toBeLessThan(4 * 1024);
+    const atBound = await api.post('/entities/lookup', {
+      identifiers: ['x'.repeat(MAX_LOOKUP_IDENTIFIER_CHARS)],
+    });
+    expect(atBound.status).toBe(200);
+    expect(atBound.body.DATA.entries).toEqual([
+      { identifier: 'x'.repeat(MAX_LOOKUP_IDENTIFIER_CHARS), entity: null },
+    ]);
+  });
+});

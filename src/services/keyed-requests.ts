@@ -9,7 +9,8 @@
 //   has no answer yet, runs; the others wait for it without holding a database connection (nor a body of their
 //   own: theirs is the same as the first's, byte for byte, or they are refused at once), then get its stored
 //   answer. Only an instance's first request per key reaches the database, where the key's uniqueness constraint
-//   orders instances.
+//   orders instances. A request whose body differs from the one ahead reads the key's stored answer: it is replayed
+//   when it is this request's, else the request is refused (idempotency_key_reused).
 // - Stored answers are bounded (IDEMPOTENCY_LIMITS.maxAnswerBytes): a keyed write whose answer is larger is rolled
 //   back and refused (idempotency_answer_too_large); nothing is written, nothing stored.
 // - A tenant holds at most maxKeysPerTenant keys and maxBytesPerTenant bytes of stored answers (the ledger in
@@ -109,7 +110,14 @@ export class KeyedRequests {
     const id = `${owner.tenant}\u0000${owner.subject}\u0000${owner.key}`;
     let sent = body;
     for (let ahead = this.inFlight.get(id); ahead; ahead = this.inFlight.get(id)) {
-      if (ahead.fingerprint !== fingerprint) throw reused();
+      if (ahead.fingerprint !== fingerprint) {
+        // Another request ahead: this one is a reuse of the key, unless the key's stored answer is this request's
+        // (the one ahead is then a reuse being refused, not the key's first request): an exact resend arriving while
+        // another request with its key was being looked up was refused.
+        const record = await storedRecordOf(db, owner);
+        if (record?.fingerprint === fingerprint) return { replay: answerFor(fingerprint, record) };
+        throw reused();
+      }
       sent = ahead.body;
       const stored = await this.waitFor(owner.tenant, ahead);
       if (stored) return { replay: stored };

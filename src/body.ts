@@ -23,6 +23,7 @@ import {
   JsonShapeScanner,
   MAX_BODY_DEPTH,
   MAX_BODY_VALUES,
+  MAX_OBJECT_MEMBERS,
   type ShapeViolation,
   type StringSpan,
 } from './json-scan.js';
@@ -44,10 +45,15 @@ export const tooSlow = () => refuse('request_timeout', 'The request body took to
 const shapeRefusal = (violation: ShapeViolation) =>
   violation === 'depth'
     ? refuse('json_too_deep', `The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`)
-    : refuse(
-        'json_too_large',
-        `The body holds more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON values.`,
-      );
+    : violation === 'members'
+      ? refuse(
+          'json_too_large',
+          `An object in the body has more than ${MAX_OBJECT_MEMBERS.toLocaleString('en-US')} members.`,
+        )
+      : refuse(
+          'json_too_large',
+          `The body holds more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON values.`,
+        );
 
 export interface BodyReaderOptions {
   limit?: number;

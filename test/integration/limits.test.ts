@@ -3,7 +3,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, onTestFinished } from 'vitest';
-import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
+import { MAX_BODY_DEPTH, MAX_BODY_VALUES, MAX_OBJECT_MEMBERS } from '../../src/json-scan.js';
 import { WITHDRAWN_LISTED } from '../../src/model/pages.js';
 
 const WITHDRAWN_LISTED_MAX = WITHDRAWN_LISTED.max;
@@ -131,6 +131,41 @@ describe(`JSON values in a body: at most ${MAX_BODY_VALUES.toLocaleString('en-US
       }),
       { numRuns: 5 },
     );
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+  });
+});
+
+describe(`Members of one object in a body: at most ${MAX_OBJECT_MEMBERS.toLocaleString('en-US')} (json_too_large, checked while it arrives)`, () => {
+  it('REST and GraphQL: at the limit the body is judged on its content; one over, json_too_large, nothing written', async ({
+    world,
+  }) => {
+    const { tenant, token } = await tenantWith(world);
+    const before = await fingerprint(world.driver, tenant);
+    // integer-like keys, the costliest kind: they made a sparse array of the object
+    const keys = (n: number) => Array.from({ length: n }, (_, i) => `"${4_000_000_000 - i}":1`).join(',');
+    for (const extra of [0, 1]) {
+      // {"name": "", <keys>}: the name's member and MAX_OBJECT_MEMBERS - 1 + extra more
+      const rest = await world.app.inject({
+        method: 'POST',
+        url: '/entities/types',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: `{"name":"",${keys(MAX_OBJECT_MEMBERS - 1 + extra)}}`,
+      });
+      expect([extra, rest.statusCode, rest.json().DATA.reason]).toEqual([
+        extra,
+        400,
+        extra ? 'json_too_large' : 'empty_value',
+      ]);
+      const gql = await graphql(
+        world,
+        token,
+        '',
+        undefined,
+        `{"query":"{ __typename }","variables":{${keys(MAX_OBJECT_MEMBERS + extra)}}}`,
+      );
+      if (extra) expect([gql.status, reasonOf(gql.body)]).toEqual([400, 'json_too_large']);
+      else expect([gql.status, gql.body.data]).toEqual([200, { __typename: 'Query' }]);
+    }
     expect(await fingerprint(world.driver, tenant)).toEqual(before);
   });
 });

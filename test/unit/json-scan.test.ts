@@ -2,7 +2,7 @@
 // (brackets, commas, escaped quotes inside them) never count.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonShapeScanner } from '../../src/json-scan.js';
+import { JsonShapeScanner, MAX_OBJECT_MEMBERS } from '../../src/json-scan.js';
 import { jsonValues } from '../json-values.js';
 
 /** Depth and value count of a parsed value, as the scanner counts them (containers and commas). */
@@ -90,9 +90,25 @@ describe('JsonShapeScanner', () => {
     const member = '"key":"value"';
     const members = Array.from({ length: (8 * 1024 * 1024) / (member.length + 1) }, () => member);
     const text = `{${members.join(',')},"last":"\\\\"}`;
-    const scanner = new JsonShapeScanner(40, Number.MAX_SAFE_INTEGER);
+    const scanner = new JsonShapeScanner(40, Number.MAX_SAFE_INTEGER, undefined, Number.MAX_SAFE_INTEGER);
     const started = performance.now();
     expect(scanner.push(Buffer.from(text))).toBeNull();
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it(`an object of more than MAX_OBJECT_MEMBERS (${MAX_OBJECT_MEMBERS}) members stops the scan; arrays and nested objects count apart`, () => {
+    const object = (n: number) =>
+      `{${Array.from({ length: n }, (_, i) => `"${4_000_000_000 - i}":1`).join(',')}}`;
+    const scanned = (text: string) => new JsonShapeScanner().push(Buffer.from(text));
+    expect(scanned(object(MAX_OBJECT_MEMBERS))).toBeNull();
+    expect(scanned(object(MAX_OBJECT_MEMBERS + 1))).toBe('members');
+    // every object on its own: two of the limit side by side, one inside another, and long arrays, pass
+    expect(scanned(`[${object(MAX_OBJECT_MEMBERS)},${object(MAX_OBJECT_MEMBERS)}]`)).toBeNull();
+    const inner = object(MAX_OBJECT_MEMBERS - 1);
+    expect(scanned(`{"a":${inner},${object(MAX_OBJECT_MEMBERS).slice(1)}`)).toBe('members');
+    expect(scanned(`{"a":${inner},"b":1}`)).toBeNull();
+    expect(scanned(`{"a":[${'1,'.repeat(50_000)}1]}`)).toBeNull();
+    // commas inside strings are not members
+    expect(scanned(`{"a":"${','.repeat(5_000)}"}`)).toBeNull();
   });
 });

@@ -69,6 +69,9 @@ const gql = (query: string, variables?: Record<string, unknown>) => ({
 const aliased = (n: number, field: string) =>
   Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
 
+/** The members of the many-keys shape's object, made once. */
+let manyKeys: string | undefined;
+
 /** 64 type creations, 32 at once, each body a name (one of four) and `padding` around it. */
 function paddedCreate(name: string, label: string, prefix: string, padding: string): DoorShape {
   return {
@@ -356,6 +359,19 @@ export const DOOR_SHAPES: DoorShape[] = [
     }),
   },
   {
+    name: 'lookup-long-identifiers',
+    label: 'POST /entities/lookup: 1,000 identifiers of 8,000 characters (answered back, before)',
+    doors: ['lookup'],
+    expected: ['400 invalid_field', ...ADMITTED],
+    requests: 64,
+    concurrency: 16,
+    request: () => ({
+      method: 'POST',
+      path: '/entities/lookup',
+      body: { identifiers: Array.from({ length: 1000 }, (_, i) => `${i}`.padEnd(8000, 'x')) },
+    }),
+  },
+  {
     name: 'lookup-1000',
     label: 'POST /entities/lookup: 1,000 identifiers',
     doors: ['lookup'],
@@ -432,6 +448,10 @@ export const DOOR_SHAPES: DoorShape[] = [
         `/entities/types/by-name/${h}%2E${p}%2E${sig}`,
         `/${h}%2E${p}%2E${sig}`,
         `/entities/types?cursor=x${s.stray}`,
+        // the token as the last part of a longer dotted run, and its dots escaped four times over
+        `/nonexistent/abcdefgh.${s.stray}`,
+        `/entities/types/by-name/v1.2.3-release.${s.stray}`,
+        `/${h}%2525252E${p}%2525252E${sig}`,
       ];
       return { method: 'GET', path: paths[i % paths.length] as string };
     },
@@ -536,6 +556,39 @@ export const DOOR_SHAPES: DoorShape[] = [
     'Escaped',
     'é\n'.repeat(1.5 * 1024 * 1024),
   ),
+  {
+    name: 'many-keys-body',
+    label: 'a 3.6 MB object of 240,000 integer-like keys: a type creation, and GraphQL variables',
+    doors: ['createEntityType', 'Query.entityTypes'],
+    expected: ['400 json_too_large', ...ADMITTED],
+    requests: 64,
+    concurrency: 16,
+    request: (_s, i) => {
+      manyKeys ??= Array.from({ length: 240_000 }, (_, k) => `"${4_000_000_000 - k * 7}":1`).join(',');
+      const keys = manyKeys;
+      return i % 2 === 0
+        ? { method: 'POST', path: '/entities/types', body: `{"name":"Keys",${keys}}` }
+        : {
+            method: 'POST',
+            path: '/graphql',
+            body: `{"query":"{ entityTypes { totalCount } }","variables":{${keys}}}`,
+          };
+    },
+  },
+  {
+    name: 'graphql-variable-echo',
+    label:
+      'GraphQL: a variable of the wrong type holding 4 Mi quotes (its refusal quoted it four times over, before)',
+    doors: ['Query.entityTypes'],
+    expected: ['200 graphql_error', ...ADMITTED],
+    requests: 32,
+    concurrency: 8,
+    request: () =>
+      gql('query($n: Int) { entityTypes(first: $n) { edges { cursor } } }', {
+        // (a quote is two bytes in the body: the body just under its 8 MB bound)
+        n: '"'.repeat(4 * 1024 * 1024 - 1_000),
+      }),
+  },
   // ——— operators and public documents ———
   {
     name: 'operators',

@@ -145,6 +145,35 @@ export class LogRing {
   }
 }
 
+/**
+ * The longest line the logs keep, in characters: a longer one (a message quoting megabytes a request sent) is
+ * replaced by a line of its level, time, length and first characters. A GraphQL variable of 4 Mi quotes was logged
+ * whole, escaped again (32 MB a line), and the ring of recent lines kept them: eight such requests ran the
+ * production heap out of memory.
+ */
+export const MAX_LOG_LINE_CHARS = 64 * 1024;
+/** Characters of a cut line kept in its place. */
+const CUT_LINE_HEAD_CHARS = 2_000;
+/** The longest message string logged as it is (pino's first string argument), before the line is made. */
+export const MAX_LOG_MESSAGE_CHARS = 4_096;
+
+/** `line` when short enough; else a line saying it was cut, with its level, time and first characters. */
+export function boundLogLine(line: string): string {
+  if (line.length <= MAX_LOG_LINE_CHARS) return line;
+  const prefix = line.slice(0, 200);
+  const level = /"level":(\d+)/.exec(prefix)?.[1] ?? '30';
+  const time = /"time":(\d+)/.exec(prefix)?.[1] ?? String(Date.now());
+  return `${JSON.stringify({
+    level: Number(level),
+    time: Number(time),
+    msg: `a log line of ${line.length} characters was cut to its first ${CUT_LINE_HEAD_CHARS}`,
+    head: line.slice(0, CUT_LINE_HEAD_CHARS),
+  })}\n`;
+}
+
+const boundString = (text: string) =>
+  text.length <= MAX_LOG_MESSAGE_CHARS ? text : `${text.slice(0, MAX_LOG_MESSAGE_CHARS - 1)}…`;
+
 export function createLogger(options: { level: string; ring?: LogRing; stdout?: boolean }): Logger {
   const streams: pino.StreamEntry[] = [];
   if (options.stdout !== false) streams.push({ stream: process.stdout, level: options.level as pino.Level });
@@ -153,13 +182,25 @@ export function createLogger(options: { level: string; ring?: LogRing; stdout?: 
     {
       level: options.level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      hooks: { streamWrite: scrubTokens },
+      hooks: {
+        // Message strings bounded before the line is made; the line bounded before it is scrubbed and kept.
+        logMethod(args, method) {
+          const bounded = args.map((arg) => (typeof arg === 'string' ? boundString(arg) : arg));
+          return method.apply(this, bounded as Parameters<typeof method>);
+        },
+        streamWrite: (line) => scrubTokens(boundLogLine(line)),
+      },
       serializers: {
         req: (req: { method?: string; url?: string; id?: string }) => ({
           method: req.method,
           url: req.url?.split('?')[0],
         }),
-        err: pino.stdSerializers.err,
+        err: (error: Error) => {
+          const serialized = pino.stdSerializers.err(error);
+          if (typeof serialized.message === 'string') serialized.message = boundString(serialized.message);
+          if (typeof serialized.stack === 'string') serialized.stack = boundString(serialized.stack);
+          return serialized;
+        },
       },
     },
     pino.multistream(streams),

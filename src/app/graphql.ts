@@ -86,14 +86,21 @@ export function yogaLogger(logger: Logger): YogaLogger {
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (...args: unknown[]) =>
       child[level]({ details: args.slice(1) }, String(args[0]));
-  // A refusal (AppError, with its reason), or a GraphQL error carrying one, or wrapping one.
+  // A refusal (AppError, with its reason), or a GraphQL error carrying one, or wrapping one, or GraphQL's own refusal
+  // of what the request sent (a variable's value, an unknown field: no original error): the caller's mistake.
   const answered = (e: unknown): boolean => {
     if (typeof e !== 'object' || e === null) return false;
-    const error = e as { reason?: unknown; extensions?: { reason?: unknown }; originalError?: unknown };
+    const error = e as {
+      name?: unknown;
+      reason?: unknown;
+      extensions?: { reason?: unknown };
+      originalError?: unknown;
+    };
     return (
       isAppError(e) ||
       error.extensions?.reason !== undefined ||
-      (error.originalError !== undefined && answered(error.originalError))
+      (error.name === 'GraphQLError' && error.originalError == null) ||
+      (error.originalError != null && answered(error.originalError))
     );
   };
   return {

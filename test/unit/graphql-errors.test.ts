@@ -108,6 +108,13 @@ describe("Yoga's log lines, through the app's logger", () => {
       [20, 'graphql-yoga', 'No entity type has this guid.'],
     ]);
   });
+  it("GraphQL's own refusal of what was sent (a variable's value; no original error) is a debug line", () => {
+    const { out, log } = lines();
+    log.error(
+      new GraphQLError('Variable "$n" got invalid value "x"; Int cannot represent non-integer value: "x"'),
+    );
+    expect(out.map((l) => l.level)).toEqual([20]);
+  });
   it('any other error Yoga reports is an error line', () => {
     const { out, log } = lines();
     log.error(new Error('socket hang up'));

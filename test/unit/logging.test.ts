@@ -1,6 +1,13 @@
 // The in-memory log ring behind GET /admin/logs: keeps the newest lines in order, skips what is not JSON, filters.
 import { describe, expect, it } from 'vitest';
-import { LogRing, scrubTokens } from '../../src/logging.js';
+import {
+  boundLogLine,
+  createLogger,
+  LogRing,
+  MAX_LOG_LINE_CHARS,
+  MAX_LOG_MESSAGE_CHARS,
+  scrubTokens,
+} from '../../src/logging.js';
 
 const line = (level: number, time: number, msg: string) => JSON.stringify({ level, time, msg });
 
@@ -101,5 +108,35 @@ describe('scrubTokens', () => {
   it('leaves dotted names that are not tokens alone', () => {
     const text = 'at /work/main/node_modules/fastify/lib/route.js and entity-types.graphql.test.ts';
     expect(scrubTokens(text)).toBe(text);
+  });
+});
+
+describe('bounded log lines', () => {
+  it('a line over MAX_LOG_LINE_CHARS becomes a short line with its level, time, length and first characters', () => {
+    const line = `${JSON.stringify({ level: 50, time: 1234, msg: 'x'.repeat(MAX_LOG_LINE_CHARS) })}\n`;
+    const cut = JSON.parse(boundLogLine(line));
+    expect(cut).toMatchObject({
+      level: 50,
+      time: 1234,
+      msg: expect.stringContaining(`${line.length} characters`),
+    });
+    expect(cut.head.length).toBeLessThanOrEqual(2_000);
+    const short = `${JSON.stringify({ level: 30, time: 1, msg: 'ok' })}\n`;
+    expect(boundLogLine(short)).toBe(short);
+  });
+
+  it('a logger keeps message strings under MAX_LOG_MESSAGE_CHARS and lines under MAX_LOG_LINE_CHARS, in its ring too', () => {
+    const ring = new LogRing();
+    const logger = createLogger({ level: 'info', ring, stdout: false });
+    logger.error('"'.repeat(4 * 1024 * 1024));
+    logger.error({ details: ['y'.repeat(1024 * 1024)] }, 'a message beside a megabyte');
+    logger.error({ err: new Error('z'.repeat(1024 * 1024)) }, 'an error of a megabyte');
+    const { entries } = ring.query({});
+    expect(entries).toHaveLength(3);
+    expect(String(entries[0]?.msg).length).toBeLessThanOrEqual(MAX_LOG_MESSAGE_CHARS);
+    for (const entry of entries) expect(JSON.stringify(entry).length).toBeLessThan(MAX_LOG_LINE_CHARS);
+    expect(String((entries[2]?.err as { message?: string } | undefined)?.message).length).toBeLessThanOrEqual(
+      MAX_LOG_MESSAGE_CHARS,
+    );
   });
 });

@@ -7,6 +7,7 @@ import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, PLAN_MAX_IMPACTS } from '../../src
 import { it } from '../fixtures.js';
 import {
   createType,
+  fingerprint,
   graphqlClient,
   newTenant,
   refusalOf,
@@ -537,6 +538,32 @@ describe('plan bounds: what it reads is counted first, and its answer grows with
       ),
     ).toEqual([1000, 1000, 1000]);
     expect(JSON.stringify(one.body).length).toBeLessThan(4_000);
+  }, 60_000);
+
+  it(`a document of more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions: model_too_large before any is checked, plan and apply`, async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    await api.get('/entities/types?page_size=1'); // (the tenant set up: its system types)
+    const before = await fingerprint(world.driver, tenant);
+    const perType = Math.ceil((MODEL_MAX_DEFINITIONS + 1) / 1000);
+    const document = {
+      format: MODEL_FORMAT,
+      types: Array.from({ length: 1000 }, (_, t) => ({
+        name: `Doc ${t}`,
+        attributes: Array.from({ length: perType }, (_, a) => ({
+          name: `a${a}`,
+          value_type: 'json',
+          cardinality: 'multi',
+        })),
+      })),
+    };
+    const plan = await api.post('/entities/model/plan', document);
+    expect([plan.status, plan.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(plan.body.MESSAGE).toContain(`holds ${(1000 * perType).toLocaleString('en-US')} definitions`);
+    const apply = await api.post('/entities/model/apply', { document, allow_withdraw: false });
+    expect([apply.status, apply.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
   }, 60_000);
 
   it('GraphQL: model and modelPlan each cost what they can read; two in one operation are refused before either runs', async ({

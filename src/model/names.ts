@@ -15,10 +15,12 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Characters no display shows, or that turn the text's direction: Unicode's default-ignorable code points (zero-width
- * spaces and joiners, the soft hyphen, variation selectors, tag characters...), the bidirectional controls among them.
- * A name holding one could look like another ("table" + U+200D beside the system type "table"), so it is refused.
+ * spaces and joiners, the soft hyphen, variation selectors, tag characters...), the bidirectional controls among them,
+ * every other format character (General_Category Cf: the Arabic number signs U+0600-U+0605, U+06DD, U+0890,
+ * U+110BD...), and the characters that show as blank space without being spaces (U+2800 BRAILLE PATTERN BLANK). A
+ * name holding one could look like another ("table" + U+200D beside the system type "table"), so it is refused.
  */
-export const INVISIBLE = /\p{Default_Ignorable_Code_Point}/u;
+export const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\u2800]/u;
 
 export function cleanName(raw: string): string {
   if (!raw.isWellFormed()) {

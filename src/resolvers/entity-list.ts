@@ -72,7 +72,13 @@ function checkFilter(where: readonly ReferenceFilter[]): CheckedCondition[] {
   if (where.length > MAX_FILTER_CONDITIONS) throw tooManyConditions();
   return where.map((condition) => {
     if (condition.anyOf.length > MAX_FILTER_GUIDS) throw tooManyGuids(condition.attribute);
-    const name = cleanName(condition.attribute);
+    // (a condition naming no attribute, or no name at all, is a malformed condition: invalid_filter, as over GET)
+    let name: string;
+    try {
+      name = cleanName(condition.attribute);
+    } catch (error) {
+      throw invalidFilter(`A condition's attribute is no attribute name: ${(error as Error).message}`);
+    }
     if (condition.anyOf.length === 0) throw invalidFilter(`The condition on "${name}" lists no guid.`);
     if (condition.anyOf.some((g) => g.length === 0)) {
       throw invalidFilter(`The condition on "${name}" has an empty guid.`);

@@ -64,8 +64,8 @@ export function checkFeedFilter(input: FeedFilterInput | undefined): FeedFilter 
   };
 }
 
-/** What a type's guid looks like (a filter by anything else is invalid_filter). */
-export const GUID_SHAPE = /^[0-9a-zA-Z][0-9a-zA-Z_.:-]{0,199}$/;
+/** What a type's guid looks like: a UUID, as every guid the service makes (a filter by anything else is invalid_filter). */
+export const GUID_SHAPE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 const matches = (f: FeedFilter, h: FeedHead) =>
   (f.typeGuid === null || h.type_guid === f.typeGuid) &&

@@ -18,7 +18,8 @@ export const isValueType = (v: unknown): v is ValueType => VALUE_TYPES.includes(
 export const isCardinality = (v: unknown): v is Cardinality => CARDINALITIES.includes(v as Cardinality);
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
 /** A calendar date (YYYY-MM-DD) or an RFC 3339 date-time with offset. */
 export function isDateValue(v: unknown): v is string {
@@ -31,6 +32,8 @@ export function isDateValue(v: unknown): v is string {
   day.setUTCFullYear(y, mo - 1, d);
   if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
   if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 60)) return false;
+  // An offset is at most 23:59 (RFC 3339's time-numoffset: time-hour ":" time-minute).
+  if (m[8] !== undefined && (Number(m[8]) > 23 || Number(m[9]) > 59)) return false;
   return true;
 }
 

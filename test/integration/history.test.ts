@@ -410,6 +410,8 @@ describe('change feed', () => {
       '&attribute=',
       `&attribute=${'x'.repeat(300)}`,
       '&type_guid=%20',
+      '&type_guid=zz',
+      `&type_guid=${card}x`,
     ]) {
       const res = await api.get(`/entities/changes?page_size=5${bad}`);
       expect([res.status, res.body.DATA.reason], bad).toEqual([400, 'invalid_filter']);
@@ -437,6 +439,9 @@ describe('change feed', () => {
         .map((c) => c.id),
     );
     expect(await refusalOf(gql.request('{ modelChanges(attribute: "") { hasMore } }' as never))).toBe(
+      'invalid_filter',
+    );
+    expect(await refusalOf(gql.request('{ modelChanges(typeGuid: "zz") { hasMore } }' as never))).toBe(
       'invalid_filter',
     );
   });

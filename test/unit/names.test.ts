@@ -37,6 +37,12 @@ describe('invisible and direction-changing characters', () => {
       '\u2066',
       '\ufe0f',
       '\u{e0041}',
+      // format characters that are not default-ignorable, and the blank Braille pattern
+      '\u0600',
+      '\u06dd',
+      '\u0890',
+      '\u{110bd}',
+      '\u2800',
     ]) {
       for (const name of [`table${hidden}`, `ta${hidden}ble`]) {
         let reason: string | undefined;
@@ -57,6 +63,9 @@ describe('invisible and direction-changing characters', () => {
     expect(cleanName('Café Ünïcödé')).toBe('Café Ünïcödé');
     expect(cleanName('e\u0301t\u00e9')).toBe('\u00e9t\u00e9');
     expect(cleanName('\ufeffOrders')).toBe('Orders');
+    // a look-alike made of visible characters of another script or width is another name (as documented)
+    expect(cleanName('t\u0430ble')).toBe('t\u0430ble');
+    expect(cleanName('\uff54\uff41\uff42\uff4c\uff45')).toBe('\uff54\uff41\uff42\uff4c\uff45');
   });
 });
 

@@ -13,6 +13,14 @@ describe('date values', () => {
     expect(isDateValue('0099-12-31T23:59:60Z')).toBe(true);
     expect(isDateValue('2024-01-01T24:00:00Z')).toBe(false);
   });
+  it('take offsets up to 23:59 either way, as RFC 3339 does; +24:00 and +05:60 are not dates', () => {
+    expect(isDateValue('2024-01-01T00:00:00+23:59')).toBe(true);
+    expect(isDateValue('2024-01-01T00:00:00-23:59')).toBe(true);
+    expect(isDateValue('2024-01-01T00:00:00.5+05:30')).toBe(true);
+    expect(isDateValue('2024-01-01T00:00:00+24:00')).toBe(false);
+    expect(isDateValue('2024-01-01T00:00:00-99:00')).toBe(false);
+    expect(isDateValue('2024-01-01T00:00:00+05:60')).toBe(false);
+  });
 });
 
 describe('a value checked against its definition', () => {

@@ -75,25 +75,32 @@ async function main() {
     uri = localNeo4jUri(config.NEO4J_LOCAL_PORT);
   }
 
-  const [{ buildApp }, { createDriver }, { createExecutor }, { migrate }, { schedulePurge }] =
-    await Promise.all([
-      import('./app.js'),
-      import('./db/driver.js'),
-      import('./db/executor.js'),
-      import('./db/migrations.js'),
-      import('./jobs/purge.js'),
-    ]);
+  const [
+    { buildApp },
+    { createDriver },
+    { createExecutor },
+    { checkSchemaInFull, migrate },
+    { schedulePurge },
+  ] = await Promise.all([
+    import('./app.js'),
+    import('./db/driver.js'),
+    import('./db/executor.js'),
+    import('./db/migrations.js'),
+    import('./jobs/purge.js'),
+  ]);
   const driver = createDriver({
     uri,
     user: config.NEO4J_USER,
     password: config.NEO4J_PASSWORD,
     connectTimeoutMs: config.NEO4J_CONNECT_TIMEOUT_MS,
   });
+  let trustedMark = false;
   const schemaReady = (async () => {
     await starting;
     const migrating = performance.now();
-    await migrate(createExecutor(driver, { database: config.NEO4J_DATABASE }));
-    logger.info({ ms: Math.round(performance.now() - migrating) }, 'schema migrations applied');
+    const outcome = await migrate(createExecutor(driver, { database: config.NEO4J_DATABASE }));
+    logger.info({ ms: Math.round(performance.now() - migrating), ...outcome }, 'schema migrations applied');
+    trustedMark = outcome.checked === 'marked';
   })();
   schemaReady.catch(() => {}); // (awaited below, after listening)
   const app = await buildApp({ config, driver, jwtSecret, logger, logRing, schemaReady });
@@ -102,6 +109,12 @@ async function main() {
   await schemaReady;
   // Finish any purge a previous run left half done once the database is ready, then keep the daily schedule.
   void app.readiness.whenReady().then(() => app.services.purger.kick());
+  // The schema checked in full once ready when the start trusted the database's mark of a full migration.
+  void app.readiness.whenReady().then(() => {
+    if (trustedMark) {
+      void checkSchemaInFull(createExecutor(driver, { database: config.NEO4J_DATABASE }), app.log);
+    }
+  });
   const purgeSchedule = schedulePurge(config.PURGE_CRON, app.services.purger, app.log as never);
 
   let closing = false;

@@ -1,5 +1,8 @@
 // Schema migrations: the constraints and indexes that make the invariants hold in the database itself.
-// Every statement is idempotent (IF NOT EXISTS), so start-up applies them on every boot.
+// Every statement is idempotent (IF NOT EXISTS), so start-up may apply them on every boot; a database marked as
+// migrated by this release's migrations is trusted at start (one read) and checked in full after ready.
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
 import { LIST_KEY_SEPARATOR } from './entities.js';
 import type { Executor } from './executor.js';
 
@@ -47,6 +50,8 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE INDEX idempotency_expiry IF NOT EXISTS FOR (k:IdempotencyKey) ON (k.expires_at)',
   // What each tenant's keys hold, in a few shards (db/idempotency-records.ts).
   'CREATE CONSTRAINT idempotency_ledger IF NOT EXISTS FOR (l:IdempotencyLedger) REQUIRE (l.tenant, l.shard) IS UNIQUE',
+  // The mark of a database migrated in full (SCHEMA_DIGEST): one node, found by its id.
+  'CREATE CONSTRAINT schema_mark IF NOT EXISTS FOR (m:SchemaMark) REQUIRE m.id IS UNIQUE',
 ];
 
 /**
@@ -90,12 +95,74 @@ export function schemaObjectOf(statement: string): { name: string; creates: bool
 }
 
 /**
+ * What this release migrates, as one digest: a database whose SchemaMark holds it was migrated in full by a release
+ * with the same statements and backfills (the mark is written after them, so it never stands for a half-done
+ * migration). Another release's mark (older or newer) makes the start migrate in full and mark it again.
+ */
+export const SCHEMA_DIGEST = createHash('sha256')
+  .update(JSON.stringify({ migrations: MIGRATIONS, backfills: BACKFILLS }))
+  .digest('hex');
+const SCHEMA_MARK_ID = 'metamodel';
+
+export interface MigrationOutcome {
+  /** `marked`: the database held this release's mark, nothing else was read; `full`: the schema was read. */
+  checked: 'marked' | 'full';
+  /** The constraints and indexes created (or dropped) because the database lacked (or still had) them. */
+  changed: string[];
+}
+
+/**
+ * Brings the database to this release's schema. At start (`trustMark`, the default) a database marked with
+ * SCHEMA_DIGEST costs one read: after a crash every statement is planned on a cold JVM, and the schema's three reads
+ * took 1.0 to 2.3 s of a restart against 0.9 to 1.3 s for the mark's one. The server checks in full once ready
+ * (`trustMark: false`), so a constraint or index dropped by hand since is created again within seconds.
+ */
+export async function migrate(
+  db: Executor,
+  options: { trustMark?: boolean } = {},
+): Promise<MigrationOutcome> {
+  if (options.trustMark !== false) {
+    const rows = await db.read((run) =>
+      run('MATCH (m:SchemaMark {id: $id}) RETURN m.digest AS digest', { id: SCHEMA_MARK_ID }),
+    );
+    if (rows[0]?.digest === SCHEMA_DIGEST) return { checked: 'marked', changed: [] };
+  }
+  const changed = await migrateInFull(db);
+  await db.write((run) =>
+    run('MERGE (m:SchemaMark {id: $id}) SET m.digest = $digest, m.at = datetime()', {
+      id: SCHEMA_MARK_ID,
+      digest: SCHEMA_DIGEST,
+    }),
+  );
+  return { checked: 'full', changed };
+}
+
+/**
+ * The schema checked in full (the server's, once ready: its start trusted the mark): what was missing, or left over,
+ * is migrated again and named in a warning. Never rejects: a failure is a warning, and the next start checks again.
+ */
+export async function checkSchemaInFull(
+  db: Executor,
+  logger: Pick<Logger, 'warn'>,
+): Promise<MigrationOutcome | undefined> {
+  try {
+    const outcome = await migrate(db, { trustMark: false });
+    if (outcome.changed.length > 0) {
+      logger.warn({ changed: outcome.changed }, 'schema objects were missing or left over: migrated again');
+    }
+    return outcome;
+  } catch (error) {
+    logger.warn({ err: error }, 'the schema check after ready failed; the next start checks again');
+    return undefined;
+  }
+}
+
+/**
  * Applies what the database lacks: the constraints and indexes it does not have yet (by name, which is what `IF NOT
  * EXISTS` compares too), the drops of those it still has, and the backfills not yet marked done. A database already
- * migrated costs one read of its schema and markers (after a crash, every statement is planned on a cold JVM: the
- * full list took 1.9 s of a restart).
+ * migrated costs three reads (its constraints, its indexes, its backfill markers).
  */
-export async function migrate(db: Executor): Promise<void> {
+async function migrateInFull(db: Executor): Promise<string[]> {
   const present = await db.read(async (run) => {
     const constraints = await run('SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names');
     const indexes = await run('SHOW INDEXES YIELD name RETURN collect(name) AS names');
@@ -103,10 +170,12 @@ export async function migrate(db: Executor): Promise<void> {
     return new Set([...names(constraints), ...names(indexes)]);
   });
   let created = false;
+  const changed: string[] = [];
   for (const statement of MIGRATIONS) {
     const object = schemaObjectOf(statement);
     if (object && object.creates === present.has(object.name)) continue;
     await db.write((run) => run(statement));
+    if (object) changed.push(object.name);
     if (object?.creates !== false) created = true;
   }
   if (created) await db.write((run) => run('CALL db.awaitIndexes(60)'));
@@ -126,4 +195,5 @@ export async function migrate(db: Executor): Promise<void> {
       run('MERGE (m:Backfill {id: $id}) ON CREATE SET m.at = datetime()', { id: step.id }),
     );
   }
+  return changed;
 }

@@ -1,0 +1,50 @@
+// The local Neo4j (src/db/local-neo4j.ts): its JVM's JIT compiler threads run at a lower priority than the threads
+// doing the database's work, so that a JVM just started spends its cores on starting and planning first. Checked on
+// the run's own Neo4j (when the suite started it: not with NEO4J_URI).
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, inject, it } from 'vitest';
+import { COMPILER_THREAD_NICE } from '../../src/db/local-neo4j.js';
+
+/** The pid of the local Neo4j listening on `port`, found by its command line. */
+function launcherPid(port: string): number | undefined {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let args: string[] = [];
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    const at = args.indexOf('metamodel.LocalNeo4j');
+    if (at >= 0 && args[at + 2] === port) return Number(pid);
+  }
+  return undefined;
+}
+
+/** Each thread's name and niceness (the 19th field of its stat). */
+function threads(pid: number) {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return [{ name, nice: Number(fields[16]) }];
+    } catch {
+      return []; // ended meanwhile
+    }
+  });
+}
+
+const port = /^bolt:\/\/127\.0\.0\.1:(\d+)$/.exec(inject('neo4jUri'))?.[1];
+const pid = !process.env.NEO4J_URI && port && process.platform === 'linux' ? launcherPid(port) : undefined;
+
+describe.runIf(pid !== undefined)('the local Neo4j', () => {
+  it('runs its JIT compiler threads (C1 and C2) at nice 10, and the threads doing the work at 0', () => {
+    const all = threads(pid as number);
+    const compilers = all.filter((t) => /^C[12] CompilerThre/.test(t.name));
+    expect(new Set(compilers.map((t) => t.name.slice(0, 2)))).toEqual(new Set(['C1', 'C2']));
+    expect(compilers.map((t) => t.nice)).toEqual(compilers.map(() => COMPILER_THREAD_NICE));
+    const workers = all.filter((t) => t.name.startsWith('neo4j.Bolt'));
+    expect(workers.length).toBeGreaterThan(0);
+    expect(workers.map((t) => t.nice)).toEqual(workers.map(() => 0));
+  });
+});

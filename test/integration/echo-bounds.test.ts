@@ -4,31 +4,42 @@
 // identifiers of 8,000 characters in 8 MB.
 import { describe, expect } from 'vitest';
 import { MAX_MESSAGE_CHARS } from '../../src/errors.js';
+import { MAX_STRING_VALUE } from '../../src/model/limits.js';
 import { MAX_LOOKUP_IDENTIFIER_CHARS } from '../../src/resolvers/entities.js';
 import { it } from '../fixtures.js';
 import { createType, newTenant, restClient, tokenFor } from '../helpers.js';
 
 describe('what an answer quotes of the request', () => {
-  it('a GraphQL variable of the wrong type, a megabyte of quotes: refused in a short answer', async ({
+  it('a GraphQL variable holding a string longer than any field takes is refused before GraphQL reads it', async ({
     world,
   }) => {
     const token = await tokenFor(newTenant('echo'));
-    const value = '"'.repeat(1024 * 1024);
-    const res = await world.app.inject({
-      method: 'POST',
-      url: '/graphql',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      payload: {
-        query: 'query($n: Int) { entityTypes(first: $n) { edges { cursor } } }',
-        variables: { n: value },
-      },
-    });
-    expect(res.statusCode).toBeLessThan(500);
-    const body = res.json() as { errors: { message: string }[] };
+    const send = (n: unknown) =>
+      world.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: {
+          query: 'query($n: Int) { entityTypes(first: $n) { edges { cursor } } }',
+          variables: { n },
+        },
+      });
+    // a megabyte of quotes (quoted whole in GraphQL's own refusal, before its message is cut): refused at the door
+    const long = await send('"'.repeat(1024 * 1024));
+    expect([long.statusCode, long.json().DATA.reason]).toEqual([400, 'invalid_field']);
+    expect(long.json().MESSAGE).toContain(`more than ${MAX_STRING_VALUE.toLocaleString('en-US')} characters`);
+    expect(long.rawPayload.length).toBeLessThan(4 * 1024);
+    // deep in a list or an object too
+    const nested = await send([{ a: ['x'.repeat(MAX_STRING_VALUE + 1)] }]);
+    expect([nested.statusCode, nested.json().DATA.reason]).toEqual([400, 'invalid_field']);
+    // at the bound, GraphQL refuses it itself, its message cut at MAX_MESSAGE_CHARS
+    const atBound = await send('"'.repeat(MAX_STRING_VALUE));
+    const body = atBound.json() as { errors: { message: string }[] };
+    expect(atBound.statusCode).toBeLessThan(500);
     expect(body.errors[0]?.message).toMatch(/^Variable "\$n" got invalid value/);
     expect(body.errors[0]?.message.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
     expect(body.errors[0]?.message.endsWith('…')).toBe(true);
-    expect(res.rawPayload.length).toBeLessThan(4 * 1024);
+    expect(atBound.rawPayload.length).toBeLessThan(4 * 1024);
   });
 
   it('an unknown field with a 300 KB name: unknown_field, its message quoting the start of the name', async ({

@@ -4,6 +4,8 @@
 import { z } from 'zod';
 import { refusing } from '../../contract/refusing-fields.js';
 import { PurgeReport } from '../../contract/wire.js';
+import { MAX_STRING_VALUE } from '../../model/limits.js';
+import { holdsStringLongerThan } from '../../resolvers/values.js';
 import {
   type Answer,
   jsonObjectText,
@@ -263,9 +265,18 @@ export const OPERATION_ROUTES = {
         reason: 'invalid_field',
         missing: 'invalid_field',
       }),
-      variables: refusing(z.record(z.string(), z.unknown()).nullish().describe('The variables.'), {
-        reason: 'invalid_field',
-      }),
+      variables: refusing(
+        z
+          .record(z.string(), z.unknown())
+          .nullish()
+          .refine((variables) => !holdsStringLongerThan(variables, MAX_STRING_VALUE), {
+            error: `a variable holds a string of more than ${MAX_STRING_VALUE.toLocaleString('en-US')} characters: no field takes one`,
+          })
+          .describe(
+            `The variables. No string in them longer than ${MAX_STRING_VALUE.toLocaleString('en-US')} characters (the longest any field takes).`,
+          ),
+        { reason: 'invalid_field' },
+      ),
       operationName: refusing(
         z.string().nullish().describe('Operation to run when the document has several.'),
         { reason: 'invalid_field' },

@@ -119,9 +119,12 @@ export const statusOf = (reason: Reason): number => REFUSALS[reason];
  */
 export const MAX_MESSAGE_CHARS = 1_000;
 
-/** `message`, cut to MAX_MESSAGE_CHARS (the cut marked with `…`). */
-export const boundedMessage = (message: string) =>
-  message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
+/** `text`, cut to at most `max` characters (the cut marked with `…`). */
+export const cutText = (text: string, max: number) =>
+  text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+
+/** `message`, cut to MAX_MESSAGE_CHARS. */
+export const boundedMessage = (message: string) => cutText(message, MAX_MESSAGE_CHARS);
 
 export class AppError extends Error {
   readonly status: number;

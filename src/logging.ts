@@ -1,6 +1,7 @@
 // Structured logs (pino): secrets redacted by path, anything shaped like a bearer token scrubbed from every line,
 // URLs logged without their query string, and the most recent entries kept in a ring for GET /admin/logs.
 import pino, { type Logger } from 'pino';
+import { cutText } from './errors.js';
 
 const REDACT_PATHS = [
   'authorization',
@@ -172,8 +173,7 @@ export function boundLogLine(line: string): string {
   })}\n`;
 }
 
-const boundString = (text: string) =>
-  text.length <= MAX_LOG_MESSAGE_CHARS ? text : `${text.slice(0, MAX_LOG_MESSAGE_CHARS - 1)}…`;
+const boundString = (text: string) => cutText(text, MAX_LOG_MESSAGE_CHARS);
 
 export function createLogger(options: { level: string; ring?: LogRing; stdout?: boolean }): Logger {
   const streams: pino.StreamEntry[] = [];

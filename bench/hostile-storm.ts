@@ -114,12 +114,12 @@ export async function hostileStorm(port: number, api: Api, sampler: RssSampler) 
     },
     {
       kind: 'tiny-objects',
-      label: `/entities/lookup, ${tiny.values.toLocaleString('en')} {} in ${mb(tiny.data.length)}`,
+      label: `/entities/types, ${tiny.values.toLocaleString('en')} {} in ${mb(tiny.data.length)}`,
       expected: '400 json_too_large',
       requests: 128,
       concurrency: 64,
       timeoutMs: 60_000,
-      request: { path: '/entities/lookup', body: { mode: 'whole', data: tiny.data } },
+      request: { path: '/entities/types', body: { mode: 'whole', data: tiny.data } },
     },
     {
       kind: 'many-keys',

@@ -2,7 +2,7 @@
 // each of which it must refuse with a 4xx and a reason, without its resident set or its other answers suffering.
 //   declared      Content-Length 9 MB (over the 8 MB limit), only the first 64 KB sent          -> 413
 //   streamed      chunked, no length, sent until the answer comes (over 8 MB)                     -> 413
-//   tiny-objects  POST /entities/lookup {"identifiers":[{},{},…]}: 2.8 million values in < 8 MB    -> 400 json_too_large
+//   tiny-objects  POST /entities/types {"name":[{},{},…]}: 2.8 million values in < 8 MB            -> 400 json_too_large
 //   many-keys     a declaration with 840,000 unknown keys in < 8 MB                                 -> 400 json_too_large
 //   deep          a declaration whose default_value nests 5,000 arrays                              -> 400 json_too_deep
 //   slow          a 1,000-byte declaration sent one byte every 5 s                                  -> 408 request_timeout
@@ -226,9 +226,9 @@ export async function runStorm(port: number, authorization: string, shape: Storm
 
 export const BODY_LIMIT = 8 * 1024 * 1024;
 
-/** `{"identifiers":[{},{},…]}` just under 8 MB: about 2.8 million empty objects. */
+/** `{"name":[{},{},…]}` just under 8 MB: about 2.8 million empty objects. */
 export function tinyObjectsBody(maxBytes = BODY_LIMIT - 1024): { data: Buffer; values: number } {
-  const head = Buffer.from('{"identifiers":[');
+  const head = Buffer.from('{"name":[');
   const tail = Buffer.from('{}]}');
   const values = Math.floor((maxBytes - head.length - tail.length) / 3) + 1;
   const data = Buffer.alloc(head.length + (values - 1) * 3 + tail.length);

@@ -39,7 +39,14 @@ export const BODY_IDLE_TIMEOUT_MS = 10_000;
 /** How long the rest of a refused body is read and discarded after the answer before the connection is closed. */
 export const LINGER_MS = 5_000;
 
-export const tooLarge = () => refuse('request_too_large', 'The request body exceeds 8 MB.');
+/** The refusal of a body past `limit`: the spec's 8 MB, or the smaller one a door states (DoorBudget.bodyBytes). */
+export const tooLarge = (limit = BODY_LIMIT_BYTES) =>
+  refuse(
+    'request_too_large',
+    limit === BODY_LIMIT_BYTES
+      ? 'The request body exceeds 8 MB.'
+      : `The request body exceeds ${limit.toLocaleString('en-US')} bytes, the most this route takes.`,
+  );
 export const tooSlow = () => refuse('request_timeout', 'The request body took too long to arrive.');
 
 const shapeRefusal = (violation: ShapeViolation) =>
@@ -89,7 +96,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
     const declared = declaredHeader === undefined ? null : Number(declaredHeader);
     if (declared !== null && declared > limit) {
       (raw as Marked)[UNREAD_BODY] = true;
-      reject(tooLarge());
+      reject(tooLarge(limit));
       return;
     }
 
@@ -145,7 +152,7 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += buffer.length;
       (raw as Marked)[BODY_BYTES_READ] = size;
-      if (size > limit) return settle(tooLarge());
+      if (size > limit) return settle(tooLarge(limit));
       const violation = scanner.push(buffer);
       if (violation) return settle(shapeRefusal(violation));
       if (declared !== null && declared > largeBytes) {

@@ -23,16 +23,15 @@ declare module 'fastify' {
 
 /**
  * What a request's body may hold in memory while it is read, parsed and handled: nothing for a small one (under
- * LARGE_BODY_BYTES, which the body reader takes in turns of its own), else three times its declared length, or its
- * limit's when it declares none.
+ * LARGE_BODY_BYTES, which the body reader takes in turns of its own) or one declared past its door's limit (refused
+ * before a byte is read), else three times its declared length, or its limit's when it declares none.
  */
-function bodyMemory(req: FastifyRequest): number {
+function bodyMemory(req: FastifyRequest, limit = BODY_LIMIT_BYTES): number {
   const declared = req.headers['content-length'];
-  if (declared === undefined)
-    return req.headers['transfer-encoding'] === undefined ? 0 : 3 * BODY_LIMIT_BYTES;
+  if (declared === undefined) return req.headers['transfer-encoding'] === undefined ? 0 : 3 * limit;
   const length = Number(declared);
-  if (!Number.isFinite(length) || length <= LARGE_BODY_BYTES) return 0;
-  return 3 * Math.min(length, BODY_LIMIT_BYTES);
+  if (!Number.isFinite(length) || length <= LARGE_BODY_BYTES || length > limit) return 0;
+  return 3 * length;
 }
 
 /**
@@ -75,8 +74,8 @@ export const admissionHooks = fp(
     app.addHook('onRequest', async (req, reply) => {
       const route = req.routeOptions.url;
       if (route === undefined || UNQUEUED.has(route)) return;
-      let bytes = bodyMemory(req);
       const budget = budgetOf(req);
+      let bytes = bodyMemory(req, budget?.bodyBytes);
       if (!budget) {
         if (!unbudgeted.has(route)) {
           unbudgeted.add(route);

@@ -38,6 +38,7 @@ export const httpHooks = fp(
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) => {
       const body = await readBody(req.raw, payload, {
+        limit: budgetOf(req)?.bodyBytes,
         slots: largeBodySlots,
         key: req.ctx?.viewer.tenant ?? '',
         timeoutMs: config.HTTP_BODY_TIMEOUT_MS,

@@ -15,6 +15,12 @@ export interface DoorBudget {
   statements: number;
   /** What those statements read at most, in words: rows, bytes, and the bounds that hold them. */
   reads: string;
+  /**
+   * The largest body the door reads, when its bounds make every valid body far smaller than the 8 MB every other
+   * door takes: a body past it is refused 413 request_too_large from its declared length before a byte is read, or
+   * the moment a streamed one passes it, instead of being read and parsed to be refused for its content.
+   */
+  bodyBytes?: number;
   /** Bytes of the largest answer body. */
   answerBytes: number;
   /**

@@ -26,6 +26,13 @@ export const MAX_LOOKUP_IDENTIFIERS = 1000;
  * to, and an entity guid has 36 (1,000 identifiers of 8,000 characters made an 8 MB answer to an 8 MB body).
  */
 export const MAX_LOOKUP_IDENTIFIER_CHARS = 128;
+/**
+ * The largest lookup body, in bytes: a kibibyte per identifier (128 characters escaped as \uXXXX are 768 bytes, with
+ * quotes, a comma and a pretty-printer's indent well under 1,024) and 24 KiB for the rest. Every valid lookup fits;
+ * an 8 MB body of over-long identifiers was read and parsed in one piece (tens of milliseconds of the one thread)
+ * only to be refused for its content.
+ */
+export const LOOKUP_BODY_BYTES = 1024 * 1024;
 
 /**
  * A definition's shape for value checks, made once per cached definition (its enumeration parsed and keyed once, not

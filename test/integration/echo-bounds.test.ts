@@ -1,11 +1,15 @@
 // What a refusal or an answer quotes back of the request is bounded: a refusal's message (GraphQL's own refusals
-// too) at MAX_MESSAGE_CHARS, a lookup's identifiers at MAX_LOOKUP_IDENTIFIER_CHARS. Before, a GraphQL variable of
+// too) at MAX_MESSAGE_CHARS, a lookup's identifiers at MAX_LOOKUP_IDENTIFIER_CHARS and its body at LOOKUP_BODY_BYTES. Before, a GraphQL variable of
 // 4 Mi quotes was answered in 33.5 MB (quoted twice, escaped twice), a 3 MB unknown field name in 6.3 MB, and 1,000
 // identifiers of 8,000 characters in 8 MB.
 import { describe, expect } from 'vitest';
 import { MAX_MESSAGE_CHARS } from '../../src/errors.js';
 import { MAX_STRING_VALUE } from '../../src/model/limits.js';
-import { MAX_LOOKUP_IDENTIFIER_CHARS } from '../../src/resolvers/entities.js';
+import {
+  LOOKUP_BODY_BYTES,
+  MAX_LOOKUP_IDENTIFIER_CHARS,
+  MAX_LOOKUP_IDENTIFIERS,
+} from '../../src/resolvers/entities.js';
 import { it } from '../fixtures.js';
 import { createType, newTenant, restClient, tokenFor } from '../helpers.js';
 
@@ -64,13 +68,13 @@ describe('what an answer quotes of the request', () => {
   it('a lookup of identifiers longer than any guid is refused; one at the bound is answered', async ({
     world,
   }) => {
-    const api = restClient(world.app, await tokenFor(newTenant('echo')));
-    const long = await api.post('/entities/lookup', {
-      identifiers: Array.from({ length: 1000 }, () => 'x'.repeat(8000)),
+    const token = await tokenFor(newTenant('echo'));
+    const api = restClient(world.app, token);
+    const over = await api.post('/entities/lookup', {
+      identifiers: ['x'.repeat(MAX_LOOKUP_IDENTIFIER_CHARS + 1)],
     });
-    expect(long.status).toBe(400);
-    expect(long.body.DATA.reason).toBe('invalid_field');
-    expect(JSON.stringify(long.body).length).toBeLessThan(4 * 1024);
+    expect(over.status).toBe(400);
+    expect(over.body.DATA.reason).toBe('invalid_field');
     const atBound = await api.post('/entities/lookup', {
       identifiers: ['x'.repeat(MAX_LOOKUP_IDENTIFIER_CHARS)],
     });
@@ -78,5 +82,27 @@ describe('what an answer quotes of the request', () => {
     expect(atBound.body.DATA.entries).toEqual([
       { identifier: 'x'.repeat(MAX_LOOKUP_IDENTIFIER_CHARS), entity: null },
     ]);
+
+    const raw = (payload: string) =>
+      world.app.inject({
+        method: 'POST',
+        url: '/entities/lookup',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload,
+      });
+    // The largest valid lookup: 1,000 identifiers at the bound, every character escaped, pretty-printed. It fits.
+    const escaped = `"${'\\u0078'.repeat(MAX_LOOKUP_IDENTIFIER_CHARS)}"`;
+    const largest = `{\n    "identifiers": [\n        ${Array(MAX_LOOKUP_IDENTIFIERS).fill(escaped).join(',\n        ')}\n    ]\n}`;
+    expect(Buffer.byteLength(largest)).toBeLessThan(LOOKUP_BODY_BYTES);
+    const fits = await raw(largest);
+    expect(fits.statusCode).toBe(200);
+    expect(fits.json().DATA.entries).toHaveLength(MAX_LOOKUP_IDENTIFIERS);
+    // An 8 MB body of identifiers of 8,000 characters is refused from its length, before it is read or parsed.
+    const long = await raw(
+      JSON.stringify({ identifiers: Array.from({ length: 1000 }, () => 'x'.repeat(8000)) }),
+    );
+    expect([long.statusCode, long.json().DATA.reason]).toEqual([413, 'request_too_large']);
+    expect(long.json().MESSAGE).toContain(`${LOOKUP_BODY_BYTES.toLocaleString('en-US')} bytes`);
+    expect(long.rawPayload.length).toBeLessThan(4 * 1024);
   });
 });

@@ -165,11 +165,11 @@ describe('JSON shape, checked while the body arrives', () => {
     world,
   }) => {
     const token = await tokenFor(newTenant());
-    const body = Buffer.from(`{"identifiers":[${'{},'.repeat(2_700_000)}{}]}`);
+    const body = Buffer.from(`{"name":[${'{},'.repeat(2_700_000)}{}]}`);
     const socket = await open(world);
     const started = performance.now();
     const answer = answerOf(socket, started);
-    socket.write(`${head(token, 'POST', '/entities/lookup', `Content-Length: ${body.length}\r\n`)}\r\n`);
+    socket.write(`${head(token, 'POST', '/entities/types', `Content-Length: ${body.length}\r\n`)}\r\n`);
     let sent = 0;
     let answered = false;
     void answer.then(() => {

@@ -10,7 +10,7 @@ import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '.
 import { PAGES } from '../../model/pages.js';
 import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../model/plans.js';
 import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
-import { MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
+import { LOOKUP_BODY_BYTES, MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS } from '../../resolvers/entity-list.js';
 import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
 import type { ATTRIBUTE_ROUTES } from './attribute-routes.js';
@@ -199,6 +199,7 @@ export const ROUTE_BUDGETS = {
   lookup: {
     statements: 2,
     reads: `at most ${MAX_LOOKUP_IDENTIFIERS.toLocaleString('en-US')} entities by guid (index seeks)`,
+    bodyBytes: LOOKUP_BODY_BYTES,
     answerBytes: MAX_LOOKUP_IDENTIFIERS * (ENTITY_ROW + 1 * KB),
     memoryBytes: 256 * KB,
     admission: 'heavy',

@@ -69,6 +69,24 @@ const gql = (query: string, variables?: Record<string, unknown>) => ({
 const aliased = (n: number, field: string) =>
   Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
 
+/**
+ * A model document at the definition bound: 1,000 types of 256-character names (4-byte characters, 1 KB of UTF-8
+ * each, repeated in every step of the plan) and 50 definitions each, 3.4 MB; made once.
+ */
+let widestModel: Record<string, unknown> | undefined;
+const widestModelDocument = () =>
+  (widestModel ??= {
+    format: 'entity-metamodel/v1',
+    types: Array.from({ length: 1000 }, (_, t) => ({
+      name: `${String(t).padStart(4, '0')}${'\u{1F600}'.repeat(126)}`,
+      attributes: Array.from({ length: 50 }, (_, a) => ({
+        name: `a${a}`,
+        value_type: 'json',
+        cardinality: 'single',
+      })),
+    })),
+  });
+
 /** The members of the many-keys shape's object, made once. */
 let manyKeys: string | undefined;
 
@@ -109,6 +127,16 @@ export const DOOR_SHAPES: DoorShape[] = [
         })),
       },
     }),
+  },
+  {
+    name: 'plan-50000-definitions',
+    label:
+      'POST /entities/model/plan: 50,000 definitions of 1,000 types of 256 four-byte characters (3.4 MB; a 33 MB plan)',
+    doors: ['planModel'],
+    expected: ['200', ...ADMITTED],
+    requests: 64,
+    concurrency: 32,
+    request: () => ({ method: 'POST', path: '/entities/model/plan', body: widestModelDocument() }),
   },
   {
     name: 'apply-50-types',

@@ -35,7 +35,10 @@ export interface AdmissionOptions {
 }
 
 interface Waiter {
+  /** What it counts against its tenant's share. */
   bytes: number;
+  /** What it takes from the room free (more than its share when it states more: it then runs alone). */
+  room: number;
   /** When it began to wait (performance clock, ms). */
   since: number;
   grant: () => void;
@@ -86,17 +89,21 @@ export class Admission {
   }
 
   /**
-   * Resolves with a release function once `bytes` are reserved for `tenant` (a request stating more than a tenant's
-   * share reserves the share: it then runs alone for its tenant). Release is idempotent. Rejects with tenant_busy
+   * Resolves with a release function once `bytes` are reserved for `tenant`. A request stating more than a tenant's
+   * share counts the share against its tenant (it then runs alone for its tenant) but takes what it states from the
+   * room, at most all of it: a request that may hold more than a tenant's share runs with nothing else reserved beside
+   * it, whoever's. (Counted as its share only, two tenants' 60 MB plans ran at once on 32 MiB each.) Release is
+   * idempotent. Rejects with tenant_busy
    * when the tenant's queue is full, when the wait passes the queue timeout: with tenant_busy if its tenant's own
    * requests held its turns, else server_busy; and with
    * AdmissionAbandoned when `signal` aborts while it waits (its place in the queue is given up at once).
    */
   acquire(tenant: string, bytes: number, signal?: AbortSignal): Promise<() => void> {
     const amount = Math.max(0, Math.min(Math.ceil(bytes), this.maxPerTenant));
+    const room = Math.max(0, Math.min(Math.ceil(bytes), this.capacity));
     return new Promise((resolve, reject) => {
       const grant = (later: boolean) => {
-        this.free -= amount;
+        this.free -= room;
         this.held.set(tenant, this.heldBy(tenant) + amount);
         this.running.set(tenant, this.runningBy(tenant) + 1);
         this.started(tenant, amount);
@@ -104,7 +111,7 @@ export class Admission {
         const release = () => {
           if (released) return;
           released = true;
-          this.free += amount;
+          this.free += room;
           const left = this.heldBy(tenant) - amount;
           if (left > 0) this.held.set(tenant, left);
           else this.held.delete(tenant);
@@ -117,7 +124,7 @@ export class Admission {
         else resolve(release);
       };
       // At once only when nobody waits: a newcomer never overtakes a request already waiting.
-      if (this.turns.length === 0 && this.fits(tenant, amount)) {
+      if (this.turns.length === 0 && this.fits(tenant, amount, room)) {
         grant(false);
         return;
       }
@@ -154,6 +161,7 @@ export class Admission {
       };
       const waiter: Waiter = {
         bytes: amount,
+        room,
         since: performance.now(),
         grant: () => {
           clearTimeout(waiter.timer);
@@ -243,14 +251,40 @@ export class Admission {
     return !this.atOwnBound(tenant, amount) && this.startsIn(tenant, since) === 0;
   }
 
-  private fits(tenant: string, amount: number) {
-    return this.free >= amount && this.mayRun(tenant, amount);
+  private fits(tenant: string, amount: number, room: number) {
+    return this.free >= room && this.mayRun(tenant, amount);
   }
 
   private forget(tenant: string) {
     this.waiting.delete(tenant);
     const at = this.turns.indexOf(tenant);
     if (at >= 0) this.turns.splice(at, 1);
+  }
+
+  /**
+   * Starts the waiting requests that reserve no room, behind a head waiting for room (the first in turn), each tenant's
+   * in its order; returns in how many ms one held back by its tenant's spacing may start (Infinity: none).
+   */
+  private grantRoomless(): number {
+    let soonest = Number.POSITIVE_INFINITY;
+    for (let k = 1; k < this.turns.length; ) {
+      const tenant = this.turns[k] as string;
+      const list = this.waiting.get(tenant) as Waiter[];
+      const head = list[0] as Waiter;
+      if (head.room > 0 || !this.mayRun(tenant, head.bytes, head.since)) {
+        const wait = head.room > 0 ? 0 : this.startsIn(tenant, head.since);
+        if (wait > 0) soonest = Math.min(soonest, wait);
+        k += 1;
+        continue;
+      }
+      list.shift();
+      if (list.length === 0) {
+        this.waiting.delete(tenant);
+        this.turns.splice(k, 1);
+      }
+      head.grant();
+    }
+    return soonest;
   }
 
   /**
@@ -272,7 +306,12 @@ export class Admission {
         passed += 1;
         continue;
       }
-      if (this.free < head.bytes) break;
+      if (this.free < head.room) {
+        // It keeps its place and is served first when enough is freed; requests that reserve no room take none from
+        // it, and run meanwhile (a light request waited seconds behind another tenant's plan waiting for room).
+        soonest = Math.min(soonest, this.grantRoomless());
+        break;
+      }
       passed = 0;
       this.turns.shift();
       list.shift();

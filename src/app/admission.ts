@@ -34,6 +34,15 @@ function bodyMemory(req: FastifyRequest, limit = BODY_LIMIT_BYTES): number {
   return 3 * length;
 }
 
+/** What a door states its request may hold: its memory, or for one whose memory grows with its body, its body's. */
+function statedMemory(req: FastifyRequest, budget: DoorBudget): number {
+  if (budget.memoryPerBodyByte === undefined) return budget.memoryBytes;
+  const declared = Number(req.headers['content-length']);
+  const length =
+    Number.isFinite(declared) && declared >= 0 ? declared : (budget.bodyBytes ?? BODY_LIMIT_BYTES);
+  return Math.min(budget.memoryBytes, Math.ceil(budget.memoryPerBodyByte * length));
+}
+
 /**
  * Heavy requests one tenant runs at once at most: each may hold megabytes and keep the event loop and the database
  * busy for milliseconds at a time, so one tenant's flood of them is held to two while others are served.
@@ -89,7 +98,7 @@ export const admissionHooks = fp(
       ) {
         // (The GraphiQL page is a fixed document, not an operation.) A heavy request reserves at least its share of
         // HEAVY_PER_TENANT: a tenant runs at most that many at once, whatever they state.
-        bytes += Math.max(budget.memoryBytes, Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT));
+        bytes += Math.max(statedMemory(req, budget), Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT));
       }
       const tenant = req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public';
       // A client that goes away while its request waits gives its place up; one that goes away as the turn is

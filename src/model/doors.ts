@@ -30,6 +30,13 @@ export interface DoorBudget {
    */
   memoryBytes: number;
   /**
+   * A door whose memory grows with what it is sent (a model document planned: its steps repeat each type's name, so
+   * a 3 MB document made a 20 MB answer and held 60 MB): a request reserves this many bytes per byte of its body (its
+   * declared length, or its limit's when it declares none), at most memoryBytes, instead of memoryBytes whatever its
+   * size. What it reserves past a tenant's share it still takes from the process's room (admission.ts).
+   */
+  memoryPerBodyByte?: number;
+  /**
    * `heavy`: takes an admission turn first, shared fairly between tenants (a tenant holds at most half the request
    * memory; its further requests wait, then are refused 429 tenant_busy or 503 server_busy); `light`: served at once,
    * its cost small and fixed.

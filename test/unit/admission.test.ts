@@ -80,11 +80,41 @@ describe('Admission', () => {
     expect(order.indexOf('quiet')).toBeLessThanOrEqual(1);
   });
 
-  it("a request stating more than a tenant's share reserves the share (it runs alone for its tenant)", async () => {
+  it("a request stating more than a tenant's share counts the share against its tenant but takes the whole room: nothing else reserved runs beside it", async () => {
     const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
     const big = await admission.acquire('a', 1_000);
-    expect(admission.heldBy('a')).toBe(50);
+    expect([admission.heldBy('a'), admission.inUse]).toEqual([50, 100]);
+    // another tenant's request that reserves anything waits for it (counted as its share only, two tenants' 60 MB
+    // plans ran at once on 32 MiB each)
+    let other = false;
+    const waiting = admission.acquire('b', 10).then((release) => {
+      other = true;
+      return release;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(other).toBe(false);
     big();
+    (await waiting)();
+    expect(other).toBe(true);
+    // and it waits for the room to empty: it is not starved by smaller requests arriving meanwhile
+    const small = await admission.acquire('b', 10);
+    let bigRan = false;
+    const second = admission.acquire('a', 1_000).then((release) => {
+      bigRan = true;
+      return release;
+    });
+    const later = admission.acquire('c', 10);
+    // a request that reserves no room takes none from it: it runs at once, as does another behind it
+    const light = await admission.acquire('d', 0);
+    const lightToo = await admission.acquire('d', 0);
+    await new Promise((r) => setImmediate(r));
+    expect(bigRan).toBe(false);
+    light();
+    lightToo();
+    small();
+    (await second)();
+    (await later)();
+    expect([bigRan, admission.inUse]).toEqual([true, 0]);
   });
 
   it('a large request is not starved by smaller ones that keep arriving', async () => {

@@ -7,6 +7,9 @@
 
 import { setImmediate as turn } from 'node:timers/promises';
 
+/** The bytes of the slices joined into the answer's one buffer in one turn of the event loop. */
+const JOIN_BYTES = 4 * 1024 * 1024;
+
 /** A slice ends once it holds this many characters of JSON (a slice holds at most about twice as many). */
 export const SLICE_CHARS = 64 * 1024;
 
@@ -169,5 +172,23 @@ export async function encodeInSlices(
   }
   slices.push(Buffer.from(parts.join(''), 'utf8'));
   total += chars;
-  return { bytes: slices.length === 1 ? (slices[0] as Buffer) : Buffer.concat(slices), chars: total };
+  if (slices.length === 1) return { bytes: slices[0] as Buffer, chars: total };
+  // Joined JOIN_BYTES a turn: Buffer.concat of a 33 MB answer held the thread 25 to 48 ms in one piece (the copy, and
+  // the first touch of the new memory's pages).
+  let length = 0;
+  for (const slice of slices) length += slice.length;
+  const bytes = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  let sinceTurn = 0;
+  for (const slice of slices) {
+    slice.copy(bytes, at);
+    at += slice.length;
+    sinceTurn += slice.length;
+    if (sinceTurn >= JOIN_BYTES && at < length) {
+      sinceTurn = 0;
+      await turn();
+      if (abandoned()) return undefined;
+    }
+  }
+  return { bytes, chars: total };
 }

@@ -540,13 +540,13 @@ describe('plan bounds: what it reads is counted first, and its answer grows with
     expect(JSON.stringify(one.body).length).toBeLessThan(4_000);
   }, 60_000);
 
-  it(`a document of more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions: model_too_large before any is checked, plan and apply`, async ({
+  it(`a document of ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions is planned; one more: model_too_large before any is checked, plan and apply`, async ({
     world,
   }) => {
     const { tenant, api } = await tenantApi(world);
     await api.get('/entities/types?page_size=1'); // (the tenant set up: its system types)
     const before = await fingerprint(world.driver, tenant);
-    const perType = Math.ceil((MODEL_MAX_DEFINITIONS + 1) / 1000);
+    const perType = MODEL_MAX_DEFINITIONS / 1000;
     const document = {
       format: MODEL_FORMAT,
       types: Array.from({ length: 1000 }, (_, t) => ({
@@ -558,9 +558,17 @@ describe('plan bounds: what it reads is counted first, and its answer grows with
         })),
       })),
     };
+    // at the bound: planned (every type created, every definition declared)
+    const atBound = await api.post('/entities/model/plan', document);
+    expect(atBound.status).toBe(200);
+    expect(atBound.body.DATA.steps).toHaveLength(1000 + MODEL_MAX_DEFINITIONS);
+    // one more: refused before any is checked
+    document.types[0]?.attributes.push({ name: 'one_more', value_type: 'json', cardinality: 'multi' });
     const plan = await api.post('/entities/model/plan', document);
     expect([plan.status, plan.body.DATA.reason]).toEqual([400, 'model_too_large']);
-    expect(plan.body.MESSAGE).toContain(`holds ${(1000 * perType).toLocaleString('en-US')} definitions`);
+    expect(plan.body.MESSAGE).toContain(
+      `holds ${(MODEL_MAX_DEFINITIONS + 1).toLocaleString('en-US')} definitions`,
+    );
     const apply = await api.post('/entities/model/apply', { document, allow_withdraw: false });
     expect([apply.status, apply.body.DATA.reason]).toEqual([400, 'model_too_large']);
     expect(await fingerprint(world.driver, tenant)).toEqual(before);

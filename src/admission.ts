@@ -7,6 +7,8 @@
 // server_busy, 503, when everyone's did). One tenant's flood thus never holds more than its few requests' work in the
 // event loop and the database at a time. A grant from the queue reaches its holder in a later turn of the event loop,
 // as slots.ts explains.
+// Over 300 lines: one ledger (the room, the tenants' shares and running counts, their queues) whose grants, waits and
+// dispatch all read and change it.
 
 import { refuse } from './errors.js';
 import type { LoopShare } from './loop-share.js';

@@ -123,6 +123,13 @@ describe('the document', () => {
     expect(() =>
       assertConforms('GET', '/entities/types/g', 200, 'application/json', ok, { ...at, bytes: at.bytes + 1 }),
     ).toThrow(/bytes/);
+    // A door with a smaller body limit than the 8 MB states it (the lookup's 1 MiB), and a plan its memory per byte.
+    expect(operationFor('POST', '/entities/lookup')?.op['x-budget']).toMatchObject({
+      bodyBytes: 1024 * 1024,
+    });
+    expect(operationFor('POST', '/entities/model/plan')?.op['x-budget']).toMatchObject({
+      memoryPerBodyByte: expect.any(Number),
+    });
   });
 });
 

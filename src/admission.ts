@@ -26,6 +26,14 @@ export interface AdmissionOptions {
   capacity: number;
   /** Most one tenant may hold at once (default: half the capacity). */
   maxPerTenant?: number;
+  /**
+   * Most one request takes from the room, however much it states (default: the capacity less half a tenant's share,
+   * the least a heavy request reserves in app/admission.ts): a request that may hold more than its tenant's share
+   * runs with no other such request beside it, yet leaves room for other tenants' heavy requests. (Taking all of it,
+   * one plan whose client read its answer slowly, or sent its body slowly, held every other tenant's heavy requests
+   * until they were refused.)
+   */
+  maxRoom?: number;
   /** Requests one tenant may have waiting (default 1,000: a waiting request holds its socket, not its body). */
   maxQueuedPerTenant?: number;
   /** Requests one tenant may run at once (default: no limit). */
@@ -50,6 +58,7 @@ interface Waiter {
 export class Admission {
   readonly capacity: number;
   readonly maxPerTenant: number;
+  readonly maxRoom: number;
   readonly maxQueuedPerTenant: number;
   readonly maxRunningPerTenant: number;
   private free: number;
@@ -68,6 +77,10 @@ export class Admission {
   constructor(private readonly options: AdmissionOptions) {
     this.capacity = options.capacity;
     this.maxPerTenant = options.maxPerTenant ?? Math.max(1, Math.floor(options.capacity / 2));
+    this.maxRoom = Math.max(
+      this.maxPerTenant,
+      options.maxRoom ?? options.capacity - Math.ceil(this.maxPerTenant / 2),
+    );
     this.maxQueuedPerTenant = options.maxQueuedPerTenant ?? 1_000;
     this.maxRunningPerTenant = options.maxRunningPerTenant ?? Number.POSITIVE_INFINITY;
     this.free = options.capacity;
@@ -93,16 +106,15 @@ export class Admission {
   /**
    * Resolves with a release function once `bytes` are reserved for `tenant`. A request stating more than a tenant's
    * share counts the share against its tenant (it then runs alone for its tenant) but takes what it states from the
-   * room, at most all of it: a request that may hold more than a tenant's share runs with nothing else reserved beside
-   * it, whoever's. (Counted as its share only, two tenants' 60 MB plans ran at once on 32 MiB each.) Release is
-   * idempotent. Rejects with tenant_busy
+   * room, at most maxRoom: no two requests that may hold more than a tenant's share run at once, whoever's. (Counted
+   * as its share only, two tenants' 60 MB plans ran at once on 32 MiB each.) Release is idempotent. Rejects with tenant_busy
    * when the tenant's queue is full, when the wait passes the queue timeout: with tenant_busy if its tenant's own
    * requests held its turns, else server_busy; and with
    * AdmissionAbandoned when `signal` aborts while it waits (its place in the queue is given up at once).
    */
   acquire(tenant: string, bytes: number, signal?: AbortSignal): Promise<() => void> {
     const amount = Math.max(0, Math.min(Math.ceil(bytes), this.maxPerTenant));
-    const room = Math.max(0, Math.min(Math.ceil(bytes), this.capacity));
+    const room = Math.max(amount, Math.min(Math.ceil(bytes), this.maxRoom));
     return new Promise((resolve, reject) => {
       const grant = (later: boolean) => {
         this.free -= room;

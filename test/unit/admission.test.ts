@@ -80,14 +80,15 @@ describe('Admission', () => {
     expect(order.indexOf('quiet')).toBeLessThanOrEqual(1);
   });
 
-  it("a request stating more than a tenant's share counts the share against its tenant but takes the whole room: nothing else reserved runs beside it", async () => {
+  it("a request stating more than a tenant's share counts the share against its tenant and takes the room less a heavy request's: no two such run at once, another tenant's heavy request still does", async () => {
     const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
+    expect(admission.maxRoom).toBe(75);
     const big = await admission.acquire('a', 1_000);
-    expect([admission.heldBy('a'), admission.inUse]).toEqual([50, 100]);
-    // another tenant's request that reserves anything waits for it (counted as its share only, two tenants' 60 MB
-    // plans ran at once on 32 MiB each)
+    expect([admission.heldBy('a'), admission.inUse]).toEqual([50, 75]);
+    // another tenant's large request waits for it (counted as its share only, two tenants' 60 MB plans ran at once on
+    // 32 MiB each)
     let other = false;
-    const waiting = admission.acquire('b', 10).then((release) => {
+    const waiting = admission.acquire('b', 1_000).then((release) => {
       other = true;
       return release;
     });
@@ -96,25 +97,36 @@ describe('Admission', () => {
     big();
     (await waiting)();
     expect(other).toBe(true);
-    // and it waits for the room to empty: it is not starved by smaller requests arriving meanwhile
-    const small = await admission.acquire('b', 10);
+    // while one runs, another tenant's heavy request (a quarter of the room) runs beside it: a large request whose
+    // client is slow never holds every other tenant's heavy requests
+    const slow = await admission.acquire('a', 1_000);
+    const heavy = await admission.acquire('c', 25);
+    expect(admission.inUse).toBe(100);
+    // a large one waiting for room keeps its place: a smaller one arriving later waits behind it, but a request that
+    // reserves no room takes none from it and runs at once
     let bigRan = false;
-    const second = admission.acquire('a', 1_000).then((release) => {
+    const second = admission.acquire('b', 1_000).then((release) => {
       bigRan = true;
       return release;
     });
-    const later = admission.acquire('c', 10);
-    // a request that reserves no room takes none from it: it runs at once, as does another behind it
-    const light = await admission.acquire('d', 0);
-    const lightToo = await admission.acquire('d', 0);
-    await new Promise((r) => setImmediate(r));
-    expect(bigRan).toBe(false);
+    let laterRan = false;
+    const later = admission.acquire('d', 10).then((release) => {
+      laterRan = true;
+      return release;
+    });
+    const light = await admission.acquire('e', 0);
+    const lightToo = await admission.acquire('e', 0);
     light();
     lightToo();
-    small();
-    (await second)();
+    await new Promise((r) => setImmediate(r));
+    expect([bigRan, laterRan]).toEqual([false, false]);
+    slow();
+    await new Promise((r) => setImmediate(r));
+    expect([bigRan, laterRan]).toEqual([true, false]);
+    heavy();
     (await later)();
-    expect([bigRan, admission.inUse]).toEqual([true, 0]);
+    (await second)();
+    expect(admission.inUse).toBe(0);
   });
 
   it('a large request is not starved by smaller ones that keep arriving', async () => {

@@ -116,16 +116,17 @@ export const httpHooks = fp(
      * per route and bound) as the bug it is, a bound that should have held it did not. It is still answered.
      */
     const reported = new Set<string>();
-    const checkBudget = (req: FastifyRequest, payload: unknown) => {
+    const checkBudget = (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
       const budget = budgetOf(req);
       const route = req.routeOptions.url;
       if (!budget || route === undefined) return;
+      // (an answer sent as its slices states its length)
       const bytes =
         typeof payload === 'string'
           ? Buffer.byteLength(payload)
           : Buffer.isBuffer(payload)
             ? payload.length
-            : 0;
+            : Number(reply.getHeader('content-length')) || 0;
       const statements = req.ctx?.stats.queries ?? 0;
       // A transaction run again after a transient error sends its statements again.
       const allowed = budget.statements * (1 + (req.ctx?.stats.retries ?? 0));
@@ -162,7 +163,7 @@ export const httpHooks = fp(
       let sent = payload;
       if (ctx && scope)
         sent = await settleKeyedWrite(ctx, reply, scope, payload, req.routeOptions.url === '/graphql');
-      checkBudget(req, sent);
+      checkBudget(req, reply, sent);
       // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
       if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
       reply.header('x-content-type-options', 'nosniff');

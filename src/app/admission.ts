@@ -27,19 +27,23 @@ declare module 'fastify' {
  * before a byte is read), else three times its declared length, or its limit's when it declares none.
  */
 function bodyMemory(req: FastifyRequest, limit = BODY_LIMIT_BYTES): number {
-  const declared = req.headers['content-length'];
-  if (declared === undefined) return req.headers['transfer-encoding'] === undefined ? 0 : 3 * limit;
-  const length = Number(declared);
-  if (!Number.isFinite(length) || length <= LARGE_BODY_BYTES || length > limit) return 0;
+  if (req.headers['content-length'] === undefined)
+    return req.headers['transfer-encoding'] === undefined ? 0 : 3 * limit;
+  const length = declaredLength(req);
+  if (length === undefined || length <= LARGE_BODY_BYTES || length > limit) return 0;
   return 3 * length;
+}
+
+/** The body's length as its Content-Length declares it; undefined when it declares none it can be read by. */
+function declaredLength(req: FastifyRequest): number | undefined {
+  const length = Number(req.headers['content-length'] ?? Number.NaN);
+  return Number.isFinite(length) && length >= 0 ? length : undefined;
 }
 
 /** What a door states its request may hold: its memory, or for one whose memory grows with its body, its body's. */
 function statedMemory(req: FastifyRequest, budget: DoorBudget): number {
   if (budget.memoryPerBodyByte === undefined) return budget.memoryBytes;
-  const declared = Number(req.headers['content-length']);
-  const length =
-    Number.isFinite(declared) && declared >= 0 ? declared : (budget.bodyBytes ?? BODY_LIMIT_BYTES);
+  const length = declaredLength(req) ?? budget.bodyBytes ?? BODY_LIMIT_BYTES;
   return Math.min(budget.memoryBytes, Math.ceil(budget.memoryPerBodyByte * length));
 }
 

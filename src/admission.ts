@@ -260,13 +260,18 @@ export class Admission {
     return this.heldBy(tenant) + amount > this.maxPerTenant || this.runningBy(tenant) >= limit;
   }
 
-  /** Whether `tenant` may start another request (its share of memory and of running requests, its gap). */
-  private mayRun(tenant: string, amount: number, since?: number) {
-    return !this.atOwnBound(tenant, amount) && this.startsIn(tenant, since) === 0;
+  /**
+   * In how many ms `tenant` may start another request: 0 now, Infinity while its own requests hold its share of memory
+   * or of running requests (one of them ending dispatches again), else the rest of its gap. One reading of the clock
+   * decides both whether it runs and when to look again: two readings let a gap end between them, and the waiter was
+   * passed over with no wake-up set.
+   */
+  private waitOf(tenant: string, amount: number, since?: number) {
+    return this.atOwnBound(tenant, amount) ? Number.POSITIVE_INFINITY : this.startsIn(tenant, since);
   }
 
   private fits(tenant: string, amount: number, room: number) {
-    return this.free >= room && this.mayRun(tenant, amount);
+    return this.free >= room && this.waitOf(tenant, amount) === 0;
   }
 
   private forget(tenant: string) {
@@ -285,9 +290,9 @@ export class Admission {
       const tenant = this.turns[k] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      if (head.room > 0 || !this.mayRun(tenant, head.bytes, head.since)) {
-        const wait = head.room > 0 ? 0 : this.startsIn(tenant, head.since);
-        if (wait > 0) soonest = Math.min(soonest, wait);
+      const wait = head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes, head.since);
+      if (wait > 0) {
+        soonest = Math.min(soonest, wait);
         k += 1;
         continue;
       }
@@ -313,9 +318,9 @@ export class Admission {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      if (!this.mayRun(tenant, head.bytes, head.since)) {
-        const wait = this.startsIn(tenant, head.since);
-        if (wait > 0) soonest = Math.min(soonest, wait);
+      const wait = this.waitOf(tenant, head.bytes, head.since);
+      if (wait > 0) {
+        soonest = Math.min(soonest, wait);
         this.turns.push(this.turns.shift() as string);
         passed += 1;
         continue;

@@ -1,7 +1,7 @@
 // The event loop shared between tenants (src/loop-share.ts): a tenant whose requests far outweigh every other active
 // tenant's while the loop lags has its starts spaced, the admission (src/admission.ts) keeps that spacing, and calm
 // undoes it.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Admission } from '../../src/admission.js';
 import {
   ANSWER_WEIGHT_BYTES,
@@ -162,6 +162,35 @@ describe('Admission with a LoopShare', () => {
     for (let i = 1; i < starts.length; i++) {
       // (A grant reaches its request a turn of the loop later: a turn's delay may shorten one interval a little.)
       expect((starts[i] as number) - (starts[i - 1] as number)).toBeGreaterThanOrEqual(gap - 5);
+    }
+  });
+
+  it('never loses a waiter whose gap ends between two readings of the clock (a wake-up is always set)', async () => {
+    // A clock that moves only when read, a step each time: the gap ends at some reading inside a dispatch, wherever
+    // the step falls. Every waiter must still start (a lost wake-up left one waiting until its timeout).
+    for (const step of [0.3, 0.7, 1, 1.5]) {
+      let now = 0;
+      const clock = vi.spyOn(performance, 'now').mockImplementation(() => {
+        now += step;
+        return now;
+      });
+      try {
+        // The first gap, 2 ms: it ends a few readings after a start, inside the next acquire's own dispatch.
+        const share = new LoopShare();
+        const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 60_000, share });
+        tick(share, { flood: 300, quiet: 5 }, LAGGING);
+        expect(share.gapOf('flood')).toBe(FIRST_GAP_MS);
+        const started = await Promise.race([
+          Promise.all(
+            Array.from({ length: 12 }, () => admission.acquire('flood', 0).then((release) => release())),
+          ).then(() => true),
+          new Promise((r) => setTimeout(() => r(false), 2_000)),
+        ]);
+        admission.stop();
+        expect({ step, started }).toEqual({ step, started: true });
+      } finally {
+        clock.mockRestore();
+      }
     }
   });
 

@@ -40,12 +40,22 @@ function escapingBackslashAt(bytes: Uint8Array, at: number, from: number): boole
 
 /**
  * The last place at or before `cut` where a string's bytes (from `from`, where a character starts) can be cut: at
- * most 8 bytes back (three continuation bytes, then the five of an escape before them).
+ * most 8 bytes back (three continuation bytes, then the five of an escape before them); past a run of continuation
+ * bytes too long to be UTF-8, the first place after it.
  */
 function safeCut(bytes: Uint8Array, from: number, cut: number): number {
+  const continuation = (i: number) => ((bytes[i] as number) & 0xc0) === 0x80;
   let at = cut;
   // Not before a continuation byte (10xxxxxx): at most three back, the longest UTF-8 sequence.
-  for (let k = 0; k < 3 && at > from + 1 && ((bytes[at] as number) & 0xc0) === 0x80; k += 1) at -= 1;
+  for (let k = 0; k < 3 && at > from + 1 && continuation(at); k += 1) at -= 1;
+  // Still one: a run of more than three, which is not UTF-8. Cut after the run instead (before the string's closing
+  // quote at the latest): cut inside it, the piece before could end in a lead byte that the whole text's decoding
+  // reads with the run's first byte, and the pieces' U+FFFD would differ from the whole's.
+  if (continuation(at)) {
+    at = cut;
+    while (at < bytes.length && continuation(at)) at += 1;
+    return at;
+  }
   // Not just after a backslash that escapes, nor inside the four digits of a \u escape.
   if (escapingBackslashAt(bytes, at - 1, from)) return at - 1;
   for (let k = 1; k <= 4 && at - k - 1 >= from; k += 1) {

@@ -143,6 +143,29 @@ describe('long strings of a body', () => {
     );
   });
 
+  it('a run of continuation bytes too long to be UTF-8 decodes as the whole text does, wherever a piece would end', async () => {
+    // (a counterexample the property above found: a lead byte, then four continuation bytes)
+    const inside = [32, 32, 32, 32, 32, 32, 32, 35, 32, 32, 35, 32, 194, 128, 128, 128, 128, 32, 32, 32];
+    for (const run of [
+      inside,
+      [...inside, 128, 128, 128, 128, 128, 128, 32],
+      [240, 128, 128, 128, 128, 128, 97],
+    ]) {
+      const bytes = Buffer.concat([
+        Buffer.from('{"a":"'),
+        Buffer.from(run),
+        Buffer.from('x'.repeat(20)),
+        Buffer.from('","b":1}'),
+      ]);
+      for (let pieceBytes = 1; pieceBytes <= 40; pieceBytes += 1) {
+        const parsed = await parseAroundLongStrings(bytes, spansOf(bytes, 7, 1), parseJsonText, {
+          pieceBytes,
+        });
+        expect(parsed).toEqual(JSON.parse(bytes.toString('utf8')));
+      }
+    }
+  });
+
   it('bad escapes in a long string are refused; duplicate long keys keep JSON.parse’s order and last value; a placeholder cannot be forged', async () => {
     const parse = (t: string) => {
       const bytes = Buffer.from(t);

@@ -44,13 +44,14 @@ export interface AdmissionOptions {
   share?: LoopShare;
 }
 
+/** The share of the queue timeout within which a held-back tenant's request must be able to start to wait for it. */
+const SPACED_WAIT_SHARE = 0.9;
+
 interface Waiter {
   /** What it counts against its tenant's share. */
   bytes: number;
   /** What it takes from the room free (more than its share when it states more: it then runs alone). */
   room: number;
-  /** When it began to wait (performance clock, ms). */
-  since: number;
   grant: () => void;
   timer: NodeJS.Timeout;
 }
@@ -147,6 +148,26 @@ export class Admission {
         return;
       }
       const list = this.waiting.get(tenant) ?? [];
+      // A held-back tenant's requests start a spacing apart: one that could not start within the queue timeout (less a
+      // tenth, for the timers' own lateness) behind its tenant's waiting ones is refused now (its body unread), not
+      // kept to time out. (A waiter that had waited
+      // half the timeout used to start regardless: a deep queue then ran back to back, its spacing void.)
+      const spacing = this.options.share?.spacingOf(tenant) ?? 0;
+      if (spacing > 0) {
+        const now = performance.now();
+        const startsAt = (this.lastStart.get(tenant) ?? now) + spacing * (list.length + 1);
+        if (startsAt - now > this.options.queueTimeoutMs * SPACED_WAIT_SHARE) {
+          this.refused += 1;
+          reject(
+            refuse(
+              'tenant_busy',
+              `This tenant's requests are held ${Math.ceil(spacing)} ms apart (they held the service's one thread from other tenants), and ${list.length} wait already; try again shortly.`,
+              Math.max(1, Math.ceil(spacing / 1000)),
+            ),
+          );
+          return;
+        }
+      }
       if (list.length >= this.maxQueuedPerTenant) {
         this.refused += 1;
         reject(
@@ -176,16 +197,15 @@ export class Admission {
       const waiter: Waiter = {
         bytes: amount,
         room,
-        since: performance.now(),
         grant: () => {
           clearTimeout(waiter.timer);
           signal?.removeEventListener('abort', onAbort);
           grant(true);
         },
         timer: setTimeout(() => {
-          // Whose requests kept it waiting: its own tenant's (at its share or its running limit), or everyone's;
-          // read before leaving, since leaving lets the queue move on.
-          const own = this.atOwnBound(tenant, amount);
+          // Whose requests kept it waiting: its own tenant's (at its share or its running limit, or held back to a
+          // spacing), or everyone's; read before leaving, since leaving lets the queue move on.
+          const own = this.atOwnBound(tenant, amount) || (this.options.share?.spacingOf(tenant) ?? 0) > 0;
           if (!leave()) return;
           this.refused += 1;
           reject(
@@ -243,15 +263,13 @@ export class Admission {
 
   /**
    * Milliseconds before `tenant` may start a request, when it is held back to a spacing between its starts
-   * (loop-share.ts), counted from its last start. A request that has waited half the queue timeout starts without
-   * it: spacing alone never makes a request time out. (While the database is away nobody is spaced.)
+   * (loop-share.ts), counted from its last start. (While the database is away nobody is spaced.)
    */
-  private startsIn(tenant: string, since = performance.now()): number {
+  private startsIn(tenant: string): number {
     const spacing = this.options.share?.spacingOf(tenant) ?? 0;
     const last = this.lastStart.get(tenant);
     if (spacing === 0 || last === undefined) return 0;
-    const startAt = Math.min(last + spacing, since + this.options.queueTimeoutMs / 2);
-    return Math.max(0, startAt - performance.now());
+    return Math.max(0, last + spacing - performance.now());
   }
 
   /** Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its running limit). */
@@ -266,8 +284,8 @@ export class Admission {
    * decides both whether it runs and when to look again: two readings let a gap end between them, and the waiter was
    * passed over with no wake-up set.
    */
-  private waitOf(tenant: string, amount: number, since?: number) {
-    return this.atOwnBound(tenant, amount) ? Number.POSITIVE_INFINITY : this.startsIn(tenant, since);
+  private waitOf(tenant: string, amount: number) {
+    return this.atOwnBound(tenant, amount) ? Number.POSITIVE_INFINITY : this.startsIn(tenant);
   }
 
   private fits(tenant: string, amount: number, room: number) {
@@ -290,7 +308,7 @@ export class Admission {
       const tenant = this.turns[k] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      const wait = head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes, head.since);
+      const wait = head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         k += 1;
@@ -318,7 +336,7 @@ export class Admission {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      const wait = this.waitOf(tenant, head.bytes, head.since);
+      const wait = this.waitOf(tenant, head.bytes);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         this.turns.push(this.turns.shift() as string);

@@ -63,6 +63,13 @@ export class LoopShare {
   private readonly usage = new Map<string, Usage>();
   /** The gap between two starts of each held-back tenant's requests, in ms. */
   private readonly gaps = new Map<string, number>();
+  /**
+   * The load each held-back tenant had when it was last held further: while held it weighs at least that. Spaced
+   * seconds apart, its load fades between its starts while each of its requests still makes the loop lag, and the
+   * tenant it was held for would otherwise be the heaviest one, and held back in turn (or the held one drop out of
+   * the active ones and be let go as if alone).
+   */
+  private readonly heldLoad = new Map<string, number>();
   private readonly lagHighMs: number;
   private readonly lagLowMs: number;
   private readonly dominance: number;
@@ -145,14 +152,15 @@ export class LoopShare {
     for (const [tenant, u] of this.usage) {
       u.average = RECENT * u.tick + (1 - RECENT) * u.average;
       u.tick = 0;
-      if (u.average < ACTIVE) {
+      const load = Math.max(u.average, this.heldLoad.get(tenant) ?? 0);
+      if (load < ACTIVE) {
         this.usage.delete(tenant);
         continue;
       }
-      if (!top || u.average > top[1]) {
+      if (!top || load > top[1]) {
         if (top) next = Math.max(next, top[1]);
-        top = [tenant, u.average];
-      } else next = Math.max(next, u.average);
+        top = [tenant, load];
+      } else next = Math.max(next, load);
     }
     // Ticks in a row with fewer than two tenants active: a tenant alone for CALM_TICKS is let go, however slowly its
     // hold would ease (nobody waits behind it). Not at once: a tenant sending a request a second or less drops out of
@@ -162,13 +170,15 @@ export class LoopShare {
       // Nothing is held back meanwhile, and nothing is left held back for when it ends.
       const eased = this.gaps.size > 0;
       this.gaps.clear();
+      this.heldLoad.clear();
       this.calm = 0;
       return eased && this.active();
     }
     if (lagMs > this.lagHighMs && top && next > 0 && top[1] > this.dominance * next) {
-      const [tenant] = top;
+      const [tenant, load] = top;
       const gap = this.gaps.get(tenant);
       this.gaps.set(tenant, gap === undefined ? FIRST_GAP_MS : Math.min(MAX_GAP_MS, gap * 4));
+      this.heldLoad.set(tenant, load);
       this.heldBack += 1;
       this.calm = 0;
       return false;
@@ -181,8 +191,10 @@ export class LoopShare {
     if (this.calm < CALM_TICKS) return false;
     this.calm = 0;
     for (const [tenant, gap] of this.gaps) {
-      if (gap < 2 * FIRST_GAP_MS) this.gaps.delete(tenant);
-      else this.gaps.set(tenant, gap / 2);
+      if (gap < 2 * FIRST_GAP_MS) {
+        this.gaps.delete(tenant);
+        this.heldLoad.delete(tenant);
+      } else this.gaps.set(tenant, gap / 2);
     }
     return true;
   }

@@ -4,7 +4,8 @@
 // Memory is bounded whatever clients send. A body that declares a length over the limit is refused before a byte
 // of it is kept. A body without a declared length (chunked) is counted as it arrives and refused the moment it
 // passes the limit; what it sent so far is dropped. Its JSON shape (nesting depth, number of values) is followed
-// chunk by chunk (json-scan.ts) and refused at the first byte past a limit, so a hostile shape is never parsed.
+// chunk by chunk (json-scan.ts) and refused at the first byte past a limit, so a hostile shape is never parsed; a
+// body's long strings and long arrays are parsed in pieces, the event loop turning between them (json-pieces.ts).
 // The rest of a refused body is read and discarded (a lingering close, as web servers do: closing a socket with
 // unread data makes the kernel send a reset, which can destroy the 413 before the client reads it), for at most
 // LINGER_MS after the answer; then the connection is closed.
@@ -18,8 +19,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
 import { type AppError, refuse } from './errors.js';
-import { InvalidLongString, LONG_STRING_BYTES, parseAroundLongStrings } from './json-long-strings.js';
+import { InvalidLongString, LONG_STRING_BYTES } from './json-long-strings.js';
+import { EmptyGroup, GROUP_BYTES, LONG_ARRAY_BYTES, parseInPieces } from './json-pieces.js';
 import {
+  type ArraySpan,
   JsonShapeScanner,
   MAX_BODY_DEPTH,
   MAX_BODY_VALUES,
@@ -100,7 +103,14 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       return;
     }
 
-    const scanner = new JsonShapeScanner(MAX_BODY_DEPTH, MAX_BODY_VALUES, LONG_STRING_BYTES);
+    const scanner = new JsonShapeScanner(
+      MAX_BODY_DEPTH,
+      MAX_BODY_VALUES,
+      LONG_STRING_BYTES,
+      MAX_OBJECT_MEMBERS,
+      LONG_ARRAY_BYTES,
+      GROUP_BYTES,
+    );
     let chunks: Buffer[] = [];
     // A large body of declared length is copied into one buffer of that length as it arrives (its admission reserved
     // it already): each chunk is garbage at once, where kept chunks outlived the young generation and their memory
@@ -141,7 +151,9 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (error) {
         // Keep nothing more: the rest of the body is discarded as it arrives (see lingerAfterRefusal).
         (raw as Marked)[UNREAD_BODY] = !raw.complete;
-      } else if (body && scanner.longStrings.length > 0) longStringsIn.set(body, scanner.longStrings);
+      } else if (body && (scanner.longStrings.length > 0 || scanner.longArrays.length > 0)) {
+        piecesIn.set(body, { strings: scanner.longStrings, arrays: scanner.longArrays });
+      }
       cleanup(body);
       if (error) payload.resume();
       if (error) reject(error);
@@ -213,8 +225,8 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
 const made = new WeakSet<Buffer>();
 /** The large-body slots held by bodies read but not yet parsed (releaseBody gives them back). */
 const heldSlots = new WeakMap<Buffer, () => void>();
-/** Where the long strings of a body lie (json-long-strings.ts), for the bodies that have any. */
-const longStringsIn = new WeakMap<Buffer, readonly StringSpan[]>();
+/** Where the long strings and long arrays of a body lie (json-pieces.ts), for the bodies that have any. */
+const piecesIn = new WeakMap<Buffer, { strings: readonly StringSpan[]; arrays: readonly ArraySpan[] }>();
 
 const defaultSlots = new Slots(LARGE_BODY_SLOTS);
 
@@ -255,16 +267,16 @@ export function releaseBody(body: Buffer) {
  * the route does not run for nobody.
  */
 export async function parseJsonBody(body: Buffer, gone?: () => boolean): Promise<unknown> {
-  const spans = longStringsIn.get(body);
-  if (spans === undefined) return parseJsonText(body.toString('utf8'));
+  const pieces = piecesIn.get(body);
+  if (pieces === undefined) return parseJsonText(body.toString('utf8'));
   let value: unknown;
   try {
-    value = await parseAroundLongStrings(body, spans, parseJsonText, { gone });
+    value = await parseInPieces(body, pieces.strings, pieces.arrays, parseJsonText, { gone });
   } catch (error) {
-    if (error instanceof InvalidLongString) throw invalidJson();
+    if (error instanceof InvalidLongString || error instanceof EmptyGroup) throw invalidJson();
     throw error;
   }
-  // (a body with a long string is never empty: undefined is the client gone)
+  // (a body with a long string or array is never empty: undefined is the client gone)
   if (value === undefined) throw refuse('invalid_body', 'The connection closed before the body was parsed.');
   return value;
 }

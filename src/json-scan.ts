@@ -6,7 +6,9 @@
 // the first byte past a limit: what such a body holds is never built. It does not validate JSON (JSON.parse does
 // that afterwards, on bodies that passed); on malformed input it only ever counts, never throws.
 // It also notes where the body's long strings lie (longStrings), so that they can be decoded a slice at a time
-// rather than in the one JSON.parse of the whole body (json-long-strings.ts).
+// rather than in the one JSON.parse of the whole body (json-long-strings.ts), and where its long arrays lie with
+// the commas that cut them into groups of elements (longArrays), so that a body of many small values is parsed a
+// group at a time (json-pieces.ts).
 
 /** Deepest nesting of arrays and objects in a body: a client value's 32 levels plus the body's own structure. */
 export const MAX_BODY_DEPTH = 40;
@@ -27,6 +29,16 @@ export interface StringSpan {
   start: number;
   end: number;
   escaped: boolean;
+}
+
+/**
+ * Where one long array of a body lies: its brackets at `start` and `end`, and the commas between its elements that
+ * cut it into groups of at least the scanner's group bytes (at least one: an array that cannot be cut is not one).
+ */
+export interface ArraySpan {
+  start: number;
+  end: number;
+  cuts: number[];
 }
 
 /** The bytes (and UTF-16 units) of JSON's syntax that the scanners here and in raw-json.ts look for. */
@@ -56,13 +68,46 @@ export class JsonShapeScanner {
   private stringEscaped = false;
   /** The strings of at least `longStringBytes` bytes, in the order they came. */
   readonly longStrings: StringSpan[] = [];
+  /**
+   * The arrays of at least `longArrayBytes` bytes that hold no such array themselves (the innermost), in the order
+   * they closed; each with its cuts.
+   */
+  readonly longArrays: ArraySpan[] = [];
+  /** Per open array (by depth): where its bracket is, where its current group began, the cuts made so far. */
+  private readonly arrayStart: number[] = [];
+  private readonly groupFrom: number[] = [];
+  private readonly cuts: (number[] | undefined)[] = [];
+  /** Per open bracket (by depth): whether a long array was noted inside it. */
+  private readonly holdsLong: boolean[] = [];
 
   constructor(
     readonly maxDepth = MAX_BODY_DEPTH,
     readonly maxValues = MAX_BODY_VALUES,
     readonly longStringBytes = Number.POSITIVE_INFINITY,
     readonly maxMembers = MAX_OBJECT_MEMBERS,
+    /** Arrays at least this long (bytes, brackets included) are noted, cut into groups of at least `groupBytes`. */
+    readonly longArrayBytes = Number.POSITIVE_INFINITY,
+    readonly groupBytes = Number.POSITIVE_INFINITY,
   ) {}
+
+  /** The bracket at `at` (body offset) closes the one opened at the current depth. */
+  private close(at: number, isArray: boolean) {
+    const d = this.depth;
+    let holds = this.holdsLong[d] === true;
+    const cuts = this.cuts[d];
+    if (
+      isArray &&
+      !holds &&
+      cuts !== undefined &&
+      at + 1 - (this.arrayStart[d] as number) >= this.longArrayBytes
+    ) {
+      this.longArrays.push({ start: this.arrayStart[d] as number, end: at, cuts });
+      holds = true;
+    }
+    if (holds && d > 1) this.holdsLong[d - 1] = true;
+    this.holdsLong[d] = false;
+    this.cuts[d] = undefined;
+  }
 
   /** The string being scanned ends with the quote at `quote` in the current chunk. */
   private endString(quote: number) {
@@ -139,10 +184,23 @@ export class JsonShapeScanner {
           if (this.depth > this.maxDepth) return 'depth';
           if (this.values > this.maxValues) return 'values';
           this.members[this.depth] = chunk[i] === OPEN_OBJECT ? 1 : -1;
+          if (this.longArrayBytes !== Number.POSITIVE_INFINITY) {
+            this.holdsLong[this.depth] = false;
+            this.cuts[this.depth] = undefined;
+            this.arrayStart[this.depth] = this.offset + i;
+            this.groupFrom[this.depth] = this.offset + i + 1;
+          }
           break;
         case CLOSE_ARRAY:
         case CLOSE_OBJECT:
-          if (this.depth > 0) this.depth -= 1;
+          if (this.depth > 0) {
+            // An array is noted only where its close is `]` and it opened with `[`: a mismatched bracket is JSON that
+            // the parse refuses, in one piece.
+            if (this.longArrayBytes !== Number.POSITIVE_INFINITY) {
+              this.close(this.offset + i, chunk[i] === CLOSE_ARRAY && this.members[this.depth] === -1);
+            }
+            this.depth -= 1;
+          }
           break;
         case COMMA: {
           this.values += 1;
@@ -151,6 +209,17 @@ export class JsonShapeScanner {
           if (members >= 0) {
             if (members >= this.maxMembers) return 'members';
             this.members[this.depth] = members + 1;
+          } else if (this.longArrayBytes !== Number.POSITIVE_INFINITY && this.depth > 0) {
+            const at = this.offset + i;
+            if (at - (this.groupFrom[this.depth] as number) >= this.groupBytes) {
+              let cuts = this.cuts[this.depth];
+              if (cuts === undefined) {
+                cuts = [];
+                this.cuts[this.depth] = cuts;
+              }
+              cuts.push(at);
+              this.groupFrom[this.depth] = at + 1;
+            }
           }
           break;
         }

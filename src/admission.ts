@@ -44,14 +44,13 @@ export interface AdmissionOptions {
   share?: LoopShare;
 }
 
-/** The share of the queue timeout within which a held-back tenant's request must be able to start to wait for it. */
-const SPACED_WAIT_SHARE = 0.9;
-
 interface Waiter {
   /** What it counts against its tenant's share. */
   bytes: number;
   /** What it takes from the room free (more than its share when it states more: it then runs alone). */
   room: number;
+  /** When it began to wait (performance clock, ms). */
+  since: number;
   grant: () => void;
   timer: NodeJS.Timeout;
 }
@@ -148,26 +147,6 @@ export class Admission {
         return;
       }
       const list = this.waiting.get(tenant) ?? [];
-      // A held-back tenant's requests start a spacing apart: one that could not start within the queue timeout (less a
-      // tenth, for the timers' own lateness) behind its tenant's waiting ones is refused now (its body unread), not
-      // kept to time out. (A waiter that had waited
-      // half the timeout used to start regardless: a deep queue then ran back to back, its spacing void.)
-      const spacing = this.options.share?.spacingOf(tenant) ?? 0;
-      if (spacing > 0) {
-        const now = performance.now();
-        const startsAt = (this.lastStart.get(tenant) ?? now) + spacing * (list.length + 1);
-        if (startsAt - now > this.options.queueTimeoutMs * SPACED_WAIT_SHARE) {
-          this.refused += 1;
-          reject(
-            refuse(
-              'tenant_busy',
-              `This tenant's requests are held ${Math.ceil(spacing)} ms apart (they held the service's one thread from other tenants), and ${list.length} wait already; try again shortly.`,
-              Math.max(1, Math.ceil(spacing / 1000)),
-            ),
-          );
-          return;
-        }
-      }
       if (list.length >= this.maxQueuedPerTenant) {
         this.refused += 1;
         reject(
@@ -197,6 +176,7 @@ export class Admission {
       const waiter: Waiter = {
         bytes: amount,
         room,
+        since: performance.now(),
         grant: () => {
           clearTimeout(waiter.timer);
           signal?.removeEventListener('abort', onAbort);
@@ -262,14 +242,22 @@ export class Admission {
   }
 
   /**
-   * Milliseconds before `tenant` may start a request, when it is held back to a spacing between its starts
-   * (loop-share.ts), counted from its last start. (While the database is away nobody is spaced.)
+   * Milliseconds before `tenant` may start a request of `amount` (reserved memory), when it is held back to a spacing
+   * between its starts (loop-share.ts), counted from its last start. (While the database is away nobody is spaced.)
+   * A light request (reserving nothing) that has waited half the queue timeout starts without it: spacing alone never
+   * makes one time out (300 requests waiting on one Idempotency-Key all get its answer). A request reserving memory
+   * (a heavy door's, a large body's) keeps its spacing however long its tenant's queue, and is refused with
+   * tenant_busy at its timeout: waived for them, a deep queue of plans ran back to back, their spacing void.
+   * (Refused at once instead of waiting, a flood's clients sent again at once: thousands of refusals a second cost
+   * the thread more than the waits, which hold no body and no database connection.)
    */
-  private startsIn(tenant: string): number {
+  private startsIn(tenant: string, amount: number, since = performance.now()): number {
     const spacing = this.options.share?.spacingOf(tenant) ?? 0;
     const last = this.lastStart.get(tenant);
     if (spacing === 0 || last === undefined) return 0;
-    return Math.max(0, last + spacing - performance.now());
+    const startAt =
+      amount === 0 ? Math.min(last + spacing, since + this.options.queueTimeoutMs / 2) : last + spacing;
+    return Math.max(0, startAt - performance.now());
   }
 
   /** Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its running limit). */
@@ -284,8 +272,8 @@ export class Admission {
    * decides both whether it runs and when to look again: two readings let a gap end between them, and the waiter was
    * passed over with no wake-up set.
    */
-  private waitOf(tenant: string, amount: number) {
-    return this.atOwnBound(tenant, amount) ? Number.POSITIVE_INFINITY : this.startsIn(tenant);
+  private waitOf(tenant: string, amount: number, since?: number) {
+    return this.atOwnBound(tenant, amount) ? Number.POSITIVE_INFINITY : this.startsIn(tenant, amount, since);
   }
 
   private fits(tenant: string, amount: number, room: number) {
@@ -308,7 +296,7 @@ export class Admission {
       const tenant = this.turns[k] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      const wait = head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes);
+      const wait = head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes, head.since);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         k += 1;
@@ -336,7 +324,7 @@ export class Admission {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      const wait = this.waitOf(tenant, head.bytes);
+      const wait = this.waitOf(tenant, head.bytes, head.since);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         this.turns.push(this.turns.shift() as string);

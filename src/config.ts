@@ -47,6 +47,12 @@ const fields = z.object({
   /** Time a client has to send a whole body, and the longest pause between two of its chunks. */
   HTTP_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   HTTP_BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /**
+   * Time a client has to take an answer of more than a socket's buffer: the first, plus the second a MiB of it; then
+   * the connection is closed (whatever its request holds is given back).
+   */
+  HTTP_ANSWER_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  HTTP_ANSWER_MS_PER_MIB: z.coerce.number().int().min(0).max(600_000).default(1_000),
   /** GraphQL operations executed at once per process (shared fairly between tenants), and the longest wait for one. */
   GRAPHQL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   GRAPHQL_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),

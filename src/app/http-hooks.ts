@@ -20,7 +20,7 @@ import {
 } from '../contract/write-headers.js';
 import type { IdempotencyScope } from '../db/idempotency-records.js';
 import { type AppError, refuse } from '../errors.js';
-import { isClosed } from '../http/connection.js';
+import { isClosed, whenClosed } from '../http/connection.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
@@ -164,6 +164,7 @@ export const httpHooks = fp(
       if (ctx && scope)
         sent = await settleKeyedWrite(ctx, reply, scope, payload, req.routeOptions.url === '/graphql');
       checkBudget(req, reply, sent);
+      takeAnswerWithin(req, reply, sent, config.HTTP_ANSWER_TIMEOUT_MS, config.HTTP_ANSWER_MS_PER_MIB);
       // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
       if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
       reply.header('x-content-type-options', 'nosniff');
@@ -237,3 +238,46 @@ export const httpHooks = fp(
   },
   { name: 'http-hooks' },
 );
+
+/** Answers up to this size fit in a socket's buffers: written at once, whoever reads them, and never timed. */
+const TIMED_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Closes the connection of an answer its client has not taken within `baseMs` plus `msPerMib` a MiB of it. Node
+ * bounds the time to receive a request, not to send its answer: a client that read a 33 MB plan a few bytes at a time
+ * kept the plan's reservation (up to 48 MiB of the shared room) for as long as it kept reading, and other tenants'
+ * plans waited for room until they were refused.
+ */
+function takeAnswerWithin(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  baseMs: number,
+  msPerMib: number,
+) {
+  const bytes =
+    typeof payload === 'string'
+      ? Buffer.byteLength(payload)
+      : Buffer.isBuffer(payload)
+        ? payload.length
+        : Number(reply.getHeader('content-length') ?? Number.NaN);
+  // (a stream of unstated length: the same bound as the largest answer a route may send, 8 MiB at the least)
+  const size = Number.isFinite(bytes) ? bytes : 8 * 1024 * 1024;
+  if (size <= TIMED_ANSWER_BYTES) return;
+  const res = reply.raw;
+  const timer = setTimeout(
+    () => {
+      if (res.writableFinished) return;
+      req.log.info({ bytes: size }, 'answer not taken in time: connection reset');
+      // A reset, not a close: what the kernel still holds of the answer is dropped, not kept for a client that does
+      // not read (a close would send it, then the end, at the client's pace).
+      const socket = res.socket ?? req.raw.socket;
+      if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+      else socket?.destroy();
+    },
+    baseMs + Math.ceil((size / (1024 * 1024)) * msPerMib),
+  );
+  timer.unref();
+  res.once('finish', () => clearTimeout(timer));
+  whenClosed(res, () => clearTimeout(timer));
+}

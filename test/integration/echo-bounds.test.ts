@@ -97,6 +97,12 @@ describe('what an answer quotes of the request', () => {
     const fits = await raw(largest);
     expect(fits.statusCode).toBe(200);
     expect(fits.json().DATA.entries).toHaveLength(MAX_LOOKUP_IDENTIFIERS);
+    // The bound itself: a body of exactly LOOKUP_BODY_BYTES (a lookup padded with spaces) is read; one byte more is not.
+    const small = '{"identifiers":["a"]}';
+    const exact = await raw(small + ' '.repeat(LOOKUP_BODY_BYTES - small.length));
+    expect([exact.statusCode, exact.json().DATA.entries]).toEqual([200, [{ identifier: 'a', entity: null }]]);
+    const oneMore = await raw(small + ' '.repeat(LOOKUP_BODY_BYTES - small.length + 1));
+    expect([oneMore.statusCode, oneMore.json().DATA.reason]).toEqual([413, 'request_too_large']);
     // An 8 MB body of identifiers of 8,000 characters is refused from its length, before it is read or parsed.
     const long = await raw(
       JSON.stringify({ identifiers: Array.from({ length: 1000 }, () => 'x'.repeat(8000)) }),

@@ -1,8 +1,9 @@
 // What a client can hold of the server, bounded: requests Node refuses before a route (malformed, headers too large
 // or too slow, unknown methods) answered in the envelope; body deadlines (total and idle); the connection cap; JSON
-// shape limits checked while the body arrives; large-body slots no tenant can hold all of. Over real sockets.
+// shape limits checked while the body arrives; large-body slots no tenant can hold all of; answers a client does not
+// take. Over real sockets.
 import { connect, type Socket } from 'node:net';
-import { describe, expect } from 'vitest';
+import { describe, expect, vi } from 'vitest';
 import { LARGE_BODY_BYTES, LARGE_BODY_SLOTS } from '../../src/body.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
 import { itServed, type ServedWorld } from '../fixtures.js';
@@ -13,6 +14,8 @@ const LIMITS = {
   HTTP_BODY_TIMEOUT_MS: '2500',
   HTTP_BODY_IDLE_TIMEOUT_MS: '800',
   HTTP_MAX_CONNECTIONS: '12',
+  HTTP_ANSWER_TIMEOUT_MS: '500',
+  HTTP_ANSWER_MS_PER_MIB: '50',
 };
 const it = itServed(LIMITS);
 
@@ -141,6 +144,78 @@ describe('Body deadlines', () => {
     expect(res.ms).toBeGreaterThanOrEqual(700);
     expect(res.ms).toBeLessThan(2_000);
   });
+});
+
+/** A plan of a 3.4 MB document of 50,000 definitions of types of 256 four-byte characters: a 33 MB answer. */
+const widePlanBody = () =>
+  Buffer.from(
+    JSON.stringify({
+      format: 'entity-metamodel/v1',
+      types: Array.from({ length: 1000 }, (_, t) => ({
+        name: `${String(t).padStart(4, '0')}${'\u{1F600}'.repeat(126)}`,
+        attributes: Array.from({ length: 50 }, (_, a) => ({
+          name: `a${a}`,
+          value_type: 'json',
+          cardinality: 'single',
+        })),
+      })),
+    }),
+  );
+
+describe('An answer its client does not take', () => {
+  it('resets its connection after HTTP_ANSWER_TIMEOUT_MS plus HTTP_ANSWER_MS_PER_MIB a MiB, and gives its reservation back', async ({
+    world,
+  }) => {
+    const token = await tokenFor(newTenant());
+    const body = widePlanBody();
+    const socket = await open(world);
+    let start = '';
+    let received = 0;
+    let headersAt = 0;
+    const ended = new Promise<string>((resolve) => {
+      socket.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+      socket.on('close', () => resolve('closed'));
+    });
+    const headers = new Promise<void>((resolve) => {
+      socket.on('data', (d: Buffer) => {
+        received += d.length;
+        if (headersAt > 0) return;
+        start += d.toString('latin1');
+        if (start.includes('\r\n\r\n')) {
+          headersAt = performance.now();
+          // The client stops reading: the answer fills the sockets' buffers, and the server's write waits.
+          socket.pause();
+          resolve();
+        }
+      });
+    });
+    socket.write(`${head(token, 'POST', '/entities/model/plan', `Content-Length: ${body.length}\r\n`)}\r\n`);
+    socket.write(body);
+    await headers;
+    expect(start.slice(0, 12)).toBe('HTTP/1.1 200');
+    const length = Number(/content-length: (\d+)/i.exec(start)?.[1]);
+    expect(length).toBeGreaterThan(30 * 1024 * 1024);
+    const bound = 500 + (length / (1024 * 1024)) * 50;
+    const admission = world.app.services.admission;
+    expect(admission.inUse).toBeGreaterThan(0);
+    // The server gives up at its bound (counted from the answer's start, a moment before its headers came), not
+    // sooner: what the plan reserved is given back then.
+    await vi.waitFor(() => expect(admission.inUse).toBe(0), { timeout: bound + 3_000, interval: 50 });
+    expect(performance.now() - headersAt).toBeGreaterThan(bound - 500);
+    // The client, reading again, finds its connection reset before the answer's end.
+    socket.resume();
+    expect(await ended).toMatch(/ECONNRESET|closed/);
+    expect(received).toBeLessThan(length);
+
+    // A client that reads it takes the whole answer.
+    const res = await fetch(`${world.url}/entities/model/plan`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBe(Number(res.headers.get('content-length')));
+  }, 60_000);
 });
 
 describe('JSON shape, checked while the body arrives', () => {

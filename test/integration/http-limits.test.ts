@@ -207,14 +207,25 @@ describe('An answer its client does not take', () => {
     expect(await ended).toMatch(/ECONNRESET|closed/);
     expect(received).toBeLessThan(length);
 
-    // A client that reads it takes the whole answer.
-    const res = await fetch(`${world.url}/entities/model/plan`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body,
+    // A client that reads it takes the whole answer (over a connection of its own, closed after).
+    const reader = await open(world);
+    const whole = new Promise<{ head: string; bytes: number }>((resolve) => {
+      const chunks: Buffer[] = [];
+      reader.on('data', (d: Buffer) => chunks.push(d));
+      reader.on('end', () => {
+        const all = Buffer.concat(chunks);
+        const at = all.indexOf('\r\n\r\n');
+        resolve({ head: all.toString('latin1', 0, at), bytes: all.length - at - 4 });
+      });
     });
-    expect(res.status).toBe(200);
-    expect((await res.arrayBuffer()).byteLength).toBe(Number(res.headers.get('content-length')));
+    reader.write(
+      `${head(token, 'POST', '/entities/model/plan', `Content-Length: ${body.length}\r\nConnection: close\r\n`)}\r\n`,
+    );
+    reader.write(body);
+    const taken = await whole;
+    expect(taken.head.slice(0, 12)).toBe('HTTP/1.1 200');
+    expect(taken.bytes).toBe(Number(/content-length: (\d+)/i.exec(taken.head)?.[1]));
+    reader.destroy();
   }, 60_000);
 });
 

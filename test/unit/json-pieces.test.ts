@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseJsonBody, parseJsonText, readBody, releaseBody } from '../../src/body.js';
+import { InvalidLongString } from '../../src/json-long-strings.js';
 import { EmptyGroup, GROUP_BYTES, LONG_ARRAY_BYTES, parseInPieces } from '../../src/json-pieces.js';
 import { JsonShapeScanner } from '../../src/json-scan.js';
 import { Slots } from '../../src/slots.js';
@@ -37,8 +38,9 @@ async function inPieces(
   try {
     return { value: await parseInPieces(bytes, scanner.longStrings, scanner.longArrays, parseJsonText) };
   } catch (error) {
-    if (error instanceof EmptyGroup || (error as { reason?: string }).reason === 'invalid_json')
-      return 'refused';
+    // (the refusals body.ts answers as invalid JSON)
+    if (error instanceof EmptyGroup || error instanceof InvalidLongString) return 'refused';
+    if ((error as { reason?: string }).reason === 'invalid_json') return 'refused';
     throw error;
   }
 }

@@ -40,6 +40,11 @@ export const MAX_SPACING_MS = 2_000;
 export const HELD_RUNNING = 1;
 /** Calm ticks in a row that ease every hold by one step. */
 export const CALM_TICKS = 10;
+/**
+ * A held-back tenant's floor (its load when held) fades by this a tick: by half in five ticks, half a second. (Its
+ * own spaced requests, at most MAX_SPACING_MS apart, raise it again long before it falls to a light tenant's load.)
+ */
+const HELD_LOAD_FADE = 0.5 ** (1 / 5);
 /** The loop's delay is how late a timer of this period fires (ms). */
 const PROBE_MS = 5;
 /** Weight of the latest tick in a tenant's load (the rest is its past: about a second of memory). */
@@ -64,10 +69,11 @@ export class LoopShare {
   /** The gap between two starts of each held-back tenant's requests, in ms. */
   private readonly gaps = new Map<string, number>();
   /**
-   * The load each held-back tenant had when it was last held further: while held it weighs at least that. Spaced
-   * seconds apart, its load fades between its starts while each of its requests still makes the loop lag, and the
-   * tenant it was held for would otherwise be the heaviest one, and held back in turn (or the held one drop out of
-   * the active ones and be let go as if alone).
+   * A floor under each held-back tenant's load: its load when it was held, fading by half each half second (HELD_LOAD_FADE a
+   * tick), raised again by its own load. Spaced seconds apart, its load fades between its starts while each of its
+   * requests still makes the loop lag, and the tenant it was held for would otherwise be the heaviest one, and held
+   * back in turn (or the held one drop out of the active ones and be let go as if alone). It fades so that a tenant
+   * held once and gone quiet does not keep another tenant's flood, lighter than its peak, from being held.
    */
   private readonly heldLoad = new Map<string, number>();
   private readonly lagHighMs: number;
@@ -152,7 +158,12 @@ export class LoopShare {
     for (const [tenant, u] of this.usage) {
       u.average = RECENT * u.tick + (1 - RECENT) * u.average;
       u.tick = 0;
-      const load = Math.max(u.average, this.heldLoad.get(tenant) ?? 0);
+      let load = u.average;
+      const floor = this.heldLoad.get(tenant);
+      if (floor !== undefined) {
+        load = Math.max(load, floor * HELD_LOAD_FADE);
+        this.heldLoad.set(tenant, load);
+      }
       if (load < ACTIVE) {
         this.usage.delete(tenant);
         continue;

@@ -166,6 +166,7 @@ export class Admission {
         const at = queue?.indexOf(waiter) ?? -1;
         if (!queue || at < 0) return false;
         queue.splice(at, 1);
+        this.options.share?.waits(tenant, amount, false);
         if (queue.length === 0) this.forget(tenant);
         this.dispatch();
         return true;
@@ -180,6 +181,7 @@ export class Admission {
         grant: () => {
           clearTimeout(waiter.timer);
           signal?.removeEventListener('abort', onAbort);
+          this.options.share?.waits(tenant, amount, false);
           grant(true);
         },
         timer: setTimeout(() => {
@@ -205,6 +207,7 @@ export class Admission {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       list.push(waiter);
+      this.options.share?.waits(tenant, amount, true);
       if (list.length === 1) {
         this.waiting.set(tenant, list);
         this.turns.push(tenant);

@@ -40,11 +40,6 @@ export const MAX_SPACING_MS = 2_000;
 export const HELD_RUNNING = 1;
 /** Calm ticks in a row that ease every hold by one step. */
 export const CALM_TICKS = 10;
-/**
- * A held-back tenant's floor (its load when held) fades by this a tick: by half in five ticks, half a second. (Its
- * own spaced requests, at most MAX_SPACING_MS apart, raise it again long before it falls to a light tenant's load.)
- */
-const HELD_LOAD_FADE = 0.5 ** (1 / 5);
 /** The loop's delay is how late a timer of this period fires (ms). */
 const PROBE_MS = 5;
 /** Weight of the latest tick in a tenant's load (the rest is its past: about a second of memory). */
@@ -69,13 +64,12 @@ export class LoopShare {
   /** The gap between two starts of each held-back tenant's requests, in ms. */
   private readonly gaps = new Map<string, number>();
   /**
-   * A floor under each held-back tenant's load: its load when it was held, fading by half each half second (HELD_LOAD_FADE a
-   * tick), raised again by its own load. Spaced seconds apart, its load fades between its starts while each of its
-   * requests still makes the loop lag, and the tenant it was held for would otherwise be the heaviest one, and held
-   * back in turn (or the held one drop out of the active ones and be let go as if alone). It fades so that a tenant
-   * held once and gone quiet does not keep another tenant's flood, lighter than its peak, from being held.
+   * The weight of each tenant's requests waiting for their turn (admission.ts tells), counted in its load: a held
+   * tenant's throughput falls below a light tenant's once spaced (and fades between plans spaced seconds apart), so
+   * by throughput alone the tenant it was held for became the heaviest one and was held in its place; its demand
+   * does not fall. A tenant gone quiet has none waiting, and its load fades as anyone's.
    */
-  private readonly heldLoad = new Map<string, number>();
+  private readonly waitingWeight = new Map<string, number>();
   private readonly lagHighMs: number;
   private readonly lagLowMs: number;
   private readonly dominance: number;
@@ -123,6 +117,14 @@ export class LoopShare {
     return this.gaps;
   }
 
+  /** A request of `tenant` reserving `bytes` waits for its turn (`waiting: true`), or stops waiting (false). */
+  waits(tenant: string, bytes: number, waiting: boolean) {
+    const weight = (1 + bytes / WEIGHT_BYTES) * (waiting ? 1 : -1);
+    const total = (this.waitingWeight.get(tenant) ?? 0) + weight;
+    if (total > 1e-9) this.waitingWeight.set(tenant, total);
+    else this.waitingWeight.delete(tenant);
+  }
+
   /** A request of `tenant` reserving `bytes` starts. */
   started(tenant: string, bytes: number) {
     this.usageOf(tenant).tick += 1 + bytes / WEIGHT_BYTES;
@@ -158,12 +160,7 @@ export class LoopShare {
     for (const [tenant, u] of this.usage) {
       u.average = RECENT * u.tick + (1 - RECENT) * u.average;
       u.tick = 0;
-      let load = u.average;
-      const floor = this.heldLoad.get(tenant);
-      if (floor !== undefined) {
-        load = Math.max(load, floor * HELD_LOAD_FADE);
-        this.heldLoad.set(tenant, load);
-      }
+      const load = u.average + (this.waitingWeight.get(tenant) ?? 0);
       if (load < ACTIVE) {
         this.usage.delete(tenant);
         continue;
@@ -181,15 +178,13 @@ export class LoopShare {
       // Nothing is held back meanwhile, and nothing is left held back for when it ends.
       const eased = this.gaps.size > 0;
       this.gaps.clear();
-      this.heldLoad.clear();
       this.calm = 0;
       return eased && this.active();
     }
     if (lagMs > this.lagHighMs && top && next > 0 && top[1] > this.dominance * next) {
-      const [tenant, load] = top;
+      const [tenant] = top;
       const gap = this.gaps.get(tenant);
       this.gaps.set(tenant, gap === undefined ? FIRST_GAP_MS : Math.min(MAX_GAP_MS, gap * 4));
-      this.heldLoad.set(tenant, load);
       this.heldBack += 1;
       this.calm = 0;
       return false;
@@ -202,10 +197,8 @@ export class LoopShare {
     if (this.calm < CALM_TICKS) return false;
     this.calm = 0;
     for (const [tenant, gap] of this.gaps) {
-      if (gap < 2 * FIRST_GAP_MS) {
-        this.gaps.delete(tenant);
-        this.heldLoad.delete(tenant);
-      } else this.gaps.set(tenant, gap / 2);
+      if (gap < 2 * FIRST_GAP_MS) this.gaps.delete(tenant);
+      else this.gaps.set(tenant, gap / 2);
     }
     return true;
   }

@@ -322,6 +322,22 @@ describe('Admission with a LoopShare', () => {
     }
   });
 
+  it("counts a held-back tenant's waiting requests in its load while they wait, and no longer once they leave", async () => {
+    const share = new LoopShare();
+    const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 300, share });
+    for (let i = 0; i < 5; i++) tick(share, { flood: 300, quiet: 5 }, LAGGING);
+    (await admission.acquire('flood', 10))();
+    // Ten spaced requests wait; the flood starts nothing meanwhile, the quiet tenant five a tick, the loop lagging.
+    const waiting = Array.from({ length: 10 }, () => admission.acquire('flood', 10).catch(() => null));
+    for (let i = 0; i < 10; i++) tick(share, { quiet: 5 }, LAGGING);
+    expect(share.gapOf('quiet')).toBe(0);
+    // They leave (refused at their timeout): the flood, gone quiet, fades, and the quiet tenant is the heavy one now.
+    await Promise.all(waiting);
+    for (let i = 0; i < 20; i++) tick(share, { quiet: 5 }, LAGGING);
+    expect(share.gapOf('quiet')).toBeGreaterThan(0);
+    admission.stop();
+  });
+
   it("answers a held-back tenant's waiter that times out tenant_busy, never server_busy (its own spacing kept it)", async () => {
     const share = new LoopShare();
     const admission = new Admission({ capacity: 1_000, queueTimeoutMs: 150, share });

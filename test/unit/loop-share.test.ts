@@ -329,11 +329,13 @@ describe('Admission with a LoopShare', () => {
     (await admission.acquire('flood', 10))();
     // Ten spaced requests wait; the flood starts nothing meanwhile, the quiet tenant five a tick, the loop lagging.
     const waiting = Array.from({ length: 10 }, () => admission.acquire('flood', 10).catch(() => null));
-    for (let i = 0; i < 10; i++) tick(share, { quiet: 5 }, LAGGING);
+    // (25 ticks: by what it started alone, the flood's load fades under a quarter of the quiet one's in 15)
+    for (let i = 0; i < 25; i++) tick(share, { quiet: 5 }, LAGGING);
     expect(share.gapOf('quiet')).toBe(0);
-    // They leave (refused at their timeout): the flood, gone quiet, fades, and the quiet tenant is the heavy one now.
+    // They leave (started, or refused at their timeout): the flood, starting a request a tick now and with none
+    // waiting, weighs less than a quarter of the quiet tenant, which is the one held if the loop lags.
     await Promise.all(waiting);
-    for (let i = 0; i < 20; i++) tick(share, { quiet: 5 }, LAGGING);
+    for (let i = 0; i < 20; i++) tick(share, { quiet: 5, flood: 1 }, LAGGING);
     expect(share.gapOf('quiet')).toBeGreaterThan(0);
     admission.stop();
   });

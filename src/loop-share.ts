@@ -50,6 +50,9 @@ const ACTIVE = 0.1;
 const WEIGHT_BYTES = 1024 * 1024;
 export const ANSWER_WEIGHT_BYTES = 64 * 1024;
 
+/** What a request reserving `bytes` weighs in its tenant's load, starting or waiting: one, plus one a MiB. */
+const weightOf = (bytes: number) => 1 + bytes / WEIGHT_BYTES;
+
 interface Usage {
   /** Weight of the requests started in the current tick. */
   tick: number;
@@ -119,7 +122,7 @@ export class LoopShare {
 
   /** A request of `tenant` reserving `bytes` waits for its turn (`waiting: true`), or stops waiting (false). */
   waits(tenant: string, bytes: number, waiting: boolean) {
-    const weight = (1 + bytes / WEIGHT_BYTES) * (waiting ? 1 : -1);
+    const weight = weightOf(bytes) * (waiting ? 1 : -1);
     const total = (this.waitingWeight.get(tenant) ?? 0) + weight;
     if (total > 1e-9) this.waitingWeight.set(tenant, total);
     else this.waitingWeight.delete(tenant);
@@ -127,7 +130,7 @@ export class LoopShare {
 
   /** A request of `tenant` reserving `bytes` starts. */
   started(tenant: string, bytes: number) {
-    this.usageOf(tenant).tick += 1 + bytes / WEIGHT_BYTES;
+    this.usageOf(tenant).tick += weightOf(bytes);
   }
 
   /**

@@ -81,12 +81,14 @@ async function main() {
     { createExecutor },
     { checkSchemaInFull, migrate },
     { schedulePurge },
+    { preparePages },
   ] = await Promise.all([
     import('./app.js'),
     import('./db/driver.js'),
     import('./db/executor.js'),
     import('./db/migrations.js'),
     import('./jobs/purge.js'),
+    import('./http/pages.js'),
   ]);
   const driver = createDriver({
     uri,
@@ -104,6 +106,9 @@ async function main() {
   })();
   schemaReady.catch(() => {}); // (awaited below, after listening)
   const app = await buildApp({ config, driver, jwtSecret, logger, logRing, schemaReady });
+  const preparing = performance.now();
+  preparePages();
+  logger.info({ ms: Math.round(performance.now() - preparing) }, 'pages prepared');
   await app.listen({ port: config.PORT, host: config.HOST });
   // A local Neo4j that cannot start, or a schema that cannot be migrated, ends the process.
   await schemaReady;

@@ -263,5 +263,10 @@ describe('SIGTERM', () => {
     expect(step('shutting down')).toBeGreaterThan(-1);
     expect(step('http server closed')).toBeGreaterThan(step('shutting down'));
     expect(step('stopped')).toBeGreaterThan(step('http server closed'));
+    // The pages were made before the service listened (a first visit made them, holding every request ~350 ms).
+    expect(step('pages prepared')).toBeGreaterThan(-1);
+    expect(step('pages prepared')).toBeLessThan(
+      messages.findIndex((msg) => msg?.startsWith('Server listening')),
+    );
   });
 });

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import {
   bodyBytesRead,
   bodyLeftUnread,
+  DRAIN_TURN_BYTES,
+  DRAINS_RESUMED_A_TURN,
   LARGE_BODY_BYTES,
   lingerAfterRefusal,
   parseJsonText,
@@ -179,9 +181,10 @@ describe('readBody', () => {
     req.write('x');
     expect(await reasonOf(read)).toBe('413 request_too_large');
     expect(bodyLeftUnread(asRaw(req))).toBe(true);
-    // Nothing keeps what follows: the stream flows on with no reader, discarding it.
+    // Nothing keeps what follows: the stream waits, paused and with no reader, until the answer is sent and
+    // lingerAfterRefusal discards the rest at its pace (flowing at once, it was read as fast as it came).
     expect(req.listenerCount('data')).toBe(0);
-    expect(req.isPaused()).toBe(false);
+    expect(req.isPaused()).toBe(true);
   });
 
   it('a large body waits for a slot, then is read; its slot is released with the body', async () => {
@@ -314,6 +317,52 @@ describe('lingerAfterRefusal', () => {
     whole.end('{}');
     await read;
     expect(bodyLeftUnread(asRaw(whole))).toBe(false);
+  });
+});
+
+describe('the rest of refused bodies', () => {
+  it('is discarded DRAIN_TURN_BYTES a turn of the event loop at most, all connections together, each to its end', async () => {
+    const CHUNK = 64 * 1024;
+    const requests = Array.from({ length: 12 }, () => {
+      const req = fakeRequest();
+      Object.assign(req, { socket: { destroy: () => {} } });
+      return req;
+    });
+    // Half refused after 4 bytes of a 2.5 MB body, half refused before a byte of it was read (authentication,
+    // admission), the rest of each already there (as after a wait for admission).
+    for (const [i, req] of requests.entries()) {
+      if (i % 2 === 0) {
+        const read = readBody(asRaw(req), req, { limit: 3 });
+        req.write('1234');
+        await read.catch(() => {});
+      } else req.write('1234');
+      for (let i = 0; i < 40; i += 1) req.write(Buffer.alloc(CHUNK, 0x20));
+      req.end();
+    }
+    const turns: number[] = [0];
+    let counting = true;
+    const nextTurn = () => {
+      if (!counting) return;
+      turns.push(0);
+      setImmediate(nextTurn);
+    };
+    setImmediate(nextTurn);
+    for (const req of requests) {
+      req.on('data', (chunk: Buffer) => {
+        turns[turns.length - 1] = (turns.at(-1) as number) + chunk.length;
+      });
+      lingerAfterRefusal(asRaw(req), 10_000);
+    }
+    await Promise.all(
+      requests.map((req) => new Promise((r) => (req.readableEnded ? r(null) : req.once('end', r)))),
+    );
+    counting = false;
+    const total = turns.reduce((a, b) => a + b, 0);
+    expect(total).toBe(12 * 40 * CHUNK + 6 * 4);
+    // (once the turn's bytes are spent, each body flowing may hand over the chunk it holds before it waits)
+    expect(Math.max(...turns)).toBeLessThanOrEqual(DRAIN_TURN_BYTES + requests.length * CHUNK);
+    // and the turns after the first: the bodies let flow again (DRAINS_RESUMED_A_TURN) add one chunk each
+    expect(Math.max(...turns.slice(2))).toBeLessThanOrEqual(DRAIN_TURN_BYTES + DRAINS_RESUMED_A_TURN * CHUNK);
   });
 });
 

@@ -8,7 +8,7 @@
 // body's long strings and long arrays are parsed in pieces, the event loop turning between them (json-pieces.ts).
 // The rest of a refused body is read and discarded (a lingering close, as web servers do: closing a socket with
 // unread data makes the kernel send a reset, which can destroy the 413 before the client reads it), for at most
-// LINGER_MS after the answer; then the connection is closed.
+// LINGER_MS after the answer, at a bounded pace (refused-bodies.ts); then the connection is closed.
 // Bodies above LARGE_BODY_BYTES are read a few at a time: a large body waits for a slot with its socket paused,
 // which pushes back on the client through TCP instead of piling up in memory. The worst case is then
 // (connections × LARGE_BODY_BYTES) + (slots × limit), not connections × limit. The slots are shared fairly
@@ -39,8 +39,6 @@ export const LARGE_BODY_SLOTS = 4;
 /** Default deadlines for a body: all of it, and the longest pause between two of its chunks. */
 export const BODY_TIMEOUT_MS = 30_000;
 export const BODY_IDLE_TIMEOUT_MS = 10_000;
-/** How long the rest of a refused body is read and discarded after the answer before the connection is closed. */
-export const LINGER_MS = 5_000;
 
 /** The refusal of a body past `limit`: the spec's 8 MB, or the smaller one a door states (DoorBudget.bodyBytes). */
 export const tooLarge = (limit = BODY_LIMIT_BYTES) =>
@@ -230,86 +228,6 @@ const heldSlots = new WeakMap<Buffer, () => void>();
 const piecesIn = new WeakMap<Buffer, { strings: readonly StringSpan[]; arrays: readonly ArraySpan[] }>();
 
 const defaultSlots = new Slots(LARGE_BODY_SLOTS);
-
-/**
- * After the answer to a request whose body was refused unread (a body past its bound, or never read: a request
- * refused before its body, by authentication or admission): discard the rest of the body as it arrives, at most
- * DRAIN_TURN_BYTES of all such bodies a turn of the event loop, and close the connection if it has not ended within
- * `lingerMs` (a client streaming on regardless).
- */
-export function lingerAfterRefusal(raw: IncomingMessage, lingerMs = LINGER_MS) {
-  if (raw.complete || !(bodyLeftUnread(raw) || (raw.complete === false && !raw.readableEnded))) return;
-  // An injected request (tests, light-my-request) has a stand-in socket with nothing to close.
-  const timer = setTimeout(() => {
-    const socket = raw.socket as { destroy?: unknown } | null;
-    if (typeof socket?.destroy === 'function') raw.socket.destroy();
-  }, lingerMs);
-  timer.unref();
-  raw.once('end', () => clearTimeout(timer));
-  raw.once('close', () => clearTimeout(timer));
-  drains.add(raw);
-}
-
-/**
- * Bytes of refused bodies discarded in one turn of the event loop, all connections together. Node discards an unread
- * body at full speed once its answer is sent: 30 waiting 6 MB bodies refused at their admission timeout (one moment,
- * since they had queued together) were read and thrown away in one go, 100 to 150 ms of the event loop and a full
- * collection, while /healthz waited.
- */
-export const DRAIN_TURN_BYTES = 1024 * 1024;
-
-/** Refused bodies let flow again at each turn of the event loop (the others wait for the next turns). */
-export const DRAINS_RESUMED_A_TURN = 4;
-
-/**
- * The refused bodies being discarded. Each flows until the turn's bytes are spent, and then waits, paused, for a
- * later turn; each turn lets DRAINS_RESUMED_A_TURN of those waiting flow again, first come first served. A body whose
- * client sends nothing takes no turn's bytes and holds no place (a few slow clients cannot stop the others' bodies
- * being discarded), and nothing runs while no body waits.
- */
-class Drains {
-  private spent = 0;
-  private turnEnds = false;
-  private readonly waiting: IncomingMessage[] = [];
-
-  constructor(
-    private readonly turnBytes: number,
-    private readonly resumedATurn: number,
-  ) {}
-
-  add(raw: IncomingMessage) {
-    raw.on('data', (chunk: Buffer) => this.took(raw, chunk.length));
-    if (this.spent < this.turnBytes) raw.resume();
-    else this.wait(raw);
-  }
-
-  private took(raw: IncomingMessage, bytes: number) {
-    this.spent += bytes;
-    this.endTurnSoon();
-    if (this.spent >= this.turnBytes) this.wait(raw);
-  }
-
-  private wait(raw: IncomingMessage) {
-    raw.pause();
-    if (!this.waiting.includes(raw)) this.waiting.push(raw);
-    this.endTurnSoon();
-  }
-
-  private endTurnSoon() {
-    if (this.turnEnds) return;
-    this.turnEnds = true;
-    setImmediate(() => {
-      this.turnEnds = false;
-      this.spent = 0;
-      for (const raw of this.waiting.splice(0, this.resumedATurn)) {
-        if (!raw.destroyed && !raw.readableEnded) raw.resume();
-      }
-      if (this.waiting.length > 0) this.endTurnSoon();
-    });
-  }
-}
-
-const drains = new Drains(DRAIN_TURN_BYTES, DRAINS_RESUMED_A_TURN);
 
 /**
  * Gives a large body's slot and bytes back at once, once it has been parsed: its slot goes to the next large body,

@@ -3,14 +3,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import {
-  bodyLeftUnread,
-  LARGE_BODY_SLOTS,
-  lingerAfterRefusal,
-  parseJsonBody,
-  readBody,
-  releaseBody,
-} from '../body.js';
+import { bodyLeftUnread, LARGE_BODY_SLOTS, parseJsonBody, readBody, releaseBody } from '../body.js';
 import type { RequestContext, Services } from '../context.js';
 import {
   CHANGE_REASON_HEADER,
@@ -22,6 +15,7 @@ import type { IdempotencyScope } from '../db/idempotency-records.js';
 import { type AppError, refuse } from '../errors.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
+import { lingerAfterRefusal } from '../refused-bodies.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';

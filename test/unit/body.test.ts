@@ -6,16 +6,14 @@ import { describe, expect, it } from 'vitest';
 import {
   bodyBytesRead,
   bodyLeftUnread,
-  DRAIN_TURN_BYTES,
-  DRAINS_RESUMED_A_TURN,
   LARGE_BODY_BYTES,
-  lingerAfterRefusal,
   parseJsonText,
   readBody,
   releaseBody,
 } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
+import { DRAIN_TURN_BYTES, DRAINS_RESUMED_A_TURN, lingerAfterRefusal } from '../../src/refused-bodies.js';
 import { Slots } from '../../src/slots.js';
 
 /** A request stand-in: a stream with headers; `complete` turns true at its end, as on IncomingMessage. */

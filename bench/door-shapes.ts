@@ -42,6 +42,8 @@ export interface DoorRequest {
   body?: unknown;
   /** The client goes away this many ms after sending (its connection destroyed, the answer, if any, unread). */
   abandonAfterMs?: number;
+  /** The client reads the answer at this pace (bytes a second) instead of at once. */
+  readBytesPerSecond?: number;
 }
 
 export interface DoorShape {
@@ -142,6 +144,21 @@ export const DOOR_SHAPES: DoorShape[] = [
     requests: 64,
     concurrency: 32,
     request: () => ({ method: 'POST', path: '/entities/model/plan', body: widestModelDocument() }),
+  },
+  {
+    name: 'plan-slow-reader',
+    label:
+      'POST /entities/model/plan: the 33 MB plan, its answer read 64 KB a second (reset at its send deadline, its memory given back)',
+    doors: ['planModel'],
+    expected: ['reset', ...ADMITTED],
+    requests: 8,
+    concurrency: 8,
+    request: () => ({
+      method: 'POST',
+      path: '/entities/model/plan',
+      body: widestModelDocument(),
+      readBytesPerSecond: 64 * 1024,
+    }),
   },
   {
     name: 'apply-50-types',

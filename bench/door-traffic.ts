@@ -74,6 +74,11 @@ function send(
       res.on('data', (chunk: Buffer) => {
         if (bytes < KEEP) kept.push(chunk);
         bytes += chunk.length;
+        const pace = r.readBytesPerSecond;
+        if (pace !== undefined) {
+          res.pause();
+          setTimeout(() => res.resume(), (chunk.length / pace) * 1000);
+        }
       });
       res.on('end', () => {
         // A REST success counts as its status, a GraphQL one as "200 data", a refusal as "status reason"; a page,

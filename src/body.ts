@@ -147,13 +147,13 @@ export function readBody(raw: IncomingMessage, payload: Readable, options: BodyR
       if (settled) return;
       settled = true;
       if (error) {
-        // Keep nothing more: the rest of the body is discarded as it arrives (see lingerAfterRefusal).
+        // Keep nothing more: the rest of the body is discarded as it arrives (see refused-bodies.ts).
         (raw as Marked)[UNREAD_BODY] = !raw.complete;
       } else if (body && (scanner.longStrings.length > 0 || scanner.longArrays.length > 0)) {
         piecesIn.set(body, { strings: scanner.longStrings, arrays: scanner.longArrays });
       }
       cleanup(body);
-      // (the rest waits, paused, until the answer is sent: lingerAfterRefusal then discards it at a bounded pace)
+      // (the rest waits, paused, until the answer is sent: refused-bodies.ts then discards it at a bounded pace)
       if (error) payload.pause();
       if (error) reject(error);
       else resolve(body as Buffer);

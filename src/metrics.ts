@@ -4,6 +4,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineCache } from './cache/engine-cache.js';
 import type { ModelReads } from './cache/model-reads.js';
+import { refusedBytesDiscarded } from './refused-bodies.js';
 
 export interface Metrics {
   registry: Registry;
@@ -200,6 +201,11 @@ export function createMetrics(options: {
     () => admission().inUse,
   );
   level('metamodel_admission_queued', 'Requests waiting for their admission turn.', () => admission().queued);
+  total(
+    'metamodel_refused_body_bytes_total',
+    'Bytes of refused request bodies read and discarded after their answer, about 1 MiB a turn of the event loop.',
+    refusedBytesDiscarded,
+  );
   total(
     'metamodel_admission_refused_total',
     'Requests refused their admission turn (tenant_busy, server_busy).',

@@ -15,7 +15,7 @@ import type { IdempotencyScope } from '../db/idempotency-records.js';
 import { type AppError, refuse } from '../errors.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
-import { lingerAfterRefusal } from '../refused-bodies.js';
+import { takeRefusedBody } from '../refused-bodies.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
@@ -152,6 +152,9 @@ export const httpHooks = fp(
     });
 
     app.addHook('onSend', async (req, reply, payload) => {
+      // The rest of a body refused unread is discarded at a bounded pace, then the connection is closed if it goes
+      // on: taken before the answer is sent, after which Node would discard it at full speed (refused-bodies.ts).
+      takeRefusedBody(req.raw);
       const ctx = req.ctx;
       const scope = ctx?.keyed.scope;
       let sent = payload;
@@ -217,8 +220,6 @@ export const httpHooks = fp(
         void open.rollback();
       }
       req.ctx?.keyed.end?.();
-      // The rest of a body refused unread is discarded for a while, then the connection is closed (see body.ts).
-      lingerAfterRefusal(req.raw);
       metrics.observeRequest({
         method: req.method,
         route: req.routeOptions.url ?? 'unmatched',

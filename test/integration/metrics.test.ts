@@ -57,6 +57,7 @@ describe('GET /metrics', () => {
       'metamodel_engine_cache_hits_total',
       'metamodel_engine_cache_misses_total',
       'metamodel_purge_values_removed_total',
+      'metamodel_refused_body_bytes_total',
       'metamodel_process_resident_memory_bytes',
     ]) {
       expect(sample(text, name, {}), name).not.toBeNull();

@@ -1,6 +1,7 @@
 // Body reading with bounded memory: the limit, the large-body slots (FIFO, released on every exit), the slow-body
-// timeout and length checks, on in-memory streams.
-import type { IncomingMessage } from 'node:http';
+// timeout and length checks, on in-memory streams; the paced discard of refused bodies, also over a real socket.
+import { createServer, type IncomingMessage, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import {
@@ -13,7 +14,12 @@ import {
 } from '../../src/body.js';
 import { AppError } from '../../src/errors.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
-import { DRAIN_TURN_BYTES, DRAINS_RESUMED_A_TURN, lingerAfterRefusal } from '../../src/refused-bodies.js';
+import {
+  DRAIN_TURN_BYTES,
+  DRAINS_RESUMED_A_TURN,
+  refusedBytesDiscarded,
+  takeRefusedBody,
+} from '../../src/refused-bodies.js';
 import { Slots } from '../../src/slots.js';
 
 /** A request stand-in: a stream with headers; `complete` turns true at its end, as on IncomingMessage. */
@@ -180,7 +186,7 @@ describe('readBody', () => {
     expect(await reasonOf(read)).toBe('413 request_too_large');
     expect(bodyLeftUnread(asRaw(req))).toBe(true);
     // Nothing keeps what follows: the stream waits, paused and with no reader, until the answer is sent and
-    // lingerAfterRefusal discards the rest at its pace (flowing at once, it was read as fast as it came).
+    // takeRefusedBody discards the rest at its pace (flowing at once, it was read as fast as it came).
     expect(req.listenerCount('data')).toBe(0);
     expect(req.isPaused()).toBe(true);
   });
@@ -284,7 +290,7 @@ describe('readBody', () => {
   });
 });
 
-describe('lingerAfterRefusal', () => {
+describe('takeRefusedBody', () => {
   const refusedRequest = async () => {
     const req = fakeRequest();
     let destroyed = false;
@@ -297,7 +303,7 @@ describe('lingerAfterRefusal', () => {
 
   it('closes the connection when the rest of a refused body is still coming after the linger time', async () => {
     const { req, destroyed } = await refusedRequest();
-    lingerAfterRefusal(asRaw(req), 20);
+    takeRefusedBody(asRaw(req), 20);
     req.write('more');
     await new Promise((r) => setTimeout(r, 60));
     expect(destroyed()).toBe(true);
@@ -305,7 +311,7 @@ describe('lingerAfterRefusal', () => {
 
   it('keeps the connection when the refused body ends in time, and ignores bodies read to their end', async () => {
     const { req, destroyed } = await refusedRequest();
-    lingerAfterRefusal(asRaw(req), 40);
+    takeRefusedBody(asRaw(req), 40);
     req.end('rest');
     await new Promise((r) => setTimeout(r, 80));
     expect(destroyed()).toBe(false);
@@ -319,6 +325,62 @@ describe('lingerAfterRefusal', () => {
 });
 
 describe('the rest of refused bodies', () => {
+  it('over a real socket: a body never read, refused after a wait, goes through the paced discard, not Node’s own', async () => {
+    // Node discards a body nobody reads once the answer is sent, at full speed and past any listener: the request
+    // is taken before the answer (as onSend does), after a wait that has filled the stream's buffer.
+    // It comes when this turn's bytes are spent (by another refused body), so it waits, paused, for a later turn.
+    const server = createServer((req, res) => {
+      setTimeout(async () => {
+        const other = fakeRequest();
+        other.write(Buffer.alloc(2 * DRAIN_TURN_BYTES, 0x20));
+        takeRefusedBody(asRaw(other));
+        await new Promise((r) => process.nextTick(r));
+        takeRefusedBody(req);
+        expect(req.isPaused()).toBe(true);
+        res.writeHead(429, { 'content-length': '2' }).end('{}');
+      }, 200);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const before = refusedBytesDiscarded();
+      const body = Buffer.alloc(8 * 1024 * 1024, 0x20);
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(
+          { port, host: '127.0.0.1', method: 'POST', headers: { 'content-length': String(body.length) } },
+          (res) => {
+            res.resume();
+            req.once('finish', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(status).toBe(429);
+      // (the other body's 2 MiB counted too)
+      const all = body.length + 2 * DRAIN_TURN_BYTES;
+      for (let i = 0; i < 100 && refusedBytesDiscarded() - before < all; i += 1) await tick();
+      expect(refusedBytesDiscarded() - before).toBe(all);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('a rest that arrived whole while the stream was held paused is read to its end', async () => {
+    const req = fakeRequest();
+    const read = readBody(asRaw(req), req, { limit: 3 });
+    req.write('1234');
+    await read.catch(() => {});
+    req.end('rest');
+    req.complete = true; // (as Node's parser marks it: before the end is read)
+    await tick();
+    expect(req.readableEnded).toBe(false);
+    takeRefusedBody(asRaw(req));
+    await tick();
+    expect(req.readableEnded).toBe(true);
+  });
+
   it('is discarded DRAIN_TURN_BYTES a turn of the event loop at most, all connections together, each to its end', async () => {
     const CHUNK = 64 * 1024;
     const requests = Array.from({ length: 12 }, () => {
@@ -349,7 +411,7 @@ describe('the rest of refused bodies', () => {
       req.on('data', (chunk: Buffer) => {
         turns[turns.length - 1] = (turns.at(-1) as number) + chunk.length;
       });
-      lingerAfterRefusal(asRaw(req), 10_000);
+      takeRefusedBody(asRaw(req), 10_000);
     }
     await Promise.all(
       requests.map((req) => new Promise((r) => (req.readableEnded ? r(null) : req.once('end', r)))),

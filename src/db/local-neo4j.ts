@@ -18,6 +18,31 @@ const libDir = path.join(targetDir, 'lib');
 export const CDS_ARCHIVE = path.join(targetDir, 'local-neo4j.jsa');
 
 /**
+ * How to start the JVM, as the install's training run found (neo4j/target/jvm.json): the Java and its archive's
+ * options. With a JDK 25 or later on the machine, that JDK and its ahead-of-time cache (classes loaded and linked, and
+ * the training run's method profiles): after a crash, ready in 12.5 to 13.1 s against 16.9 to 17.6 s on Java 17 with
+ * the class-data-sharing archive, alternated (docs/performance.md). Without the file (an install before it): `java`,
+ * with the archive when there is one.
+ */
+export function jvmLaunch(): { java: string; archive: string[] } {
+  try {
+    const written = JSON.parse(readFileSync(path.join(targetDir, 'jvm.json'), 'utf8')) as {
+      java?: unknown;
+      archive?: unknown;
+    };
+    if (typeof written.java === 'string' && Array.isArray(written.archive)) {
+      return { java: written.java, archive: written.archive.map(String) };
+    }
+  } catch {
+    // not written
+  }
+  return {
+    java: 'java',
+    archive: existsSync(CDS_ARCHIVE) ? [`-XX:SharedArchiveFile=${CDS_ARCHIVE}`, '-Xshare:auto'] : [],
+  };
+}
+
+/**
  * The JVM's options, shared with the training run that writes the archive (it needs the same); read when a local
  * Neo4j starts (an image that talks to its own Neo4j ships no neo4j/).
  */
@@ -46,7 +71,7 @@ export interface LocalNeo4jOptions {
 
 /** Throws one clear line when Java or the fetched jars are missing. */
 export function assertLocalNeo4jInstalled(): void {
-  const java = spawnSync('java', ['-version'], { stdio: 'ignore' });
+  const java = spawnSync(jvmLaunch().java, ['-version'], { stdio: 'ignore' });
   if (java.error || java.status !== 0) {
     throw new Error(
       'Java is not installed: install a JDK 17+ (for example `apt-get install openjdk-17-jdk-headless`), or set NEO4J_URI to a running Neo4j.',
@@ -77,6 +102,7 @@ export const localNeo4jUri = (port: number) => `bolt://127.0.0.1:${port}`;
 
 export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<LocalNeo4j> {
   assertLocalNeo4jInstalled();
+  const launch = jvmLaunch();
   const dataDir = path.resolve(root, options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const args = [
@@ -84,7 +110,7 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
     `-Dneo4j.pagecache.mb=${options.pageCacheMb ?? 256}`,
     ...Object.entries(options.settings ?? {}).map(([name, value]) => `-Dneo4j.setting.${name}=${value}`),
     ...jvmOptions(),
-    ...(existsSync(CDS_ARCHIVE) ? [`-XX:SharedArchiveFile=${CDS_ARCHIVE}`, '-Xshare:auto'] : []),
+    ...launch.archive,
     '-cp',
     // A jar, not a directory of classes: class-data sharing refuses a class path with a non-empty directory.
     `${launcherJar}${path.delimiter}${path.join(libDir, '*')}`,
@@ -93,7 +119,7 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
     String(options.port),
     '--exit-on-stdin-close',
   ];
-  const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(launch.java, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const compilersLowered = lowerCompilerThreads(child);
   const uri = localNeo4jUri(options.port);
 

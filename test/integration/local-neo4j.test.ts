@@ -1,9 +1,10 @@
 // The local Neo4j (src/db/local-neo4j.ts): its JVM's JIT compiler threads run at a lower priority than the threads
 // doing the database's work, so that a JVM just started spends its cores on starting and planning first. Checked on
-// the run's own Neo4j (when the suite started it: not with NEO4J_URI).
-import { readdirSync, readFileSync } from 'node:fs';
+// the run's own Neo4j (when the suite started it: not with NEO4J_URI); and it runs on the Java the install chose.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { describe, expect, inject, it } from 'vitest';
-import { COMPILER_THREAD_NICE } from '../../src/db/local-neo4j.js';
+import { COMPILER_THREAD_NICE, jvmLaunch } from '../../src/db/local-neo4j.js';
 
 /** The pid of the local Neo4j listening on `port`, found by its command line. */
 function launcherPid(port: string): number | undefined {
@@ -46,5 +47,24 @@ describe.runIf(pid !== undefined)('the local Neo4j', () => {
     const workers = all.filter((t) => t.name.startsWith('neo4j.Bolt'));
     expect(workers.length).toBeGreaterThan(0);
     expect(workers.map((t) => t.nice)).toEqual(workers.map(() => 0));
+  });
+
+  it('runs on the Java the install chose, with the archive it trained (neo4j/target/jvm.json)', () => {
+    const launch = jvmLaunch();
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    for (const option of launch.archive) expect(args).toContain(option);
+    // the archive it names was written (an ahead-of-time cache, or a class-data-sharing archive)
+    for (const option of launch.archive) {
+      const file = /^-XX:(?:AOTCache|SharedArchiveFile)=(.+)$/.exec(option)?.[1];
+      if (file) expect(existsSync(file)).toBe(true);
+    }
+    const exe = realpathSync(`/proc/${pid}/exe`);
+    const expected = launch.java === 'java' ? undefined : realpathSync(launch.java);
+    if (expected) expect(exe).toBe(expected);
+    // a JDK of 25 or later runs with its ahead-of-time cache
+    const major = Number(
+      /version "(\d+)/.exec(spawnSync(exe, ['-version'], { encoding: 'utf8' }).stderr)?.[1],
+    );
+    if (major >= 25) expect(launch.archive.some((o) => o.startsWith('-XX:AOTCache='))).toBe(true);
   });
 });

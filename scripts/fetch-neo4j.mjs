@@ -20,6 +20,9 @@ if (process.env.SKIP_NEO4J_FETCH === '1') {
   process.exit(0);
 }
 
+/** The first JDK whose ahead-of-time cache is made by one training run (JEP 514) and holds method profiles (JEP 515). */
+const AOT_MAJOR = 25;
+
 /** A Java's major version (0 when it does not run). */
 const majorOf = (java) => {
   const out = spawnSync(java, ['-version'], { encoding: 'utf8' });
@@ -51,8 +54,6 @@ function chooseJava() {
   }
   return best.java;
 }
-/** The first JDK whose ahead-of-time cache is made by one training run (JEP 514) and holds method profiles (JEP 515). */
-const AOT_MAJOR = 25;
 const java = chooseJava();
 const major = majorOf(java);
 

@@ -70,8 +70,8 @@ export interface LocalNeo4jOptions {
 }
 
 /** Throws one clear line when Java or the fetched jars are missing. */
-export function assertLocalNeo4jInstalled(): void {
-  const java = spawnSync(jvmLaunch().java, ['-version'], { stdio: 'ignore' });
+export function assertLocalNeo4jInstalled(javaCommand = jvmLaunch().java): void {
+  const java = spawnSync(javaCommand, ['-version'], { stdio: 'ignore' });
   if (java.error || java.status !== 0) {
     throw new Error(
       'Java is not installed: install a JDK 17+ (for example `apt-get install openjdk-17-jdk-headless`), or set NEO4J_URI to a running Neo4j.',
@@ -101,8 +101,8 @@ export async function freePort(): Promise<number> {
 export const localNeo4jUri = (port: number) => `bolt://127.0.0.1:${port}`;
 
 export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<LocalNeo4j> {
-  assertLocalNeo4jInstalled();
   const launch = jvmLaunch();
+  assertLocalNeo4jInstalled(launch.java);
   const dataDir = path.resolve(root, options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const args = [

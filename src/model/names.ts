@@ -28,7 +28,8 @@ export function cleanName(raw: string): string {
   }
   const name = raw.normalize('NFC').trim();
   if (name.length === 0) throw refuse('empty_value', 'The name is empty once spaces are trimmed.');
-  if ([...name].length > MAX_NAME_LENGTH) {
+  // (A name of at most MAX_NAME_LENGTH UTF-16 units has at most as many code points: counted only when longer.)
+  if (name.length > MAX_NAME_LENGTH && [...name].length > MAX_NAME_LENGTH) {
     throw refuse('name_too_long', `The name is longer than ${MAX_NAME_LENGTH} characters.`);
   }
   if (CONTROL.test(name)) throw refuse('invalid_field', 'The name contains control characters.');

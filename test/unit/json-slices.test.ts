@@ -152,6 +152,22 @@ describe('encodeInSlices', () => {
     // a turn per slice made (640), and more while they are joined (40 MB, 4 MiB a turn)
     expect(turns).toBeGreaterThanOrEqual(640 + 9);
   });
+
+  it('writes a slice of many texts (one- and two-byte, astral characters) as the UTF-8 of their concatenation', async () => {
+    // Texts written one after another into the slice, never joined first: each text's own length in bytes counts.
+    const texts = fc.sample(
+      fc.oneof(
+        fc.string({ unit: 'binary' }),
+        fc.string(),
+        fc.constant('\u{1F600}'.repeat(300)),
+        fc.constant(','),
+      ),
+      { numRuns: 3_000, seed: 7 },
+    );
+    const made = await encodeInSlices(texts);
+    expect(made?.bytes.equals(Buffer.from(texts.join(''), 'utf8'))).toBe(true);
+    expect(made?.chars).toBe(texts.join('').length);
+  });
 });
 
 describe('sizeWithin', () => {
@@ -177,5 +193,20 @@ describe('sizeWithin', () => {
     read = 0;
     expect(sizeWithin(counted, 4_000)).toBeUndefined();
     expect(read).toBe(0);
+  });
+
+  it('measures the same when a getter measures another value meanwhile', () => {
+    const inner = { a: 'x'.repeat(50), b: [1, 2, 3] };
+    const outer = {
+      first: 'y'.repeat(20),
+      get nested() {
+        sizeWithin(inner, 1000);
+        return ['z'.repeat(30), { c: true }];
+      },
+      last: 'w'.repeat(40),
+    };
+    const plain = { first: outer.first, nested: outer.nested, last: outer.last };
+    expect(sizeWithin(outer, 10_000)).toBe(sizeWithin(plain, 10_000));
+    expect(sizeWithin(inner, 1000)).toBeGreaterThanOrEqual(JSON.stringify(inner).length);
   });
 });

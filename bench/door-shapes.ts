@@ -440,7 +440,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/types/{guid}/history?page_size=500 of a type with 4 MB of records',
     doors: ['typeHistory'],
     expected: ['200', ...ADMITTED],
-    requests: 192,
+    requests: 96,
     concurrency: 32,
     request: (s, i) => ({
       method: 'GET',
@@ -452,7 +452,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/changes?page_size=500 from the start of a tenant with megabytes of records',
     doors: ['listChanges'],
     expected: ['200', ...ADMITTED],
-    requests: 192,
+    requests: 96,
     concurrency: 32,
     request: () => ({ method: 'GET', path: '/entities/changes?page_size=500' }),
   },
@@ -511,7 +511,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/types/{guid}/attributes of a type with 4 MB of enumerations',
     doors: ['listAttributes'],
     expected: ['200', ...ADMITTED],
-    requests: 192,
+    requests: 96,
     concurrency: 32,
     request: (s, i) => ({
       method: 'GET',
@@ -631,7 +631,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'GraphQL: a variable of the wrong type holding 4 Mi quotes (refused at the door: longer than any field takes)',
     doors: ['Query.entityTypes'],
     expected: ['400 invalid_field', ...ADMITTED],
-    requests: 32,
+    requests: 16,
     concurrency: 8,
     request: () =>
       gql('query($n: Int) { entityTypes(first: $n) { edges { cursor } } }', {
@@ -731,7 +731,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'AttributeDefinition.ownerType',
     ],
     expected: ['200 data', '200 result_too_large', '200 query_too_costly', ...ADMITTED],
-    requests: 128,
+    requests: 64,
     concurrency: 32,
     request: (s, i) =>
       gql(
@@ -758,7 +758,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GraphQL: histories of the heavy types, and the feed, 500 at a time',
     doors: ['EntityType.history', 'Query.modelChanges', 'Query.entityTypeByName'],
     expected: ['200 data', '200 result_too_large', '200 query_too_costly', ...ADMITTED],
-    requests: 128,
+    requests: 64,
     concurrency: 32,
     request: (s, i) =>
       i % 2 === 0

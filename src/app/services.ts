@@ -63,7 +63,7 @@ export function createServices(deps: AppDeps) {
   // Transactions start once readiness admits them (db/readiness.ts; /readyz in app/operations.ts).
   const db = createExecutor(deps.driver, {
     database: config.NEO4J_DATABASE,
-    admit: (tenant) => readiness.admit(tenant),
+    admit: (tenant, continuing) => readiness.admit(tenant, continuing),
   });
   const cursorKey = cursorKeyOf(config, jwtSecret);
   const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;

@@ -124,9 +124,11 @@ export interface ExecutorOptions extends Partial<RequestOptions> {
    * Asked before each transaction; throws to refuse it, or returns what to call when it has ended (the app's
    * readiness: readiness.ts).
    */
-  admit?: (tenant: string | undefined) => undefined | Turn | Promise<undefined | Turn>;
+  admit?: (tenant: string | undefined, continuing: boolean) => undefined | Turn | Promise<undefined | Turn>;
   /** Told of each statement run to its end (the warm-up: what Neo4j has planned; readiness.ts). */
   observe?: (cypher: string) => void;
+  /** The executor of one request (forRequest): its transactions after the first are of a request under way. */
+  oneRequest?: boolean;
 }
 
 /** A transaction let in by admission: `release` when it has ended; `check` throws for a statement it may not send. */
@@ -221,9 +223,13 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
   // Every transaction goes through the driver's breaker and retries (storage-policy.ts), not the driver's own,
   // once the app admits it (it refuses while the database is away or its warm-up runs).
   const breaker = storagePolicyOf(driver);
+  // (a request's executor: whether one of its transactions was let in already, so that the next one is of a request
+  // under way; the app's own, shared by work outside requests, never says so)
+  let admittedBefore = false;
   const policy = {
     async run<T>(attempt: (committing: () => void, turn: Turn | undefined) => Promise<T>): Promise<T> {
-      const turn = await admit?.(tenant);
+      const turn = await admit?.(tenant, admittedBefore);
+      if (options.oneRequest) admittedBefore = true;
       let attempts = 0;
       try {
         return await breaker.run((committing) => {
@@ -390,7 +396,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       scope.afterCommit.push(effect);
     },
     forRequest(request) {
-      return createExecutor(driver, { database, admit, observe, ...request });
+      return createExecutor(driver, { database, admit, observe, ...request, oneRequest: true });
     },
   };
   return executor;

@@ -175,6 +175,31 @@ describe('the warm-up', () => {
     }
   });
 
+  it("admission is told whether a transaction is of a request under way: a request's first no, its next ones yes; the app's own executor never", async ({
+    world,
+  }) => {
+    const asked: [string | undefined, boolean][] = [];
+    const shared = createExecutor(world.driver, {
+      admit: (tenant, continuing) => {
+        asked.push([tenant, continuing]);
+        return undefined;
+      },
+    });
+    await shared.read((run) => run('RETURN 1 AS n'));
+    await shared.read((run) => run('RETURN 1 AS n'));
+    const request = shared.forRequest({ stats: { queries: 0 }, tenant: 't' });
+    await request.read((run) => run('RETURN 1 AS n'));
+    await request.write((run) => run('RETURN 1 AS n'));
+    await request.readOne((run) => run('RETURN 1 AS n'));
+    expect(asked).toEqual([
+      [undefined, false],
+      [undefined, false],
+      ['t', false],
+      ['t', true],
+      ['t', true],
+    ]);
+  });
+
   it('an app is ready (GET /readyz 200) once its first warm-up has run', async ({ world }) => {
     const res = await world.app.inject({ method: 'GET', url: '/readyz' });
     expect([res.statusCode, res.json().DATA]).toEqual([200, { status: 'ready' }]);

@@ -224,6 +224,38 @@ describe('readiness admits transactions', () => {
     await readiness.stop();
   });
 
+  it('under its ramp a transaction of a request under way gets the next turn before a request not begun yet', async () => {
+    const { readiness, warmed, db } = fixture(logger, { rampMs: 2_000, rampConcurrency: 1 });
+    db.up = true;
+    readiness.start();
+    await warmed(1);
+    readiness.lost();
+    await warmed(2);
+    const running = await readiness.admit('t1');
+    const order: string[] = [];
+    // two requests not begun wait, then a request's second transaction arrives
+    const fresh = readiness.admit('t2').then((turn) => {
+      order.push('new');
+      return turn;
+    });
+    const fresher = readiness.admit('t3').then((turn) => {
+      order.push('newer');
+      return turn;
+    });
+    await sleep(10);
+    const continuing = readiness.admit('t1', true).then((turn) => {
+      order.push('continuing');
+      return turn;
+    });
+    await sleep(10);
+    running?.release();
+    (await continuing)?.release();
+    (await fresh)?.release();
+    (await fresher)?.release();
+    expect(order).toEqual(['continuing', 'new', 'newer']);
+    await readiness.stop();
+  });
+
   it('while warming, once the warm-up has planned statements: a few transactions at once, each refused at its first statement not planned yet; a loss forgets what was planned', async () => {
     const { readiness, upAndWarming, warmups } = fixture(logger, { rampMs: 0, rampConcurrency: 4 });
     expect(WARMING_CONCURRENCY).toBe(2);

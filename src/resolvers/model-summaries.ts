@@ -9,20 +9,45 @@ import { canonicalJson } from './values.js';
 
 const parseJson = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown));
 
+/** A definition's fields, as a declaration is checked (declaration.ts) and a stored one is read. */
+export interface SpecFields {
+  name: string;
+  valueType: ModelAttributeSpec['value_type'];
+  cardinality: ModelAttributeSpec['cardinality'];
+  allowedValues: unknown[] | null;
+  allowedRefType: string | null;
+  required: boolean;
+  defaultValue: unknown;
+  filterable: boolean;
+}
+
+/**
+ * A definition's specification as export writes it and a plan step carries it: the fields in this order, those at
+ * their default left out. Built field by field (an object spread per field cost a plan of 50,000 definitions
+ * megabytes of short-lived objects).
+ */
+export function specOf(d: SpecFields): ModelAttributeSpec {
+  const spec: ModelAttributeSpec = { name: d.name, value_type: d.valueType, cardinality: d.cardinality };
+  if (d.allowedValues !== null) spec.allowed_values = d.allowedValues;
+  if (d.allowedRefType !== null) spec.allowed_ref_type = d.allowedRefType;
+  if (d.required) spec.required = true;
+  if (d.defaultValue !== null) spec.default_value = d.defaultValue;
+  if (d.filterable) spec.filterable = true;
+  return spec;
+}
+
 /** A stored definition's specification as a document states it, its referenced type named by `refName`. */
 export function attributeSpec(a: StoredAttribute, refName: (guid: string) => string): ModelAttributeSpec {
-  const allowed = parseJson(a.allowed_values_json) as unknown[] | null;
-  const dflt = parseJson(a.default_value_json);
-  return {
+  return specOf({
     name: a.name,
-    value_type: a.value_type,
+    valueType: a.value_type,
     cardinality: a.cardinality,
-    ...(allowed !== null ? { allowed_values: allowed } : {}),
-    ...(a.allowed_ref_type ? { allowed_ref_type: refName(a.allowed_ref_type) } : {}),
-    ...(a.required ? { required: true as const } : {}),
-    ...(dflt !== null ? { default_value: dflt } : {}),
-    ...(a.filterable ? { filterable: true as const } : {}),
-  };
+    allowedValues: parseJson(a.allowed_values_json) as unknown[] | null,
+    allowedRefType: a.allowed_ref_type ? refName(a.allowed_ref_type) : null,
+    required: a.required,
+    defaultValue: parseJson(a.default_value_json),
+    filterable: a.filterable,
+  });
 }
 
 /** A default as a summary shows it: itself when short, else its length. */

@@ -2,7 +2,7 @@
 // same resolvers as requests (create-or-get a type, declare a scalar and a reference attribute, create entities with
 // values, page the types, list the attributes, read an entity, an Idempotency-Key's statements), every statement in
 // ONE transaction rolled back at the end (rehearse): nothing is written, and Neo4j has planned, compiled and run each
-// hot statement.
+// hot statement (also as a transaction that has changed nothing yet sends it: rehearse, in db/executor.ts).
 //
 // Serve as soon as serving is good: ONE rehearsal, then the pool filled and the breaker closed, and the service is
 // ready. The first rehearsal after a Neo4j restart is the cost (every statement planned on a cold JVM: 4.5 to 7 s

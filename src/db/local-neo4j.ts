@@ -69,17 +69,6 @@ export interface LocalNeo4jOptions {
   startTimeoutMs?: number;
 }
 
-/**
- * Settings of every local Neo4j (a start's own `settings` win). Its transaction log is not preallocated: after a
- * crash, Neo4j's recovery of a preallocated 256 MiB log spent 0.4 to 2.1 s past its "100% completed" with one
- * transaction to replay, about 6 ms without (docs/performance.md, Start-up). No usage report: a local database on
- * loopback has nobody to report to.
- */
-export const LOCAL_NEO4J_SETTINGS: Readonly<Record<string, string>> = {
-  'db.tx_log.preallocate': 'false',
-  'dbms.usage_report.enabled': 'false',
-};
-
 /** Throws one clear line when Java or the fetched jars are missing. */
 export function assertLocalNeo4jInstalled(javaCommand = jvmLaunch().java): void {
   const java = spawnSync(javaCommand, ['-version'], { stdio: 'ignore' });
@@ -119,9 +108,7 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
   const args = [
     `-Xmx${options.heapMb ?? 1024}m`,
     `-Dneo4j.pagecache.mb=${options.pageCacheMb ?? 256}`,
-    ...Object.entries({ ...LOCAL_NEO4J_SETTINGS, ...options.settings }).map(
-      ([name, value]) => `-Dneo4j.setting.${name}=${value}`,
-    ),
+    ...Object.entries(options.settings ?? {}).map(([name, value]) => `-Dneo4j.setting.${name}=${value}`),
     ...jvmOptions(),
     ...launch.archive,
     '-cp',

@@ -1,12 +1,10 @@
 // The local Neo4j (src/db/local-neo4j.ts): its JVM's JIT compiler threads run at a lower priority than the threads
 // doing the database's work, so that a JVM just started spends its cores on starting and planning first. Checked on
-// the run's own Neo4j (when the suite started it: not with NEO4J_URI); it runs on the Java the install chose, with
-// the settings of every local Neo4j.
+// the run's own Neo4j (when the suite started it: not with NEO4J_URI); and it runs on the Java the install chose.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import neo4j from 'neo4j-driver';
 import { describe, expect, inject, it } from 'vitest';
-import { COMPILER_THREAD_NICE, jvmLaunch, LOCAL_NEO4J_SETTINGS } from '../../src/db/local-neo4j.js';
+import { COMPILER_THREAD_NICE, jvmLaunch } from '../../src/db/local-neo4j.js';
 
 /** The pid of the local Neo4j listening on `port`, found by its command line. */
 function launcherPid(port: string): number | undefined {
@@ -49,20 +47,6 @@ describe.runIf(pid !== undefined)('the local Neo4j', () => {
     const workers = all.filter((t) => t.name.startsWith('neo4j.Bolt'));
     expect(workers.length).toBeGreaterThan(0);
     expect(workers.map((t) => t.nice)).toEqual(workers.map(() => 0));
-  });
-
-  it('runs with LOCAL_NEO4J_SETTINGS: its transaction log not preallocated, no usage report (as Neo4j itself says)', async () => {
-    const driver = neo4j.driver(inject('neo4jUri'));
-    try {
-      const { records } = await driver.executeQuery(
-        'SHOW SETTINGS YIELD name, value WHERE name IN $names RETURN name, value',
-        { names: Object.keys(LOCAL_NEO4J_SETTINGS) },
-      );
-      const settings = Object.fromEntries(records.map((r) => [r.get('name'), String(r.get('value'))]));
-      expect(settings).toEqual({ 'db.tx_log.preallocate': 'false', 'dbms.usage_report.enabled': 'false' });
-    } finally {
-      await driver.close();
-    }
   });
 
   it('runs on the Java the install chose, with the archive it trained (neo4j/target/jvm.json)', () => {

@@ -19,7 +19,7 @@ import { ModelCache } from '../cache/model-cache.js';
 import { ModelReads } from '../cache/model-reads.js';
 import { VersionReader } from '../cache/version-reader.js';
 import { createContext, type Services, type Viewer } from '../context.js';
-import { createExecutor, rehearse } from '../db/executor.js';
+import { createExecutor, type Observe, rehearse } from '../db/executor.js';
 import {
   claimIdempotencyKey,
   readIdempotencyState,
@@ -63,7 +63,7 @@ async function rehearsal(
   driver: Driver,
   database: string | undefined,
   tenant = `warm-up ${randomUUID()}`,
-  planned?: (cypher: string) => void,
+  planned?: Observe,
 ): Promise<number> {
   return rehearse(
     driver,
@@ -143,7 +143,7 @@ export async function warmUp(
   services: Services,
   driver: Driver,
   database: string | undefined,
-  planned?: (cypher: string) => void,
+  planned?: Observe,
 ): Promise<WarmupReport> {
   const started = performance.now();
   const tenant = WARMUP_TENANTS[Math.floor(Math.random() * WARMUP_TENANTS.length)] as string;

@@ -131,8 +131,11 @@ export interface ExecutorOptions extends Partial<RequestOptions> {
    * readiness: readiness.ts).
    */
   admit?: (tenant: string | undefined, continuing: boolean) => undefined | Turn | Promise<undefined | Turn>;
-  /** Told of each statement run to its end (the warm-up: what Neo4j has planned; readiness.ts). */
-  observe?: (cypher: string) => void;
+  /**
+   * Told of each statement run to its end, and whether its transaction had changed anything before it (the warm-up:
+   * what Neo4j has planned, and in which of its two variants; readiness.ts).
+   */
+  observe?: Observe;
   /** The executor of one request (forRequest): its transactions after the first are of a request under way. */
   oneRequest?: boolean;
 }
@@ -141,8 +144,22 @@ export interface ExecutorOptions extends Partial<RequestOptions> {
 export interface Turn {
   /** Gives the turn back; a promise when the refusal that ended the transaction is to be held until it settles. */
   release(): undefined | Promise<void>;
-  /** Refuses (throws) a statement not allowed yet: while the service warms up, one the warm-up has not planned. */
-  check?: (cypher: string) => void;
+  /**
+   * Refuses (throws) a statement not allowed yet: while the service warms up, one the warm-up has not planned as the
+   * transaction sends it (`changed`: the transaction has changed something before it).
+   */
+  check?: (cypher: string, changed: boolean) => void;
+}
+
+/**
+ * Told of a statement run: its text, and whether its transaction had changed anything before it. Neo4j keeps a plan
+ * per statement text, parameter types and that: the same text is planned anew in the other variant.
+ */
+export type Observe = (cypher: string, changed: boolean) => void;
+
+/** Whether a transaction has changed anything yet (shared by the runs of one transaction). */
+interface TxState {
+  changed: boolean;
 }
 
 /** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
@@ -166,21 +183,27 @@ export function mapDriverError(error: unknown): unknown {
   return error;
 }
 
-/** A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. */
+/**
+ * A Run over `send` (a transaction's or a session's run) that counts the statement and returns plain rows. `tx`
+ * follows whether the transaction has changed anything yet (one per transaction).
+ */
 const counted =
   (
     stats: QueryStats,
     send: (cypher: string, params: Record<string, unknown>) => Promise<QueryResult>,
     turn?: Pick<Turn, 'check'>,
-    observe?: (cypher: string) => void,
+    observe?: Observe,
+    tx: TxState = { changed: false },
   ): Run =>
   async (cypher, params = {}) => {
-    turn?.check?.(cypher);
+    const changed = tx.changed;
+    turn?.check?.(cypher, changed);
     stats.queries += 1;
     const result = stats.trace
       ? await tracedStatement(stats.trace, cypher, () => send(cypher, params))
       : await send(cypher, params);
-    observe?.(cypher);
+    if (result.summary.counters.containsUpdates()) tx.changed = true;
+    observe?.(cypher, changed);
     return result.records.map((r) => r.toObject() as Row);
   };
 
@@ -416,9 +439,13 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
  * Neo4j keeps a plan per statement text, parameter types and whether the transaction has changed anything yet. In
  * the one transaction, every statement after its first change is planned only as a keyed write sends it (after its
  * key's claim), never as a read or an unkeyed write's first statements send it: those planned theirs anew on the
- * cold database after ready, 0.3 to 1.3 s each. So each such statement is also sent once in a fresh transaction
- * beside it, rolled back: a read's as it is (a read takes no lock), a write's up to its first change planned only
- * (EXPLAIN: nothing changed, nothing locked, so it never waits for the rehearsal's own transaction).
+ * cold database after ready, 0.3 to 1.3 s each. So each such statement is also sent once in a fresh transaction,
+ * rolled back: a read's as it is, beside it (a read takes no lock; a keyed write's request reads before it writes);
+ * a write's up to its first change planned only (EXPLAIN: nothing changed, nothing locked), once the write is done,
+ * before the rehearsal's next step: sent beside each statement, these put a keyed write's own statements 1 to 2 s
+ * later, and keyed writes are what the service's clients send most; sent only after the rehearsal's transaction,
+ * they kept an unkeyed write refused until then, 0.5 s before ready. While the service warms up, a transaction is
+ * let in only for the variants planned (readiness.ts), so each statement is told to `observe` with its variant.
  */
 export async function rehearse<T>(
   driver: Driver,
@@ -426,38 +453,55 @@ export async function rehearse<T>(
   work: (db: Executor) => Promise<T>,
   options?: TxOptions,
   metadata?: TransactionMetadata,
-  observe?: (cypher: string) => void,
+  observe?: Observe,
 ): Promise<T> {
   const config = txConfig(options, metadata);
+  /** Each write's statements up to its first change, to plan (EXPLAIN) as a fresh transaction sends them. */
+  const later: [string, Record<string, unknown>][][] = [];
+  /** Plans (EXPLAIN) each statement in a fresh transaction; tells `observe` of those it planned. */
+  const planFresh = async (statements: [string, Record<string, unknown>][]) => {
+    const fresh = new FreshTransaction(driver, database, config);
+    try {
+      for (const [cypher, params] of statements) {
+        if (!(await fresh.run(`EXPLAIN ${cypher}`, params))) return;
+        observe?.(cypher, false);
+      }
+    } finally {
+      await fresh.close();
+    }
+  };
   const session = driver.session({ database, defaultAccessMode: neo4j.session.WRITE });
+  let value: T;
   try {
     const tx = session.beginTransaction(config);
     try {
       const stats: QueryStats = { queries: 0 };
       /** Whether the rehearsal's transaction has changed anything yet. */
-      let changed = false;
-      /** The statements sent in a fresh transaction so far (or before the first change, in the rehearsal's). */
-      const fresh = new Set<string>();
+      const state: TxState = { changed: false };
+      /** The statements planned as a fresh transaction sends them (before the first change), or to be. */
+      const planned = new Set<string>();
       const unit = async <V>(work: (run: Run) => Promise<V>, reading: boolean): Promise<V> => {
-        const beside = new Beside(driver, database, config);
+        // (the write before this one planned first as a fresh transaction sends it, now that its keyed variant is)
+        for (const statements of later.splice(0)) await planFresh(statements);
+        const beside = reading ? new FreshTransaction(driver, database, config) : undefined;
+        const mine: (typeof later)[number] = [];
         let changedHere = false;
         const send = async (cypher: string, params: Record<string, unknown>) => {
-          if (!changed) fresh.add(cypher);
-          else if (!changedHere && !fresh.has(cypher)) {
-            fresh.add(cypher);
-            await beside.run(reading ? cypher : `EXPLAIN ${cypher}`, params);
+          if (!state.changed) planned.add(cypher);
+          else if (!changedHere && !planned.has(cypher)) {
+            planned.add(cypher);
+            if (!beside) mine.push([cypher, params]);
+            else if (await beside.run(cypher, params)) observe?.(cypher, false);
           }
           const result = await tx.run(cypher, params);
-          if (result.summary.counters.containsUpdates()) {
-            changed = true;
-            changedHere = true;
-          }
+          if (result.summary.counters.containsUpdates()) changedHere = true;
           return result;
         };
         try {
-          return await work(counted(stats, send, undefined, observe));
+          return await work(counted(stats, send, undefined, observe, state));
         } finally {
-          await beside.close();
+          await beside?.close();
+          if (mine.length > 0) later.push(mine);
         }
       };
       const db: Executor = {
@@ -471,17 +515,19 @@ export async function rehearse<T>(
         },
         forRequest: () => db,
       };
-      return await work(db);
+      value = await work(db);
     } finally {
       if (tx.isOpen()) await tx.rollback().catch(() => {});
     }
   } finally {
     await session.close();
   }
+  for (const statements of later) await planFresh(statements);
+  return value;
 }
 
-/** A fresh transaction beside a rehearsal's (begun at its first statement), rolled back when closed. */
-class Beside {
+/** A fresh transaction beside or after a rehearsal's (begun at its first statement), rolled back when closed. */
+class FreshTransaction {
   private session: Session | undefined;
   private tx: Transaction | undefined;
   private failed = false;
@@ -493,11 +539,12 @@ class Beside {
   ) {}
 
   /**
-   * Sends `cypher`. A failure here only (it runs on what is committed, not on the rehearsal's own writes) ends this
-   * transaction's part, and the requests plan the rest; the database away fails the rehearsal.
+   * Sends `cypher`; false when it failed. A failure here only (it runs on what is committed, not on the rehearsal's
+   * own writes) ends this transaction's part, and the rest is planned by the requests after ready; the database away
+   * fails the rehearsal.
    */
-  async run(cypher: string, params: Record<string, unknown>): Promise<void> {
-    if (this.failed) return;
+  async run(cypher: string, params: Record<string, unknown>): Promise<boolean> {
+    if (this.failed) return false;
     try {
       this.session ??= this.driver.session({
         database: this.database,
@@ -505,9 +552,11 @@ class Beside {
       });
       this.tx ??= this.session.beginTransaction(this.config);
       await this.tx.run(cypher, params);
+      return true;
     } catch (error) {
       if (isUnavailable(error)) throw error;
       this.failed = true;
+      return false;
     }
   }
 

@@ -1,7 +1,7 @@
 // The warm-up's rehearsal (src/db/executor.ts, rehearse): every statement runs in its one transaction, rolled back;
 // and since Neo4j keeps a plan per statement text, parameter types and whether the transaction has changed anything
-// yet, a read's statements also run in a fresh transaction, and a write's up to its first change are planned
-// (EXPLAIN) in one: the plans a request's statements take in a transaction of its own.
+// yet, a read's statements also run in a fresh transaction beside it, and a write's up to its first change are
+// planned (EXPLAIN) in one once it is done: the plans a request's statements take in a transaction of its own.
 import type { Driver } from 'neo4j-driver';
 import { describe, expect } from 'vitest';
 import { rehearse } from '../../src/db/executor.js';
@@ -26,7 +26,7 @@ function proxied<T extends object>(target: T, wrap: (prop: string | symbol) => u
 }
 
 describe('the rehearsal', () => {
-  it("runs every statement in one transaction, rolled back; after its first change, a read's statements also run in a fresh transaction beside it, and a write's up to its own first change are planned (EXPLAIN) in one, each statement once", async ({
+  it("runs every statement in one transaction, rolled back; the statements sent after its first change are also planned as a fresh transaction sends them (a read's run beside it, a write's up to its own first change EXPLAINed once it is done), each once; it tells which variant it planned", async ({
     world,
   }) => {
     const tenant = newTenant('rehearse');
@@ -61,39 +61,72 @@ describe('the rehearsal', () => {
       'MATCH (n:RehearsalProbe {tenant: $tenant}) WHERE n.second IS NULL RETURN count(n) AS n';
     const createSecond = 'CREATE (:RehearsalProbe {tenant: $tenant, second: true})';
     const update = 'MATCH (n:RehearsalProbe {tenant: $tenant}) SET n.seen = true';
-    const seen = await rehearse(driver, undefined, async (db) => {
-      await db.write((run) => run(create, { tenant }));
-      const first = await db.read((run) => run(count, { tenant }));
-      await db.write(async (run) => {
-        await run(countFirst, { tenant });
-        await run(createSecond, { tenant });
-        await run(update, { tenant });
-      });
-      const second = await db.readOne((run) => run(count, { tenant }));
-      return [Number(first[0]?.n), Number(second[0]?.n)];
-    });
+    const touch = 'MATCH (n:RehearsalProbe {tenant: $tenant}) SET n.touched = true';
+    const observed: string[] = [];
+    const seen = await rehearse(
+      driver,
+      undefined,
+      async (db) => {
+        await db.write((run) => run(create, { tenant }));
+        await db.write(async (run) => {
+          await run(countFirst, { tenant });
+          await run(createSecond, { tenant });
+          await run(update, { tenant });
+        });
+        const first = await db.read((run) => run(count, { tenant }));
+        const second = await db.readOne((run) => run(count, { tenant }));
+        await db.write((run) => run(touch, { tenant }));
+        return [Number(first[0]?.n), Number(second[0]?.n)];
+      },
+      undefined,
+      undefined,
+      (cypher, changed) => observed.push(`${changed ? 'changed' : 'fresh'} ${cypher}`),
+    );
 
     // the rehearsal's transaction (the first begun) sees its own writes, and ran every statement once
-    expect(seen).toEqual([1, 2]);
+    expect(seen).toEqual([2, 2]);
     const main = sent[0]?.tx;
     expect(sent.filter((s) => s.tx === main).map((s) => s.cypher)).toEqual([
       create,
-      count,
       countFirst,
       createSecond,
       update,
       count,
+      count,
+      touch,
     ]);
-    // beside it, after its first change, in a fresh transaction per unit: a read's statement run, once (not for the
-    // second read); a write's statements up to its own first change (createSecond, not update) planned (EXPLAIN).
-    // The statement before the first change (create) was planned fresh in the rehearsal's own transaction.
+    // in a fresh transaction per unit: a write's statements up to its own first change (createSecond, not update)
+    // planned (EXPLAIN) once the write is done, before the next step; a read's statement run beside the
+    // rehearsal's, once (not for the second read); the last write's after the rehearsal's transaction. The
+    // statement before the first change (create) was planned fresh in the rehearsal's own transaction.
     const fresh = sent.filter((s) => s.tx !== main);
-    expect(fresh.map((s) => s.cypher)).toEqual([count, `EXPLAIN ${countFirst}`, `EXPLAIN ${createSecond}`]);
-    expect(new Set(fresh.map((s) => s.tx)).size).toBe(2);
-    // each fresh statement before the rehearsal's statement it stands beside
-    expect(sent.findIndex((s) => s.cypher === count)).toBeLessThan(
-      sent.findIndex((s) => s.tx === main && s.cypher === count),
-    );
+    expect(fresh.map((s) => s.cypher)).toEqual([
+      `EXPLAIN ${countFirst}`,
+      `EXPLAIN ${createSecond}`,
+      count,
+      `EXPLAIN ${touch}`,
+    ]);
+    expect(new Set(fresh.map((s) => s.tx)).size).toBe(3);
+    const at = (cypher: string, inMain: boolean) =>
+      sent.findIndex((s) => s.cypher === cypher && (s.tx === main) === inMain);
+    expect(at(update, true)).toBeLessThan(at(`EXPLAIN ${countFirst}`, false));
+    expect(at(`EXPLAIN ${createSecond}`, false)).toBeLessThan(at(count, false));
+    expect(at(count, false)).toBeLessThan(at(count, true));
+    expect(at(`EXPLAIN ${touch}`, false)).toBeGreaterThan(at(touch, true));
+    // what it told of: each statement in the variant Neo4j planned (whether its transaction had changed anything)
+    expect(observed).toEqual([
+      `fresh ${create}`,
+      `changed ${countFirst}`,
+      `changed ${createSecond}`,
+      `changed ${update}`,
+      `fresh ${countFirst}`,
+      `fresh ${createSecond}`,
+      `fresh ${count}`,
+      `changed ${count}`,
+      `changed ${count}`,
+      `changed ${touch}`,
+      `fresh ${touch}`,
+    ]);
 
     // nothing written
     const session = world.driver.session();

@@ -12,7 +12,7 @@ import {
 } from '../../src/app/warmup.js';
 import { createContext, type Services } from '../../src/context.js';
 import { createExecutor } from '../../src/db/executor.js';
-import { claimIdempotencyKey } from '../../src/db/idempotency-records.js';
+import { claimIdempotencyKey, readIdempotencyState } from '../../src/db/idempotency-records.js';
 import { Readiness, type WarmupReport } from '../../src/db/readiness.js';
 import { AppError } from '../../src/errors.js';
 import { createOrGetEntityType } from '../../src/resolvers/entity-types.js';
@@ -107,7 +107,7 @@ describe('the warm-up', () => {
     }
   });
 
-  it('while it runs, a write whose statements it has run is served; one reaching a statement it has not run is refused 503 and rolled back; once ready, every statement', async ({
+  it('while it runs, a write whose statements it has run is served; one reaching a statement it has not run, or not as its transaction sends it, is refused 503 and rolled back; once ready, every statement', async ({
     world,
   }) => {
     const services = world.app.services;
@@ -162,6 +162,15 @@ describe('the warm-up', () => {
         { tenant },
       );
       expect(Number(keys.records[0]?.get('n'))).toBe(0);
+      // a statement the warm-up planned, sent as it never planned it (the key's look-up, after a claim: the warm-up
+      // sent it only in a transaction that had changed nothing yet, and Neo4j would plan it anew): refused too
+      const variant = await db
+        .write(async (run) => {
+          await claimIdempotencyKey(run, { ...owner, key: 'k-2' }, 'fingerprint');
+          return readIdempotencyState(run, owner);
+        })
+        .catch((e: unknown) => e);
+      expect(variant).toMatchObject({ reason: 'storage_unavailable', status: 503 });
       // ready: the same statement runs
       open();
       await readiness.whenReady();

@@ -20,7 +20,11 @@ const logger = pino({ level: 'silent' });
 /** A database whose reachability the test sets, and a warm-up the test finishes by hand. */
 function fixture(log = logger, ramp: { rampMs: number; rampConcurrency?: number } = { rampMs: 0 }) {
   const db = { up: false, probes: 0 };
-  const warmups: { finish(): void; fail(error?: Error): void; plan(cypher: string): void }[] = [];
+  const warmups: {
+    finish(): void;
+    fail(error?: Error): void;
+    plan(cypher: string, changed: boolean): void;
+  }[] = [];
   const readiness = new Readiness({
     probe: async () => {
       db.probes += 1;
@@ -204,7 +208,7 @@ describe('readiness admits transactions', () => {
     const second = await readiness.admit();
     expect([typeof first?.release, typeof second?.release]).toEqual(['function', 'function']);
     // after ready, every statement may be sent
-    expect(() => first?.check?.('MATCH (n) RETURN n')).not.toThrow();
+    expect(() => first?.check?.('MATCH (n) RETURN n', false)).not.toThrow();
     // a third waits for a turn: handed the first's when it ends
     const third = readiness.admit();
     await sleep(20);
@@ -256,24 +260,37 @@ describe('readiness admits transactions', () => {
     await readiness.stop();
   });
 
-  it('while warming, once the warm-up has planned statements: a few transactions at once, each refused at its first statement not planned yet; a loss forgets what was planned', async () => {
+  it('while warming, once the warm-up has planned statements: a few transactions at once, each refused at its first statement not planned yet as it sends it; a loss forgets what was planned', async () => {
     const { readiness, upAndWarming, warmups } = fixture(logger, { rampMs: 0, rampConcurrency: 4 });
     expect(WARMING_CONCURRENCY).toBe(2);
     await upAndWarming();
     const warmup = warmups[0] as (typeof warmups)[number];
     // nothing planned yet: refused after the hold
     await expect(readiness.admit()).rejects.toMatchObject({ reason: 'storage_unavailable' });
-    warmup.plan('MATCH (a) RETURN a');
+    warmup.plan('MATCH (a) RETURN a', false);
+    warmup.plan('CREATE (d)', true);
     const turn = await readiness.admit();
-    expect(() => turn?.check?.('MATCH (a) RETURN a')).not.toThrow();
-    let refusal: unknown;
-    try {
-      turn?.check?.('MATCH (b) RETURN b');
-    } catch (e) {
-      refusal = e;
+    expect(() => turn?.check?.('MATCH (a) RETURN a', false)).not.toThrow();
+    expect(() => turn?.check?.('CREATE (d)', true)).not.toThrow();
+    const refusalOf = (cypher: string, changed: boolean) => {
+      try {
+        turn?.check?.(cypher, changed);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    // a statement not planned, and a planned one in the other variant (in a transaction that has changed something,
+    // or one that has not yet): Neo4j would plan either anew
+    for (const [cypher, changed] of [
+      ['MATCH (b) RETURN b', false],
+      ['MATCH (a) RETURN a', true],
+      ['CREATE (d)', false],
+    ] as const) {
+      const refusal = refusalOf(cypher, changed);
+      expect(refusal).toMatchObject({ reason: 'storage_unavailable', status: 503, retryAfterSeconds: 1 });
+      expect((refusal as Error).message).toContain('warming up');
     }
-    expect(refusal).toMatchObject({ reason: 'storage_unavailable', status: 503, retryAfterSeconds: 1 });
-    expect((refusal as Error).message).toContain('warming up');
     // WARMING_CONCURRENCY of the ramp's 4 turns: two at once; a third is refused after its wait
     const second = await readiness.admit();
     let started = Date.now();
@@ -297,28 +314,28 @@ describe('readiness admits transactions', () => {
     const again = await readiness.admit('tenant a');
     again?.release();
     // what the warm-up plans next is let through at once, by a turn taken before
-    warmup.plan('MATCH (b) RETURN b');
-    expect(() => turn?.check?.('MATCH (b) RETURN b')).not.toThrow();
+    warmup.plan('MATCH (b) RETURN b', false);
+    expect(() => turn?.check?.('MATCH (b) RETURN b', false)).not.toThrow();
     // the database found away: nothing planned counts, a turn taken before is refused at its next statement, and a
     // statement the old warm-up reports afterwards does not count either
     readiness.lost();
-    expect(() => turn?.check?.('MATCH (a) RETURN a')).toThrow(/unreachable/);
+    expect(() => turn?.check?.('MATCH (a) RETURN a', false)).toThrow(/unreachable/);
     // a refused transaction's refusal is held ADMIT_WAIT_MS once its turn is given back (a client ignoring
     // Retry-After gets a few answers a second, not one per round trip)
     const held = Date.now();
     await turn?.release();
     expect(Date.now() - held).toBeGreaterThanOrEqual(ADMIT_WAIT_MS - 5);
-    warmup.plan('MATCH (c) RETURN c');
+    warmup.plan('MATCH (c) RETURN c', false);
     warmup.fail();
     await until(() => warmups.length === 2);
     await expect(readiness.admit()).rejects.toMatchObject({ reason: 'storage_unavailable' });
     // ready: every statement
     const last = warmups[1] as (typeof warmups)[number];
-    last.plan('MATCH (a) RETURN a');
+    last.plan('MATCH (a) RETURN a', false);
     const late = await readiness.admit();
     last.finish();
     await readiness.whenReady();
-    expect(() => late?.check?.('MATCH (z) RETURN z')).not.toThrow();
+    expect(() => late?.check?.('MATCH (z) RETURN z', true)).not.toThrow();
     late?.release();
     await readiness.stop();
   });

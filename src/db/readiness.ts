@@ -12,7 +12,8 @@
 // Retry-After. Requests arriving while Neo4j was starting used to pile onto the cold database and wait 6 to 19 s.
 // While warming, a few at a time are served once the warm-up has planned statements, each refused (rolled back) at
 // its first statement the warm-up has not run yet as the transaction sends it (planKey): a keyed write is served as
-// soon as its own statements are planned, not only when every hot path is. For RAMP_MS after ready, a few transactions at a time.
+// soon as its own statements are planned, not only when every hot path is. For RAMP_MS after ready, a few
+// transactions at a time.
 // Over 300 lines: one state machine (down, warming, ready) and the admission it gates (the hold, the ramp), which
 // share its state.
 import type { Logger } from 'pino';

@@ -456,8 +456,6 @@ export async function rehearse<T>(
   observe?: Observe,
 ): Promise<T> {
   const config = txConfig(options, metadata);
-  /** Each write's statements up to its first change, to plan (EXPLAIN) as a fresh transaction sends them. */
-  const later: [string, Record<string, unknown>][][] = [];
   /** Plans (EXPLAIN) each statement in a fresh transaction; tells `observe` of those it planned. */
   const planFresh = async (statements: [string, Record<string, unknown>][]) => {
     const fresh = new FreshTransaction(driver, database, config);
@@ -471,7 +469,6 @@ export async function rehearse<T>(
     }
   };
   const session = driver.session({ database, defaultAccessMode: neo4j.session.WRITE });
-  let value: T;
   try {
     const tx = session.beginTransaction(config);
     try {
@@ -481,10 +478,9 @@ export async function rehearse<T>(
       /** The statements planned as a fresh transaction sends them (before the first change), or to be. */
       const planned = new Set<string>();
       const unit = async <V>(work: (run: Run) => Promise<V>, reading: boolean): Promise<V> => {
-        // (the write before this one planned first as a fresh transaction sends it, now that its keyed variant is)
-        for (const statements of later.splice(0)) await planFresh(statements);
         const beside = reading ? new FreshTransaction(driver, database, config) : undefined;
-        const mine: (typeof later)[number] = [];
+        /** A write's statements up to its first change, planned as a fresh transaction sends them once it is done. */
+        const mine: [string, Record<string, unknown>][] = [];
         let changedHere = false;
         const send = async (cypher: string, params: Record<string, unknown>) => {
           if (!state.changed) planned.add(cypher);
@@ -498,10 +494,11 @@ export async function rehearse<T>(
           return result;
         };
         try {
-          return await work(counted(stats, send, undefined, observe, state));
+          const value = await work(counted(stats, send, undefined, observe, state));
+          if (mine.length > 0) await planFresh(mine);
+          return value;
         } finally {
           await beside?.close();
-          if (mine.length > 0) later.push(mine);
         }
       };
       const db: Executor = {
@@ -515,18 +512,16 @@ export async function rehearse<T>(
         },
         forRequest: () => db,
       };
-      value = await work(db);
+      return await work(db);
     } finally {
       if (tx.isOpen()) await tx.rollback().catch(() => {});
     }
   } finally {
     await session.close();
   }
-  for (const statements of later) await planFresh(statements);
-  return value;
 }
 
-/** A fresh transaction beside or after a rehearsal's (begun at its first statement), rolled back when closed. */
+/** A fresh transaction beside a rehearsal's (begun at its first statement), rolled back when closed. */
 class FreshTransaction {
   private session: Session | undefined;
   private tx: Transaction | undefined;

@@ -96,9 +96,9 @@ describe('the rehearsal', () => {
       touch,
     ]);
     // in a fresh transaction per unit: a write's statements up to its own first change (createSecond, not update)
-    // planned (EXPLAIN) once the write is done, before the next step; a read's statement run beside the
-    // rehearsal's, once (not for the second read); the last write's after the rehearsal's transaction. The
-    // statement before the first change (create) was planned fresh in the rehearsal's own transaction.
+    // planned (EXPLAIN) once the write is done, before the next step (the last write's too); a read's statement run
+    // beside the rehearsal's, once (not for the second read). The statement before the first change (create) was
+    // planned fresh in the rehearsal's own transaction.
     const fresh = sent.filter((s) => s.tx !== main);
     expect(fresh.map((s) => s.cypher)).toEqual([
       `EXPLAIN ${countFirst}`,

@@ -84,7 +84,10 @@ async function rehearsal(
       await scoped.tenants.ensure(tenant);
       // An Idempotency-Key's statements first: every write of the service's clients is keyed, and a keyed write is
       // served while the warm-up goes on once its own statements are planned (readiness.ts) - a type's creation
-      // next, then a declaration's, then an entity's.
+      // next, then an entity's (the most frequent write of a catalog), then a declaration's, then an entity's with
+      // values. (With an entity's creation after the declarations', clients whose writes under way at an outage
+      // were all entities' were served only as the rehearsal ended, the first 9.6 and 10.3 s after Neo4j was back,
+      // against 3 to 5 s when a type's was among them.)
       const key = randomUUID();
       await db.write(async (run) => {
         const owner = { tenant, subject: 'warm-up', key };
@@ -96,8 +99,9 @@ async function rehearsal(
           contentType: 'application/json',
         });
       });
-      const table = (await createOrGetEntityType(ctx(), 'Warm-up table')).type.guid;
       const column = (await createOrGetEntityType(ctx(), 'Warm-up column')).type.guid;
+      const ref = await createEntityWithValues(ctx(), { type_guid: column, name: 'id' });
+      const table = (await createOrGetEntityType(ctx(), 'Warm-up table')).type.guid;
       await createOrGetEntityType(ctx(), 'warm-up TABLE');
       await declareAttribute(ctx(), table, { name: 'note', value_type: 'string', cardinality: 'single' });
       await declareAttribute(ctx(), table, {
@@ -106,7 +110,6 @@ async function rehearsal(
         cardinality: 'multi',
         allowed_ref_type: column,
       });
-      const ref = await createEntityWithValues(ctx(), { type_guid: column, name: 'id' });
       const entity = await createEntityWithValues(ctx(), {
         type_guid: table,
         name: 'orders',

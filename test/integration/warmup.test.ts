@@ -27,9 +27,23 @@ describe('the warm-up', () => {
     const services = world.app.services;
     const modelBefore = services.model.cache.stats();
     const engineBefore = services.engineCache.stats();
-    const report = await warmUp(services, world.driver, undefined);
+    const order: string[] = [];
+    const report = await warmUp(services, world.driver, undefined, (cypher) => order.push(cypher));
 
     expect(report.roundsMs).toHaveLength(1);
+    // planned in the order writes are served while warming: an Idempotency-Key's statements, a type's creation, an
+    // entity's (the most frequent write), then a declaration's
+    const first = (marker: string) => order.findIndex((cypher) => cypher.includes(marker));
+    const [key, type, entity, declaration] = [
+      first('IdempotencyKey'),
+      first('TypeTombstone'),
+      first('$entity.type_guid'),
+      first(':HAS_ATTRIBUTE]->(a:AttributeDefinition'),
+    ];
+    expect(Math.min(key, type, entity, declaration)).toBeGreaterThanOrEqual(0);
+    expect(key).toBeLessThan(type);
+    expect(type).toBeLessThan(entity);
+    expect(entity).toBeLessThan(declaration);
     // the rehearsal: three create-or-gets, two declarations, two entity writes, three reads, the idempotency
     // statements, each with its version reads
     expect(report.statements).toBeGreaterThanOrEqual(20);

@@ -19,7 +19,7 @@ import { ModelCache } from '../cache/model-cache.js';
 import { ModelReads } from '../cache/model-reads.js';
 import { VersionReader } from '../cache/version-reader.js';
 import { createContext, type Services, type Viewer } from '../context.js';
-import { createExecutor, type Observe, rehearse } from '../db/executor.js';
+import { createExecutor, type Executor, type Observe, rehearse } from '../db/executor.js';
 import {
   claimIdempotencyKey,
   readIdempotencyState,
@@ -82,26 +82,44 @@ async function rehearsal(
       const ctx = () =>
         createContext(scoped, viewer, { requestId: `warm-up-${randomUUID()}`, operation: 'warm-up' });
       await scoped.tenants.ensure(tenant);
-      // An Idempotency-Key's statements first: every write of the service's clients is keyed, and a keyed write is
-      // served while the warm-up goes on once its own statements are planned (readiness.ts) - a type's creation
-      // next, then an entity's (the most frequent write of a catalog), then a declaration's, then an entity's with
+      // A keyed type creation first, as its request sends it (services/keyed-requests.ts, db/executor.ts): the key's
+      // state read and the type's look-up before any change, then in the write the key claimed, the type created
+      // and the answer stored. Every write of the service's clients is keyed, and one is served while the warm-up
+      // goes on once its own statements are planned in the variants it sends them (readiness.ts): so these come
+      // first, and nothing else before them. (With the key's statements as a write of their own before the type's,
+      // the look-up came after a change and was planned twice - beside it as requests send it, and in the
+      // rehearsal's transaction as none of this write's do - before the keyed creation could be served.) An
+      // unkeyed type creation next (its first statement then planned as a transaction that changed nothing sends
+      // it), an entity's creation (the most frequent write of a catalog), then a declaration's, then an entity's with
       // values. (With an entity's creation after the declarations', clients whose writes under way at an outage
       // were all entities' were served only as the rehearsal ended, the first 9.6 and 10.3 s after Neo4j was back,
       // against 3 to 5 s when a type's was among them.)
-      const key = randomUUID();
-      await db.write(async (run) => {
-        const owner = { tenant, subject: 'warm-up', key };
-        await readIdempotencyState(run, owner);
-        await claimIdempotencyKey(run, owner, 'warm-up');
-        await storeIdempotentAnswer(run, owner, {
-          status: 201,
-          body: '{}',
-          contentType: 'application/json',
-        });
-      });
-      const column = (await createOrGetEntityType(ctx(), 'Warm-up column')).type.guid;
-      const ref = await createEntityWithValues(ctx(), { type_guid: column, name: 'id' });
+      const owner = { tenant, subject: 'warm-up', key: randomUUID() };
+      await db.readOne((run) => readIdempotencyState(run, owner));
+      const keyedDb: Executor = {
+        ...db,
+        write: (work) =>
+          db.write(async (run) => {
+            await claimIdempotencyKey(run, owner, 'warm-up');
+            const value = await work(run);
+            await storeIdempotentAnswer(run, owner, {
+              status: 201,
+              body: '{}',
+              contentType: 'application/json',
+            });
+            return value;
+          }),
+        forRequest: () => keyedDb,
+      };
+      const keyed: Services = { ...scoped, db: keyedDb };
+      const column = (
+        await createOrGetEntityType(
+          createContext(keyed, viewer, { requestId: `warm-up-${randomUUID()}`, operation: 'warm-up' }),
+          'Warm-up column',
+        )
+      ).type.guid;
       const table = (await createOrGetEntityType(ctx(), 'Warm-up table')).type.guid;
+      const ref = await createEntityWithValues(ctx(), { type_guid: column, name: 'id' });
       await createOrGetEntityType(ctx(), 'warm-up TABLE');
       await declareAttribute(ctx(), table, { name: 'note', value_type: 'string', cardinality: 'single' });
       await declareAttribute(ctx(), table, {

@@ -28,7 +28,11 @@ describe('the warm-up', () => {
     const modelBefore = services.model.cache.stats();
     const engineBefore = services.engineCache.stats();
     const order: string[] = [];
-    const report = await warmUp(services, world.driver, undefined, (cypher) => order.push(cypher));
+    const variants: string[] = [];
+    const report = await warmUp(services, world.driver, undefined, (cypher, changed) => {
+      order.push(cypher);
+      variants.push(`${changed ? 'changed' : 'fresh'} ${cypher}`);
+    });
 
     expect(report.roundsMs).toHaveLength(1);
     // planned in the order writes are served while warming: an Idempotency-Key's statements, a type's creation, an
@@ -44,6 +48,25 @@ describe('the warm-up', () => {
     expect(key).toBeLessThan(type);
     expect(type).toBeLessThan(entity);
     expect(entity).toBeLessThan(declaration);
+    // a keyed type creation's statements planned first, each in the variant its request sends it (the key's read and
+    // the look-up before any change, the claim as its write's first statement, the creation and the stored answer
+    // after it), and no other variant of them before the last of these
+    const at = (variant: 'fresh' | 'changed', marker: string) =>
+      variants.findIndex((v) => v.startsWith(`${variant} `) && v.includes(marker));
+    const keyed = [
+      at('fresh', 'k.expires_at > datetime()'),
+      at('fresh', 'WITH t ORDER BY rank LIMIT 1'),
+      at('fresh', 'old.expires_at <= datetime()'),
+      at('changed', 'TypeTombstone'),
+      at('changed', 'SET k.status = $status'),
+    ];
+    expect(Math.min(...keyed)).toBeGreaterThanOrEqual(0);
+    expect([...keyed].sort((a, b) => a - b)).toEqual(keyed);
+    const lookUpChanged = at('changed', 'WITH t ORDER BY rank LIMIT 1');
+    const creationFresh = at('fresh', 'TypeTombstone');
+    expect(Math.min(lookUpChanged, creationFresh)).toBeGreaterThan(keyed[4] as number);
+    // an unkeyed type creation's first statement, as its transaction sends it, before an entity's
+    expect(creationFresh).toBeLessThan(entity);
     // the rehearsal: three create-or-gets, two declarations, two entity writes, three reads, the idempotency
     // statements, each with its version reads
     expect(report.statements).toBeGreaterThanOrEqual(20);

@@ -32,7 +32,7 @@ import { migrate } from '../../src/db/migrations.js';
 import { HOST } from '../throwaway-service.js';
 import { type Answer, HttpTarget } from './http.js';
 import { type ServiceInstance, startInstances, stopInstances } from './instances.js';
-import { FIRST_SUCCESS_BOUND_MS, type Recovery, recoveryOf, retryStorm, STORM_LOOPS } from './recovery.js';
+import { firstSuccessBoundMs, type Recovery, recoveryOf, retryStorm, STORM_LOOPS } from './recovery.js';
 
 /** How long Neo4j stays down (the issue's scenario: restarted 8 s after the kill). */
 const OUTAGE_MS = 8_000;
@@ -331,6 +331,13 @@ export async function runNeo4jRestartFault(options: {
     // Warm-ups logged (epoch ms) after the kill: the one after the restart, and any later one (the database found
     // away again, e.g. a dead pooled connection).
     const killedAt = Date.now() - (performance.now() - (timeline.kill as number));
+    // The first rehearsal of the service's start, before the traffic (a JVM just started): the bound's baseline.
+    const startRehearsalMs = service.warmups.find((x) => x.time <= killedAt)?.roundsMs[0];
+    const boundMs = firstSuccessBoundMs(startRehearsalMs);
+    console.log(
+      `The service's first rehearsal at its start: ${startRehearsalMs ?? '?'} ms; the first successful write is ` +
+        `bound to ${fmt(boundMs / 1000, 1)} s after Neo4j.`,
+    );
     for (const w of service.warmups.filter((x) => x.time > killedAt)) {
       console.log(
         `Warm-up done at ${fmt((w.time - killedAt) / 1000)} s: ${w.roundsMs.length} rounds ` +
@@ -498,8 +505,8 @@ export async function runNeo4jRestartFault(options: {
       ['no idempotency_key_reused', reused === 0, `${reused}`],
       ['no 5xx but 503', other5xx === 0, `${other5xx}`],
       [
-        `the first successful write within ${FIRST_SUCCESS_BOUND_MS / 1000} s of Neo4j accepting connections`,
-        recovery.firstSuccessMs <= FIRST_SUCCESS_BOUND_MS,
+        `the first successful write within ${fmt(boundMs / 1000, 1)} s of Neo4j accepting connections`,
+        recovery.firstSuccessMs <= boundMs,
         `${fmt(recovery.firstSuccessMs / 1000, 2)} s`,
       ],
       [

@@ -79,16 +79,16 @@ async function rehearsal(
       };
       const viewer: Viewer = { subject: 'warm-up', tenant, roles: new Set(), crossTenant: false };
       // A context per step, as per request: each reads the model version afresh.
-      const ctx = () =>
-        createContext(scoped, viewer, { requestId: `warm-up-${randomUUID()}`, operation: 'warm-up' });
+      const ctx = (within: Services = scoped) =>
+        createContext(within, viewer, { requestId: `warm-up-${randomUUID()}`, operation: 'warm-up' });
       await scoped.tenants.ensure(tenant);
       // A keyed type creation first, as its request sends it (services/keyed-requests.ts, db/executor.ts): the key's
       // state read and the type's look-up before any change, then in the write the key claimed, the type created
       // and the answer stored. Every write of the service's clients is keyed, and one is served while the warm-up
       // goes on once its own statements are planned in the variants it sends them (readiness.ts): so these come
       // first, and nothing else before them. (With the key's statements as a write of their own before the type's,
-      // the look-up came after a change and was planned twice - beside it as requests send it, and in the
-      // rehearsal's transaction as none of this write's do - before the keyed creation could be served.) An
+      // the look-up came after a change and was planned a second time, in a variant no request sends, before the
+      // keyed creation could be served.) An
       // unkeyed type creation next (its first statement then planned as a transaction that changed nothing sends
       // it), an entity's creation (the most frequent write of a catalog), then a declaration's, then an entity's with
       // values. (With an entity's creation after the declarations', clients whose writes under way at an outage
@@ -111,13 +111,8 @@ async function rehearsal(
           }),
         forRequest: () => keyedDb,
       };
-      const keyed: Services = { ...scoped, db: keyedDb };
-      const column = (
-        await createOrGetEntityType(
-          createContext(keyed, viewer, { requestId: `warm-up-${randomUUID()}`, operation: 'warm-up' }),
-          'Warm-up column',
-        )
-      ).type.guid;
+      const column = (await createOrGetEntityType(ctx({ ...scoped, db: keyedDb }), 'Warm-up column')).type
+        .guid;
       const table = (await createOrGetEntityType(ctx(), 'Warm-up table')).type.guid;
       const ref = await createEntityWithValues(ctx(), { type_guid: column, name: 'id' });
       await createOrGetEntityType(ctx(), 'warm-up TABLE');

@@ -108,7 +108,10 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
   const args = [
     `-Xmx${options.heapMb ?? 1024}m`,
     `-Dneo4j.pagecache.mb=${options.pageCacheMb ?? 256}`,
-    ...Object.entries(options.settings ?? {}).map(([name, value]) => `-Dneo4j.setting.${name}=${value}`),
+    // A developer's or a test's database sends Neo4j no usage data (its collector is on by default).
+    ...Object.entries({ 'dbms.usage_report.enabled': 'false', ...options.settings }).map(
+      ([name, value]) => `-Dneo4j.setting.${name}=${value}`,
+    ),
     ...jvmOptions(),
     ...launch.archive,
     '-cp',

@@ -1,8 +1,10 @@
 // The local Neo4j (src/db/local-neo4j.ts): its JVM's JIT compiler threads run at a lower priority than the threads
 // doing the database's work, so that a JVM just started spends its cores on starting and planning first. Checked on
-// the run's own Neo4j (when the suite started it: not with NEO4J_URI); and it runs on the Java the install chose.
+// the run's own Neo4j (when the suite started it: not with NEO4J_URI); it runs on the Java the install chose, and sends
+// no usage data.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import neo4j from 'neo4j-driver';
 import { describe, expect, inject, it } from 'vitest';
 import { COMPILER_THREAD_NICE, jvmLaunch } from '../../src/db/local-neo4j.js';
 
@@ -47,6 +49,18 @@ describe.runIf(pid !== undefined)('the local Neo4j', () => {
     const workers = all.filter((t) => t.name.startsWith('neo4j.Bolt'));
     expect(workers.length).toBeGreaterThan(0);
     expect(workers.map((t) => t.nice)).toEqual(workers.map(() => 0));
+  });
+
+  it('sends Neo4j no usage data (its collector is off)', async () => {
+    const driver = neo4j.driver(inject('neo4jUri'));
+    try {
+      const { records } = await driver.executeQuery(
+        "SHOW SETTINGS YIELD name, value WHERE name = 'dbms.usage_report.enabled' RETURN value",
+      );
+      expect(records.map((r) => r.get('value'))).toEqual(['false']);
+    } finally {
+      await driver.close();
+    }
   });
 
   it('runs on the Java the install chose, with the archive it trained (neo4j/target/jvm.json)', () => {

@@ -107,6 +107,11 @@ export async function runDoorShape(
   shape: DoorShape,
   /** Keep sending until this long has passed (so that the victim's requests meanwhile are enough for a p99). */
   minMs = 0,
+  /**
+   * Send no more once this long has passed and every connection has sent two (unless the shape is `whole`): the
+   * shape's requests are its size on a fast machine, and its attack is its concurrency kept up, not their number.
+   */
+  maxMs = Number.POSITIVE_INFINITY,
 ): Promise<DoorShapeResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: shape.concurrency });
   const bodies = new Map<number, Buffer>();
@@ -125,8 +130,15 @@ export async function runDoorShape(
   let next = 0;
   const from = epoch();
   const started = performance.now();
+  const rounds = 2 * Math.min(shape.concurrency, shape.requests);
+  const more = () => {
+    const ms = performance.now() - started;
+    if (ms < minMs) return true;
+    if (next >= shape.requests) return false;
+    return shape.whole === true || ms < maxMs || next < rounds;
+  };
   const worker = async () => {
-    while (next < shape.requests || performance.now() - started < minMs) {
+    while (more()) {
       const i = next++;
       const r = shape.request(setup, i);
       const out = await send(port, agent, setup, r, bodyOf(i, r));

@@ -66,7 +66,7 @@ const QUIET_MS = 10_000;
 /** Each shape runs at least this long, so that the victim's requests meanwhile (one every 20 ms) give a p99. */
 const SHAPE_MS = 4_000;
 /**
- * A shape sends no more past this long (once every connection has sent two; runDoorShape): on a slow machine its
+ * A shape sends no more past this long (once every connection has sent one; runDoorShape): on a slow machine its
  * memory and the victim's times are reached well before, and 43 shapes at up to 53 s each made the storm 15 minutes.
  */
 const SHAPE_MAX_MS = 10_000;
@@ -368,7 +368,7 @@ function renderReport(r: {
     '',
     `\`npm run storm\` on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}. ${r.pinned ? 'The service runs on a core of its own (taskset), its Neo4j, the storm and its two probes on the other(s).' : 'The service, its Neo4j, the storm and its two probes share the cores.'} The service runs as a replica does: the manifest's heap (NODE_OPTIONS), the start command's flags, the ConfigMap's cache, GraphQL and request-memory settings, the image's allocator setting (MALLOC_MMAP_THRESHOLD_).`,
     '',
-    `Quiet: the victim tenant's type page (\`GET /entities/types?page_size=20\`, one every 20 ms from a process of its own) p50 ${fmt(r.quiet.p50)} ms, p99 ${fmt(r.quiet.p99)} ms, max ${fmt(r.quiet.max)} ms over ${r.quiet.probes} requests. Each shape sends its requests for at least ${SHAPE_MS / 1000} s, and no more past ${SHAPE_MAX_MS / 1000} s once each connection has sent two (unless it must pass a count). Under each shape the victim's p99 is set beside twice that (${fmt(r.victimBound)} ms), the target; the run fails past ${TARGETS.victimCeilingMs} ms. The service's RSS max ${fmt(r.rssMaxMb)} MB (fails at ${TARGETS.rssMb}).`,
+    `Quiet: the victim tenant's type page (\`GET /entities/types?page_size=20\`, one every 20 ms from a process of its own) p50 ${fmt(r.quiet.p50)} ms, p99 ${fmt(r.quiet.p99)} ms, max ${fmt(r.quiet.max)} ms over ${r.quiet.probes} requests. Each shape sends its requests for at least ${SHAPE_MS / 1000} s, and no more past ${SHAPE_MAX_MS / 1000} s once each connection has sent one (unless it must pass a count). Under each shape the victim's p99 is set beside twice that (${fmt(r.victimBound)} ms), the target; the run fails past ${TARGETS.victimCeilingMs} ms. The service's RSS max ${fmt(r.rssMaxMb)} MB (fails at ${TARGETS.rssMb}).`,
     '',
     `| shape | doors | requests | at once | answers | victim p50 / p99 / max ms | p99 ≤ 2× quiet (${fmt(r.victimBound)} ms) | /healthz max ms | largest answer | most statements | RSS max MB |`,
     '| --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: |',

@@ -108,7 +108,7 @@ export async function runDoorShape(
   /** Keep sending until this long has passed (so that the victim's requests meanwhile are enough for a p99). */
   minMs = 0,
   /**
-   * Send no more once this long has passed and every connection has sent two (unless the shape is `whole`): the
+   * Send no more once this long has passed and every connection has sent one (unless the shape is `whole`): the
    * shape's requests are its size on a fast machine, and its attack is its concurrency kept up, not their number.
    */
   maxMs = Number.POSITIVE_INFINITY,
@@ -130,12 +130,12 @@ export async function runDoorShape(
   let next = 0;
   const from = epoch();
   const started = performance.now();
-  const rounds = 2 * Math.min(shape.concurrency, shape.requests);
+  const round = Math.min(shape.concurrency, shape.requests);
   const more = () => {
     const ms = performance.now() - started;
     if (ms < minMs) return true;
     if (next >= shape.requests) return false;
-    return shape.whole === true || ms < maxMs || next < rounds;
+    return shape.whole === true || ms < maxMs || next < round;
   };
   const worker = async () => {
     while (more()) {

@@ -258,7 +258,7 @@ export async function readFormerNames(run: Run, tenant: string, typeGuids: reado
     `UNWIND $guids AS g
      CALL {
        WITH g
-       MATCH (c:ModelChange)
+       MATCH (c:ModelChange) USING INDEX c:ModelChange(tenant, type_guid, kind, key)
        WHERE c.tenant = $tenant AND c.type_guid = g AND c.kind = 'type_renamed' AND c.key > ''
        WITH c ORDER BY c.tenant DESC, c.type_guid DESC, c.kind DESC, c.key DESC LIMIT $max
        RETURN collect(c.before) AS befores

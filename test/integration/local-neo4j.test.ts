@@ -4,6 +4,7 @@
 // no usage data.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
 import neo4j from 'neo4j-driver';
 import { describe, expect, inject, it } from 'vitest';
 import { COMPILER_THREAD_NICE, jvmLaunch } from '../../src/db/local-neo4j.js';
@@ -61,6 +62,13 @@ describe.runIf(pid !== undefined)('the local Neo4j', () => {
     } finally {
       await driver.close();
     }
+  });
+
+  it('plans a statement once whatever the length of its string and list parameters (written where Neo4j reads its settings; it refuses to start on a name it does not know)', () => {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const dataDir = args[args.indexOf('metamodel.LocalNeo4j') + 1] as string;
+    const settings = readFileSync(path.join(dataDir, 'local-neo4j.conf'), 'utf8').split('\n');
+    expect(settings).toContain('internal.cypher.use_parameter_size=false');
   });
 
   it('runs on the Java the install chose, with the archive it trained (neo4j/target/jvm.json)', () => {

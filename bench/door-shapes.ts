@@ -68,6 +68,13 @@ export interface DoorShape {
 
 /** Answers a heavy door may give when its tenant is over its share, or the process over its request memory. */
 const ADMITTED = ['429 tenant_busy', '503 server_busy'];
+/**
+ * The answer of a GraphQL query past its time budget (GRAPHQL_QUERY_TIMEOUT_MS, 2 s): the bound held. A query that
+ * reads the database may meet it when Neo4j plans one of its statements anew, which the storm's set-up provokes (it
+ * grows the database by 120,000 entities just before the shapes, and Neo4j replans what its statistics moved): on a
+ * slow machine such a plan took 1.5 to 2.1 s.
+ */
+const TIMED = '200 query_timeout';
 const guids = (n: number) => Array.from({ length: n }, () => randomUUID());
 const gql = (query: string, variables?: Record<string, unknown>) => ({
   method: 'POST' as const,
@@ -715,7 +722,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     name: 'graphql-get-pages',
     label: 'GraphQL over GET: entityTypes(first: 500) with their attributes',
     doors: ['graphqlGet', 'Query.entityTypes', 'EntityType.attributes'],
-    expected: ['200 data', '200 query_too_costly', ...ADMITTED],
+    expected: ['200 data', '200 query_too_costly', TIMED, ...ADMITTED],
     requests: 256,
     concurrency: 32,
     request: () => ({
@@ -736,7 +743,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'AttributeDefinition.allowedRefType',
       'AttributeDefinition.ownerType',
     ],
-    expected: ['200 data', '200 result_too_large', '200 query_too_costly', ...ADMITTED],
+    expected: ['200 data', '200 result_too_large', '200 query_too_costly', TIMED, ...ADMITTED],
     requests: 64,
     concurrency: 32,
     request: (s, i) =>
@@ -751,7 +758,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     name: 'graphql-withdrawn',
     label: 'GraphQL: withdrawnAttributes(first: 500) { valuesRemaining } of a type with 60,000 instances',
     doors: ['EntityType.withdrawnAttributes', 'WithdrawnAttribute.valuesRemaining'],
-    expected: ['200 data', '200 query_timeout', '200 query_too_costly', ...ADMITTED],
+    expected: ['200 data', TIMED, '200 query_too_costly', ...ADMITTED],
     requests: 64,
     concurrency: 16,
     request: (s, i) =>
@@ -763,7 +770,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     name: 'graphql-history-feed',
     label: 'GraphQL: histories of the heavy types, and the feed, 500 at a time',
     doors: ['EntityType.history', 'Query.modelChanges', 'Query.entityTypeByName'],
-    expected: ['200 data', '200 result_too_large', '200 query_too_costly', ...ADMITTED],
+    expected: ['200 data', '200 result_too_large', '200 query_too_costly', TIMED, ...ADMITTED],
     requests: 64,
     concurrency: 32,
     request: (s, i) =>
@@ -783,7 +790,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     name: 'graphql-entities',
     label: 'GraphQL: entities(where: 10 conditions of 100 guids, first: 500)',
     doors: ['Query.entities'],
-    expected: ['200 data', ...ADMITTED],
+    expected: ['200 data', TIMED, ...ADMITTED],
     requests: 128,
     concurrency: 32,
     request: (s) =>

@@ -169,11 +169,11 @@ describe('the warm-up', () => {
     const column = (await createOrGetEntityType(ctx(), 'Column')).type.guid;
     const table = (await createOrGetEntityType(ctx(), 'Table')).type.guid;
     await declareAttribute(ctx(), table, {
-      name: 'tier',
-      value_type: 'string',
-      cardinality: 'single',
-      allowed_values: ['gold', 'silver'],
-      default_value: 'gold',
+      name: 'grade',
+      cardinality: 'multi',
+      value_type: 'number',
+      allowed_values: [1, 2, 3],
+      default_value: [1],
     });
     await declareAttribute(ctx(), table, {
       name: 'columns',

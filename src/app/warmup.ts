@@ -91,16 +91,19 @@ export const GRAPHQL_READS = parse(`
 `);
 
 /**
- * One pass over the hot paths, for `tenant` (a new one unless given), rolled back. With `graphql`, GraphQL's reads
- * (GRAPHQL_READS) last: the background rounds only, so that they cost nothing before ready.
+ * One pass over the hot paths, for `tenant` (a new one unless given), rolled back, `planned` told of each statement.
+ * With `graphql`, GraphQL's reads (GRAPHQL_READS) last: the background rounds only, so that they cost nothing before
+ * ready.
  */
 async function rehearsal(
   services: Services,
   driver: Driver,
   database: string | undefined,
-  tenant = `warm-up ${randomUUID()}`,
-  planned?: Observe,
-  graphql = false,
+  {
+    tenant = `warm-up ${randomUUID()}`,
+    planned,
+    graphql = false,
+  }: { tenant?: string; planned?: Observe | undefined; graphql?: boolean } = {},
 ): Promise<number> {
   return rehearse(
     driver,
@@ -125,10 +128,9 @@ async function rehearsal(
       // goes on once its own statements are planned in the variants it sends them (readiness.ts): so these come
       // first, and nothing else before them. (With the key's statements as a write of their own before the type's,
       // the look-up came after a change and was planned a second time, in a variant no request sends, before the
-      // keyed creation could be served.) An
-      // unkeyed type creation next (its first statement then planned as a transaction that changed nothing sends
-      // it), an entity's creation (the most frequent write of a catalog), then a declaration's, then an entity's with
-      // values. (With an entity's creation after the declarations', clients whose writes under way at an outage
+      // keyed creation could be served.) An unkeyed type creation next (its first statement then planned as a
+      // transaction that changed nothing sends it), an entity's creation (the most frequent write of a catalog), then
+      // a declaration's, then an entity's with values. (With an entity's creation after the declarations', clients whose writes under way at an outage
       // were all entities' were served only as the rehearsal ended, the first 9.6 and 10.3 s after Neo4j was back,
       // against 3 to 5 s when a type's was among them.)
       const owner = { tenant, subject: 'warm-up', key: randomUUID() };
@@ -221,7 +223,7 @@ export async function warmUp(
     createExecutor(driver, { database, ...(planned ? { observe: planned } : {}) }),
   ).ensure(tenant);
   const begun = performance.now();
-  const statements = await rehearsal(services, driver, database, tenant, planned);
+  const statements = await rehearsal(services, driver, database, { tenant, planned });
   const roundsMs = [Math.round(performance.now() - begun)];
   // The pool filled and the breaker closed after the rehearsal, not beside it: 16 connections opened at once on a
   // JVM just started made the rehearsal's first statement wait 1.4 s and the whole 1.5 to 2 s longer; after it,
@@ -260,7 +262,7 @@ export async function keepWarming(
     const begun = performance.now();
     const counts = await Promise.all(
       Array.from({ length: BACKGROUND_CONCURRENCY }, () =>
-        rehearsal(services, driver, database, undefined, planned, true),
+        rehearsal(services, driver, database, { planned, graphql: true }),
       ),
     );
     statements += counts.reduce((a, b) => a + b, 0);

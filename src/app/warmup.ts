@@ -130,9 +130,9 @@ async function rehearsal(
       // the look-up came after a change and was planned a second time, in a variant no request sends, before the
       // keyed creation could be served.) An unkeyed type creation next (its first statement then planned as a
       // transaction that changed nothing sends it), an entity's creation (the most frequent write of a catalog), then
-      // a declaration's, then an entity's with values. (With an entity's creation after the declarations', clients whose writes under way at an outage
-      // were all entities' were served only as the rehearsal ended, the first 9.6 and 10.3 s after Neo4j was back,
-      // against 3 to 5 s when a type's was among them.)
+      // a declaration's, then an entity's with values. (With an entity's creation after the declarations', clients
+      // whose writes under way at an outage were all entities' were served only as the rehearsal ended, the first
+      // 9.6 and 10.3 s after Neo4j was back, against 3 to 5 s when a type's was among them.)
       const owner = { tenant, subject: 'warm-up', key: randomUUID() };
       await db.readOne((run) => readIdempotencyState(run, owner));
       const keyedDb: Executor = {

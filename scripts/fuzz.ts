@@ -1,7 +1,7 @@
 // The outside fuzzer (issue #11): schemathesis, run from its own virtual environment, against a service started
 // here on a throwaway Neo4j (or NEO4J_URI). Three runs, every check schemathesis has (its default), a bounded
-// number of examples and a fixed seed: the REST API from /openapi.json with a tenant's token, the same with an
-// operator's token (the /admin paths answer rather than refuse), and GraphQL from /graphql. Exits non-zero when any
+// number of examples and a fixed seed: the REST API from /openapi.json with a tenant's token, its operator routes
+// with an operator's token (there they answer rather than refuse), and GraphQL from /graphql. Exits non-zero when any
 // run reports a failure, or when the service logged an unexpected error.
 //
 //   npm run fuzz -- [--examples 20] [--seed 20261123] [--only rest-tenant,rest-operator,graphql]
@@ -18,6 +18,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { mintToken } from '../src/auth/tokens.js';
+import { ROUTES } from '../src/rest/schemas.js';
 import { startThrowawayService } from './throwaway-service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -29,6 +30,14 @@ const { values: argv } = parseArgs({
   },
 });
 const RUNS = ['rest-tenant', 'rest-operator', 'graphql'] as const;
+/**
+ * The operations the operator's run sends: those whose answer depends on an operator's token (the route table's
+ * `operator` and `metrics` routes). Every other route treats an operator's token as its tenant's (only these call
+ * assertOperator), and the tenant's run sends every route, these included (refused there).
+ */
+const OPERATOR_OPERATIONS = Object.values(ROUTES)
+  .filter((r) => r.auth === 'operator' || r.auth === 'metrics')
+  .map((r) => r.operationId);
 type RunName = (typeof RUNS)[number];
 const only = argv.only ? new Set(argv.only.split(',')) : null;
 const unknown = [...(only ?? [])].filter((name) => !RUNS.includes(name as RunName));
@@ -182,6 +191,9 @@ async function main(): Promise<number> {
           // (issue #11 requires refusing those), nor an unknown guid or name. Refusals carry BAD_USER_INPUT or
           // GRAPHQL_VALIDATION_FAILED, so not_a_server_error still tells them from faults; every other check runs.
           ...(run === 'graphql' ? ['--exclude-checks', 'positive_data_acceptance'] : []),
+          ...(run === 'rest-operator'
+            ? OPERATOR_OPERATIONS.flatMap((id) => ['--include-operation-id', id])
+            : []),
         ],
         await cursorsFor(tokens[run]),
         15 * 60_000,

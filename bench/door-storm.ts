@@ -27,7 +27,7 @@ import { DOOR_SHAPES, STORM_KEY_CAP } from './door-shapes.js';
 import { setUpStorm } from './door-storm-setup.js';
 import { type DoorShapeResult, runDoorShape } from './door-traffic.js';
 import { children, sleep, stopChild } from './lib.js';
-import { type Api, apiFor, RssSampler, startService } from './service.js';
+import { type Api, apiFor, buildService, RssSampler, startService } from './service.js';
 import { epochNow, startHealthProbe } from './storm.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -114,6 +114,8 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   const missed: string[] = [];
   try {
+    // The build (one core) beside Neo4j's start; startService waits for it, and reports its failure.
+    buildService().catch(() => {});
     let uri = process.env.NEO4J_URI;
     if (!uri) {
       local = await startLocalNeo4j({

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createDriver } from '../src/db/driver.js';
 import { createExecutor } from '../src/db/executor.js';
-import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
+import { freePort, type LocalNeo4j, SUITE_NEO4J, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
 
 declare module 'vitest' {
@@ -26,13 +26,7 @@ async function startOnce() {
   let dataDir: string | undefined;
   if (!uri) {
     dataDir = mkdtempSync(path.join(tmpdir(), 'metamodel-test-neo4j-'));
-    local = await startLocalNeo4j({
-      dataDir,
-      port: await freePort(),
-      heapMb: 1536,
-      pageCacheMb: 256,
-      settings: { 'dbms.cypher.min_replan_interval': '1h' },
-    });
+    local = await startLocalNeo4j({ dataDir, port: await freePort(), ...SUITE_NEO4J });
     uri = local.uri;
   }
   const driver = createDriver({ uri, user: process.env.NEO4J_USER, password: process.env.NEO4J_PASSWORD });

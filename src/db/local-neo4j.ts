@@ -111,6 +111,18 @@ export const LOCAL_NEO4J_SETTINGS: Readonly<Record<string, string>> = {
   'internal.cypher.use_parameter_size': 'false',
 };
 
+/**
+ * The test suite's local Neo4j (test/global-setup.ts), and the one `npm run neo4j` starts for runs to share (CI
+ * points its load tests, the fuzzer and the suite at one): a larger heap than a service's own, and a plan made again
+ * at most once an hour (by default, once the data's statistics have drifted and 10 s have passed: on a database
+ * growing from empty, a suite's run discarded over 165 plans as stale and made them again).
+ */
+export const SUITE_NEO4J = {
+  heapMb: 1536,
+  pageCacheMb: 256,
+  settings: { 'dbms.cypher.min_replan_interval': '1h' },
+} as const satisfies Partial<LocalNeo4jOptions>;
+
 /** The Bolt address of a local Neo4j on `port`. */
 export const localNeo4jUri = (port: number) => `bolt://127.0.0.1:${port}`;
 

@@ -1,7 +1,8 @@
 // The local Neo4j (src/db/local-neo4j.ts): its JVM's JIT compiler threads run at a lower priority than the threads
 // doing the database's work, so that a JVM just started spends its cores on starting and planning first. Checked on
-// the run's own Neo4j (when the suite started it: not with NEO4J_URI); it runs on the Java the install chose, and sends
-// no usage data.
+// the run's Neo4j when it is the project's local one (the suite's own, or one `npm run neo4j` started and NEO4J_URI
+// names, as in CI; found by its launcher's command line); it runs on the Java the install chose, and sends no usage
+// data.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -39,7 +40,7 @@ function threads(pid: number) {
 }
 
 const port = /^bolt:\/\/127\.0\.0\.1:(\d+)$/.exec(inject('neo4jUri'))?.[1];
-const pid = !process.env.NEO4J_URI && port && process.platform === 'linux' ? launcherPid(port) : undefined;
+const pid = port && process.platform === 'linux' ? launcherPid(port) : undefined;
 
 describe.runIf(pid !== undefined)('the local Neo4j', () => {
   it('runs its JIT compiler threads (C1 and C2) at nice 10, and the threads doing the work at 0', () => {

@@ -233,6 +233,7 @@ async function main(): Promise<number> {
             ...measured.result,
             unexpected: { ...first.result.unexpected, ...measured.result.unexpected },
             largestAnswer: Math.max(first.result.largestAnswer, measured.result.largestAnswer),
+            mostStatements: Math.max(first.result.mostStatements, measured.result.mostStatements),
           }
         : measured.result;
       const phase: PhaseReport = {

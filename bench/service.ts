@@ -76,22 +76,22 @@ export function apiFor(base: string, authorization: string): Api {
 
 let building: Promise<void> | undefined;
 /**
- * Builds dist/ (once per process; later calls share the first build): startService waits for it, and a caller may
- * start it earlier, beside its Neo4j's start (one core compiles while the database starts on the other).
+ * Builds dist/ as `npm start` does, only when it is stale (scripts/build-if-stale.mjs), once per process (later calls
+ * share the first): startService waits for it, and a caller may start it earlier, beside its Neo4j's start (one core
+ * compiles while the database starts on the other).
  */
 export function buildService(): Promise<void> {
   building ??= new Promise<void>((resolve, reject) => {
-    const child = spawn('npx', ['tsc', '-p', 'tsconfig.build.json'], {
+    const child = spawn(process.execPath, ['scripts/build-if-stale.mjs'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    const keep = (chunk: Buffer) => {
       output += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    });
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     child.once('error', reject);
     child.once('close', (code) =>
       code === 0 ? resolve() : reject(new Error(`building the service failed:\n${output}`)),

@@ -162,6 +162,47 @@ describe('Neo4j outage', () => {
       expect([res.status, res.body.DATA.entity_type.guid], name).toEqual([200, guid]);
     }
   }, 240_000);
+
+  it('idle when the database goes away and comes back (a quiet restart): the heartbeat finds it away, and the service warms up again before it serves', async () => {
+    const neo4j = await cuttableProxy(inject('neo4jUri'));
+    cleanups.push(() => neo4j.close());
+    const driver = createDriver({ uri: neo4j.uri });
+    cleanups.push(() => driver.close());
+    const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
+    const app = await testApp({ config, driver });
+    cleanups.push(() => app.close());
+    await untilReady(app);
+    const api = restClient(app, await tokenFor(newTenant()));
+    expect((await api.post('/entities/types', { name: 'before' })).status).toBe(201);
+    const warmups = async () => {
+      const metrics = await app.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: { authorization: `Bearer ${await operatorToken()}` },
+      });
+      return Number(/^metamodel_warmups_total (\d+)$/m.exec(metrics.body)?.[1]);
+    };
+    const before = await warmups();
+    // (the warm-up's background rounds run statements: they would find the database away too)
+    await app.readiness.backgroundSettled();
+    // No request and no /readyz while the database is away (metrics need no database): only the heartbeat sees it.
+    await neo4j.cut();
+    const states = new Set<string>();
+    for (let i = 0; i < 60 && !states.has('down'); i++) {
+      states.add(app.readiness.state);
+      await sleep(50);
+    }
+    await sleep(2_000);
+    await neo4j.restore();
+    for (let i = 0; i < 200 && app.readiness.state !== 'ready'; i++) {
+      states.add(app.readiness.state);
+      await sleep(50);
+    }
+    expect(states.has('down')).toBe(true);
+    expect(app.readiness.state).toBe('ready');
+    expect(await warmups()).toBe(before + 1);
+    expect((await api.post('/entities/types', { name: 'after' })).status).toBe(201);
+  }, 60_000);
 });
 
 describe('SIGTERM', () => {

@@ -18,7 +18,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const logger = pino({ level: 'silent' });
 
 /** A database whose reachability the test sets, and a warm-up the test finishes by hand. */
-function fixture(log = logger, ramp: { rampMs: number; rampConcurrency?: number } = { rampMs: 0 }) {
+function fixture(
+  log = logger,
+  ramp: { rampMs: number; rampConcurrency?: number } = { rampMs: 0 },
+  heartbeatMs = 0,
+) {
   const db = { up: false, probes: 0 };
   const warmups: {
     finish(): void;
@@ -40,6 +44,7 @@ function fixture(log = logger, ramp: { rampMs: number; rampConcurrency?: number 
       }),
     logger: log,
     probeIntervalMs: 10,
+    heartbeatMs,
     ...ramp,
   });
   /** The database answers: the loop starts, and the first warm-up begins. */
@@ -165,6 +170,57 @@ describe('readiness', () => {
     expect(await busy.check(20)).toBe(false);
     expect(busy.state).toBe('ready');
     await expect(busy.admit()).resolves.toBeUndefined();
+    await busy.stop();
+  });
+
+  it('ready and idle, the database goes away and comes back: the heartbeat finds it away without a request or a /readyz, and the service is warmed again', async () => {
+    const { db, readiness, upAndWarming, warmed } = fixture(logger, { rampMs: 0 }, 20);
+    await upAndWarming();
+    await warmed(1);
+    db.up = false;
+    await until(() => readiness.state === 'down');
+    db.up = true;
+    await warmed(2);
+    await readiness.stop();
+  });
+
+  it('the heartbeat probes only a pause in the transactions, and a probe past its time (a busy database) leaves the service ready', async () => {
+    const { db, readiness, upAndWarming, warmed } = fixture(logger, { rampMs: 0 }, 40);
+    await upAndWarming();
+    await warmed(1);
+    // a transaction let in every 10 ms: no heartbeat probe
+    let before = db.probes;
+    for (let i = 0; i < 20; i++) {
+      await readiness.admit();
+      await sleep(10);
+    }
+    expect(db.probes - before).toBe(0);
+    // idle: probed
+    before = db.probes;
+    await until(() => db.probes - before >= 2);
+    expect(readiness.state).toBe('ready');
+    await readiness.stop();
+    // stopped: no more heartbeats
+    before = db.probes;
+    await sleep(100);
+    expect(db.probes).toBe(before);
+
+    const busy = new Readiness({
+      probe: async (ms) => {
+        probes += 1;
+        if (probes > 1) throw new ProbeTimeout(ms);
+      },
+      warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
+      logger,
+      probeIntervalMs: 10,
+      heartbeatMs: 20,
+      rampMs: 0,
+    });
+    let probes = 0;
+    busy.start();
+    await busy.whenReady();
+    await until(() => probes >= 4);
+    expect(busy.state).toBe('ready');
     await busy.stop();
   });
 

@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import { AppError, refuse } from '../errors.js';
 import type { Observe, Turn } from './executor.js';
-import { isStorageAway } from './storage-policy.js';
+import { isStorageAway, isUnavailable } from './storage-policy.js';
 
 export type ReadinessState = 'down' | 'warming' | 'ready';
 
@@ -29,7 +29,7 @@ export const PROBE_INTERVAL_MS = 200;
  * While ready, the database is probed this often when no transaction was let in since the last time (the heartbeat):
  * a Neo4j restarted while the service was idle is otherwise never seen away. Nothing failed, so the service stayed
  * ready on a database with no plans, and requests arriving after it all ran on the cold JVM, each planning its own
- * statements: 16 clients' keyed creations at once were answered after 14.5 to 20.1 s (npm run bench:quiet-restart);
+ * statements: 16 clients' keyed creations at once were answered after 13.2 to 20.1 s (npm run bench:quiet-restart);
  * with the heartbeat the service warms up first, and none waited over 0.5 s. Neo4j takes seconds to start again, so
  * a probe a second finds it away.
  */
@@ -207,16 +207,30 @@ export class Readiness {
 
   /**
    * One heartbeat: while ready, and no transaction was let in for a heartbeat's time (a transaction that finds the
-   * database away says so itself), the database is probed as /readyz probes it (the shared probe: a pooled
-   * connection reset). Unreachable: down, and warmed again when it is back; slow: nothing (a busy database).
+   * database away says so itself), the database is probed as /readyz probes it (the shared probe: a connection from
+   * the pool, reset). Unreachable as the driver says it (refused, reset: isUnavailable): down, and warmed again when
+   * it is back. No answer within READY_CHECK_MS: nothing (a busy database). Any other failure (credentials refused,
+   * say) is not taken for an outage: a warning, at most one a minute. A probe's failure counts for nothing once the
+   * service is closing or has been found away since the probe began.
    */
   private beat() {
     if (this.current !== 'ready' || this.stopped) return;
     if (performance.now() - this.lastAdmitted < this.heartbeatMs) return;
+    const losses = this.losses;
     this.sharedProbe(READY_CHECK_MS).catch((error: unknown) => {
-      if (!(error instanceof ProbeTimeout) && this.current === 'ready') this.lost();
+      if (this.stopped || this.losses !== losses || this.current !== 'ready') return;
+      if (isUnavailable(error)) this.lost();
+      else if (!(error instanceof ProbeTimeout)) {
+        const now = Date.now();
+        if (now - this.heartbeatWarnedAt < WARN_EVERY_MS) return;
+        this.heartbeatWarnedAt = now;
+        this.options.logger.warn({ err: error }, 'heartbeat: the database probe failed; still ready');
+      }
     });
   }
+
+  /** When the heartbeat last warned of a probe that failed other than by the database being away. */
+  private heartbeatWarnedAt = Number.NEGATIVE_INFINITY;
 
   /** The database was found unreachable: not ready until it answers again and is warmed. */
   lost() {
@@ -349,6 +363,8 @@ export class Readiness {
     this.heartbeat = undefined;
     await this.loop;
     await this.background;
+    // (a heartbeat's probe under way: the driver is closed after this)
+    await this.probing?.catch(() => {});
   }
 
   /**

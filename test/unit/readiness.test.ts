@@ -32,7 +32,7 @@ function fixture(
   const readiness = new Readiness({
     probe: async () => {
       db.probes += 1;
-      if (!db.up) throw new Error('unreachable');
+      if (!db.up) throw new Neo4jError('unreachable', 'ServiceUnavailable', '', '');
     },
     warm: (planned) =>
       new Promise<WarmupReport>((resolve, reject) => {
@@ -161,6 +161,7 @@ describe('readiness', () => {
       warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
       logger,
       probeIntervalMs: 10,
+      heartbeatMs: 0,
       rampMs: 0,
     });
     busy.start();
@@ -185,26 +186,29 @@ describe('readiness', () => {
   });
 
   it('the heartbeat probes only a pause in the transactions, and a probe past its time (a busy database) leaves the service ready', async () => {
-    const { db, readiness, upAndWarming, warmed } = fixture(logger, { rampMs: 0 }, 40);
+    const { db, readiness, upAndWarming, warmed } = fixture(logger, { rampMs: 0 }, 300);
     await upAndWarming();
     await warmed(1);
-    // a transaction let in every 10 ms: no heartbeat probe
+    // a transaction let in every 10 ms for twice the heartbeat's time: no probe
     let before = db.probes;
-    for (let i = 0; i < 20; i++) {
+    const until600 = performance.now() + 600;
+    while (performance.now() < until600) {
       await readiness.admit();
       await sleep(10);
     }
     expect(db.probes - before).toBe(0);
     // idle: probed
     before = db.probes;
-    await until(() => db.probes - before >= 2);
+    for (let i = 0; i < 300 && db.probes - before < 2; i++) await sleep(10);
+    expect(db.probes - before).toBeGreaterThanOrEqual(2);
     expect(readiness.state).toBe('ready');
     await readiness.stop();
     // stopped: no more heartbeats
     before = db.probes;
-    await sleep(100);
+    await sleep(700);
     expect(db.probes).toBe(before);
 
+    let probes = 0;
     const busy = new Readiness({
       probe: async (ms) => {
         probes += 1;
@@ -216,12 +220,37 @@ describe('readiness', () => {
       heartbeatMs: 20,
       rampMs: 0,
     });
-    let probes = 0;
     busy.start();
     await busy.whenReady();
     await until(() => probes >= 4);
     expect(busy.state).toBe('ready');
     await busy.stop();
+  });
+
+  it('a heartbeat probe failing other than by the database being away (credentials refused, say) leaves the service ready, and warns at most once a minute', async () => {
+    const lines: { level: number; msg: string; err?: { message: string } }[] = [];
+    const capture = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    let probes = 0;
+    const refused = new Readiness({
+      probe: async () => {
+        probes += 1;
+        if (probes > 1)
+          throw new Neo4jError('The client is unauthorized', 'Neo.ClientError.Security.Unauthorized', '', '');
+      },
+      warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
+      logger: capture,
+      probeIntervalMs: 10,
+      heartbeatMs: 20,
+      rampMs: 0,
+    });
+    refused.start();
+    await refused.whenReady();
+    await until(() => probes >= 5);
+    expect(refused.state).toBe('ready');
+    expect(lines.filter((l) => l.level === 40).map((l) => [l.msg, l.err?.message])).toEqual([
+      ['heartbeat: the database probe failed; still ready', 'The client is unauthorized'],
+    ]);
+    await refused.stop();
   });
 
   it('lost() while ready (a statement found the database away) starts the recovery at once', async () => {
@@ -459,6 +488,7 @@ describe('readiness admits transactions', () => {
       },
       logger,
       probeIntervalMs: 10,
+      heartbeatMs: 0,
       rampMs: 0,
     });
     db.up = true;
@@ -495,6 +525,7 @@ describe('readiness admits transactions', () => {
       },
       logger,
       probeIntervalMs: 10,
+      heartbeatMs: 0,
       rampMs: 400,
     });
     readiness.start();

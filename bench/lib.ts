@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
 import { ConfigError, parseConfig } from '../src/config.js';
 
 // ---- autocannon (no type declarations ship with it): the part of its API the bench uses ----
@@ -264,4 +265,15 @@ export function neo4jSettings(extra: Record<string, string> = {}) {
     console.error(e.message);
     process.exit(2);
   }
+}
+
+/** A restart bench's `--runs` (an integer in 1..20; `fallback` without it): exits 2 with the rule otherwise. */
+export function runsOption(fallback: number): number {
+  const { values } = parseArgs({ options: { runs: { type: 'string' } } });
+  const runs = Number(values.runs ?? fallback);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 20) {
+    console.error('--runs must be an integer in 1..20');
+    process.exit(2);
+  }
+  return runs;
 }

@@ -10,7 +10,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
@@ -21,7 +20,7 @@ import { createDriver } from '../src/db/driver.js';
 import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
-import { percentile, sleep } from './lib.js';
+import { percentile, runsOption, sleep } from './lib.js';
 
 const CLIENTS = 16;
 const TENANTS = 4;
@@ -31,12 +30,7 @@ const DOWN_MS = 3_000;
 /** A client not served this long after the restart fails the run. */
 const RUN_TIMEOUT_MS = 120_000;
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
-const runs = Number(argv.runs);
-if (!Number.isInteger(runs) || runs < 1 || runs > 20) {
-  console.error('--runs must be an integer in 1..20');
-  process.exit(2);
-}
+const runs = runsOption(3);
 
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'quiet-restart-'));
 const port = await freePort();

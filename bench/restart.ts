@@ -10,22 +10,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { mintToken } from '../src/auth/tokens.js';
 import { freePort } from '../src/db/local-neo4j.js';
-import { percentile, sleep } from './lib.js';
+import { percentile, runsOption, sleep } from './lib.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const HOST = '127.0.0.1';
 /** A start not ready within this is a failure. */
 const START_TIMEOUT_MS = 120_000;
 
-const { values: argv } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
-const runs = Number(argv.runs);
-if (!Number.isInteger(runs) || runs < 1 || runs > 20) {
-  console.error('--runs must be an integer in 1..20');
-  process.exit(2);
-}
+const runs = runsOption(5);
 
 interface Start {
   kind: 'first start' | 'after a crash';

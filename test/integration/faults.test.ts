@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { WARMUP_ROUNDS } from '../../src/app/warmup.js';
+import type { AppDeps } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
@@ -26,17 +27,23 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A ready app whose Neo4j is behind a proxy the test can cut (closed after the file's tests). */
+async function appBehindProxy(deps: Partial<Pick<AppDeps, 'warmupRounds' | 'rampAfterReady'>> = {}) {
+  const neo4j = await cuttableProxy(inject('neo4jUri'));
+  cleanups.push(() => neo4j.close());
+  const driver = createDriver({ uri: neo4j.uri });
+  cleanups.push(() => driver.close());
+  const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
+  const app = await testApp({ config, driver, ...deps });
+  cleanups.push(() => app.close());
+  await untilReady(app);
+  return { neo4j, app };
+}
+
 describe('Neo4j outage', () => {
   it('answers 503 storage_unavailable and not-ready during the outage, recovers by itself, loses no acknowledged write', async () => {
-    const neo4j = await cuttableProxy(inject('neo4jUri'));
-    cleanups.push(() => neo4j.close());
-    const driver = createDriver({ uri: neo4j.uri });
-    cleanups.push(() => driver.close());
-    const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
     // the full warm-up, as a deployment runs it: readiness after the outage is what this test checks
-    const app = await testApp({ config, driver, warmupRounds: WARMUP_ROUNDS.max, rampAfterReady: true });
-    cleanups.push(() => app.close());
-    await untilReady(app);
+    const { neo4j, app } = await appBehindProxy({ warmupRounds: WARMUP_ROUNDS.max, rampAfterReady: true });
     const api = restClient(app, await tokenFor(newTenant()));
 
     // traffic that keeps running through the outage
@@ -164,14 +171,7 @@ describe('Neo4j outage', () => {
   }, 240_000);
 
   it('idle when the database goes away and comes back (a quiet restart): the heartbeat finds it away, and the service warms up again before it serves', async () => {
-    const neo4j = await cuttableProxy(inject('neo4jUri'));
-    cleanups.push(() => neo4j.close());
-    const driver = createDriver({ uri: neo4j.uri });
-    cleanups.push(() => driver.close());
-    const config = parseConfig({ AUTH_JWT_SECRET: TEST_SECRET, NEO4J_URI: neo4j.uri, LOG_LEVEL: 'silent' });
-    const app = await testApp({ config, driver });
-    cleanups.push(() => app.close());
-    await untilReady(app);
+    const { neo4j, app } = await appBehindProxy();
     const api = restClient(app, await tokenFor(newTenant()));
     expect((await api.post('/entities/types', { name: 'before' })).status).toBe(201);
     const warmups = async () => {

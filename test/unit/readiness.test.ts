@@ -62,6 +62,17 @@ function fixture(
   return { db, warmups, readiness, upAndWarming, warmed };
 }
 
+/** A service whose warm-up is instant and whose heartbeat beats every 20 ms, on a database that answers as `probe` does. */
+const beating = (probe: (timeoutMs: number) => Promise<void>, log = logger) =>
+  new Readiness({
+    probe,
+    warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
+    logger: log,
+    probeIntervalMs: 10,
+    heartbeatMs: 20,
+    rampMs: 0,
+  });
+
 const until = async (what: () => boolean) => {
   for (let i = 0; i < 200 && !what(); i++) await sleep(5);
   expect(what()).toBe(true);
@@ -209,16 +220,9 @@ describe('readiness', () => {
     expect(db.probes).toBe(before);
 
     let probes = 0;
-    const busy = new Readiness({
-      probe: async (ms) => {
-        probes += 1;
-        if (probes > 1) throw new ProbeTimeout(ms);
-      },
-      warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
-      logger,
-      probeIntervalMs: 10,
-      heartbeatMs: 20,
-      rampMs: 0,
+    const busy = beating(async (ms) => {
+      probes += 1;
+      if (probes > 1) throw new ProbeTimeout(ms);
     });
     busy.start();
     await busy.whenReady();
@@ -231,18 +235,11 @@ describe('readiness', () => {
     const lines: { level: number; msg: string; err?: { message: string } }[] = [];
     const capture = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     let probes = 0;
-    const refused = new Readiness({
-      probe: async () => {
-        probes += 1;
-        if (probes > 1)
-          throw new Neo4jError('The client is unauthorized', 'Neo.ClientError.Security.Unauthorized', '', '');
-      },
-      warm: async () => ({ ms: 1, roundsMs: [1], statements: 1 }),
-      logger: capture,
-      probeIntervalMs: 10,
-      heartbeatMs: 20,
-      rampMs: 0,
-    });
+    const refused = beating(async () => {
+      probes += 1;
+      if (probes > 1)
+        throw new Neo4jError('The client is unauthorized', 'Neo.ClientError.Security.Unauthorized', '', '');
+    }, capture);
     refused.start();
     await refused.whenReady();
     await until(() => probes >= 5);

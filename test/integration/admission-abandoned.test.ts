@@ -31,11 +31,14 @@ describe('a client that goes away while its request waits for its turn', () => {
         }
         return turn;
       };
-      // Eight requests at once, one running and seven waiting (one at a time for the tenant), whose clients go away:
-      // in the first round before the requests reach the queue (their connections closed while an earlier hook
-      // awaited), in the others the moment a request waits in it. Before the fix, each turn granted after its
+      // Eight requests at once, whose clients go away: in the first round before the requests reach the queue (their
+      // connections closed while an earlier hook awaited), in the others the moment the requests wait in it. There
+      // the test holds the tenant's one turn until a request waits (without the hold, a run once saw none of the eight
+      // wait within 5 s), then gives it back and closes their connections at once, so that the turns go, one after
+      // the other, to requests whose clients are going or gone. Before the fix, each turn granted after its
       // connection had closed stayed taken for ever.
       for (let round = 0; round < 3; round += 1) {
+        const hold = round === 0 ? undefined : await acquire(`t:${tenant}`, 1);
         const sockets: ReturnType<typeof request>[] = [];
         const leave = () => {
           for (const req of sockets) req.destroy();
@@ -53,6 +56,7 @@ describe('a client that goes away while its request waits for its turn', () => {
         }
         if (round === 0) await new Promise((r) => setTimeout(r, 20));
         else expect(await queued).toBe(true);
+        hold?.();
         leave();
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -208,29 +208,35 @@ export class Readiness {
   /**
    * One heartbeat: while ready, and no transaction was let in for a heartbeat's time (a transaction that finds the
    * database away says so itself), the database is probed as /readyz probes it (the shared probe: a connection from
-   * the pool, reset). Unreachable as the driver says it (refused, reset: isUnavailable): down, and warmed again when
-   * it is back. No answer within READY_CHECK_MS: nothing (a busy database). Any other failure (credentials refused,
-   * say) is not taken for an outage: a warning, at most one a minute. A probe's failure counts for nothing once the
-   * service is closing or has been found away since the probe began.
+   * the pool, reset), its failure read as /readyz reads it (probeFailed).
    */
   private beat() {
     if (this.current !== 'ready' || this.stopped) return;
     if (performance.now() - this.lastAdmitted < this.heartbeatMs) return;
     const losses = this.losses;
-    this.sharedProbe(READY_CHECK_MS).catch((error: unknown) => {
-      if (this.stopped || this.losses !== losses || this.current !== 'ready') return;
-      if (isUnavailable(error)) this.lost();
-      else if (!(error instanceof ProbeTimeout)) {
-        const now = Date.now();
-        if (now - this.heartbeatWarnedAt < WARN_EVERY_MS) return;
-        this.heartbeatWarnedAt = now;
-        this.options.logger.warn({ err: error }, 'heartbeat: the database probe failed; still ready');
-      }
-    });
+    this.sharedProbe(READY_CHECK_MS).catch((error: unknown) => this.probeFailed(error, losses));
   }
 
-  /** When the heartbeat last warned of a probe that failed other than by the database being away. */
-  private heartbeatWarnedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * A probe's failure while ready (the heartbeat's, or /readyz's), read by the rule a transaction's failure is read by
+   * (storage-policy.ts): unreachable as the driver says it (refused, reset: isUnavailable), down, and warmed again when
+   * it is back. No answer within its bound: nothing (a busy database is not made to warm up again). Any other failure
+   * (credentials refused, say) is not taken for an outage: a warning, at most one a minute. A failure counts for
+   * nothing once the service is closing, or has been found away since the probe began (`losses`).
+   */
+  private probeFailed(error: unknown, losses: number) {
+    if (this.stopped || this.losses !== losses || this.current !== 'ready') return;
+    if (isUnavailable(error)) this.lost();
+    else if (!(error instanceof ProbeTimeout)) {
+      const now = Date.now();
+      if (now - this.probeWarnedAt < WARN_EVERY_MS) return;
+      this.probeWarnedAt = now;
+      this.options.logger.warn({ err: error }, 'the database probe failed; still ready');
+    }
+  }
+
+  /** When a probe that failed other than by the database being away or slow was last warned of. */
+  private probeWarnedAt = Number.NEGATIVE_INFINITY;
 
   /** The database was found unreachable: not ready until it answers again and is warmed. */
   lost() {
@@ -254,13 +260,14 @@ export class Readiness {
       // (read again: the loop may have changed it while this waited)
       if ((this.current as ReadinessState) !== 'ready') return false;
     }
+    const losses = this.losses;
     try {
       await this.sharedProbe(Math.max(1, boundMs - (Date.now() - started)));
       return true;
     } catch (error) {
-      // Unreachable: not ready until warmed again. Slow (a database busy past the bound): not ready for this probe,
-      // but the requests it is serving go on (an overloaded database is not made to warm up again).
-      if (!(error instanceof ProbeTimeout)) this.lost();
+      // Not ready for this probe, whatever failed; down only when unreachable (probeFailed): a busy database, or one
+      // that refuses the service's credentials, is not made to warm up again.
+      this.probeFailed(error, losses);
       return false;
     }
   }

@@ -231,7 +231,7 @@ describe('readiness', () => {
     await busy.stop();
   });
 
-  it('a heartbeat probe failing other than by the database being away (credentials refused, say) leaves the service ready, and warns at most once a minute', async () => {
+  it('a probe failing other than by the database being away (credentials refused, say), by the heartbeat or by /readyz, leaves the service ready, and warns at most once a minute', async () => {
     const lines: { level: number; msg: string; err?: { message: string } }[] = [];
     const capture = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     let probes = 0;
@@ -244,8 +244,12 @@ describe('readiness', () => {
     await refused.whenReady();
     await until(() => probes >= 5);
     expect(refused.state).toBe('ready');
+    // /readyz reads a probe's failure by the same rule: not ready for that probe, not sent down, and its warning is
+    // the same one (at most one a minute in all)
+    expect(await refused.check(100)).toBe(false);
+    expect(refused.state).toBe('ready');
     expect(lines.filter((l) => l.level === 40).map((l) => [l.msg, l.err?.message])).toEqual([
-      ['heartbeat: the database probe failed; still ready', 'The client is unauthorized'],
+      ['the database probe failed; still ready', 'The client is unauthorized'],
     ]);
     await refused.stop();
   });

@@ -34,8 +34,20 @@ export const PROBE_INTERVAL_MS = 200;
  * a probe a second finds it away.
  */
 export const HEARTBEAT_MS = 1_000;
-/** A warm-up failing for another reason than the database being away is logged at most this often. */
+/** A warm-up or a probe failing for another reason than the database being away is logged at most this often. */
 const WARN_EVERY_MS = 60_000;
+
+/** A gate that opens at most once per `ms`: true the first time, then only `ms` or more after it last said true. */
+function oncePer(ms: number): () => boolean {
+  let last = Number.NEGATIVE_INFINITY;
+  return () => {
+    const now = Date.now();
+    if (now - last < ms) return false;
+    last = now;
+    return true;
+  };
+}
+
 /** A transaction that arrives while the service is not ready waits this long for it before it is refused. */
 export const ADMIT_WAIT_MS = 250;
 /**
@@ -227,16 +239,13 @@ export class Readiness {
   private probeFailed(error: unknown, losses: number) {
     if (this.stopped || this.losses !== losses || this.current !== 'ready') return;
     if (isUnavailable(error)) this.lost();
-    else if (!(error instanceof ProbeTimeout)) {
-      const now = Date.now();
-      if (now - this.probeWarnedAt < WARN_EVERY_MS) return;
-      this.probeWarnedAt = now;
+    else if (!(error instanceof ProbeTimeout) && this.probeWarning()) {
       this.options.logger.warn({ err: error }, 'the database probe failed; still ready');
     }
   }
 
-  /** When a probe that failed other than by the database being away or slow was last warned of. */
-  private probeWarnedAt = Number.NEGATIVE_INFINITY;
+  /** A probe that failed other than by the database being away or slow: warned of at most once a minute. */
+  private readonly probeWarning = oncePer(WARN_EVERY_MS);
 
   /** The database was found unreachable: not ready until it answers again and is warmed. */
   lost() {
@@ -427,8 +436,9 @@ export class Readiness {
   /** The background warm-up under way, if any (stop() waits for it). */
   private background: Promise<void> | undefined;
 
-  /** When the last warning was logged, and the failures since (a failure repeating each round is not each logged). */
-  private lastWarnedAt = Number.NEGATIVE_INFINITY;
+  /** A warm-up's failure warned of at most once a minute, and the failures since the last warning (a failure repeating
+   * each round is not each logged). */
+  private readonly warmupWarning = oncePer(WARN_EVERY_MS);
   private failuresSinceWarned = 0;
 
   /**
@@ -448,9 +458,7 @@ export class Readiness {
       return;
     }
     this.failuresSinceWarned += 1;
-    const now = Date.now();
-    if (now - this.lastWarnedAt < WARN_EVERY_MS) return;
-    this.lastWarnedAt = now;
+    if (!this.warmupWarning()) return;
     const failures = this.failuresSinceWarned;
     this.failuresSinceWarned = 0;
     this.options.logger.warn({ err: error, failures }, 'warm-up failed: not ready; trying again');

@@ -657,6 +657,29 @@ export const DOOR_SHAPES: DoorShape[] = [
         n: '"'.repeat(4 * 1024 * 1024 - 1_000),
       }),
   },
+  {
+    name: 'graphql-null-default',
+    label:
+      "GraphQL: an explicit null through a defaulted variable (a non-null argument, @skip) beside 7 aliases of a 4 MB type's nested enumerations (refused whole, never run unmeasured)",
+    doors: ['graphqlPost', 'Query.entityType', 'EntityType.attributes'],
+    expected: ['200 graphql_error', ...ADMITTED],
+    requests: 32,
+    concurrency: 8,
+    request: (s, i) => {
+      const heavy = aliased(
+        7,
+        `entityType(guid: "${s.bigTypes[0]}") { attributes { ownerType { attributes { ownerType { attributes { allowedValues } } } } } }`,
+      );
+      return i % 2 === 0
+        ? gql(`query($g: ID = "x") { p: entityType(guid: $g) { name } ${heavy} }`, { g: null })
+        : gql(
+            `query($v: Boolean = true) { p: entityType(guid: "${s.bigTypes[0]}") @skip(if: $v) { name } ${heavy} }`,
+            {
+              v: null,
+            },
+          );
+    },
+  },
   // ——— operators and public documents ———
   {
     name: 'operators',

@@ -266,8 +266,10 @@ export class GraphQLAnswers {
     const version = ctx.modelScope.version;
     if (!version || !ctx.operation.answerCacheable || response.status !== 200) return null;
     // An answer larger than the cache keeps one (measured before it was serialised, at most its size in bytes) is
-    // sent as it is: reading it whole only to copy it would cost megabytes of copies for nothing.
-    if ((ctx.operation.answerBytes ?? 0) > this.model.cache.maxEntryBytes) return null;
+    // sent as it is: reading it whole only to copy it would cost megabytes of copies for nothing. One never measured
+    // (the guard measures every answer it let run) is not kept either: its size is unknown.
+    const bytes = ctx.operation.answerBytes;
+    if (bytes === undefined || bytes > this.model.cache.maxEntryBytes) return null;
     const headers: [string, string][] = [];
     response.headers.forEach((value, name) => {
       headers.push([name, value]);

@@ -2,7 +2,7 @@
 // runs, and measures its answer before it is serialised (schema/limits.ts says what each bound is). A refused
 // operation's answer is the refusal alone; an answer within bounds is serialised with its stored JSON texts spliced
 // in where measuring it put their markers (raw-json.ts).
-import { getOperationAST } from 'graphql';
+import { GraphQLError, getOperationAST, getVariableValues } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { AppError, refusalExtensions } from '../errors.js';
@@ -34,7 +34,20 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
           setResultAndStopExecution({ errors: [refusalError(error)] });
           return undefined;
         }
-        // Variables that do not fit their types: execution refuses them with the usual GraphQL error, at no cost.
+        // Variables that do not fit their types: execution refuses the whole operation with the usual GraphQL error,
+        // at no cost (and so does an operation the document does not hold).
+        if (refusedWhole(args)) return undefined;
+        // Any other reason the cost cannot be worked out stops the operation: it never runs unmeasured. (An explicit
+        // null sent through a variable with a default, into a non-null argument, made the cost walk throw while
+        // graphql-js answers every other field: the aliases beside it ran without a cost check or a budget, and a
+        // few of them on a type with large enumerations took the process past its heap.)
+        setResultAndStopExecution({
+          errors: [
+            error instanceof GraphQLError
+              ? error
+              : createGraphQLError('The operation cannot be checked against its cost bound.'),
+          ],
+        });
         return undefined;
       }
       if (cost > GRAPHQL_LIMITS.maxCost) {
@@ -83,4 +96,24 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
       };
     },
   };
+}
+
+/** Whether execution refuses the operation whole, before any field runs: its variables do not fit, or it is absent. */
+function refusedWhole(args: {
+  schema: Parameters<typeof getVariableValues>[0];
+  document: Parameters<typeof getOperationAST>[0];
+  variableValues?: Record<string, unknown> | null | undefined;
+  operationName?: string | null | undefined;
+}): boolean {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (!operation) return true;
+  const coerced = getVariableValues(
+    args.schema,
+    operation.variableDefinitions ?? [],
+    args.variableValues ?? {},
+    {
+      maxErrors: 1,
+    },
+  );
+  return coerced.errors !== undefined;
 }

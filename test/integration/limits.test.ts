@@ -487,6 +487,57 @@ describe(`GraphQL cost: every list at its true bound, literal, variable or defau
     );
   });
 
+  it('an operation whose cost cannot be worked out is refused whole, never run unmeasured (an explicit null through a variable with a default)', async ({
+    world,
+  }) => {
+    const { tenant, token, api } = await tenantWith(world);
+    const type = await createType(api, 'Unmeasured');
+    // (14 aliases: with the one beside them, at the 15 a document may hold)
+    const costly = Array.from(
+      { length: 14 },
+      (_, i) =>
+        `a${i}: entityTypes(first: 500) { edges { node { name attributes { name allowedRefType { name attributes { name } } } } } }`,
+    ).join(' ');
+    expect(reasonOf((await graphql(world, token, `{ ${costly} }`)).body)).toBe('query_too_costly');
+    const refusedWhole = (res: Awaited<ReturnType<typeof graphql>>) => {
+      expect(res.body.data ?? null).toBeNull();
+      expect(res.body.errors).toHaveLength(1);
+    };
+    // into a non-null argument: the cost walk cannot read it, while execution would answer every other field
+    const nullArgument = await graphql(
+      world,
+      token,
+      `query($g: ID = "x") { p: entityType(guid: $g) { name } ${costly} }`,
+      { g: null },
+    );
+    refusedWhole(nullArgument);
+    expect(nullArgument.body.errors[0].message).toMatch(/"guid".*must not be null/);
+    // into @skip(if:), a non-null Boolean
+    refusedWhole(
+      await graphql(
+        world,
+        token,
+        `query($v: Boolean = true) { p: entityType(guid: "${type}") @skip(if: $v) { name } ${costly} }`,
+        { v: null },
+      ),
+    );
+    // a mutation so: not one of its fields runs, nothing written
+    const before = await fingerprint(world.driver, tenant);
+    refusedWhole(
+      await graphql(
+        world,
+        token,
+        'mutation($n: String = "x") { a: createEntityType(name: "Written Anyway") { entityType { name } } b: createEntityType(name: $n) { entityType { name } } }',
+        { n: null },
+      ),
+    );
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+    // variables that do not fit their types are refused whole by execution, as ever
+    const misfit = await graphql(world, token, 'query($g: ID!) { entityType(guid: $g) { name } }', { g: {} });
+    refusedWhole(misfit);
+    expect(misfit.body.errors[0].message).toMatch(/Variable "\$g"/);
+  });
+
   it(`withdrawnAttributes(first): 1 to ${WITHDRAWN_LISTED_MAX}; outside, invalid_page_size`, async ({
     world,
   }) => {

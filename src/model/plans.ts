@@ -15,6 +15,12 @@ export const MODEL_MAX_DEFINITIONS = 50_000;
  * dry run), so a plan does at most this many such walks; later withdrawals carry `impact: null`.
  */
 export const PLAN_MAX_IMPACTS = 25;
+/**
+ * Entities a plan resolves to check the reference defaults of the definitions it declares (their referents must
+ * exist and be of the referenced type, as a declaration's must): one statement for all, so a document naming more is
+ * refused (model_too_large) before it is read.
+ */
+export const PLAN_MAX_REFERENTS = 10_000;
 
 /** What each kind of plan step does, in the order a plan lists them. */
 export const PLAN_ACTION_DESCRIPTIONS = {

@@ -9,6 +9,7 @@ import type { AttributeRow } from '../contract/wire.js';
 import {
   countAttributeData,
   createAttribute,
+  type DeclareFacts,
   findAttribute,
   findAttributesApplyingTo,
   lockTypeDefinitions,
@@ -208,6 +209,47 @@ function checkAgainstType(
 }
 
 /**
+ * A new declaration's rules against its type, as `facts` say it stands (readDeclareFacts reads them; a plan gives them
+ * as its earlier steps would leave the type): the root type owns no declared definition, a platform attribute's name
+ * and a live or withdrawn one's are taken, the 200 limit, then the type's budgets, the referenced type and the
+ * default's referents (checkAgainstType). Throws the refusal the declaration gets.
+ */
+export function checkNewDeclaration(
+  facts: DeclareFacts,
+  d: CheckedDeclaration,
+  options: { refTypeComing?: boolean } = {},
+) {
+  if (facts.typeNameKey === ROOT_KEY) {
+    throw refuse('base_type_not_owner', 'The platform attribute owner cannot own declared attributes.');
+  }
+  if (PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
+    throw refuse(
+      'attribute_def_already_exists',
+      `"${d.name}" is a platform attribute: every type has it (${[...PLATFORM_ATTRIBUTE_NAMES].join(', ')}); choose another name.`,
+    );
+  }
+  if (facts.existingState === 'live') {
+    throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
+  }
+  if (facts.existingState === 'withdrawn') {
+    throw refuse(
+      'attribute_def_withdrawn',
+      `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
+    );
+  }
+  // A redeclaration carrying values holds its room until it ends (its definition is declared then).
+  if (facts.liveCount + facts.carryingCount >= MAX_ATTRIBUTE_DEFS) {
+    throw refuse(
+      'too_many_attribute_defs',
+      facts.carryingCount === 0
+        ? `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`
+        : `The type has ${facts.liveCount} attributes and ${facts.carryingCount} being redeclared (their values carried), ${MAX_ATTRIBUTE_DEFS} in all, the limit.`,
+    );
+  }
+  checkAgainstType(facts, d, undefined, options);
+}
+
+/**
  * Whether `declaration` could be declared on the type in place of the live definition `old` (a redeclaration): its
  * rules, and its rules against the type with `old` gone. Throws the refusal the declaration would get. Checked before
  * a redeclaration withdraws anything (and by a plan), so that no definition is withdrawn, and no value dropped, for a
@@ -224,13 +266,29 @@ export async function checkRedeclaration(
   const d = checkDeclaration(declaration);
   const facts = await declareFactsOf(run, tenant, typeGuid, d);
   if (!facts.typeFound) throw unknownType();
-  const oldDefaults = old.default_value_json?.length ?? 0;
-  checkAgainstType(
-    facts,
-    d,
-    { json: (old.allowed_values_json?.length ?? 0) + oldDefaults, defaults: oldDefaults },
-    options,
-  );
+  checkRedeclarationAgainst(facts, d, old, options);
+}
+
+/** A redeclaration's rules against its type as `facts` say it stands, with `old` (the definition it replaces) gone. */
+export function checkRedeclarationAgainst(
+  facts: DeclareFacts,
+  d: CheckedDeclaration,
+  old: StoredAttribute,
+  options: { refTypeComing?: boolean } = {},
+) {
+  checkAgainstType(facts, d, definitionRoom(old), options);
+}
+
+/** What a stored definition takes of its type's budgets (its enumerations' and default's JSON text, its default's). */
+export function definitionRoom(a: StoredAttribute): { json: number; defaults: number } {
+  const defaults = a.default_value_json?.length ?? 0;
+  return { json: (a.allowed_values_json?.length ?? 0) + defaults, defaults };
+}
+
+/** What a declaration would take of its type's budgets, as definitionRoom counts a stored one. */
+export function declarationRoom(d: CheckedDeclaration): { json: number; defaults: number } {
+  const { jsonBytes, defaultBytes } = roomOf(d);
+  return { json: jsonBytes, defaults: defaultBytes };
 }
 
 /** What the type holds that a declaration's rules read (db/attributes.ts readDeclareFacts), for declaration `d`. */
@@ -261,34 +319,7 @@ export async function declareIn(
   if (!dryRun && !locked) throw unknownType();
   const facts = await declareFactsOf(run, tenant, typeGuid, d);
   if (!facts.typeFound) throw unknownType();
-  if (facts.typeNameKey === ROOT_KEY) {
-    throw refuse('base_type_not_owner', 'The platform attribute owner cannot own declared attributes.');
-  }
-  if (PLATFORM_ATTRIBUTE_NAMES.has(d.key)) {
-    throw refuse(
-      'attribute_def_already_exists',
-      `"${d.name}" is a platform attribute: every type has it (${[...PLATFORM_ATTRIBUTE_NAMES].join(', ')}); choose another name.`,
-    );
-  }
-  if (facts.existingState === 'live') {
-    throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
-  }
-  if (facts.existingState === 'withdrawn') {
-    throw refuse(
-      'attribute_def_withdrawn',
-      `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
-    );
-  }
-  // A redeclaration carrying values holds its room until it ends (its definition is declared then).
-  if (facts.liveCount + facts.carryingCount >= MAX_ATTRIBUTE_DEFS) {
-    throw refuse(
-      'too_many_attribute_defs',
-      facts.carryingCount === 0
-        ? `The type has ${MAX_ATTRIBUTE_DEFS} attributes, the limit.`
-        : `The type has ${facts.liveCount} attributes and ${facts.carryingCount} being redeclared (their values carried), ${MAX_ATTRIBUTE_DEFS} in all, the limit.`,
-    );
-  }
-  checkAgainstType(facts, d);
+  checkNewDeclaration(facts, d);
   const { jsonBytes, defaultBytes } = roomOf(d);
   const attr = {
     guid: randomUUID(),

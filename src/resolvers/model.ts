@@ -4,8 +4,9 @@
 
 import { charge, type RequestContext } from '../context.js';
 import type { ModelAttributeSpec, ModelDocument, ModelPlan, PlanStep } from '../contract/model-document.js';
-import { countAttributeData, type StoredAttribute } from '../db/attributes.js';
+import { countAttributeData, type DeclareFacts, type StoredAttribute } from '../db/attributes.js';
 import { readFormerNames } from '../db/changes.js';
+import { findEntityTypesOf } from '../db/entities.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
 import {
   measureModel,
@@ -25,10 +26,16 @@ import {
   MODEL_MAX_DEFINITIONS,
   MODEL_MAX_TYPES,
   PLAN_MAX_IMPACTS,
+  PLAN_MAX_REFERENTS,
 } from '../model/plans.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { TurnClock } from '../turns.js';
-import { checkRedeclaration } from './attributes.js';
+import {
+  checkNewDeclaration,
+  checkRedeclarationAgainst,
+  declarationRoom,
+  definitionRoom,
+} from './attributes.js';
 import { countCarry } from './carry.js';
 import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
 import { attributeSpec, differences, SampleBudget, specOf, summarise } from './model-summaries.js';
@@ -136,7 +143,13 @@ interface CheckedType {
   renamedFrom: { name: string; key: string }[];
   /** Whether the document lists the type's definitions (`attributes` present): if not, they are left alone. */
   managed: boolean;
-  attributes: { spec: ModelAttributeSpec; key: string; refKey: string | null }[];
+  attributes: {
+    spec: ModelAttributeSpec;
+    key: string;
+    refKey: string | null;
+    /** The declaration as its rules read it (allowed_ref_type still the document's name). */
+    declaration: CheckedDeclaration;
+  }[];
 }
 
 /** The document's shape and every declaration's rules (the declare endpoint's own checks, with their reasons). */
@@ -213,7 +226,10 @@ function checkModelType(t: unknown, i: number, seen: Set<string>): CheckedType {
   const attributes = t.attributes ?? [];
   if (!Array.isArray(attributes)) throw invalidModel(`${where}.attributes`, 'must be a list');
   if (attributes.length > MAX_ATTRIBUTE_DEFS) {
-    throw invalidModel(`${where}.attributes`, `more than ${MAX_ATTRIBUTE_DEFS} definitions`);
+    throw refuse(
+      'too_many_attribute_defs',
+      `${where}.attributes: more than ${MAX_ATTRIBUTE_DEFS} definitions, the limit of one type`,
+    );
   }
   const names = new Set<string>();
   return {
@@ -253,7 +269,7 @@ function checkModelAttribute(
       throw located(e, `${attributePlace(where, j)}.allowed_ref_type`);
     }
   }
-  return { spec: specOf(d), key: d.key, refKey };
+  return { spec: specOf(d), key: d.key, refKey, declaration: d };
 }
 
 const attributePlace = (where: string, j: number) => `${where}.attributes[${j}]`;
@@ -295,6 +311,12 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     if (guidClock.due()) await guidClock.turn();
     named.push({ key, derivedGuid: typeGuid(tenant, key) });
   }
+  const referents = [...new Set(types.flatMap((t) => t.attributes.flatMap((a) => a.declaration.referents)))];
+  if (referents.length > PLAN_MAX_REFERENTS) {
+    throw modelTooLarge(
+      `its reference defaults name ${referents.length.toLocaleString('en-US')} entities (a plan resolves at most ${PLAN_MAX_REFERENTS.toLocaleString('en-US')})`,
+    );
+  }
   return ctx.db.read(async (run) => {
     // The state the plan is computed from, read first: a change committed meanwhile changes it, and an apply given
     // this version then refuses to act (an extra refusal, never a plan applied to a state it was not made for).
@@ -331,6 +353,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       }),
     );
     const refName = await referencedNames(run, tenant, [...stored.values()].flat());
+    // The entities the reference defaults name, and their types: one read for every definition of the document.
+    const referentTypes = await findEntityTypesOf(run, tenant, referents);
     const samples = new SampleBudget();
     const listedTypes = new Set(types.map((t) => t.key));
     const structural: PlanStep[] = [];
@@ -401,9 +425,31 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       const withdrawn = new Set(
         (current?.definitions ?? []).filter((a) => a.state === 'withdrawn').map((a) => a.name_key),
       );
+      // The type as the plan's steps so far would leave it, for the declaration rules (what readDeclareFacts reads
+      // for a declaration on its own): apply runs withdrawals and redeclarations first, then declarations, one after
+      // another, so each step is checked after those before it, and none is shown unblocked that apply would refuse
+      // halfway (the steps before it written).
+      const facts: DeclareFacts = {
+        typeFound: true,
+        typeNameKey: current?.type.name_key ?? t.key,
+        existingState: null,
+        liveCount: live.size,
+        carryingCount: 0,
+        liveJsonBytes: 0,
+        liveDefaultBytes: 0,
+        refTypeFound: false,
+        referents: [],
+      };
+      const take = (room: { json: number; defaults: number }, sign: 1 | -1) => {
+        facts.liveJsonBytes += sign * room.json;
+        facts.liveDefaultBytes += sign * room.defaults;
+      };
+      for (const a of live.values()) take(definitionRoom(a), 1);
       const listed = new Set(t.attributes.map((a) => a.key));
       for (const [key, a] of live) {
         if (listed.has(key) || !t.managed) continue;
+        facts.liveCount -= 1;
+        take(definitionRoom(a), -1);
         withdrawals.push({
           action: 'withdraw_attribute',
           type: t.name,
@@ -413,6 +459,17 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           impact: await impactOf(guid as string, a),
         });
       }
+      /** A step's `blocked` when `check` refuses it with the declaration's rules as they stand (facts). */
+      const blockedIf = (check: () => void): Pick<PlanStep, 'blocked'> => {
+        try {
+          check();
+          return {};
+        } catch (e) {
+          if (!isAppError(e)) throw e;
+          return { blocked: { reason: e.reason, message: e.message } };
+        }
+      };
+      const pending: { a: CheckedType['attributes'][number]; step: PlanStep }[] = [];
       for (const a of t.attributes) {
         const existing = live.get(a.key);
         const refGuid = a.refKey === null ? undefined : (byKey.get(a.refKey)?.type.guid ?? null);
@@ -424,12 +481,28 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
               'unknown_entity_type',
               `allowed_ref_type "${a.spec.allowed_ref_type}" names no type of the tenant or the document.`,
             );
+        // The declaration with its referenced type resolved (a type the document creates first has no guid yet,
+        // and no entity a default could name), and the facts of its referenced type and default's referents.
+        const d: CheckedDeclaration = {
+          ...a.declaration,
+          allowedRefType: refGuid === undefined ? null : (refGuid ?? ''),
+        };
+        facts.refTypeFound = typeof refGuid === 'string';
+        facts.referents = d.referents.map((g) => ({ guid: g, type_guid: referentTypes.get(g) ?? null }));
+        const options = { refTypeComing: refGuid === null };
         if (existing) {
           const now = attributeSpec(existing, refName);
           const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
           if (sameRef && sameSpec(now, a.spec)) {
             unchanged.attributes += 1;
             continue;
+          }
+          const blocked = refKnown
+            ? blockedIf(() => checkRedeclarationAgainst(facts, d, existing, options))
+            : blockedRef;
+          if (!blocked.blocked) {
+            take(definitionRoom(existing), -1);
+            take(declarationRoom(d), 1);
           }
           withdrawals.push({
             action: 'redeclare_attribute',
@@ -442,26 +515,36 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             changes: differences(now, a.spec, sameRef, samples),
             impact: await impactOf(guid as string, existing),
             carry: await carryOf(guid as string, existing, a.spec, refGuid ?? null),
-            ...(refKnown
-              ? await redeclarationBlocked(run, tenant, guid as string, a.spec, existing, refGuid)
-              : blockedRef),
+            ...blocked,
           });
           continue;
         }
-        declarations.push({
+        const step: PlanStep = {
           action: 'declare_attribute',
           type: t.name,
           type_guid: guid,
           attribute: a.spec.name,
           spec: a.spec,
           ...ref,
-          ...(withdrawn.has(a.key)
-            ? blockedBy(
-                'attribute_def_withdrawn',
-                `"${a.spec.name}" was withdrawn; its name is free once the purge has removed its data.`,
-              )
-            : blockedRef),
-        });
+        };
+        if (!refKnown) Object.assign(step, blockedRef);
+        else pending.push({ a: { ...a, declaration: d }, step });
+        declarations.push(step);
+      }
+      // The declarations after every withdrawal and redeclaration of the type, in the document's order.
+      for (const { a, step } of pending) {
+        const d = a.declaration;
+        const refGuid = d.allowedRefType;
+        facts.refTypeFound = refGuid !== null && refGuid !== '';
+        facts.referents = d.referents.map((g) => ({ guid: g, type_guid: referentTypes.get(g) ?? null }));
+        facts.existingState = withdrawn.has(a.key) ? 'withdrawn' : null;
+        const blocked = blockedIf(() => checkNewDeclaration(facts, d, { refTypeComing: refGuid === '' }));
+        if (blocked.blocked) {
+          Object.assign(step, blocked);
+          continue;
+        }
+        facts.liveCount += 1;
+        take(declarationRoom(d), 1);
       }
     }
     // A type the document creates, with the very definitions (by name) of a type it does not list: most likely a
@@ -489,31 +572,6 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       unchanged,
     };
   });
-}
-
-/**
- * Whether a redeclaration would be refused when the service declares it anew (its rules against the type, with the
- * definition it replaces gone): a blocked step, so that apply withdraws nothing for a declaration that cannot succeed.
- */
-async function redeclarationBlocked(
-  run: Run,
-  tenant: string,
-  typeGuid: string,
-  spec: ModelAttributeSpec,
-  existing: StoredAttribute,
-  refGuid: string | null | undefined,
-): Promise<Pick<PlanStep, 'blocked'>> {
-  const declaration: Record<string, unknown> = { ...spec };
-  if (spec.allowed_ref_type !== undefined) declaration.allowed_ref_type = refGuid ?? '';
-  try {
-    await checkRedeclaration(run, tenant, typeGuid, declaration, existing, {
-      refTypeComing: refGuid === null,
-    });
-    return {};
-  } catch (e) {
-    if (!isAppError(e)) throw e;
-    return { blocked: { reason: e.reason, message: e.message } };
-  }
 }
 
 function renameStep(name: string, type: StoredType): PlanStep {

@@ -185,6 +185,116 @@ describe('apply: everything is checked before the first write', () => {
     expect(await snapshot(api)).toEqual(before);
   }, 60_000);
 
+  it('a declaration the declare endpoint would refuse is blocked, each checked after the steps before it: nothing written', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const person = await createType(api, 'Person');
+    const place = await createType(api, 'Place');
+    const somewhere = (await api.post('/entities', { type_guid: place, name: 'somewhere' })).body.DATA.entity
+      .guid;
+    const t = await createType(api, 'Ledger');
+    const values = (tag: string, n: number, width: number) =>
+      Array.from({ length: n }, (_, i) => `${tag}${i}`.padEnd(width, '.'));
+    // five enumerations of about 0.69 MB (3.4 MB of the type's 4 MiB): one more of 0.41 MB fits, a second does not
+    const live = Array.from({ length: 5 }, (_, i) => ({
+      name: `e${i}`,
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: values(`e${i}-`, 1000, 680),
+    }));
+    for (const a of live) expect((await api.post(`/entities/types/${t}/attributes`, a)).status).toBe(201);
+    const before = await snapshot(api);
+    const ref = (name: string, allowed_ref_type: string, default_value: string) => ({
+      name,
+      value_type: 'entity_ref',
+      cardinality: 'single',
+      allowed_ref_type,
+      default_value,
+    });
+    const cases: [string, unknown[], [string, string][]][] = [
+      [
+        'a platform attribute name, on a type the document creates',
+        [{ name: 'Audit', attributes: [{ name: ' Tags ', value_type: 'string', cardinality: 'single' }] }],
+        [['Tags', 'attribute_def_already_exists']],
+      ],
+      [
+        'a definition on the root type',
+        [{ name: 'entity', attributes: [{ name: 'x', value_type: 'string', cardinality: 'single' }] }],
+        [['x', 'base_type_not_owner']],
+      ],
+      [
+        'reference defaults: no such entity, an entity of another type, any entity of a type the document creates',
+        [
+          { name: 'Audit', attributes: [] },
+          {
+            name: 'Deal',
+            attributes: [
+              ref('buyer', 'Person', '00000000-0000-4000-8000-000000000000'),
+              ref('seller', 'Person', somewhere),
+              ref('auditor', 'Audit', somewhere),
+            ],
+          },
+        ],
+        [
+          ['buyer', 'referent_not_found'],
+          ['seller', 'ref_type_mismatch'],
+          ['auditor', 'ref_type_mismatch'],
+        ],
+      ],
+      [
+        "two declarations each within the type's budget, not both",
+        [
+          {
+            name: 'Ledger',
+            attributes: [
+              ...live,
+              {
+                name: 'n1',
+                value_type: 'string',
+                cardinality: 'single',
+                allowed_values: values('a', 1000, 400),
+              },
+              {
+                name: 'n2',
+                value_type: 'string',
+                cardinality: 'single',
+                allowed_values: values('b', 1000, 400),
+              },
+            ],
+          },
+        ],
+        [['n2', 'attribute_defs_too_large']],
+      ],
+    ];
+    for (const [what, types, blocked] of cases) {
+      const document = doc(types);
+      const plan = await api.post('/entities/model/plan', document);
+      expect(plan.status, what).toBe(200);
+      expect(
+        plan.body.DATA.steps.filter((s: any) => s.blocked).map((s: any) => [s.attribute, s.blocked.reason]),
+        what,
+      ).toEqual(blocked);
+      const res = await api.post('/entities/model/apply', { document, allow_withdraw: true });
+      expect([res.status, res.body.DATA.reason], what).toEqual([409, 'plan_not_applicable']);
+      expect(await snapshot(api), what).toEqual(before);
+    }
+    // without the second declaration the first is applied: the budget counted it as the declare endpoint does
+    const one = doc([
+      {
+        name: 'Ledger',
+        attributes: [
+          ...live,
+          { name: 'n1', value_type: 'string', cardinality: 'single', allowed_values: values('a', 1000, 400) },
+        ],
+      },
+    ]);
+    const applied = await api.post('/entities/model/apply', { document: one });
+    expect(applied.status, JSON.stringify(applied.body.DATA).slice(0, 300)).toBe(200);
+    expect(applied.body.DATA.stopped ?? null).toBeNull();
+    expect(person).toBeTruthy();
+  }, 60_000);
+
   it('withdrawals not allowed are listed, all of them, and nothing is written; allowed, the apply makes the tenant match', async ({
     world,
   }) => {

@@ -3,7 +3,13 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect } from 'vitest';
 import { countAttributeData } from '../../src/db/attributes.js';
-import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, PLAN_MAX_IMPACTS } from '../../src/model/plans.js';
+import { MAX_ATTRIBUTE_DEFS } from '../../src/model/limits.js';
+import {
+  MODEL_FORMAT,
+  MODEL_MAX_DEFINITIONS,
+  PLAN_MAX_IMPACTS,
+  PLAN_MAX_REFERENTS,
+} from '../../src/model/plans.js';
 import { it } from '../fixtures.js';
 import {
   createType,
@@ -495,6 +501,37 @@ describe('plan: POST /entities/model/plan', () => {
 });
 
 describe('plan bounds: what it reads is counted first, and its answer grows with the document, not the store', () => {
+  it(`reference defaults naming more than ${PLAN_MAX_REFERENTS.toLocaleString('en-US')} distinct entities: model_too_large; at the bound, each checked`, async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    await createType(api, 'Person');
+    const guid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    // a multi reference default holds at most 1,000 entities: one definition per thousand
+    const document = (thousands: number) => ({
+      format: MODEL_FORMAT,
+      types: [
+        {
+          name: 'Deal',
+          attributes: Array.from({ length: thousands }, (_, d) => ({
+            name: `r${d}`,
+            value_type: 'entity_ref',
+            cardinality: 'multi',
+            allowed_ref_type: 'Person',
+            default_value: Array.from({ length: 1000 }, (_, i) => guid(d * 1000 + i)),
+          })),
+        },
+      ],
+    });
+    const over = await api.post('/entities/model/plan', document(PLAN_MAX_REFERENTS / 1000 + 1));
+    expect([over.status, over.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(over.body.MESSAGE).toContain(PLAN_MAX_REFERENTS.toLocaleString('en-US'));
+    const plan = await planOf(api, document(PLAN_MAX_REFERENTS / 1000));
+    expect(
+      plan.steps.filter((s: any) => s.action === 'declare_attribute').map((s: any) => s.blocked?.reason),
+    ).toEqual(Array.from({ length: PLAN_MAX_REFERENTS / 1000 }, () => 'referent_not_found'));
+  });
+
   it('types naming more than 6 MiB of enumerations and defaults: model_too_large before they are read; REST and GraphQL', async ({
     world,
   }) => {
@@ -677,6 +714,23 @@ describe('plan: POST /entities/model/plan (continued)', () => {
         { format: MODEL_FORMAT, types: Array.from({ length: 1001 }, (_, i) => ({ name: `t${i}` })) },
         'invalid_model',
         'more than 1000',
+      ],
+      [
+        {
+          format: MODEL_FORMAT,
+          types: [
+            {
+              name: 'a',
+              attributes: Array.from({ length: MAX_ATTRIBUTE_DEFS + 1 }, (_, i) => ({
+                name: `x${i}`,
+                value_type: 'string',
+                cardinality: 'single',
+              })),
+            },
+          ],
+        },
+        'too_many_attribute_defs',
+        'types[0].attributes',
       ],
     ];
     for (const [document, reason, where] of cases) {

@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import { ApplyReport, ApplyRequest, ModelDocument, ModelPlan } from '../../contract/model-document.js';
+import { MAX_ATTRIBUTE_DEFS } from '../../model/limits.js';
 import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../model/plans.js';
 import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
 import { DECLARATION_RULE_REASONS } from './bodies.js';
@@ -30,7 +31,7 @@ export const MODEL_ROUTES = {
     operationId: 'planModel',
     tag: 'Model as code',
     summary: 'What applying a model document would change (plan)',
-    description: `Compares the document with the tenant and lists the steps that would make the tenant match it, in the order to apply them, each through its ordinary endpoint: types to create or rename, definitions to withdraw (with their dry-run impact), to redeclare (a changed specification, with how it differs) and to declare. Types the document does not list are left alone. Writes nothing. Each declaration is checked with the declare endpoint's own rules and reasons; a malformed document is \`invalid_model\`. Bounded like the export: the definitions of the types the document names are counted before they are read, and more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} of them, or more than ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB of their enumerations and defaults, is refused (\`model_too_large\`). Steps show stored definitions summarised (enumerations counted, long defaults sized), so the answer grows with the document, not with what the tenant stores.`,
+    description: `Compares the document with the tenant and lists the steps that would make the tenant match it, in the order to apply them, each through its ordinary endpoint: types to create or rename, definitions to withdraw (with their dry-run impact), to redeclare (a changed specification, with how it differs) and to declare. Types the document does not list are left alone. Writes nothing. Each declaration is checked with the declare endpoint's own rules and reasons; a malformed document is \`invalid_model\`, a type listing more than ${MAX_ATTRIBUTE_DEFS} definitions \`too_many_attribute_defs\`. Bounded like the export: the definitions of the types the document names are counted before they are read, and more than ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} of them, or more than ${MODEL_MAX_DEFINITION_BYTES / 1024 / 1024} MiB of their enumerations and defaults, is refused (\`model_too_large\`). Steps show stored definitions summarised (enumerations counted, long defaults sized), so the answer grows with the document, not with what the tenant stores.`,
     auth: 'bearer',
     body: ModelDocument,
     bodyCheckedByResolver: true,
@@ -40,7 +41,7 @@ export const MODEL_ROUTES = {
         data: ModelPlan,
       },
     },
-    refusals: ['invalid_model', 'model_too_large', ...DECLARATION_RULE_REASONS],
+    refusals: ['invalid_model', 'model_too_large', 'too_many_attribute_defs', ...DECLARATION_RULE_REASONS],
   }),
   applyModel: route({
     method: 'POST',
@@ -61,6 +62,7 @@ export const MODEL_ROUTES = {
     refusals: [
       'invalid_model',
       'model_too_large',
+      'too_many_attribute_defs',
       'plan_not_applicable',
       'model_changed',
       'tenant_mismatch',

@@ -15,6 +15,7 @@
 // between tenants (slots.ts): one tenant holds at most half of them.
 // Time is bounded too: a body must arrive within a total deadline, and never pause longer than the idle deadline
 // (waiting for a slot does not count as idle); a slow sender is answered 408 and gives up what it held.
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import sjson from 'secure-json-parse';
@@ -249,6 +250,9 @@ export function releaseBody(body: Buffer) {
  * the route does not run for nobody.
  */
 export async function parseJsonBody(body: Buffer, gone?: () => boolean): Promise<unknown> {
+  // JSON text is UTF-8 (RFC 8259): a body that is not is refused, not read with its bad bytes replaced by U+FFFD (a
+  // type named "caf\xe9" in Latin-1 was created as "caf\ufffd"). One native pass, about a millisecond for 8 MB.
+  if (!isUtf8(body)) throw refuse('invalid_json', 'The body is not valid JSON: it is not UTF-8 text.');
   const pieces = piecesIn.get(body);
   if (pieces === undefined) return parseJsonText(body.toString('utf8'));
   let value: unknown;

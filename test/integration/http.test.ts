@@ -9,7 +9,15 @@ import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';
 import { itServed } from '../fixtures.js';
-import { newTenant, restClient, TEST_SECRET, testApp, tokenFor, untilReady } from '../helpers.js';
+import {
+  fingerprint,
+  newTenant,
+  restClient,
+  TEST_SECRET,
+  testApp,
+  tokenFor,
+  untilReady,
+} from '../helpers.js';
 
 const it = itServed();
 
@@ -424,6 +432,36 @@ describe('Malformed input', () => {
       expect(res.status, body).toBe(400);
       expect(res.body.DATA.reason).toBe('invalid_json');
     }
+  });
+
+  it('a body that is not UTF-8 is a 400 invalid_json, nothing written (REST and GraphQL, small and long strings)', async ({
+    world,
+  }) => {
+    const tenant = newTenant();
+    const token = await tokenFor(tenant);
+    const api = restClient(world.app, token);
+    expect((await api.get('/entities/types?page_size=1')).status).toBe(200);
+    const before = await fingerprint(world.driver, tenant);
+    const latin1 = (text: string) => Buffer.from(text, 'latin1');
+    const bodies: [string, Buffer][] = [
+      ['/entities/types', latin1('{"name":"café"}')],
+      // a string long enough to be decoded a slice at a time (json-long-strings.ts)
+      ['/entities/types', latin1(`{"name":"x","pad":"${'é'.repeat(300_000)}"}`)],
+      ['/graphql', latin1('{"query":"mutation { createEntityType(name: \\"café\\") { created } }"}')],
+    ];
+    for (const [url, payload] of bodies) {
+      const res = await world.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload,
+      });
+      expect([res.statusCode, res.json().DATA?.reason], url).toEqual([400, 'invalid_json']);
+    }
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+    // the same text in UTF-8 is read as it is
+    const utf8 = await api.post('/entities/types', Buffer.from('{"name":"café"}', 'utf8').toString('utf8'));
+    expect([utf8.status, utf8.body.DATA.entity_type.name]).toEqual([201, 'café']);
   });
 
   it('prototype keys in a body are dropped, not honoured', async ({ world }) => {

@@ -444,6 +444,21 @@ describe('change feed', () => {
     expect(await refusalOf(gql.request('{ modelChanges(typeGuid: "zz") { hasMore } }' as never))).toBe(
       'invalid_filter',
     );
+    // more kinds than there are, every one known: refused as too many, counted before they are read
+    const many = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: {
+        authorization: `Bearer ${await tokenFor(tenant)}`,
+        'content-type': 'application/json',
+      },
+      payload: {
+        query: 'query($k: [ModelChangeKind!]) { modelChanges(kinds: $k) { hasMore } }',
+        variables: { k: Array.from({ length: 200_000 }, () => 'attribute_declared') },
+      },
+    });
+    expect(many.json().errors[0].extensions.reason).toBe('invalid_filter');
+    expect(many.json().errors[0].message).toMatch(/^At most \d+ kinds of change/);
   });
 
   it('a filtered page examines a bounded window: past it, an empty page with has_more, and the match on a later page', async ({

@@ -74,6 +74,40 @@ describe('measureAnswer, then stringifyMarked', () => {
     );
   });
 
+  it('counts never fewer bytes than the answer is sent as, whatever its strings hold (CJK, quotes, controls, surrogates)', () => {
+    const wide = fc.oneof(
+      tricky,
+      fc.string({ unit: 'binary', maxLength: 80 }),
+      fc.constantFrom(
+        '漢'.repeat(64),
+        '漢'.repeat(65),
+        '"'.repeat(64),
+        '\u0001'.repeat(70),
+        '\ud83d',
+        '😀'.repeat(40),
+      ),
+    );
+    const values = jsonValues(wide, {
+      leaves: [fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null), wide],
+      crossShrink: false,
+    });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          answer.map(({ raw, parsed }) => ({ raw, parsed })),
+          values.map((v) => ({ raw: v, parsed: v })),
+        ),
+        ({ raw, parsed }) => {
+          const measured = measureAnswer(raw, Number.POSITIVE_INFINITY, []);
+          expect(measured).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(parsed) ?? ''));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    // names of 64 CJK characters: 194 bytes each as sent, counted so
+    expect(measureAnswer(['漢'.repeat(64)], Number.POSITIVE_INFINITY, [])).toBeGreaterThanOrEqual(196);
+  });
+
   it('splices a text as it is stored, its spacing included (it is not parsed)', () => {
     const stored = `{ "a" : [1, 2,\n 3], "pad": "${'p'.repeat(RAW_FROM_CHARS)}" }`;
     expect(answerText({ data: { after: rawJson(stored), before: rawJson(null) } })).toBe(
@@ -115,8 +149,9 @@ describe('measureAnswer, then stringifyMarked', () => {
   it('counts a stored text in an answer’s size by its UTF-8 bytes', () => {
     const text = JSON.stringify(['é'.repeat(100)]);
     expect(measureAnswer(new RawJson(text), 1e9, [])).toBe(Buffer.byteLength(text));
-    expect(measureAnswer({ a: new RawJson(text) }, 1e9, [])).toBe(1 + 1 + 4 + Buffer.byteLength(text));
-    expect(measureAnswer([new RawJson(text)], 1e9, [])).toBe(1 + 1 + Buffer.byteLength(text));
+    // braces, the key with its quotes, its colon and a comma; brackets and a comma
+    expect(measureAnswer({ a: new RawJson(text) }, 1e9, [])).toBe(2 + 3 + 2 + Buffer.byteLength(text));
+    expect(measureAnswer([new RawJson(text)], 1e9, [])).toBe(2 + 1 + Buffer.byteLength(text));
   });
 });
 

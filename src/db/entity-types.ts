@@ -137,6 +137,15 @@ const CREATED_TYPE = newUserType('guid', '$name', '$key');
 const LOADED_TYPE = newUserType('n.guid', 'n.name', 'n.name_key');
 
 /**
+ * The guid a type created under a name takes, as `guid` (after `WITH` the variables in `imports`): the one a type
+ * deleted under it held (its tombstone), else the one its release named, else the one derived from it.
+ */
+export const createdGuid = (key: string, derived: string, imports = '') =>
+  `OPTIONAL MATCH (x:TypeTombstone {tenant: $tenant, name_key: ${key}})
+     OPTIONAL MATCH (r:TypeNameRelease {tenant: $tenant, name_key: ${key}})
+     WITH ${imports === '' ? '' : `${imports}, `}coalesce(x.guid, r.guid, ${derived}) AS guid`;
+
+/**
  * Creates a user-defined type. Its guid is the one a deleted type last held under this name (its tombstone), else
  * the one the name's release named (when it was released), else the one derived from the name; tombstones pointing
  * at the guid taken are cleared.
@@ -150,9 +159,7 @@ export async function createUserType(
   change: ChangeRecord,
 ) {
   const rows = await run(
-    `OPTIONAL MATCH (x:TypeTombstone {tenant: $tenant, name_key: $key})
-     OPTIONAL MATCH (r:TypeNameRelease {tenant: $tenant, name_key: $key})
-     WITH coalesce(x.guid, r.guid, $guid) AS guid
+    `${createdGuid('$key', '$guid')}
      CREATE ${CREATED_TYPE}
      WITH t
      CALL {

@@ -2,7 +2,13 @@
 
 import neo4j from 'neo4j-driver';
 import { ATTR_PROJECTION, type StoredAttribute, TEXT_LENGTHS, toStoredAttribute } from './attributes.js';
-import { namedTypeBranches, type StoredType, toStoredType, typeProjection } from './entity-types.js';
+import {
+  createdGuid,
+  namedTypeBranches,
+  type StoredType,
+  toStoredType,
+  typeProjection,
+} from './entity-types.js';
 import type { Run } from './run.js';
 
 /** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
@@ -60,6 +66,18 @@ export async function readModel(run: Run, tenant: string, maxTypes: number): Pro
   }));
 }
 
+/** A name's type (resolveModelTypes), what reading its definitions costs, and its redeclarations carrying values. */
+export interface ResolvedModelType {
+  type: StoredType;
+  definitions: number;
+  bytes: number;
+  /**
+   * Redeclarations carrying their values to the definitions stated anew (resolvers/carry.ts): each holds its room
+   * under the 200 limit and the budgets (the new definition's enumerations and default) until it is declared.
+   */
+  carrying: { count: number; json: number; defaults: number };
+}
+
 /**
  * The types the given names resolve to, as a create-or-get would resolve each (the type holding the name, else the
  * one whose guid was derived from it), each with the number of definitions declared on it by callers (live and
@@ -84,22 +102,72 @@ export async function resolveModelTypes(
          WITH t
          OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
          WHERE a.origin = 'user_defined'
-         RETURN count(a) AS definitions, coalesce(sum(${TEXT_LENGTHS.json}), 0) AS bytes
+         WITH a, a.carrying = true AS carrying
+         RETURN count(a) AS definitions, coalesce(sum(${TEXT_LENGTHS.json}), 0) AS bytes,
+                sum(CASE WHEN carrying THEN 1 ELSE 0 END) AS carrying,
+                sum(CASE WHEN carrying THEN coalesce(a.carry_json_bytes, 0) ELSE 0 END) AS carryJson,
+                sum(CASE WHEN carrying THEN coalesce(a.carry_default_bytes, 0) ELSE 0 END) AS carryDefaults
        }
-       RETURN ${typeProjection('t')} AS type, definitions, bytes
+       RETURN ${typeProjection('t')} AS type, definitions, bytes, carrying, carryJson, carryDefaults
      }
-     RETURN i, type, definitions, bytes`,
+     RETURN i, type, definitions, bytes, carrying, carryJson, carryDefaults`,
     { tenant, names },
   );
-  const out: ({ type: StoredType; definitions: number; bytes: number } | null)[] = names.map(() => null);
+  const out: (ResolvedModelType | null)[] = names.map(() => null);
   for (const r of rows) {
     out[Number(r.i)] = {
       type: toStoredType(r.type),
       definitions: Number(r.definitions),
       bytes: Number(r.bytes),
+      carrying: {
+        count: Number(r.carrying ?? 0),
+        json: Number(r.carryJson ?? 0),
+        defaults: Number(r.carryDefaults ?? 0),
+      },
     };
   }
   return out;
+}
+
+/**
+ * What a plan's declarations are checked against beyond the types it names, in one statement: the type of each
+ * entity the reference defaults name (absent: no such entity), and for each name the document creates a type under,
+ * the definitions still being purged on the guid it would take (createdGuid: a type deleted under the name gets its
+ * guid back, with the definitions its deletion withdrew).
+ */
+export async function readPlanFacts(
+  run: Run,
+  tenant: string,
+  referents: readonly string[],
+  creates: readonly { key: string; derivedGuid: string }[],
+): Promise<{ referentTypes: Map<string, string>; purging: Map<string, Set<string>> }> {
+  const referentTypes = new Map<string, string>();
+  const purging = new Map<string, Set<string>>();
+  if (referents.length === 0 && creates.length === 0) return { referentTypes, purging };
+  const rows = await run(
+    `CALL {
+       UNWIND $referents AS g
+       MATCH (e:Entity {guid: g}) WHERE e.tenant = $tenant
+       RETURN collect([g, e.type_guid]) AS referents
+     }
+     CALL {
+       UNWIND $creates AS n
+       ${createdGuid('n.key', 'n.derivedGuid', 'n')}
+       MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
+       WHERE a.origin = 'user_defined' AND a.state = 'withdrawn'
+       RETURN collect([n.key, a.name_key]) AS purging
+     }
+     RETURN referents, purging`,
+    { tenant, referents: [...referents], creates: [...creates] },
+  );
+  const row = rows[0];
+  for (const [g, type] of (row?.referents ?? []) as [string, string][]) referentTypes.set(g, type);
+  for (const [key, name] of (row?.purging ?? []) as [string, string][]) {
+    let names = purging.get(key);
+    if (!names) purging.set(key, (names = new Set()));
+    names.add(name);
+  }
+  return { referentTypes, purging };
 }
 
 /** Every definition declared by callers (live and withdrawn) on each of the types, whole rows, in name order. */

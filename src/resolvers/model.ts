@@ -6,12 +6,12 @@ import { charge, type RequestContext } from '../context.js';
 import type { ModelAttributeSpec, ModelDocument, ModelPlan, PlanStep } from '../contract/model-document.js';
 import { countAttributeData, type DeclareFacts, type StoredAttribute } from '../db/attributes.js';
 import { readFormerNames } from '../db/changes.js';
-import { findEntityTypesOf } from '../db/entities.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
 import {
   measureModel,
   readModel,
   readModelDefinitions,
+  readPlanFacts,
   readUnlistedTypeShapes,
   resolveModelTypes,
 } from '../db/model.js';
@@ -353,8 +353,16 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       }),
     );
     const refName = await referencedNames(run, tenant, [...stored.values()].flat());
-    // The entities the reference defaults name, and their types: one read for every definition of the document.
-    const referentTypes = await findEntityTypesOf(run, tenant, referents);
+    // The entities the reference defaults name, and their types, and the definitions still being purged on the guids
+    // of the types the document creates: one read for the whole document.
+    const derivedOf = new Map(named.map((n) => [n.key, n.derivedGuid]));
+    const resolves = (t: CheckedType) =>
+      byKey.get(t.key) ?? t.renamedFrom.map((r) => byKey.get(r.key) ?? null).find((c) => c !== null) ?? null;
+    const createdNames = types
+      .filter((t) => resolves(t) === null)
+      .map((t) => ({ key: t.key, derivedGuid: derivedOf.get(t.key) as string }));
+    const { referentTypes, purging } = await readPlanFacts(run, tenant, referents, createdNames);
+    const carryingOf = new Map(resolved.flatMap((r) => (r ? [[r.type.guid, r.carrying] as const] : [])));
     const samples = new SampleBudget();
     const listedTypes = new Set(types.map((t) => t.key));
     const structural: PlanStep[] = [];
@@ -394,7 +402,9 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
 
     // (as in checkModelDocument: 50,000 declarations made in one piece held the thread 30 to 70 ms)
     const clock = new TurnClock();
-    for (const t of types) {
+    /** The place in the document of each tenant type an entry resolves to: two entries may not name one type. */
+    const entryOf = new Map<string, number>();
+    for (const [i, t] of types.entries()) {
       if (clock.due()) await clock.turn();
       let current: { type: StoredType; definitions: StoredAttribute[] } | null = byKey.get(t.key) ?? null;
       let renamed = false;
@@ -405,16 +415,24 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         // The name resolves to the type created under it, renamed since: the document names it back.
         renamed = true;
       }
-      if (current && renamed) structural.push(renameStep(t.name, current.type));
+      if (current) {
+        // (each entry's steps are planned from the type as it is: two entries for one type, by a name and a former
+        // name, would each rename it or state its definitions, and apply would undo one with the other)
+        const earlier = entryOf.get(current.type.guid);
+        if (earlier !== undefined) {
+          throw invalidModel(
+            `types[${i}]`,
+            `names the type types[${earlier}] names ("${current.type.name}", ${current.type.guid}): list a type once`,
+          );
+        }
+        entryOf.set(current.type.guid, i);
+      }
+      const managedName = MANAGED_TYPES.has(t.key)
+        ? blockedBy('type_instances_managed', `"${t.name}" is a managed type: the platform sets it up.`)
+        : {};
+      if (current && renamed) structural.push({ ...renameStep(t.name, current.type), ...managedName });
       if (!current) {
-        structural.push({
-          action: 'create_type',
-          type: t.name,
-          type_guid: null,
-          ...(MANAGED_TYPES.has(t.key)
-            ? blockedBy('type_instances_managed', `"${t.name}" is a managed type: the platform sets it up.`)
-            : {}),
-        });
+        structural.push({ action: 'create_type', type: t.name, type_guid: null, ...managedName });
       } else if (!renamed) {
         unchanged.types += 1;
       }
@@ -422,9 +440,12 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       const live = new Map(
         (current?.definitions ?? []).filter((a) => a.state === 'live').map((a) => [a.name_key, a]),
       );
-      const withdrawn = new Set(
-        (current?.definitions ?? []).filter((a) => a.state === 'withdrawn').map((a) => a.name_key),
-      );
+      // (a type created under a name a deleted type held gets its guid back, and the definitions its deletion withdrew
+      // are purged from it)
+      const withdrawn = current
+        ? new Set(current.definitions.filter((a) => a.state === 'withdrawn').map((a) => a.name_key))
+        : (purging.get(t.key) ?? new Set<string>());
+      const carrying = (current && carryingOf.get(current.type.guid)) || { count: 0, json: 0, defaults: 0 };
       // The type as the plan's steps so far would leave it, for the declaration rules (what readDeclareFacts reads
       // for a declaration on its own): apply runs withdrawals and redeclarations first, then declarations, one after
       // another, so each step is checked after those before it, and none is shown unblocked that apply would refuse
@@ -434,9 +455,9 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         typeNameKey: current?.type.name_key ?? t.key,
         existingState: null,
         liveCount: live.size,
-        carryingCount: 0,
-        liveJsonBytes: 0,
-        liveDefaultBytes: 0,
+        carryingCount: carrying.count,
+        liveJsonBytes: carrying.json,
+        liveDefaultBytes: carrying.defaults,
         refTypeFound: false,
         referents: [],
       };

@@ -23,3 +23,6 @@ export const GRAPHQL_LIMITS = {
    */
   maxAnswerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 1024 * 1024,
 } as const;
+
+/** The memory one operation reserves at admission (the /graphql route's budget): its answer, parsed and in text. */
+export const GRAPHQL_OPERATION_MEMORY = 3 * GRAPHQL_LIMITS.maxAnswerBytes;

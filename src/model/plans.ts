@@ -2,6 +2,8 @@
 // by the rules (resolvers/model.ts), the contract's schemas of the document (contract/model-document.ts) and the
 // GraphQL enum of the actions.
 
+import { GRAPHQL_OPERATION_MEMORY } from './graphql-limits.js';
+
 /** The format (and version) a model document states, and the only one the service reads. */
 export const MODEL_FORMAT = 'entity-metamodel/v1';
 /** Most types a model document lists (an export refuses a larger model, a plan a longer document). */
@@ -21,6 +23,21 @@ export const PLAN_MAX_IMPACTS = 25;
  * refused (model_too_large) before it is read.
  */
 export const PLAN_MAX_REFERENTS = 10_000;
+/**
+ * What planning a document holds per byte of it: each of its definitions (about 33 bytes at the least) becomes a step
+ * that names its type again (up to a kilobyte), in objects, in the answer's text and in its bytes. Measured: a
+ * 3.1 MB document of 1,000 types of 256 characters and 50,000 definitions held about 60 MB (a 20 MB answer).
+ */
+export const PLAN_MEMORY_PER_DOCUMENT_BYTE = 32;
+/**
+ * The largest document GraphQL's modelPlan plans (model_too_large past it, counted as JSON text before it is read):
+ * what an operation reserves (GRAPHQL_OPERATION_MEMORY) covers at PLAN_MEMORY_PER_DOCUMENT_BYTE. REST's plan reserves
+ * for its own body, so larger documents are planned there. (Four 3.8 MB documents planned at once over GraphQL, each
+ * admitted at an operation's fixed reservation, took the process 70 MB past it.)
+ */
+export const GRAPHQL_PLAN_MAX_DOCUMENT_BYTES = Math.floor(
+  GRAPHQL_OPERATION_MEMORY / PLAN_MEMORY_PER_DOCUMENT_BYTE,
+);
 
 /** What each kind of plan step does, in the order a plan lists them. */
 export const PLAN_ACTION_DESCRIPTIONS = {

@@ -153,7 +153,11 @@ interface CheckedType {
 }
 
 /** The document's shape and every declaration's rules (the declare endpoint's own checks, with their reasons). */
-export async function checkModelDocument(document: unknown): Promise<CheckedType[]> {
+export async function checkModelDocument(
+  document: unknown,
+  /** Called at each turn given (a GraphQL operation checks its time budget there). */
+  tick: () => void = () => {},
+): Promise<CheckedType[]> {
   if (!isObject(document)) throw invalidModel('document', 'must be an object');
   for (const field of Object.keys(document)) {
     if (field !== 'format' && field !== 'types') throw invalidModel('document', `unknown field "${field}"`);
@@ -177,7 +181,10 @@ export async function checkModelDocument(document: unknown): Promise<CheckedType
   // whenever the work has held the thread TURN_MS.
   const clock = new TurnClock();
   for (const [i, t] of types.entries()) {
-    if (clock.due()) await clock.turn();
+    if (clock.due()) {
+      tick();
+      await clock.turn();
+    }
     checked.push(checkModelType(t, i, seen));
   }
   return checked;
@@ -295,7 +302,7 @@ function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {
  */
 export async function planModel(ctx: RequestContext, document: unknown): Promise<ModelPlan> {
   const tenant = ctx.viewer.tenant;
-  const types = await checkModelDocument(document);
+  const types = await checkModelDocument(document, () => charge(ctx, 0));
   const refKeys = [
     ...new Set(types.flatMap((t) => t.attributes.flatMap((a) => (a.refKey ? [a.refKey] : [])))),
   ];
@@ -308,7 +315,10 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
   const named: { key: string; derivedGuid: string }[] = [];
   const guidClock = new TurnClock();
   for (const key of new Set(lookups)) {
-    if (guidClock.due()) await guidClock.turn();
+    if (guidClock.due()) {
+      charge(ctx, 0);
+      await guidClock.turn();
+    }
     named.push({ key, derivedGuid: typeGuid(tenant, key) });
   }
   const referents = [...new Set(types.flatMap((t) => t.attributes.flatMap((a) => a.declaration.referents)))];
@@ -405,7 +415,10 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     /** The place in the document of each tenant type an entry resolves to: two entries may not name one type. */
     const entryOf = new Map<string, number>();
     for (const [i, t] of types.entries()) {
-      if (clock.due()) await clock.turn();
+      if (clock.due()) {
+        charge(ctx, 0);
+        await clock.turn();
+      }
       let current: { type: StoredType; definitions: StoredAttribute[] } | null = byKey.get(t.key) ?? null;
       let renamed = false;
       if (!current && t.renamedFrom.length > 0) {

@@ -16,9 +16,15 @@ import {
   PlanCarry,
   WithdrawImpact,
 } from '../contract/wire.js';
-import { type PlanAction as Action, PLAN_ACTION_DESCRIPTIONS } from '../model/plans.js';
+import { refuse } from '../errors.js';
+import {
+  type PlanAction as Action,
+  GRAPHQL_PLAN_MAX_DOCUMENT_BYTES,
+  PLAN_ACTION_DESCRIPTIONS,
+} from '../model/plans.js';
 import { exportModel, planModel } from '../resolvers/model.js';
 import { builder } from './builder.js';
+import { measureAnswer } from './limits.js';
 import { rowDescription, rowFields } from './row-fields.js';
 
 const PlanAction = builder.enumType('ModelPlanAction', {
@@ -144,8 +150,7 @@ builder.queryFields((t) => ({
   }),
   modelPlan: t.field({
     type: Plan,
-    description:
-      'What applying a model document would change (writes nothing). Refusals: invalid_model, and the reasons of a declaration (e.g. unknown_value_type) for a definition the document states.',
+    description: `What applying a model document would change (writes nothing). A document of at most ${GRAPHQL_PLAN_MAX_DOCUMENT_BYTES.toLocaleString('en-US')} bytes (larger: model_too_large; REST plans up to the body limit). Refusals: invalid_model, model_too_large, and the reasons of a declaration (e.g. unknown_value_type) for a definition the document states.`,
     args: {
       document: t.arg({
         type: 'JSON',
@@ -153,6 +158,17 @@ builder.queryFields((t) => ({
         description: 'A model document (format entity-metamodel/v1).',
       }),
     },
-    resolve: (_root, args, ctx) => planModel(ctx, args.document),
+    resolve: (_root, args, ctx) => {
+      // (counted as JSON text before it is read, at most one byte past the bound: see GRAPHQL_PLAN_MAX_DOCUMENT_BYTES)
+      if (
+        measureAnswer(args.document, GRAPHQL_PLAN_MAX_DOCUMENT_BYTES, []) > GRAPHQL_PLAN_MAX_DOCUMENT_BYTES
+      ) {
+        throw refuse(
+          'model_too_large',
+          `The document is larger than ${GRAPHQL_PLAN_MAX_DOCUMENT_BYTES.toLocaleString('en-US')} bytes, the most a GraphQL operation plans; plan it with POST /entities/model/plan.`,
+        );
+      }
+      return planModel(ctx, args.document);
+    },
   }),
 }));

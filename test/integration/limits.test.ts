@@ -9,6 +9,7 @@ import { WITHDRAWN_LISTED } from '../../src/model/pages.js';
 const WITHDRAWN_LISTED_MAX = WITHDRAWN_LISTED.max;
 
 import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../src/model/limits.js';
+import { GRAPHQL_PLAN_MAX_DOCUMENT_BYTES } from '../../src/model/plans.js';
 import { MAX_LOOKUP_IDENTIFIERS } from '../../src/resolvers/entities.js';
 import { MAX_VALUE_DEPTH } from '../../src/resolvers/values.js';
 import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
@@ -705,6 +706,29 @@ describe(`GraphQL execution budget: at most ${GRAPHQL_LIMITS.maxObjects.toLocale
         payload: JSON.stringify({ query: 'mutation { createEntityType(name: "Timed") { created } }' }),
       });
       expect(made.json()).toEqual({ data: { createEntityType: { created: true } } });
+      // A plan checks the clock as it goes: a document of 8,000 definitions is refused, not planned past its time.
+      const document = {
+        format: 'entity-metamodel/v1',
+        types: Array.from({ length: 100 }, (_, t) => ({
+          name: `t${t}`,
+          attributes: Array.from({ length: 80 }, (_, a) => ({
+            name: `d${a}`,
+            value_type: 'string',
+            cardinality: 'single',
+          })),
+        })),
+      };
+      expect(JSON.stringify(document).length).toBeLessThan(GRAPHQL_PLAN_MAX_DOCUMENT_BYTES);
+      const plan = await slow.app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          query: 'query($d: JSON!) { modelPlan(document: $d) { basedOn } }',
+          variables: { d: document },
+        }),
+      });
+      expect(reasonOf(plan.json())).toBe('query_timeout');
     } finally {
       await slow.close();
     }

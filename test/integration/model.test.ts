@@ -5,6 +5,7 @@ import { describe, expect } from 'vitest';
 import { countAttributeData } from '../../src/db/attributes.js';
 import { MAX_ATTRIBUTE_DEFS } from '../../src/model/limits.js';
 import {
+  GRAPHQL_PLAN_MAX_DOCUMENT_BYTES,
   MODEL_FORMAT,
   MODEL_MAX_DEFINITIONS,
   PLAN_MAX_IMPACTS,
@@ -747,6 +748,54 @@ describe('plan: POST /entities/model/plan (continued)', () => {
     };
     expect((await planOf(api, atLimit)).steps).toHaveLength(1000);
   }, 60_000);
+});
+
+describe('GraphQL: modelPlan plans documents of what an operation reserves', () => {
+  it(`at most ${GRAPHQL_PLAN_MAX_DOCUMENT_BYTES.toLocaleString('en-US')} bytes of document: past it, model_too_large before it is read; REST plans it`, async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const token = await tokenFor(newTenant());
+    // one enumeration of distinct values of up to 1,000 characters, the last one cut to the size wanted
+    const documentOf = (bytes: number) => {
+      const values: string[] = [];
+      const doc = () => ({
+        format: MODEL_FORMAT,
+        types: [
+          {
+            name: 'Padded',
+            attributes: [{ name: 'p', value_type: 'string', cardinality: 'single', allowed_values: values }],
+          },
+        ],
+      });
+      while (JSON.stringify(doc()).length + 1_004 <= bytes)
+        values.push(`${values.length}:`.padEnd(1_000, 'x'));
+      const room = bytes - JSON.stringify(doc()).length - 3;
+      values.push(`${values.length}:`.padEnd(room, 'x'));
+      expect(JSON.stringify(doc()).length).toBe(bytes);
+      return doc();
+    };
+    const plan = async (document: unknown) =>
+      (
+        await world.app.inject({
+          method: 'POST',
+          url: '/graphql',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({
+            query: 'query($d: JSON!) { modelPlan(document: $d) { basedOn } }',
+            variables: { d: document },
+          }),
+        })
+      ).json();
+    // (counted as its JSON text, each object and list a byte more: this one holds 6 of them)
+    const at = await plan(documentOf(GRAPHQL_PLAN_MAX_DOCUMENT_BYTES - 6));
+    expect(at.errors, JSON.stringify(at.errors)).toBeUndefined();
+    const over = await plan(documentOf(GRAPHQL_PLAN_MAX_DOCUMENT_BYTES + 1));
+    expect(over.errors[0].extensions.reason).toBe('model_too_large');
+    expect(
+      (await api.post('/entities/model/plan', documentOf(GRAPHQL_PLAN_MAX_DOCUMENT_BYTES + 1))).status,
+    ).toBe(200);
+  });
 });
 
 describe('GraphQL: model and modelPlan', () => {

@@ -5,10 +5,15 @@
 
 import { BODY_LIMIT_BYTES } from '../../body.js';
 import { type DoorBudget, FIXED_DOOR, KB, MB } from '../../model/doors.js';
-import { GRAPHQL_LIMITS } from '../../model/graphql-limits.js';
+import { GRAPHQL_LIMITS, GRAPHQL_OPERATION_MEMORY } from '../../model/graphql-limits.js';
 import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../model/limits.js';
 import { PAGES } from '../../model/pages.js';
-import { MODEL_MAX_DEFINITION_BYTES, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../../model/plans.js';
+import {
+  MODEL_MAX_DEFINITION_BYTES,
+  MODEL_MAX_DEFINITIONS,
+  MODEL_MAX_TYPES,
+  PLAN_MEMORY_PER_DOCUMENT_BYTE,
+} from '../../model/plans.js';
 import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
 import { LOOKUP_BODY_BYTES, MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS } from '../../resolvers/entity-list.js';
@@ -47,12 +52,6 @@ const ENTITY = BODY_LIMIT_BYTES + MAX_TYPE_DEFAULTS_JSON_BYTES;
 /** A GraphQL answer at its largest (schema/limits.ts), and what an operation reads. */
 const GRAPHQL_ANSWER = GRAPHQL_LIMITS.maxAnswerBytes;
 const GRAPHQL_READS = `what the operation selects, bounded before it runs by its static cost (${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')}), then by ${GRAPHQL_LIMITS.maxObjects.toLocaleString('en-US')} objects, ${GRAPHQL_LIMITS.maxAnswerBytes / MB} MiB of values and its time budget; ${'`'}GRAPHQL_CONCURRENCY${'`'} at once`;
-/**
- * What planning a document holds per byte of it: each of its definitions (about 33 bytes at the least) becomes a step
- * that names its type again (up to a kilobyte), in objects, in the answer's text and in its bytes. Measured: a
- * 3.1 MB document of 1,000 types of 256 characters and 50,000 definitions held about 60 MB (a 20 MB answer).
- */
-const PLAN_MEMORY_PER_BODY_BYTE = 32;
 /** The model as one document at its largest: its texts, and a row per definition and type. */
 const MODEL = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_DEFINITIONS * 400 + MODEL_MAX_TYPES * 300;
 
@@ -135,7 +134,7 @@ export const ROUTE_BUDGETS = {
     reads: `the named types and their definitions' size first (counted); past ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those, and at most 25 impact counts of ${(50_000).toLocaleString('en-US')} instances`,
     answerBytes: BODY_LIMIT_BYTES + MODEL,
     memoryBytes: 3 * MODEL,
-    memoryPerBodyByte: PLAN_MEMORY_PER_BODY_BYTE,
+    memoryPerBodyByte: PLAN_MEMORY_PER_DOCUMENT_BYTE,
     admission: 'heavy',
   },
   applyModel: {
@@ -143,7 +142,7 @@ export const ROUTE_BUDGETS = {
     reads: `a plan (as planModel), then at most ${APPLY_MAX_STEPS} steps through the ordinary rules, each a transaction locking the tenant's model version first`,
     answerBytes: BODY_LIMIT_BYTES + MODEL,
     memoryBytes: 3 * MODEL,
-    memoryPerBodyByte: PLAN_MEMORY_PER_BODY_BYTE,
+    memoryPerBodyByte: PLAN_MEMORY_PER_DOCUMENT_BYTE,
     admission: 'heavy',
   },
   metamodelSchema: { ...FIXED_DOOR, reads: 'nothing (made once)', answerBytes: 256 * KB },
@@ -248,14 +247,14 @@ export const ROUTE_BUDGETS = {
     statements: 64,
     reads: GRAPHQL_READS,
     answerBytes: GRAPHQL_ANSWER,
-    memoryBytes: 3 * GRAPHQL_ANSWER,
+    memoryBytes: GRAPHQL_OPERATION_MEMORY,
     admission: 'heavy',
   },
   graphqlPost: {
     statements: 64,
     reads: GRAPHQL_READS,
     answerBytes: GRAPHQL_ANSWER,
-    memoryBytes: 3 * GRAPHQL_ANSWER,
+    memoryBytes: GRAPHQL_OPERATION_MEMORY,
     admission: 'heavy',
   },
 } as const satisfies Record<RouteKey, DoorBudget>;

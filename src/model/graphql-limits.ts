@@ -22,6 +22,8 @@ export const GRAPHQL_LIMITS = {
    * (REQUEST_MEMORY_MB) of the production heap.
    */
   maxAnswerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 1024 * 1024,
+  /** `__schema` selections one operation may make (introspection is outside the static cost). */
+  maxSchemaIntrospections: 1,
 } as const;
 
 /** The memory one operation reserves at admission (the /graphql route's budget): its answer, parsed and in text. */

@@ -6,7 +6,14 @@
 // wall-clock time (queries), then the answer's size measured before it is serialised. Each bound is refused with
 // its own reason, and the whole answer is replaced by that refusal: no partial multi-megabyte answer is sent.
 
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  getOperationAST,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
 import { GRAPHQL_LIMITS } from '../model/graphql-limits.js';
@@ -32,6 +39,11 @@ export function operationCost(
   // same variables is worked out once (it was a fifth of the CPU of a repeated 100-type catalog query).
   // A refusal for too many selections is remembered too (as TOO_MANY_SELECTIONS): a hostile text sent again is
   // refused without expanding its fragments again (that walk was 5 to 10 ms a request).
+  // Introspection is outside the cost (the cost walk sees no meta field): one full schema a request at most (15 of
+  // them with their descriptions, 2.3 MB, held the one thread 0.5 to 0.8 s).
+  if (schemaIntrospections(document, operationName) > GRAPHQL_LIMITS.maxSchemaIntrospections) {
+    throw refusal.tooManyIntrospections();
+  }
   const key = costKey(operationName, variables);
   const hit = key === undefined ? undefined : costs.get(document)?.get(key);
   if (hit === TOO_MANY_SELECTIONS) throw refusal.tooManySelections();
@@ -128,6 +140,11 @@ export const refusal = {
       'query_too_costly',
       `The operation selects more than ${GRAPHQL_LIMITS.maxSelections.toLocaleString('en-US')} fields once its fragments are expanded where they are spread. Ask for fewer fields, or spread fragments fewer times.`,
     ),
+  tooManyIntrospections: () =>
+    refuse(
+      'query_too_costly',
+      `The operation selects __schema more than ${GRAPHQL_LIMITS.maxSchemaIntrospections} time(s) once its fragments are expanded; introspect the schema once.`,
+    ),
   tooLarge: (what: string) =>
     refuse('result_too_large', `The answer would hold ${what}; ask for fewer fields or rows.`),
   tooSlow: () =>
@@ -205,4 +222,40 @@ function keyBytes(key: string): number {
     if (key.length <= 64 && keySizes.size < KEYS_KEPT) keySizes.set(key, size);
   }
   return size;
+}
+
+/**
+ * How many times the operation selects `__schema` at its root, fragments expanded where they are spread (each
+ * fragment counted once, then multiplied: a fragment spread many times costs no more to count).
+ */
+function schemaIntrospections(document: DocumentNode, operationName: string | undefined): number {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions)
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const counted = new Map<string, number>();
+  const count = (set: SelectionSetNode, path: Set<string>): number => {
+    let n = 0;
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (selection.name.value === '__schema') n += 1;
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        n += count(selection.selectionSet, path);
+      } else {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        // (a cycle is refused by validation; unknown fragments too)
+        if (!fragment || path.has(name)) continue;
+        let c = counted.get(name);
+        if (c === undefined) {
+          c = count(fragment.selectionSet, new Set([...path, name]));
+          counted.set(name, c);
+        }
+        n += c;
+      }
+    }
+    return n;
+  };
+  return count(operation.selectionSet, new Set());
 }

@@ -574,6 +574,25 @@ describe(`GraphQL selections: at most ${GRAPHQL_LIMITS.maxSelections.toLocaleStr
       fragment F3 on EntityType { name guid }`;
   };
 
+  it('introspection is outside the static cost: __schema at most once an operation, fragments expanded', async ({
+    world,
+  }) => {
+    const { token } = await tenantWith(world);
+    const full = '__schema { types { name description fields { name description } } }';
+    const once = await graphql(world, token, `{ ${full} }`);
+    expect(once.body.errors).toBeUndefined();
+    expect(once.body.data.__schema.types.length).toBeGreaterThan(10);
+    for (const query of [
+      `{ a: ${full} b: ${full} }`,
+      `{ ...S ...S } fragment S on Query { ${full} }`,
+      `{ ... on Query { a: ${full} } ...S } fragment S on Query { b: ${full} }`,
+    ]) {
+      const twice = await graphql(world, token, query);
+      expect(reasonOf(twice.body), query).toBe('query_too_costly');
+      expect(twice.body.data ?? null).toBeNull();
+    }
+  });
+
   it('a few fragments spread many times are counted as expanded: under the bound answered, over it refused, nothing written', async ({
     world,
   }) => {

@@ -163,9 +163,9 @@ export async function readPlanFacts(
   const row = rows[0];
   for (const [g, type] of (row?.referents ?? []) as [string, string][]) referentTypes.set(g, type);
   for (const [key, name] of (row?.purging ?? []) as [string, string][]) {
-    let names = purging.get(key);
-    if (!names) purging.set(key, (names = new Set()));
+    const names = purging.get(key) ?? new Set<string>();
     names.add(name);
+    purging.set(key, names);
   }
   return { referentTypes, purging };
 }

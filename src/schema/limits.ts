@@ -195,6 +195,7 @@ export function measureAnswer(value: unknown, limit: number, texts: string[]): n
 }
 
 /** A string's code units that JSON.stringify escapes (quotes, backslashes, controls) or that may be a surrogate. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are those JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** Bytes of `s` as JSON text: UTF-8, its quotes and escapes included (exactly what JSON.stringify writes). */

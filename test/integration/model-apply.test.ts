@@ -363,6 +363,13 @@ describe('apply: everything is checked before the first write', () => {
         (await api.post('/entities/model/apply', { document: doc([{ name: 'Wide', attributes: wide }]) }))
           .status,
       ).toBe(200);
+      // Hold the carry: an instance of our own takes its lease, so no purger of the suite ends it meanwhile.
+      const wideGuid = (await api.get('/entities/types/by-name/Wide')).body.DATA.entity_type.guid as string;
+      const d000 = (await api.get(`/entities/types/${wideGuid}/attributes`)).body.DATA.attributes.find(
+        (a: any) => a.name === 'd000',
+      ).guid as string;
+      const db = createExecutor(world.driver);
+      expect(await db.write((run) => acquireLease(run, `purge-def:${d000}`, 'holder', 60))).toBe(true);
       const redeclared = await api.post('/entities/model/apply', {
         document: doc([
           { name: 'Wide', attributes: [{ ...wide[0], value_type: 'number' }, ...wide.slice(1)] },
@@ -382,6 +389,7 @@ describe('apply: everything is checked before the first write', () => {
       const refused = await api.post('/entities/model/apply', { document: over });
       expect([refused.status, refused.body.DATA.reason]).toEqual([409, 'plan_not_applicable']);
       expect(await snapshot(api)).toEqual(before);
+      await db.write((run) => releaseLease(run, `purge-def:${d000}`, 'holder'));
     },
     60_000,
   );

@@ -366,6 +366,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     // The entities the reference defaults name, and their types, and the definitions still being purged on the guids
     // of the types the document creates: one read for the whole document.
     const derivedOf = new Map(named.map((n) => [n.key, n.derivedGuid]));
+    /** The tenant type an entry resolves to: the one holding its name, else the one a former name of it names. */
     const resolves = (t: CheckedType) =>
       byKey.get(t.key) ?? t.renamedFrom.map((r) => byKey.get(r.key) ?? null).find((c) => c !== null) ?? null;
     const createdNames = types
@@ -419,15 +420,10 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         charge(ctx, 0);
         await clock.turn();
       }
-      let current: { type: StoredType; definitions: StoredAttribute[] } | null = byKey.get(t.key) ?? null;
-      let renamed = false;
-      if (!current && t.renamedFrom.length > 0) {
-        current = t.renamedFrom.map((r) => byKey.get(r.key) ?? null).find((c) => c !== null) ?? null;
-        renamed = current !== null;
-      } else if (current && current.type.name_key !== t.key) {
-        // The name resolves to the type created under it, renamed since: the document names it back.
-        renamed = true;
-      }
+      const current = resolves(t);
+      // Found by a former name, or by its name though renamed since (the type created under it): the document names it
+      // (back) so. (No type holds the name when a former name found it.)
+      const renamed = current !== null && current.type.name_key !== t.key;
       if (current) {
         // (each entry's steps are planned from the type as it is: two entries for one type, by a name and a former
         // name, would each rename it or state its definitions, and apply would undo one with the other)
@@ -493,15 +489,11 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           impact: await impactOf(guid as string, a),
         });
       }
-      /** A step's `blocked` when `check` refuses it with the declaration's rules as they stand (facts). */
-      const blockedIf = (check: () => void): Pick<PlanStep, 'blocked'> => {
-        try {
-          check();
-          return {};
-        } catch (e) {
-          if (!isAppError(e)) throw e;
-          return { blocked: { reason: e.reason, message: e.message } };
-        }
+      /** The facts of a declaration's referenced type and default's referents; its rules' options. */
+      const aboutRefs = (d: CheckedDeclaration) => {
+        facts.refTypeFound = d.allowedRefType !== null && d.allowedRefType !== '';
+        facts.referents = d.referents.map((g) => ({ guid: g, type_guid: referentTypes.get(g) ?? null }));
+        return { refTypeComing: d.allowedRefType === '' };
       };
       const pending: { a: CheckedType['attributes'][number]; step: PlanStep }[] = [];
       for (const a of t.attributes) {
@@ -521,9 +513,6 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           ...a.declaration,
           allowedRefType: refGuid === undefined ? null : (refGuid ?? ''),
         };
-        facts.refTypeFound = typeof refGuid === 'string';
-        facts.referents = d.referents.map((g) => ({ guid: g, type_guid: referentTypes.get(g) ?? null }));
-        const options = { refTypeComing: refGuid === null };
         if (existing) {
           const now = attributeSpec(existing, refName);
           const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
@@ -532,7 +521,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             continue;
           }
           const blocked = refKnown
-            ? blockedIf(() => checkRedeclarationAgainst(facts, d, existing, options))
+            ? blockedIf(() => checkRedeclarationAgainst(facts, d, existing, aboutRefs(d)))
             : blockedRef;
           if (!blocked.blocked) {
             take(definitionRoom(existing), -1);
@@ -568,11 +557,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       // The declarations after every withdrawal and redeclaration of the type, in the document's order.
       for (const { a, step } of pending) {
         const d = a.declaration;
-        const refGuid = d.allowedRefType;
-        facts.refTypeFound = refGuid !== null && refGuid !== '';
-        facts.referents = d.referents.map((g) => ({ guid: g, type_guid: referentTypes.get(g) ?? null }));
         facts.existingState = withdrawn.has(a.key) ? 'withdrawn' : null;
-        const blocked = blockedIf(() => checkNewDeclaration(facts, d, { refTypeComing: refGuid === '' }));
+        const blocked = blockedIf(() => checkNewDeclaration(facts, d, aboutRefs(d)));
         if (blocked.blocked) {
           Object.assign(step, blocked);
           continue;
@@ -606,6 +592,17 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       unchanged,
     };
   });
+}
+
+/** A step's `blocked` when `check` refuses it with the declaration's rules as they stand. */
+function blockedIf(check: () => void): Pick<PlanStep, 'blocked'> {
+  try {
+    check();
+    return {};
+  } catch (e) {
+    if (!isAppError(e)) throw e;
+    return { blocked: { reason: e.reason, message: e.message } };
+  }
 }
 
 function renameStep(name: string, type: StoredType): PlanStep {

@@ -160,13 +160,22 @@ export async function declareAttribute(
   }
 }
 
-/**
- * What a definition takes of its type's budgets: the JSON text of its enumeration and default together, and of its
- * default alone.
- */
-function roomOf(d: CheckedDeclaration) {
+/** What a definition takes of its type's budgets: its enumeration's and default's JSON text together, its default's. */
+export interface Room {
+  jsonBytes: number;
+  defaultBytes: number;
+}
+
+/** What a declaration would take of its type's budgets. */
+export function roomOf(d: CheckedDeclaration): Room {
   const defaultBytes = d.defaultValueJson?.length ?? 0;
   return { jsonBytes: (d.allowedValuesJson?.length ?? 0) + defaultBytes, defaultBytes };
+}
+
+/** What a stored definition takes of its type's budgets, counted as roomOf counts a declaration. */
+export function definitionRoom(a: StoredAttribute): Room {
+  const defaultBytes = a.default_value_json?.length ?? 0;
+  return { jsonBytes: (a.allowed_values_json?.length ?? 0) + defaultBytes, defaultBytes };
 }
 
 /**
@@ -177,12 +186,12 @@ function roomOf(d: CheckedDeclaration) {
 function checkAgainstType(
   facts: Awaited<ReturnType<typeof readDeclareFacts>>,
   d: CheckedDeclaration,
-  freed: { json: number; defaults: number } = { json: 0, defaults: 0 },
+  freed: Room = { jsonBytes: 0, defaultBytes: 0 },
   options: { refTypeComing?: boolean } = {},
 ) {
   const { jsonBytes, defaultBytes } = roomOf(d);
-  const liveJson = facts.liveJsonBytes - freed.json;
-  const liveDefaults = facts.liveDefaultBytes - freed.defaults;
+  const liveJson = facts.liveJsonBytes - freed.jsonBytes;
+  const liveDefaults = facts.liveDefaultBytes - freed.defaultBytes;
   if (liveJson + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
     throw refuse(
       'attribute_defs_too_large',
@@ -277,18 +286,6 @@ export function checkRedeclarationAgainst(
   options: { refTypeComing?: boolean } = {},
 ) {
   checkAgainstType(facts, d, definitionRoom(old), options);
-}
-
-/** What a stored definition takes of its type's budgets (its enumerations' and default's JSON text, its default's). */
-export function definitionRoom(a: StoredAttribute): { json: number; defaults: number } {
-  const defaults = a.default_value_json?.length ?? 0;
-  return { json: (a.allowed_values_json?.length ?? 0) + defaults, defaults };
-}
-
-/** What a declaration would take of its type's budgets, as definitionRoom counts a stored one. */
-export function declarationRoom(d: CheckedDeclaration): { json: number; defaults: number } {
-  const { jsonBytes, defaultBytes } = roomOf(d);
-  return { json: jsonBytes, defaults: defaultBytes };
 }
 
 /** What the type holds that a declaration's rules read (db/attributes.ts readDeclareFacts), for declaration `d`. */

@@ -33,8 +33,9 @@ import { TurnClock } from '../turns.js';
 import {
   checkNewDeclaration,
   checkRedeclarationAgainst,
-  declarationRoom,
   definitionRoom,
+  type Room,
+  roomOf,
 } from './attributes.js';
 import { countCarry } from './carry.js';
 import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
@@ -470,9 +471,9 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         refTypeFound: false,
         referents: [],
       };
-      const take = (room: { json: number; defaults: number }, sign: 1 | -1) => {
-        facts.liveJsonBytes += sign * room.json;
-        facts.liveDefaultBytes += sign * room.defaults;
+      const take = (room: Room, sign: 1 | -1) => {
+        facts.liveJsonBytes += sign * room.jsonBytes;
+        facts.liveDefaultBytes += sign * room.defaultBytes;
       };
       for (const a of live.values()) take(definitionRoom(a), 1);
       const listed = new Set(t.attributes.map((a) => a.key));
@@ -525,7 +526,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             : blockedRef;
           if (!blocked.blocked) {
             take(definitionRoom(existing), -1);
-            take(declarationRoom(d), 1);
+            take(roomOf(d), 1);
           }
           withdrawals.push({
             action: 'redeclare_attribute',
@@ -564,7 +565,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           continue;
         }
         facts.liveCount += 1;
-        take(declarationRoom(d), 1);
+        take(roomOf(d), 1);
       }
     }
     // A type the document creates, with the very definitions (by name) of a type it does not list: most likely a

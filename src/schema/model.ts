@@ -159,7 +159,7 @@ builder.queryFields((t) => ({
       }),
     },
     resolve: (_root, args, ctx) => {
-      // (counted as JSON text before it is read, at most one byte past the bound: see GRAPHQL_PLAN_MAX_DOCUMENT_BYTES)
+      // (counted as its JSON text, each object and list a byte more, before it is read; the count stops past the bound)
       if (
         measureAnswer(args.document, GRAPHQL_PLAN_MAX_DOCUMENT_BYTES, []) > GRAPHQL_PLAN_MAX_DOCUMENT_BYTES
       ) {

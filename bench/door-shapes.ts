@@ -658,6 +658,77 @@ export const DOOR_SHAPES: DoorShape[] = [
       }),
   },
   {
+    name: 'graphql-introspection',
+    label:
+      'GraphQL: 15 aliases of a full __schema with its descriptions (refused: one an operation), and one',
+    doors: ['graphqlPost'],
+    expected: ['200 data', '200 query_too_costly', ...ADMITTED],
+    requests: 64,
+    concurrency: 16,
+    request: (_s, i) =>
+      gql(
+        `{ ${aliased(i % 8 === 0 ? 1 : 15, '__schema { types { name description fields { name description args { name description } } } }')} }`,
+      ),
+  },
+  {
+    name: 'graphql-plan-over-size',
+    label:
+      'GraphQL: modelPlan of a document of 50,000 definitions, 3.6 MB (past what an operation plans: refused before it is read)',
+    doors: ['graphqlPost', 'Query.modelPlan'],
+    expected: ['200 model_too_large', ...ADMITTED],
+    requests: 32,
+    concurrency: 8,
+    request: () =>
+      gql('query($d: JSON!) { modelPlan(document: $d) { basedOn } }', {
+        d: {
+          format: 'entity-metamodel/v1',
+          types: Array.from({ length: 1000 }, (_, t) => ({
+            name: `storm plan ${t}`,
+            attributes: Array.from({ length: 50 }, (_, a) => ({
+              name: `d${a}`,
+              value_type: 'string',
+              cardinality: 'single',
+            })),
+          })),
+        },
+      }),
+  },
+  {
+    name: 'plan-referents-over',
+    label:
+      'POST /entities/model/plan: reference defaults naming 10,001 entities (refused before any is read), and 10,000 (one read)',
+    doors: ['planModel'],
+    expected: ['200', '400 model_too_large', ...ADMITTED],
+    requests: 32,
+    concurrency: 8,
+    request: (_s, i) => {
+      const entities = i % 2 === 0 ? 10_001 : 10_000;
+      const guid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+      return {
+        method: 'POST',
+        path: '/entities/model/plan',
+        body: {
+          format: 'entity-metamodel/v1',
+          types: [
+            { name: 'Storm person' },
+            {
+              name: 'Storm deal',
+              attributes: Array.from({ length: Math.ceil(entities / 1000) }, (_, d) => ({
+                name: `r${d}`,
+                value_type: 'entity_ref',
+                cardinality: 'multi',
+                allowed_ref_type: 'Storm person',
+                default_value: Array.from({ length: Math.min(1000, entities - d * 1000) }, (_, k) =>
+                  guid(d * 1000 + k),
+                ),
+              })),
+            },
+          ],
+        },
+      };
+    },
+  },
+  {
     name: 'graphql-null-default',
     label:
       "GraphQL: an explicit null through a defaulted variable (a non-null argument, @skip) beside 7 aliases of a 4 MB type's nested enumerations (refused whole, never run unmeasured)",

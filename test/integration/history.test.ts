@@ -2,6 +2,7 @@
 // before/after), readable as a type's history (newest first) and as the tenant's change feed (oldest first, every
 // change exactly once, also under concurrent writers).
 import { describe, expect } from 'vitest';
+import { CHANGE_KINDS } from '../../src/model/changes.js';
 import { GRAPHQL_LIMITS } from '../../src/model/graphql-limits.js';
 import { FEED_FILTER_WINDOW } from '../../src/resolvers/changes.js';
 import { it } from '../fixtures.js';
@@ -459,6 +460,18 @@ describe('change feed', () => {
     });
     expect(many.json().errors[0].extensions.reason).toBe('invalid_filter');
     expect(many.json().errors[0].message).toMatch(/^At most \d+ kinds of change/);
+    // every kind once is the most: accepted; one more (a kind twice) refused
+    expect((await api.get(`/entities/changes?page_size=5&kind=${CHANGE_KINDS.join(',')}`)).status).toBe(200);
+    const twice = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${await tokenFor(tenant)}`, 'content-type': 'application/json' },
+      payload: {
+        query: 'query($k: [ModelChangeKind!]) { modelChanges(kinds: $k) { hasMore } }',
+        variables: { k: [...CHANGE_KINDS, CHANGE_KINDS[0]] },
+      },
+    });
+    expect(twice.json().errors[0].extensions.reason).toBe('invalid_filter');
   });
 
   it('a filtered page examines a bounded window: past it, an empty page with has_more, and the match on a later page', async ({

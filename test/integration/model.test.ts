@@ -509,25 +509,32 @@ describe('plan bounds: what it reads is counted first, and its answer grows with
     await createType(api, 'Person');
     const guid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
     // a multi reference default holds at most 1,000 entities: one definition per thousand
-    const document = (thousands: number) => ({
+    const document = (entities: number) => ({
       format: MODEL_FORMAT,
       types: [
         {
           name: 'Deal',
-          attributes: Array.from({ length: thousands }, (_, d) => ({
+          attributes: Array.from({ length: Math.ceil(entities / 1000) }, (_, d) => ({
             name: `r${d}`,
             value_type: 'entity_ref',
             cardinality: 'multi',
             allowed_ref_type: 'Person',
-            default_value: Array.from({ length: 1000 }, (_, i) => guid(d * 1000 + i)),
+            default_value: Array.from({ length: Math.min(1000, entities - d * 1000) }, (_, i) =>
+              guid(d * 1000 + i),
+            ),
           })),
         },
       ],
     });
-    const over = await api.post('/entities/model/plan', document(PLAN_MAX_REFERENTS / 1000 + 1));
+    // one over; and one over counted once, however many definitions name it
+    const over = await api.post('/entities/model/plan', document(PLAN_MAX_REFERENTS + 1));
+    expect([over.status, over.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    const repeated = document(PLAN_MAX_REFERENTS);
+    repeated.types[0]!.attributes.push({ ...repeated.types[0]!.attributes[0]!, name: 'again' });
+    expect((await api.post('/entities/model/plan', repeated)).status).toBe(200);
     expect([over.status, over.body.DATA.reason]).toEqual([400, 'model_too_large']);
     expect(over.body.MESSAGE).toContain(PLAN_MAX_REFERENTS.toLocaleString('en-US'));
-    const plan = await planOf(api, document(PLAN_MAX_REFERENTS / 1000));
+    const plan = await planOf(api, document(PLAN_MAX_REFERENTS));
     expect(
       plan.steps.filter((s: any) => s.action === 'declare_attribute').map((s: any) => s.blocked?.reason),
     ).toEqual(Array.from({ length: PLAN_MAX_REFERENTS / 1000 }, () => 'referent_not_found'));

@@ -11,6 +11,7 @@ import { insertAttributes, valueProperty } from '../src/db/attributes.js';
 import { insertEntities } from '../src/db/entities.js';
 import { insertUserTypes } from '../src/db/entity-types.js';
 import type { Row, Run } from '../src/db/run.js';
+import { utf8Bytes } from '../src/model/limits.js';
 import { nameKey, typeGuid } from '../src/model/names.js';
 
 export interface CatalogOptions {
@@ -211,8 +212,8 @@ function attributeRow(tenant: string, owner: string, spec: AttributeSpec): Loade
       required: false,
       default_value_json: dflt,
       filterable: spec.filterable,
-      json_bytes: (allowed?.length ?? 0) + (dflt?.length ?? 0),
-      default_bytes: dflt?.length ?? 0,
+      json_utf8: utf8Bytes(allowed) + utf8Bytes(dflt),
+      default_utf8: utf8Bytes(dflt),
     },
   };
 }

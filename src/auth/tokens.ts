@@ -23,11 +23,20 @@ export interface AuthSettings {
 export type TokenVerifier = (authorization: string | undefined) => Promise<Viewer>;
 
 const MAX_TENANT_LENGTH = 128;
+/**
+ * Longest subject a token may carry (characters). Every change a caller makes records its subject, and a page of
+ * the history carries it on each of up to 500 rows: unbounded, a 16 KB token's subject made a page's rows alone
+ * megabytes past the page's stated size.
+ */
+export const MAX_SUBJECT_LENGTH = 256;
 const MAX_TOKEN_LENGTH = 16_384;
 
 function toViewer(payload: JWTPayload): Viewer {
   const { sub, tenant, roles, cross_tenant: crossTenant } = payload as Record<string, unknown>;
   if (typeof sub !== 'string' || sub.length === 0) throw refuse.unauthenticated('The token has no subject.');
+  if (sub.length > MAX_SUBJECT_LENGTH) {
+    throw refuse.unauthenticated(`The token's subject is longer than ${MAX_SUBJECT_LENGTH} characters.`);
+  }
   if (typeof tenant !== 'string' || tenant.trim().length === 0 || tenant.length > MAX_TENANT_LENGTH) {
     throw refuse.unauthenticated('The token has no valid tenant claim.');
   }

@@ -63,19 +63,27 @@ const ATTR_FIELDS = [
 
 const TEMPORAL = new Set<string>(['created_at', 'withdrawn_at', 'purge_completed_at']);
 /**
- * Cypher for the length of a definition's JSON texts (`a`), from the lengths stored beside them (json_bytes: enumeration
- * and default; default_bytes: the default), computed from the texts only for a definition stored without them. As a
- * CASE, not coalesce: Neo4j's slotted runtime reads every property a coalesce names before it evaluates it, so
- * `coalesce(a.json_bytes, size(a.allowed_values_json))` read each megabyte text although its length was stored (a
- * plan naming 8 types of 4 MB of enumerations took 18 to 54 ms of Neo4j per statement instead of 3, and the other
- * tenants' statements waited behind it); a branch not taken is not read.
+ * Cypher: the UTF-8 bytes of `text` at most (ASCII: its length; otherwise four bytes a character, UTF-8's most).
+ * The regular expression's backslash is escaped once for this template and once for Cypher's string.
+ */
+export const utf8BytesAtMost = (text: string) =>
+  `CASE WHEN ${text} =~ '\\\\p{ASCII}*' THEN size(${text}) ELSE 4 * size(${text}) END`;
+
+/**
+ * Cypher for the bytes (UTF-8, the budgets' unit: model/limits.ts) of a definition's JSON texts (`a`), from the
+ * lengths stored beside them (json_utf8: enumeration and default; default_utf8: the default), bounded from the texts
+ * only for a definition stored without them (none once the backfill `definition-lengths-utf8` has run). As a CASE, not
+ * coalesce: Neo4j's slotted runtime reads every property a coalesce names before it evaluates it, so
+ * `coalesce(a.json_utf8, size(a.allowed_values_json))` read each megabyte text although its length was stored (a plan
+ * naming 8 types of 4 MB of enumerations took 18 to 54 ms of Neo4j per statement instead of 3, and the other tenants'
+ * statements waited behind it); a branch not taken is not read.
  */
 export const TEXT_LENGTHS = {
-  json: `CASE WHEN a.json_bytes IS NOT NULL THEN a.json_bytes
-        ELSE size(coalesce(a.allowed_values_json, '')) + size(coalesce(a.default_value_json, '')) END`,
-  default: `CASE WHEN a.default_bytes IS NOT NULL THEN a.default_bytes ELSE size(coalesce(a.default_value_json, '')) END`,
-  allowed: `CASE WHEN a.json_bytes IS NOT NULL AND a.default_bytes IS NOT NULL THEN a.json_bytes - a.default_bytes
-        ELSE size(coalesce(a.allowed_values_json, '')) END`,
+  json: `CASE WHEN a.json_utf8 IS NOT NULL THEN a.json_utf8
+        ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} + ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END`,
+  default: `CASE WHEN a.default_utf8 IS NOT NULL THEN a.default_utf8 ELSE ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END`,
+  allowed: `CASE WHEN a.json_utf8 IS NOT NULL AND a.default_utf8 IS NOT NULL THEN a.json_utf8 - a.default_utf8
+        ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} END`,
 } as const;
 const SIZES: Record<string, string> = {
   allowed_values_size: TEXT_LENGTHS.allowed,
@@ -200,10 +208,10 @@ export interface NewAttribute {
   required: boolean;
   default_value_json: string | null;
   filterable: boolean;
-  /** Length of both JSON texts, summed against the type's budget without reading them. */
-  json_bytes: number;
-  /** Length of the default's JSON text, summed against the type's defaults budget the same way. */
-  default_bytes: number;
+  /** UTF-8 bytes of both JSON texts, summed against the type's budget without reading them. */
+  json_utf8: number;
+  /** UTF-8 bytes of the default's JSON text, summed against the type's defaults budget the same way. */
+  default_utf8: number;
 }
 
 /**

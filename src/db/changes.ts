@@ -3,6 +3,7 @@
 
 import neo4j from 'neo4j-driver';
 import type { ChangeKind } from '../model/changes.js';
+import { utf8Bytes } from '../model/limits.js';
 import { nameKey } from '../model/names.js';
 import { MODEL_VERSION_SHARDS } from './model-version.js';
 import { objectFromList, type Run } from './run.js';
@@ -39,16 +40,22 @@ function attributeKeyOf(facts: ChangeFacts): string | null {
   return typeof side?.name === 'string' ? nameKey(side.name) : null;
 }
 
-export const changeParams = (author: ChangeAuthor, facts: ChangeFacts) => ({
-  changeKind: facts.kind,
-  changeAttribute: attributeKeyOf(facts),
-  changeActor: author.actor,
-  changeRequest: author.requestId,
-  changeReason: author.reason ?? null,
-  changeInternal: facts.internal === true,
-  changeBefore: facts.before === null ? null : JSON.stringify(facts.before),
-  changeAfter: facts.after === null ? null : JSON.stringify(facts.after),
-});
+export const changeParams = (author: ChangeAuthor, facts: ChangeFacts) => {
+  const before = facts.before === null ? null : JSON.stringify(facts.before);
+  const after = facts.after === null ? null : JSON.stringify(facts.after);
+  return {
+    changeKind: facts.kind,
+    changeAttribute: attributeKeyOf(facts),
+    changeActor: author.actor,
+    changeRequest: author.requestId,
+    changeReason: author.reason ?? null,
+    changeInternal: facts.internal === true,
+    changeBefore: before,
+    changeAfter: after,
+    /** The texts' bytes as a page carries them (UTF-8): what a page of the history counts against its bound. */
+    changeBytes: utf8Bytes(before) + utf8Bytes(after),
+  };
+};
 
 const pad = (expression: string, width: number) =>
   `right('${'0'.repeat(width)}' + toString(${expression}), ${width})`;
@@ -87,7 +94,7 @@ export const recordChange = (p: {
        attribute_key: $changeAttribute,
        actor: $changeActor, request_id: $changeRequest, reason: $changeReason, internal: $changeInternal,
        before: $changeBefore, after: $changeAfter,
-       bytes: size(coalesce($changeBefore, '')) + size(coalesce($changeAfter, ''))}) }`;
+       bytes: $changeBytes}) }`;
 };
 
 /** The same as a statement of its own, for a transaction whose statements cannot carry it. */
@@ -99,7 +106,7 @@ export async function recordChangeAlone(run: Run, tenant: string, typeGuid: stri
   });
 }
 
-/** A change record without its before/after texts (their length is `bytes`). */
+/** A change record without its before/after texts (`bytes`: their length, in UTF-8 bytes for records written since lengths were counted so; in characters before). */
 export interface ChangeHead {
   shard: number;
   seq: number;

@@ -354,7 +354,7 @@ export async function upsertSystemTypes(
      MERGE (a:AttributeDefinition {tenant: $tenant, owner_guid: root.guid, name_key: pa.name})
        ON CREATE SET a.guid = pa.guid, a.created_at = datetime()
      SET a.name = pa.name, a.origin = 'system', a.value_type = pa.value_type, a.cardinality = pa.cardinality,
-         a.required = pa.required, a.filterable = pa.filterable, a.state = 'live'
+         a.required = pa.required, a.filterable = pa.filterable, a.state = 'live', a.json_utf8 = 0, a.default_utf8 = 0
      MERGE (root)-[:HAS_ATTRIBUTE]->(a)
      WITH a, pa
      MATCH (r:EntityType {tenant: $tenant, name_key: pa.refKey})

@@ -3,6 +3,7 @@
 // migrated by this release's migrations is trusted at start (one read) and checked in full after ready.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { TEXT_LENGTHS } from './attributes.js';
 import { LIST_KEY_SEPARATOR } from './entities.js';
 import type { Executor } from './executor.js';
 
@@ -84,6 +85,17 @@ export const BACKFILLS: readonly { id: string; batch: string }[] = [
     batch: `MATCH (k:IdempotencyKey) WHERE k.subject IS NULL
             WITH k LIMIT 5000
             DELETE k
+            RETURN count(*) AS changed`,
+  },
+  {
+    // Definitions stored when a type's budgets counted characters (json_bytes, default_bytes): their lengths in the
+    // budgets' unit, UTF-8 bytes, bounded from their texts (exact for ASCII, four bytes a character otherwise).
+    id: 'definition-lengths-utf8',
+    batch: `MATCH (a:AttributeDefinition) WHERE a.json_utf8 IS NULL
+            WITH a LIMIT 100
+            WITH a, ${TEXT_LENGTHS.json} AS json, ${TEXT_LENGTHS.default} AS dflt
+            SET a.json_utf8 = json, a.default_utf8 = dflt
+            REMOVE a.json_bytes, a.default_bytes
             RETURN count(*) AS changed`,
   },
 ];

@@ -12,14 +12,22 @@ export const MAX_ATTRIBUTE_DEFS = 200;
 export const IMPACT_SCAN_MAX = 50_000;
 
 /**
- * Most JSON text (enumerations and defaults) a type's live definitions may hold together. Every curation write
+ * The bytes of a text as UTF-8: the unit of the type's budgets below. An answer carrying the text is measured in the
+ * same unit (its bytes sent), so a budget counted in characters would let a type of CJK enumerations answer three
+ * times what it states.
+ */
+export const utf8Bytes = (text: string | null | undefined): number =>
+  text ? Buffer.byteLength(text, 'utf8') : 0;
+
+/**
+ * Most JSON text (enumerations and defaults, in UTF-8 bytes) a type's live definitions may hold together. Every curation write
  * against the type reads them, and the attribute listing returns them: this bounds both, as the 200 limit bounds
  * their number.
  */
 export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
 
 /**
- * Most JSON text a type's live defaults may hold together (within the budget above). Defaults are applied to every
+ * Most JSON text (UTF-8 bytes) a type's live defaults may hold together (within the budget above). Defaults are applied to every
  * entity created without those values, so this bounds what one entity write can store and answer beyond what it
  * was sent: without it, 64 defaults of 65,000 characters made a 79-byte request store and answer 4 MB.
  */

@@ -27,6 +27,7 @@ import {
   MAX_ATTRIBUTE_DEFS,
   MAX_TYPE_DEFAULTS_JSON_BYTES,
   MAX_TYPE_DEFINITIONS_JSON_BYTES,
+  utf8Bytes,
 } from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
@@ -168,14 +169,14 @@ export interface Room {
 
 /** What a declaration would take of its type's budgets. */
 export function roomOf(d: CheckedDeclaration): Room {
-  const defaultBytes = d.defaultValueJson?.length ?? 0;
-  return { jsonBytes: (d.allowedValuesJson?.length ?? 0) + defaultBytes, defaultBytes };
+  const defaultBytes = utf8Bytes(d.defaultValueJson);
+  return { jsonBytes: utf8Bytes(d.allowedValuesJson) + defaultBytes, defaultBytes };
 }
 
 /** What a stored definition takes of its type's budgets, counted as roomOf counts a declaration. */
 export function definitionRoom(a: StoredAttribute): Room {
-  const defaultBytes = a.default_value_json?.length ?? 0;
-  return { jsonBytes: (a.allowed_values_json?.length ?? 0) + defaultBytes, defaultBytes };
+  const defaultBytes = utf8Bytes(a.default_value_json);
+  return { jsonBytes: utf8Bytes(a.allowed_values_json) + defaultBytes, defaultBytes };
 }
 
 /**
@@ -195,13 +196,13 @@ function checkAgainstType(
   if (liveJson + jsonBytes > MAX_TYPE_DEFINITIONS_JSON_BYTES) {
     throw refuse(
       'attribute_defs_too_large',
-      `The type's definitions would hold ${(liveJson + jsonBytes).toLocaleString('en-US')} characters of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
+      `The type's definitions would hold ${(liveJson + jsonBytes).toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults; at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} are allowed.`,
     );
   }
   if (defaultBytes > 0 && liveDefaults + defaultBytes > MAX_TYPE_DEFAULTS_JSON_BYTES) {
     throw refuse(
       'defaults_too_large',
-      `The type's defaults would hold ${(liveDefaults + defaultBytes).toLocaleString('en-US')} characters of JSON; at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} are allowed (each applies to every entity created without that value).`,
+      `The type's defaults would hold ${(liveDefaults + defaultBytes).toLocaleString('en-US')} bytes (UTF-8) of JSON; at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} are allowed (each applies to every entity created without that value).`,
     );
   }
   if (d.allowedRefType !== null && !facts.refTypeFound && !options.refTypeComing) {
@@ -328,8 +329,8 @@ export async function declareIn(
     required: d.required,
     default_value_json: d.defaultValueJson,
     filterable: d.filterable,
-    json_bytes: jsonBytes,
-    default_bytes: defaultBytes,
+    json_utf8: jsonBytes,
+    default_utf8: defaultBytes,
   };
   if (dryRun) {
     const wouldBe: StoredAttribute = {
@@ -342,8 +343,8 @@ export async function declareIn(
       withdrawn_at: null,
       values_removed: null,
       purge_completed_at: null,
-      allowed_values_size: attr.allowed_values_json?.length ?? 0,
-      default_value_size: attr.default_value_json?.length ?? 0,
+      allowed_values_size: jsonBytes - defaultBytes,
+      default_value_size: defaultBytes,
     };
     return { attribute: wouldBe, dryRun, declared: facts.liveCount };
   }

@@ -72,7 +72,7 @@ export async function exportModel(
     }
     if (size.bytes > MODEL_MAX_DEFINITION_BYTES) {
       throw modelTooLarge(
-        `${size.bytes.toLocaleString('en-US')} characters of enumerations and defaults (at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
+        `${size.bytes.toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults (at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
       );
     }
     // A GraphQL operation pays for what it is about to read, before it reads it.
@@ -348,7 +348,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     }
     if (definitionBytes > MODEL_MAX_DEFINITION_BYTES) {
       throw modelTooLarge(
-        `the types it names hold ${definitionBytes.toLocaleString('en-US')} characters of enumerations and defaults (a plan reads at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
+        `the types it names hold ${definitionBytes.toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults (a plan reads at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
       );
     }
     // A GraphQL operation pays for what the plan is about to read, before it reads it.

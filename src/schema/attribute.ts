@@ -6,7 +6,12 @@ import type { z } from 'zod';
 import { charge, type RequestContext } from '../context.js';
 import { AttributeRow, descriptionOf, WithdrawImpact as WithdrawImpactRow } from '../contract/wire.js';
 import type { StoredAttribute } from '../db/attributes.js';
-import { MAX_ALLOWED_VALUES, MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
+import {
+  MAX_ALLOWED_VALUES,
+  MAX_ATTRIBUTE_DEFS,
+  MAX_TYPE_DEFAULTS_JSON_BYTES,
+  MAX_TYPE_DEFINITIONS_JSON_BYTES,
+} from '../model/limits.js';
 import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
 import { StoredJson } from '../raw-json.js';
@@ -342,8 +347,7 @@ const WithdrawAttributePayload = builder
 builder.mutationFields((t) => ({
   declareAttribute: t.field({
     type: DeclareAttributePayload,
-    description:
-      'Declare an attribute definition on a type (dryRun: validate and report only). Refusals besides those of the input fields: unknown_entity_type, base_type_not_owner (the root type entity), too_many_attribute_defs (200 live definitions), attribute_defs_too_large (4 MB of enumerations and defaults), defaults_too_large (256 KiB of defaults), precondition_failed.',
+    description: `Declare an attribute definition on a type (dryRun: validate and report only). Refusals besides those of the input fields: unknown_entity_type, base_type_not_owner (the root type entity), too_many_attribute_defs (${MAX_ATTRIBUTE_DEFS} live definitions), attribute_defs_too_large (${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} bytes of enumerations and defaults as UTF-8 JSON text), defaults_too_large (${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} bytes of defaults), precondition_failed.`,
     args: {
       typeGuid: t.arg.id({ required: true, description: 'Guid of the type to declare on.' }),
       input: t.arg({ type: DeclareAttributeInput, required: true, description: 'The declaration.' }),

@@ -578,6 +578,34 @@ describe('change feed', () => {
     expect(one.body.DATA.changes).toHaveLength(1);
     expect((await wholeHistory(api, types[0] as string)).length).toBe(4);
   }, 60_000);
+
+  it('the page bound counts UTF-8 bytes: records of CJK text stop a page by the bytes they carry', async ({
+    world,
+  }) => {
+    const { api } = await tenantApi(world);
+    const type = await createType(api, 'Wide history');
+    const start = (await drainFeed(api, null)).cursor;
+    for (let i = 0; i < 3; i += 1) {
+      const values = Array.from({ length: 200 }, (_, j) => `${i}.${j}:`.padEnd(1_024, '字'));
+      const res = await api.post(`/entities/types/${type}/attributes`, {
+        name: `w${i}`,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: values,
+      });
+      expect(res.status).toBe(201);
+    }
+    const first = await api.get(`/entities/changes?after=${encodeURIComponent(start)}&page_size=500`);
+    const after = JSON.stringify(first.body.DATA.changes[0].after);
+    // about 205,000 characters a record (three fit 1 MiB so counted), about 614,000 bytes (two do not)
+    expect(3 * after.length).toBeLessThan(1_048_576);
+    expect(2 * Buffer.byteLength(after)).toBeGreaterThan(1_048_576);
+    expect(first.body.DATA.changes.map((c: Change) => c.after?.name)).toEqual(['w0']);
+    expect(first.body.DATA.has_more).toBe(true);
+    const history = await api.get(`/entities/types/${type}/history?page_size=500`);
+    expect(history.body.DATA.changes.map((c: Change) => c.after?.name)).toEqual(['w2']);
+    expect((await wholeHistory(api, type)).length).toBe(4);
+  }, 60_000);
 });
 
 describe('GraphQL: EntityType.history and modelChanges', () => {

@@ -3,6 +3,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, onTestFinished } from 'vitest';
+import { BACKFILLS } from '../../src/db/migrations.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES, MAX_OBJECT_MEMBERS } from '../../src/json-scan.js';
 import { WITHDRAWN_LISTED } from '../../src/model/pages.js';
 
@@ -298,7 +299,7 @@ function enumerationOf(length: number): string[] {
   return values;
 }
 
-describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} characters of enumerations and defaults (attribute_defs_too_large)`, () => {
+describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults (attribute_defs_too_large)`, () => {
   it('filled to the limit, a declaration at it is accepted and one character over is refused, nothing written', async ({
     world,
   }) => {
@@ -346,7 +347,134 @@ describe(`A type's live definitions hold at most ${MAX_TYPE_DEFINITIONS_JSON_BYT
   });
 });
 
-describe(`A type's live defaults hold at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} characters (defaults_too_large): what one entity write can store and answer`, () => {
+describe('The type budgets count UTF-8 bytes, the unit an answer is measured in', () => {
+  /** `count` distinct values of 1,024 characters, CJK after a short ASCII prefix: about 3 bytes a character. */
+  const wide = (tag: string, count: number) =>
+    Array.from({ length: count }, (_, i) => `${tag}${i}:`.padEnd(1_024, '字'));
+  const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+
+  it('CJK enumerations fill the budget by their bytes (not their characters), and the type still answers whole on GraphQL', async ({
+    world,
+  }) => {
+    const { tenant, token, api } = await tenantWith(world);
+    const type = await createType(api, 'Wide');
+    const first = wide('a', 700);
+    const second = wide('b', 700);
+    // 1.43 million characters in all, far under the budget counted in characters; over it in bytes
+    expect(JSON.stringify(first).length + JSON.stringify(second).length).toBeLessThan(
+      MAX_TYPE_DEFINITIONS_JSON_BYTES / 2,
+    );
+    expect(bytesOf(first) + bytesOf(second)).toBeGreaterThan(MAX_TYPE_DEFINITIONS_JSON_BYTES);
+    const declare = (name: string, values: string[]) =>
+      api.post(`/entities/types/${type}/attributes`, {
+        name,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: values,
+      });
+    expect((await declare('first', first)).status).toBe(201);
+    const before = await fingerprint(world.driver, tenant);
+    const over = await declare('second', second);
+    expect([over.status, over.body.DATA.reason]).toEqual([400, 'attribute_defs_too_large']);
+    expect(over.body.MESSAGE).toContain('bytes (UTF-8)');
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+    // what is left, in bytes, is still declarable
+    const left = MAX_TYPE_DEFINITIONS_JSON_BYTES - bytesOf(first);
+    const fits = wide('c', Math.floor(left / 3_100));
+    expect(bytesOf(fits)).toBeLessThan(left);
+    expect((await declare('third', fits)).status).toBe(201);
+    // at the budget the type's definitions answer whole through GraphQL, within its answer bound
+    const read = await graphql(
+      world,
+      token,
+      `{ entityType(guid: "${type}") { attributes { name allowedValues } } }`,
+    );
+    expect([read.status, read.body.errors]).toEqual([200, undefined]);
+    const values = (
+      read.body.data.entityType.attributes as { name: string; allowedValues: string[] | null }[]
+    )
+      .filter((a) => a.allowedValues !== null)
+      .map((a) => a.allowedValues?.length);
+    expect(values).toEqual([first.length, fits.length]);
+    expect(read.bytes).toBeGreaterThan(bytesOf(first) + bytesOf(fits));
+    expect(read.bytes).toBeLessThanOrEqual(GRAPHQL_LIMITS.maxAnswerBytes);
+  });
+
+  it('a definition stored with its length in characters is counted again in bytes by the start backfill', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantWith(world);
+    const type = await createType(api, 'Legacy');
+    const cjk = wide('a', 300);
+    const ascii = enumerationOf(50_000);
+    for (const [name, values] of [
+      ['cjk', cjk],
+      ['ascii', ascii],
+    ] as const) {
+      const made = await api.post(`/entities/types/${type}/attributes`, {
+        name,
+        value_type: 'string',
+        cardinality: 'single',
+        allowed_values: values,
+        ...(name === 'ascii' ? { default_value: ascii[0] } : {}),
+      });
+      expect(made.status).toBe(201);
+    }
+    // as an earlier release stored them: the texts' characters, under the earlier names
+    await world.driver.executeQuery(
+      `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $type})
+       SET a.json_bytes = size(coalesce(a.allowed_values_json, '')) + size(coalesce(a.default_value_json, '')),
+           a.default_bytes = size(coalesce(a.default_value_json, ''))
+       REMOVE a.json_utf8, a.default_utf8`,
+      { tenant, type },
+    );
+    const step = BACKFILLS.find((b) => b.id === 'definition-lengths-utf8');
+    for (let i = 0; i < 1_000; i++) {
+      const done = await world.driver.executeQuery(step?.batch as string, { separator: '\u0000' });
+      if (Number(done.records[0]?.get('changed')) === 0) break;
+    }
+    const stored = await world.driver.executeQuery(
+      `MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: $type})
+       RETURN a.name AS name, a.json_utf8 AS json, a.default_utf8 AS dflt, a.json_bytes IS NULL AS gone
+       ORDER BY name`,
+      { tenant, type },
+    );
+    const defaultBytes = bytesOf(ascii[0]);
+    const rows = stored.records.map((r) => ({
+      name: r.get('name'),
+      json: Number(r.get('json')),
+      dflt: Number(r.get('dflt')),
+      gone: r.get('gone'),
+    }));
+    expect(rows).toEqual([
+      { name: 'ascii', json: bytesOf(ascii) + defaultBytes, dflt: defaultBytes, gone: true },
+      // not ASCII: four bytes a character, the most UTF-8 takes (never below the bytes)
+      { name: 'cjk', json: 4 * JSON.stringify(cjk).length, dflt: 0, gone: true },
+    ]);
+    expect(4 * JSON.stringify(cjk).length).toBeGreaterThanOrEqual(bytesOf(cjk));
+  });
+
+  it('CJK defaults fill the defaults budget by their bytes', async ({ world }) => {
+    const { tenant, api } = await tenantWith(world);
+    const type = await createType(api, 'WideDefaults');
+    // 30,000 CJK characters: 90,002 bytes of JSON; three pass 256 KiB, which 90,006 characters do not
+    const declare = (name: string) =>
+      api.post(`/entities/types/${type}/attributes`, {
+        name,
+        value_type: 'string',
+        cardinality: 'single',
+        default_value: '字'.repeat(30_000),
+      });
+    expect((await declare('d0')).status).toBe(201);
+    expect((await declare('d1')).status).toBe(201);
+    const before = await fingerprint(world.driver, tenant);
+    const over = await declare('d2');
+    expect([over.status, over.body.DATA.reason]).toEqual([400, 'defaults_too_large']);
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+  });
+});
+
+describe(`A type's live defaults hold at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} bytes (UTF-8) of JSON (defaults_too_large): what one entity write can store and answer`, () => {
   /** A declaration whose default (a string) is `length` characters of JSON text. */
   const withDefault = (name: string, length: number) => ({
     name,

@@ -190,7 +190,7 @@ describe('export bounds', () => {
        UNWIND range(0, 199) AS j
        CREATE (t)-[:HAS_ATTRIBUTE]->(:AttributeDefinition {tenant: $tenant, owner_guid: t.guid, guid: t.guid + '-a' + j,
          name: 'a' + j, name_key: 'a' + j, origin: 'user_defined', state: 'live', value_type: 'string',
-         cardinality: 'single', required: false, filterable: false, json_bytes: 0})`,
+         cardinality: 'single', required: false, filterable: false, json_utf8: 0, default_utf8: 0})`,
       { tenant },
     );
     const over = await api.get('/entities/model');

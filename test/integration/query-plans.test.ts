@@ -272,7 +272,7 @@ describe('query plans', () => {
     const before = (
       await explain(world, (run) =>
         run(
-          "MATCH (a:AttributeDefinition {tenant: 't'}) RETURN sum(coalesce(a.json_bytes, size(coalesce(a.allowed_values_json, '')))) AS n",
+          "MATCH (a:AttributeDefinition {tenant: 't'}) RETURN sum(coalesce(a.json_utf8, size(coalesce(a.allowed_values_json, '')))) AS n",
         ),
       )
     ).flat();

@@ -2,7 +2,12 @@
 // expires; the cache never makes a token valid that verification would refuse.
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createTokenVerifier, mintToken, VERIFIED_CACHE_SIZE } from '../../src/auth/tokens.js';
+import {
+  createTokenVerifier,
+  MAX_SUBJECT_LENGTH,
+  mintToken,
+  VERIFIED_CACHE_SIZE,
+} from '../../src/auth/tokens.js';
 
 const SECRET = 'unit-secret-that-is-long-enough-0123456789';
 const verify = () => createTokenVerifier({ jwtSecret: SECRET });
@@ -20,6 +25,15 @@ describe('createTokenVerifier', () => {
     expect(second).toBe(first); // remembered, not verified again
     expect(first).toMatchObject({ tenant: 'acme', subject: 'dev-acme' });
     expect([...first.roles]).toEqual(['admin']);
+  });
+
+  it(`takes a subject of ${MAX_SUBJECT_LENGTH} characters and refuses a longer one (every change records it)`, async () => {
+    expect(MAX_SUBJECT_LENGTH).toBe(256);
+    const verifier = verify();
+    const at = await mintToken(SECRET, { tenant: 'acme', sub: '字'.repeat(MAX_SUBJECT_LENGTH) });
+    expect((await verifier(`Bearer ${at}`)).subject).toHaveLength(MAX_SUBJECT_LENGTH);
+    const over = await mintToken(SECRET, { tenant: 'acme', sub: 'a'.repeat(MAX_SUBJECT_LENGTH + 1) });
+    await expect(verifier(`Bearer ${over}`)).rejects.toMatchObject({ reason: 'unauthenticated' });
   });
 
   it('refuses a remembered token once it has expired', async () => {

@@ -21,7 +21,7 @@ export const ATTRIBUTE_ROUTES = {
     preconditions: 'if-match',
     tag: 'Attributes',
     summary: 'Declare an attribute definition on a type',
-    description: `At most ${MAX_ATTRIBUTE_DEFS} live definitions per type, holding at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} characters of enumerations and defaults together (\`attribute_defs_too_large\`), of which at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} of defaults (\`defaults_too_large\`: every entity created without those values carries them). With \`dry_run\` nothing is written.`,
+    description: `At most ${MAX_ATTRIBUTE_DEFS} live definitions per type, holding at most ${MAX_TYPE_DEFINITIONS_JSON_BYTES.toLocaleString('en-US')} bytes (UTF-8 JSON text) of enumerations and defaults together (\`attribute_defs_too_large\`), of which at most ${MAX_TYPE_DEFAULTS_JSON_BYTES.toLocaleString('en-US')} of defaults (\`defaults_too_large\`: every entity created without those values carries them). With \`dry_run\` nothing is written.`,
     auth: 'bearer',
     params: guidParams,
     query: z.looseObject({ dry_run: dryRun }),

@@ -3,7 +3,9 @@
 // 200-definition and 4 MB type budgets, the model's bounds...); the suite holds every REST answer it sees to its
 // route's statements and answer size (test/conformance.ts), the hostile storm does the same under attack.
 
+import { MAX_SUBJECT_LENGTH } from '../../auth/tokens.js';
 import { BODY_LIMIT_BYTES } from '../../body.js';
+import { REQUEST_ID_MAX } from '../../contract/request-id.js';
 import { type DoorBudget, FIXED_DOOR, KB, MB } from '../../model/doors.js';
 import { GRAPHQL_LIMITS, GRAPHQL_OPERATION_MEMORY } from '../../model/graphql-limits.js';
 import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../model/limits.js';
@@ -14,6 +16,7 @@ import {
   MODEL_MAX_TYPES,
   PLAN_MEMORY_PER_DOCUMENT_BYTE,
 } from '../../model/plans.js';
+import { CHANGE_REASON_MAX } from '../../resolvers/change-author.js';
 import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/changes.js';
 import { LOOKUP_BODY_BYTES, MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS } from '../../resolvers/entity-list.js';
@@ -37,12 +40,19 @@ const KEYED = 3;
 const TYPE_ROW = 2 * KB;
 /** An entity summary at its largest (guid, 256-character name, type guid). */
 const ENTITY_ROW = 1.5 * KB;
-/** A change record's row around its before/after text. */
-const CHANGE_ROW = 1 * KB;
+/**
+ * A change record's row around its before/after text, at its largest as JSON: its fixed fields (keys, id, time, kind,
+ * two guids: under 512 bytes), its request id (ASCII), its actor (a token's subject: a character at most 6 bytes, a
+ * control character escaped) and its reason (a character at most 4 bytes: it holds no control character).
+ */
+const CHANGE_ROW = 512 + REQUEST_ID_MAX + 6 * MAX_SUBJECT_LENGTH + 4 * CHANGE_REASON_MAX;
 /** The texts of one change record at their largest: a declaration's enumeration and default. */
 const CHANGE_TEXTS = MAX_TYPE_DEFINITIONS_JSON_BYTES + MAX_TYPE_DEFAULTS_JSON_BYTES;
-/** A page of change records: the page's byte bound, or one record larger than it, and the rows. */
-const CHANGE_PAGE = Math.max(CHANGE_PAGE_MAX_BYTES, CHANGE_TEXTS) + PAGES.max * CHANGE_ROW;
+/**
+ * A page of change records: texts within the page's byte bound on at most PAGES.max rows, or one record whose texts
+ * pass that bound on its own row.
+ */
+const CHANGE_PAGE = Math.max(CHANGE_PAGE_MAX_BYTES + PAGES.max * CHANGE_ROW, CHANGE_TEXTS + CHANGE_ROW);
 /** An attribute row around its enumeration and default. */
 const ATTRIBUTE_ROW = 1 * KB;
 /** A type's attribute listing at its largest: 205 rows and the 4 MB of enumerations and defaults. */

@@ -46,7 +46,7 @@ export const tooLarge = (limit = BODY_LIMIT_BYTES) =>
   refuse(
     'request_too_large',
     limit === BODY_LIMIT_BYTES
-      ? 'The request body exceeds 8 MB.'
+      ? `The request body exceeds 8 MB (${BODY_LIMIT_BYTES.toLocaleString('en-US')} bytes).`
       : `The request body exceeds ${limit.toLocaleString('en-US')} bytes, the most this route takes.`,
   );
 export const tooSlow = () => refuse('request_timeout', 'The request body took too long to arrive.');

@@ -4,7 +4,13 @@
 // Over 300 lines: every row of the contract in one place, each field declared once with its description.
 import { z } from 'zod';
 import { CHANGE_KIND_DESCRIPTIONS, CHANGE_KINDS } from '../model/changes.js';
-import { IMPACT_SCAN_MAX, MAX_ALLOWED_VALUES, MAX_FORMER_NAMES, MAX_MULTI_VALUES } from '../model/limits.js';
+import {
+  IMPACT_SCAN_MAX,
+  MAX_ALLOWED_VALUES,
+  MAX_FORMER_NAMES,
+  MAX_FORMER_NAMES_JSON_BYTES,
+  MAX_MULTI_VALUES,
+} from '../model/limits.js';
 import { TYPE_ORIGIN_NAMES } from '../model/origins.js';
 import { CARDINALITIES, VALUE_TYPES } from '../model/value-types.js';
 import { FormerNameRow } from './former-names.js';
@@ -84,7 +90,7 @@ export const EntityTypeRow = named(
       .array(FormerNameRow)
       .optional()
       .describe(
-        `The names the type had before its renames, most recent first (at most ${MAX_FORMER_NAMES}; none on a type never renamed), with when each was left. The name it was created under keeps resolving to it (create-or-get by that name answers this type) until it is released (POST /entities/types/{guid}/former-names/release); the others are free.`,
+        `The names the type had before its renames, most recent first (at most ${MAX_FORMER_NAMES}, and as many as fit ${MAX_FORMER_NAMES_JSON_BYTES.toLocaleString('en-US')} bytes of JSON: the oldest go first; none on a type never renamed), with when each was left. The name it was created under keeps resolving to it (create-or-get by that name answers this type) until it is released (POST /entities/types/{guid}/former-names/release); the others are free.`,
       ),
     version: z
       .string()

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import neo4j from 'neo4j-driver';
 import { z } from 'zod';
 import { EntityTypeRow, type FormerNameRow } from '../contract/wire.js';
+import { keptFormerNames } from '../model/limits.js';
 import type { TypeProps } from '../model/system-types.js';
 import { type ChangeRecord, recordChange } from './changes.js';
 import { createModelVersionShards } from './model-version.js';
@@ -73,8 +74,10 @@ export const toStoredType = (values: unknown) => {
     if (typeof fields[field] === 'number') fields[field] = new Date(fields[field]).toISOString();
   }
   for (const field of LISTS) {
-    // An empty list is left out of the row, as an absent field.
-    const list = typeof fields[field] === 'string' ? (JSON.parse(fields[field]) as unknown[]) : [];
+    // An empty list is left out of the row, as an absent field. Former names stored before a row's bound on them
+    // are answered within it.
+    const stored = typeof fields[field] === 'string' ? (JSON.parse(fields[field]) as unknown[]) : [];
+    const list = field === 'former_names' ? keptFormerNames(stored) : stored;
     fields[field] = list.length > 0 ? list : null;
   }
   return type;

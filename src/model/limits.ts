@@ -36,6 +36,26 @@ export const MAX_TYPE_DEFAULTS_JSON_BYTES = 256 * 1024;
 /** Former names a type keeps (most recent first), and a model document's type may list (renamed_from). */
 export const MAX_FORMER_NAMES = 32;
 
+/**
+ * Most bytes (UTF-8 JSON) a type's former names take on its row: the most recent are kept while they fit. Every type
+ * row carries them, 500 to a page: 32 names of 256 four-byte characters made a row 35 KB and a page 17 MB (the
+ * pages of three tenants at once held a gigabyte); within this, a row stays under 6 KB.
+ */
+export const MAX_FORMER_NAMES_JSON_BYTES = 4 * 1024;
+
+/** The most recent of `names` (most recent first) that a type keeps: at most MAX_FORMER_NAMES, within the bytes above. */
+export function keptFormerNames<T>(names: readonly T[]): T[] {
+  let bytes = 2; // the brackets
+  const kept: T[] = [];
+  for (const entry of names) {
+    if (kept.length === MAX_FORMER_NAMES) break;
+    bytes += utf8Bytes(JSON.stringify(entry)) + (kept.length > 0 ? 1 : 0);
+    if (bytes > MAX_FORMER_NAMES_JSON_BYTES) break;
+    kept.push(entry);
+  }
+  return kept;
+}
+
 /** How long a write's Idempotency-Key and its stored answer are kept (hours): a retry within it gets the answer. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 

@@ -3,20 +3,20 @@
 
 import type { StoredType } from '../db/entity-types.js';
 import { refuse } from '../errors.js';
-import { MAX_FORMER_NAMES } from '../model/limits.js';
+import { keptFormerNames } from '../model/limits.js';
 import { nameKey } from '../model/names.js';
 
 /**
  * A type's former names after a rename to `key`: the name it leaves first (unless only its spelling changes), then
- * those it had before, without the one it takes back; most recent first, at most MAX_FORMER_NAMES.
+ * those it had before, without the one it takes back; most recent first, as many as a type keeps (keptFormerNames).
  */
 export function formerNamesAfter(current: StoredType, key: string, at = new Date().toISOString()) {
   const before = current.former_names ?? [];
   const left = current.name_key === key ? [] : [{ name: current.name, left_at: at }];
-  return [
+  return keptFormerNames([
     ...left,
     ...before.filter((f) => nameKey(f.name) !== key && nameKey(f.name) !== current.name_key),
-  ].slice(0, MAX_FORMER_NAMES);
+  ]);
 }
 
 /**

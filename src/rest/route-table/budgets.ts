@@ -8,7 +8,11 @@ import { BODY_LIMIT_BYTES } from '../../body.js';
 import { REQUEST_ID_MAX } from '../../contract/request-id.js';
 import { type DoorBudget, FIXED_DOOR, KB, MB } from '../../model/doors.js';
 import { GRAPHQL_LIMITS, GRAPHQL_OPERATION_MEMORY } from '../../model/graphql-limits.js';
-import { MAX_TYPE_DEFAULTS_JSON_BYTES, MAX_TYPE_DEFINITIONS_JSON_BYTES } from '../../model/limits.js';
+import {
+  MAX_FORMER_NAMES_JSON_BYTES,
+  MAX_TYPE_DEFAULTS_JSON_BYTES,
+  MAX_TYPE_DEFINITIONS_JSON_BYTES,
+} from '../../model/limits.js';
 import { PAGES } from '../../model/pages.js';
 import {
   MODEL_MAX_DEFINITION_BYTES,
@@ -36,8 +40,10 @@ export type RouteKey =
 
 /** What a request under an Idempotency-Key adds: the key's lookup, its claim and its stored answer. */
 const KEYED = 3;
-/** A type row at its largest: a 256-character name of 4-byte characters, its label, icon and hint. */
-const TYPE_ROW = 2 * KB;
+/** A type row at its largest: a 256-character name of 4-byte characters, its label, icon and hint, its former names. */
+const TYPE_ROW = 2 * KB + MAX_FORMER_NAMES_JSON_BYTES;
+/** An answer of one type row: the row, the envelope (and create-or-get's flag). */
+const TYPE_ANSWER = TYPE_ROW + 1 * KB;
 /** An entity summary at its largest (guid, 256-character name, type guid). */
 const ENTITY_ROW = 1.5 * KB;
 /**
@@ -70,7 +76,7 @@ export const ROUTE_BUDGETS = {
   createEntityType: {
     statements: 4 + KEYED,
     reads: 'the type holding the name and its tombstone: index seeks',
-    answerBytes: 4 * KB,
+    answerBytes: TYPE_ANSWER,
     memoryBytes: 256 * KB,
     admission: 'light',
   },
@@ -84,28 +90,28 @@ export const ROUTE_BUDGETS = {
   getEntityType: {
     statements: 2,
     reads: 'one type by guid (an index seek), from memory at the model version',
-    answerBytes: 4 * KB,
+    answerBytes: TYPE_ANSWER,
     memoryBytes: 64 * KB,
     admission: 'light',
   },
   getEntityTypeByName: {
     statements: 2,
     reads: 'one type by its name or derived guid (index seeks), from memory at the model version',
-    answerBytes: 4 * KB,
+    answerBytes: TYPE_ANSWER,
     memoryBytes: 64 * KB,
     admission: 'light',
   },
   renameEntityType: {
     statements: 6 + KEYED,
     reads: 'the type, the type holding the new name: index seeks',
-    answerBytes: 4 * KB,
+    answerBytes: TYPE_ANSWER,
     memoryBytes: 256 * KB,
     admission: 'light',
   },
   releaseFormerName: {
     statements: 6 + KEYED,
     reads: 'the type, the type the name resolves to: index seeks',
-    answerBytes: 4 * KB,
+    answerBytes: TYPE_ANSWER,
     memoryBytes: 256 * KB,
     admission: 'light',
   },

@@ -31,9 +31,10 @@ import {
   type ShapeViolation,
   type StringSpan,
 } from './json-scan.js';
+import { BODY_LIMIT_BYTES } from './model/doors.js';
 import { Slots } from './slots.js';
 
-export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+export { BODY_LIMIT_BYTES };
 /** Bodies above this size take a slot (a typical declaration or entity write is a few KB). */
 export const LARGE_BODY_BYTES = 64 * 1024;
 export const LARGE_BODY_SLOTS = 4;

@@ -1,7 +1,14 @@
 // Cypher for the metamodel as one document: what an export reads, and what a plan compares a document with.
 
 import neo4j from 'neo4j-driver';
-import { ATTR_PROJECTION, type StoredAttribute, TEXT_LENGTHS, toStoredAttribute } from './attributes.js';
+import { MAX_NAME_BYTES, MODEL_ROW_BYTES } from '../model/plans.js';
+import {
+  ATTR_PROJECTION,
+  type StoredAttribute,
+  TEXT_LENGTHS,
+  toStoredAttribute,
+  utf8BytesAtMost,
+} from './attributes.js';
 import {
   createdGuid,
   namedTypeBranches,
@@ -19,6 +26,13 @@ const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $
        WHERE a.state = 'live' AND a.origin = 'user_defined'`;
 
 /**
+ * Cypher: the bytes a definition (`a`, of the type `t`) takes at most in a model document's rows beside its texts:
+ * its row, its name, its type's name (a plan's step repeats it) and the referenced type's name at its longest.
+ */
+const DEFINITION_ROW_BYTES = `${MODEL_ROW_BYTES} + ${utf8BytesAtMost('a.name')} + ${utf8BytesAtMost('t.name')}
+       + CASE WHEN a.allowed_ref_type IS NULL THEN 0 ELSE ${MAX_NAME_BYTES} END`;
+
+/**
  * What the tenant's model would hold in an export, counted without reading it: the types an export lists (the
  * user-defined ones, and any other carrying a live definition declared by a caller), at most `maxTypes + 1` of
  * them, and the definitions' number and JSON text.
@@ -27,11 +41,13 @@ export async function measureModel(run: Run, tenant: string, maxTypes: number) {
   const rows = await run(
     `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
        RETURN count(a) AS definitions,
-              sum(${TEXT_LENGTHS.json}) AS bytes
+              sum(${TEXT_LENGTHS.json}) AS bytes,
+              sum(${DEFINITION_ROW_BYTES}) AS rows
      }
-     WITH t, definitions, bytes WHERE t.origin = 'user_defined' OR definitions > 0
-     WITH t, definitions, bytes LIMIT $limit
-     RETURN count(t) AS types, sum(definitions) AS definitions, sum(bytes) AS bytes`,
+     WITH t, definitions, bytes, rows WHERE t.origin = 'user_defined' OR definitions > 0
+     WITH t, definitions, bytes, rows LIMIT $limit
+     RETURN count(t) AS types, sum(definitions) AS definitions, sum(bytes) AS bytes,
+            sum(rows + ${MODEL_ROW_BYTES} + ${utf8BytesAtMost('t.name')}) AS rows`,
     { tenant, limit: neo4j.int(maxTypes + 1) },
   );
   const row = rows[0];
@@ -39,6 +55,8 @@ export async function measureModel(run: Run, tenant: string, maxTypes: number) {
     types: Number(row?.types ?? 0),
     definitions: Number(row?.definitions ?? 0),
     bytes: Number(row?.bytes ?? 0),
+    /** The rows' bytes at most, beside the texts (DEFINITION_ROW_BYTES, and each type's row and name). */
+    rows: Number(row?.rows ?? 0),
   };
 }
 
@@ -71,6 +89,8 @@ export interface ResolvedModelType {
   type: StoredType;
   definitions: number;
   bytes: number;
+  /** The bytes its definitions take at most in a plan's steps, beside their texts (DEFINITION_ROW_BYTES). */
+  rows: number;
   /**
    * Redeclarations carrying their values to the definitions stated anew (resolvers/carry.ts): each holds its room
    * under the 200 limit and the budgets (the new definition's enumerations and default) until it is declared.
@@ -102,15 +122,16 @@ export async function resolveModelTypes(
          WITH t
          OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
          WHERE a.origin = 'user_defined'
-         WITH a, a.carrying = true AS carrying
+         WITH a, t, a.carrying = true AS carrying
          RETURN count(a) AS definitions, coalesce(sum(${TEXT_LENGTHS.json}), 0) AS bytes,
+                coalesce(sum(${DEFINITION_ROW_BYTES}), 0) AS rows,
                 sum(CASE WHEN carrying THEN 1 ELSE 0 END) AS carrying,
                 sum(CASE WHEN carrying THEN coalesce(a.carry_json_bytes, 0) ELSE 0 END) AS carryJson,
                 sum(CASE WHEN carrying THEN coalesce(a.carry_default_bytes, 0) ELSE 0 END) AS carryDefaults
        }
-       RETURN ${typeProjection('t')} AS type, definitions, bytes, carrying, carryJson, carryDefaults
+       RETURN ${typeProjection('t')} AS type, definitions, bytes, rows, carrying, carryJson, carryDefaults
      }
-     RETURN i, type, definitions, bytes, carrying, carryJson, carryDefaults`,
+     RETURN i, type, definitions, bytes, rows, carrying, carryJson, carryDefaults`,
     { tenant, names },
   );
   const out: (ResolvedModelType | null)[] = names.map(() => null);
@@ -119,6 +140,7 @@ export async function resolveModelTypes(
       type: toStoredType(r.type),
       definitions: Number(r.definitions),
       bytes: Number(r.bytes),
+      rows: Number(r.rows),
       carrying: {
         count: Number(r.carrying ?? 0),
         json: Number(r.carryJson ?? 0),

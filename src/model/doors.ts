@@ -4,6 +4,9 @@
 // router serves and the fields the schema has and fails on one without a budget or without a shape in the hostile
 // storm (bench/storm-shapes.ts).
 
+/** The largest request body (the specification's 8 MB, as 8 MiB): read as it arrives, refused past it (body.ts). */
+export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
 export const KB = 1024;
 export const MB = 1024 * 1024;
 

@@ -3,6 +3,7 @@
 // GraphQL enum of the actions.
 
 import { GRAPHQL_OPERATION_MEMORY } from './graphql-limits.js';
+import { MAX_NAME_LENGTH } from './names.js';
 
 /** The format (and version) a model document states, and the only one the service reads. */
 export const MODEL_FORMAT = 'entity-metamodel/v1';
@@ -12,6 +13,18 @@ export const MODEL_MAX_TYPES = 1000;
 export const MODEL_MAX_DEFINITION_BYTES = 6 * 1024 * 1024;
 /** Most live definitions an export reads (its rows are held in memory at once). */
 export const MODEL_MAX_DEFINITIONS = 50_000;
+/** A definition's row (an export's) or step (a plan's), or a type's, beside its names and texts. */
+export const MODEL_ROW_BYTES = 512;
+/** Most UTF-8 bytes of a name: MAX_NAME_LENGTH characters of four bytes. */
+export const MAX_NAME_BYTES = 4 * MAX_NAME_LENGTH;
+/**
+ * Most a model document's rows may take beside its texts (MODEL_MAX_DEFINITION_BYTES): an export's types and
+ * definitions, a plan's steps; 50,000 definitions with names of up to about 150 bytes between them fit. Each row repeats names of up to a kilobyte (a plan's step its type's name, and a
+ * withdrawal the referenced type's): 50,000 definitions named at the longest made a 60 MB plan from a 284 KB
+ * document. Counted before the model is read (each definition at MODEL_ROW_BYTES and its names' bytes, the referenced
+ * type's name at MAX_NAME_BYTES), and a plan's steps measured again before they are sent: past it, model_too_large.
+ */
+export const MODEL_MAX_ROW_BYTES = 32 * 1024 * 1024;
 /**
  * Withdrawals whose impact a plan counts: each walks at most IMPACT_SCAN_MAX instances of its type (a withdrawal's
  * dry run), so a plan does at most this many such walks; later withdrawals carry `impact: null`.

@@ -18,12 +18,21 @@ import {
 import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { type AppError, isAppError, type Reason, refuse } from '../errors.js';
-import { IMPACT_SCAN_MAX, MAX_ATTRIBUTE_DEFS, MAX_FORMER_NAMES } from '../model/limits.js';
+import { BODY_LIMIT_BYTES } from '../model/doors.js';
+import {
+  IMPACT_SCAN_MAX,
+  keptFormerNames,
+  MAX_ATTRIBUTE_DEFS,
+  MAX_FORMER_NAMES,
+  MAX_FORMER_NAMES_JSON_BYTES,
+  utf8Bytes,
+} from '../model/limits.js';
 import { cleanName, nameKey, typeGuid } from '../model/names.js';
 import {
   MODEL_FORMAT,
   MODEL_MAX_DEFINITION_BYTES,
   MODEL_MAX_DEFINITIONS,
+  MODEL_MAX_ROW_BYTES,
   MODEL_MAX_TYPES,
   PLAN_MAX_IMPACTS,
   PLAN_MAX_REFERENTS,
@@ -75,8 +84,10 @@ export async function exportModel(
         `${size.bytes.toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults (at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
       );
     }
+    const rows = size.rows + (options.formerNames ? size.types * MAX_FORMER_NAMES_JSON_BYTES : 0);
+    if (rows > MODEL_MAX_ROW_BYTES) throw rowsTooLarge(rows);
     // A GraphQL operation pays for what it is about to read, before it reads it.
-    charge(ctx, size.types + size.definitions, size.bytes);
+    charge(ctx, size.types + size.definitions, size.bytes + rows);
     const entries = await readModel(run, tenant, MODEL_MAX_TYPES);
     const refName = await referencedNames(
       run,
@@ -96,7 +107,9 @@ export async function exportModel(
     return {
       format: MODEL_FORMAT,
       types: entries.map((e) => {
-        const was = (former.get(e.type.guid) ?? []).filter((n) => nameKey(n) !== e.type.name_key);
+        const was = keptFormerNames(
+          (former.get(e.type.guid) ?? []).filter((n) => nameKey(n) !== e.type.name_key),
+        );
         return {
           name: e.type.name,
           ...(was.length > 0 ? { renamed_from: was } : {}),
@@ -351,8 +364,11 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         `the types it names hold ${definitionBytes.toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults (a plan reads at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
       );
     }
+    let rows = 0;
+    for (const r of sizes.values()) rows += r.rows;
+    if (rows > MODEL_MAX_ROW_BYTES) throw rowsTooLarge(rows);
     // A GraphQL operation pays for what the plan is about to read, before it reads it.
-    charge(ctx, sizes.size + definitionCount, definitionBytes);
+    charge(ctx, sizes.size + definitionCount, definitionBytes + rows);
     const stored =
       sizes.size === 0
         ? new Map<string, StoredAttribute[]>()
@@ -586,14 +602,38 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         if (was !== undefined && step) step.looks_like_rename_of = was;
       }
     }
-    return {
-      tenant,
-      based_on: basedOn,
-      steps: [...structural, ...withdrawals, ...declarations],
-      unchanged,
-    };
+    const steps = [...structural, ...withdrawals, ...declarations];
+    measureSteps(steps);
+    return { tenant, based_on: basedOn, steps, unchanged };
   });
 }
+
+/**
+ * Most a plan's steps take as JSON: the document's texts (a body), the stored texts (an export's) and the rows. The
+ * stored side is counted before it is read; the steps repeat names the document gives (each declaration its type's
+ * name: 50,000 declarations on types named at the longest made a 3.2 MB document plan to 58 MB), so they are
+ * measured before they are sent.
+ */
+export const PLAN_MAX_STEP_BYTES = BODY_LIMIT_BYTES + MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_ROW_BYTES;
+
+/** Refuses a plan whose steps pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
+function measureSteps(steps: readonly PlanStep[]) {
+  let bytes = 2;
+  for (const step of steps) {
+    bytes += utf8Bytes(JSON.stringify(step)) + 1;
+    if (bytes > PLAN_MAX_STEP_BYTES) {
+      throw modelTooLarge(
+        `its ${steps.length.toLocaleString('en-US')} steps take more than ${PLAN_MAX_STEP_BYTES.toLocaleString('en-US')} bytes as JSON`,
+      );
+    }
+  }
+}
+
+/** model_too_large for a model whose rows would take `rows` bytes (beside their texts). */
+const rowsTooLarge = (rows: number) =>
+  modelTooLarge(
+    `its names and rows would take about ${rows.toLocaleString('en-US')} bytes beside their texts (at most ${MODEL_MAX_ROW_BYTES.toLocaleString('en-US')})`,
+  );
 
 /** A step's `blocked` when `check` refuses it with the declaration's rules as they stand. */
 function blockedIf(check: () => void): Pick<PlanStep, 'blocked'> {

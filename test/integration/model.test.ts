@@ -8,6 +8,7 @@ import {
   GRAPHQL_PLAN_MAX_DOCUMENT_BYTES,
   MODEL_FORMAT,
   MODEL_MAX_DEFINITIONS,
+  MODEL_MAX_ROW_BYTES,
   PLAN_MAX_IMPACTS,
   PLAN_MAX_REFERENTS,
 } from '../../src/model/plans.js';
@@ -841,4 +842,78 @@ describe('GraphQL: model and modelPlan', () => {
       'invalid_model',
     );
   });
+});
+
+describe(`the rows of a model document: at most ${MODEL_MAX_ROW_BYTES.toLocaleString('en-US')} bytes beside its texts, names counted`, () => {
+  /** 400 user types of 50 reference definitions each, written straight in the database, named `name(prefix)`. */
+  async function namedModel(world: TestWorld, tenant: string, name: (prefix: string) => string) {
+    await world.driver.executeQuery(
+      `UNWIND range(0, 399) AS i
+       WITH i, $tail AS tail
+       CREATE (t:EntityType {tenant: $tenant, guid: $tenant + '-t' + i, name: 't' + right('00' + i, 3) + tail,
+                             name_key: 't' + right('00' + i, 3) + tail, origin: 'user_defined', catalog_level: true})
+       WITH t, tail
+       UNWIND range(0, 49) AS j
+       CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid, guid: t.guid + '-a' + j,
+         name: 'a' + right('0' + j, 2) + tail, name_key: 'a' + right('0' + j, 2) + tail, origin: 'user_defined',
+         state: 'live', value_type: 'entity_ref', cardinality: 'single', required: false, filterable: false,
+         json_utf8: 0, default_utf8: 0, allowed_ref_type: $tenant + '-t0'})`,
+      { tenant, tail: name('t000').slice(4) },
+    );
+  }
+  const long = (prefix: string) => prefix + 'x'.repeat(256 - prefix.length);
+  const short = (prefix: string) => prefix;
+
+  it('a model whose names take its rows past the bound is refused before it is read, by export and plan alike; with short names the same model is exported', async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    await namedModel(world, tenant, long);
+    // 20,000 definitions: about 41 MB of rows with names of 256 characters (the referenced type's at 1 KB)
+    const exported = await api.get('/entities/model');
+    expect([exported.status, exported.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(exported.body.MESSAGE).toContain('names and rows');
+    const types = Array.from({ length: 400 }, (_, i) => ({
+      name: long(`t${String(i).padStart(3, '0')}`),
+      attributes: [],
+    }));
+    const planned = await api.post('/entities/model/plan', { format: MODEL_FORMAT, types });
+    expect([planned.status, planned.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(planned.body.MESSAGE).toContain('names and rows');
+
+    const other = await tenantApi(world);
+    await namedModel(world, other.tenant, short);
+    const model = await exportOf(other.api);
+    expect(model.types.filter((t: { attributes: unknown[] }) => t.attributes.length === 50)).toHaveLength(
+      400,
+    );
+  }, 60_000);
+
+  it("a plan whose steps repeat the document's long type names past the bound is refused, nothing planned", async ({
+    world,
+  }) => {
+    const { tenant, api } = await tenantApi(world);
+    // 250 types named with 256 four-byte characters, 200 short definitions each: a 3.5 MB document whose 50,000
+    // declaration steps each repeat their type's kilobyte name (about 58 MB of steps)
+    const typeName = (i: number) => `${String.fromCodePoint(0x20000 + i)}${'😀'.repeat(255)}`;
+    const types = Array.from({ length: 250 }, (_, i) => ({
+      name: typeName(i),
+      attributes: Array.from({ length: 200 }, (_, j) => ({
+        name: `a${j}`,
+        value_type: 'string',
+        cardinality: 'single',
+      })),
+    }));
+    expect((await api.get('/entities/types?page_size=1')).status).toBe(200); // the tenant set up
+    const before = await fingerprint(world.driver, tenant);
+    const planned = await api.post('/entities/model/plan', { format: MODEL_FORMAT, types });
+    expect([planned.status, planned.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(planned.body.MESSAGE).toContain('steps take more than');
+    const applied = await api.post('/entities/model/apply', { document: { format: MODEL_FORMAT, types } });
+    expect([applied.status, applied.body.DATA.reason]).toEqual([400, 'model_too_large']);
+    expect(await fingerprint(world.driver, tenant)).toEqual(before);
+    // half of it is planned
+    const half = await planOf(api, { format: MODEL_FORMAT, types: types.slice(0, 100) });
+    expect(half.steps).toHaveLength(100 + 100 * 200);
+  }, 120_000);
 });

@@ -17,6 +17,7 @@ import { PAGES } from '../../model/pages.js';
 import {
   MODEL_MAX_DEFINITION_BYTES,
   MODEL_MAX_DEFINITIONS,
+  MODEL_MAX_ROW_BYTES,
   MODEL_MAX_TYPES,
   PLAN_MEMORY_PER_DOCUMENT_BYTE,
 } from '../../model/plans.js';
@@ -68,8 +69,8 @@ const ENTITY = BODY_LIMIT_BYTES + MAX_TYPE_DEFAULTS_JSON_BYTES;
 /** A GraphQL answer at its largest (schema/limits.ts), and what an operation reads. */
 const GRAPHQL_ANSWER = GRAPHQL_LIMITS.maxAnswerBytes;
 const GRAPHQL_READS = `what the operation selects, bounded before it runs by its static cost (${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')}), then by ${GRAPHQL_LIMITS.maxObjects.toLocaleString('en-US')} objects, ${GRAPHQL_LIMITS.maxAnswerBytes / MB} MiB of values and its time budget; ${'`'}GRAPHQL_CONCURRENCY${'`'} at once`;
-/** The model as one document at its largest: its texts, and a row per definition and type. */
-const MODEL = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_DEFINITIONS * 400 + MODEL_MAX_TYPES * 300;
+/** The model as one document at its largest: its texts and its rows (names included), each counted before it is read. */
+const MODEL = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_ROW_BYTES;
 
 export const ROUTE_BUDGETS = {
   // ——— entity types ———
@@ -140,15 +141,15 @@ export const ROUTE_BUDGETS = {
   // ——— the model as code ———
   exportModel: {
     statements: 5,
-    reads: `its size first (counted, no text read); past ${MODEL_MAX_TYPES} types, ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those (with former_names, each type's last rename: an index seek per type)`,
+    reads: `its size first (counted, no text read); past ${MODEL_MAX_TYPES} types, ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions, ${MODEL_MAX_DEFINITION_BYTES / MB} MiB of texts or ${MODEL_MAX_ROW_BYTES / MB} MiB of rows (names included) refused before reading; else those (with former_names, each type's last rename: an index seek per type)`,
     answerBytes: MODEL,
     memoryBytes: 3 * MODEL,
     admission: 'heavy',
   },
   planModel: {
     statements: 32,
-    reads: `the named types and their definitions' size first (counted); past ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions or ${MODEL_MAX_DEFINITION_BYTES / MB} MiB refused before reading; else those, and at most 25 impact counts of ${(50_000).toLocaleString('en-US')} instances`,
-    answerBytes: BODY_LIMIT_BYTES + MODEL,
+    reads: `the named types and their definitions' size first (counted); past ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions, ${MODEL_MAX_DEFINITION_BYTES / MB} MiB of texts or ${MODEL_MAX_ROW_BYTES / MB} MiB of rows refused before reading; else those, and at most 25 impact counts of ${(50_000).toLocaleString('en-US')} instances`,
+    answerBytes: BODY_LIMIT_BYTES + MODEL + 64 * KB,
     memoryBytes: 3 * MODEL,
     memoryPerBodyByte: PLAN_MEMORY_PER_DOCUMENT_BYTE,
     admission: 'heavy',
@@ -156,7 +157,7 @@ export const ROUTE_BUDGETS = {
   applyModel: {
     statements: 32 + APPLY_MAX_STEPS * 12,
     reads: `a plan (as planModel), then at most ${APPLY_MAX_STEPS} steps through the ordinary rules, each a transaction locking the tenant's model version first`,
-    answerBytes: BODY_LIMIT_BYTES + MODEL,
+    answerBytes: BODY_LIMIT_BYTES + MODEL + 64 * KB,
     memoryBytes: 3 * MODEL,
     memoryPerBodyByte: PLAN_MEMORY_PER_DOCUMENT_BYTE,
     admission: 'heavy',

@@ -34,9 +34,12 @@ const MAX_TOKEN_LENGTH = 16_384;
 function toViewer(payload: JWTPayload): Viewer {
   const { sub, tenant, roles, cross_tenant: crossTenant } = payload as Record<string, unknown>;
   if (typeof sub !== 'string' || sub.length === 0) throw refuse.unauthenticated('The token has no subject.');
-  if (sub.length > MAX_SUBJECT_LENGTH) {
+  // (At most MAX_SUBJECT_LENGTH UTF-16 units has at most as many characters: counted only when longer.)
+  if (sub.length > MAX_SUBJECT_LENGTH && [...sub].length > MAX_SUBJECT_LENGTH) {
     throw refuse.unauthenticated(`The token's subject is longer than ${MAX_SUBJECT_LENGTH} characters.`);
   }
+  // A lone surrogate is stored as U+FFFD: two subjects would become one (one caller's idempotency keys, history).
+  if (!sub.isWellFormed()) throw refuse.unauthenticated("The token's subject is not well-formed Unicode.");
   if (typeof tenant !== 'string' || tenant.trim().length === 0 || tenant.length > MAX_TENANT_LENGTH) {
     throw refuse.unauthenticated('The token has no valid tenant claim.');
   }

@@ -94,7 +94,7 @@ export const recordChange = (p: {
        attribute_key: $changeAttribute,
        actor: $changeActor, request_id: $changeRequest, reason: $changeReason, internal: $changeInternal,
        before: $changeBefore, after: $changeAfter,
-       bytes: $changeBytes}) }`;
+       bytes: $changeBytes, bytes_utf8: true}) }`;
 };
 
 /** The same as a statement of its own, for a transaction whose statements cannot carry it. */
@@ -106,7 +106,7 @@ export async function recordChangeAlone(run: Run, tenant: string, typeGuid: stri
   });
 }
 
-/** A change record without its before/after texts (`bytes`: their length, in UTF-8 bytes for records written since lengths were counted so; in characters before). */
+/** A change record without its before/after texts (`bytes`: their length in UTF-8 bytes, at most: see fieldOf). */
 export interface ChangeHead {
   shard: number;
   seq: number;
@@ -136,8 +136,14 @@ export interface FeedHead extends ChangeHead {
 
 const HEAD_FIELDS = ['shard', 'seq', 'key', 'bytes'] as const;
 const FEED_HEAD_FIELDS = [...HEAD_FIELDS, 'kind', 'type_guid', 'attribute_guid', 'attribute_key'] as const;
+/**
+ * A record's field as read; its `bytes` in UTF-8, the unit a page is bounded in: a record written before it was
+ * counted so (by code points, without `bytes_utf8`) at four bytes a character, the most UTF-8 takes.
+ */
+const fieldOf = (c: string, f: string) =>
+  f === 'bytes' ? `CASE WHEN ${c}.bytes_utf8 = true THEN ${c}.bytes ELSE 4 * ${c}.bytes END` : `${c}.${f}`;
 const headProjection = (c: string, fields: readonly string[] = HEAD_FIELDS) =>
-  `[${fields.map((f) => `${c}.${f}`).join(', ')}]`;
+  `[${fields.map((f) => fieldOf(c, f)).join(', ')}]`;
 const toHead = <H extends ChangeHead = ChangeHead>(
   values: unknown,
   fields: readonly string[] = HEAD_FIELDS,
@@ -245,7 +251,7 @@ export async function readChanges(run: Run, tenant: string, heads: readonly Chan
   const rows = await run(
     `UNWIND $heads AS h
      MATCH (c:ModelChange {tenant: $tenant, shard: h.shard, seq: h.seq})
-     RETURN [${CHANGE_FIELDS.map((f) => (f === 'at' ? 'toString(c.at)' : `c.${f}`)).join(', ')}] AS change`,
+     RETURN [${CHANGE_FIELDS.map((f) => (f === 'at' ? 'toString(c.at)' : fieldOf('c', f))).join(', ')}] AS change`,
     { tenant, heads: heads.map((h) => ({ shard: neo4j.int(h.shard), seq: neo4j.int(h.seq) })) },
   );
   const changes = rows.map((r) => {

@@ -173,10 +173,14 @@ export function roomOf(d: CheckedDeclaration): Room {
   return { jsonBytes: utf8Bytes(d.allowedValuesJson) + defaultBytes, defaultBytes };
 }
 
-/** What a stored definition takes of its type's budgets, counted as roomOf counts a declaration. */
+/**
+ * What a stored definition takes of its type's budgets: the lengths stored with it (roomOf's count when it was
+ * declared; a definition of an earlier release, counted again at start: db/attributes.ts, TEXT_LENGTHS), as the
+ * declare endpoint sums them, so a plan judges a type's budgets as the declaration it shows unblocked will be.
+ */
 export function definitionRoom(a: StoredAttribute): Room {
-  const defaultBytes = utf8Bytes(a.default_value_json);
-  return { jsonBytes: utf8Bytes(a.allowed_values_json) + defaultBytes, defaultBytes };
+  const defaultBytes = a.default_value_size ?? 0;
+  return { jsonBytes: (a.allowed_values_size ?? 0) + defaultBytes, defaultBytes };
 }
 
 /**

@@ -582,7 +582,7 @@ describe('change feed', () => {
   it('the page bound counts UTF-8 bytes: records of CJK text stop a page by the bytes they carry', async ({
     world,
   }) => {
-    const { api } = await tenantApi(world);
+    const { tenant, api } = await tenantApi(world);
     const type = await createType(api, 'Wide history');
     const start = (await drainFeed(api, null)).cursor;
     for (let i = 0; i < 3; i += 1) {
@@ -604,6 +604,15 @@ describe('change feed', () => {
     expect(first.body.DATA.has_more).toBe(true);
     const history = await api.get(`/entities/types/${type}/history?page_size=500`);
     expect(history.body.DATA.changes.map((c: Change) => c.after?.name)).toEqual(['w2']);
+    expect((await wholeHistory(api, type)).length).toBe(4);
+    // records an earlier release wrote, their length in code points: read at four bytes a character
+    await world.driver.executeQuery(
+      `MATCH (c:ModelChange {tenant: $tenant}) WHERE c.type_guid = $type
+       SET c.bytes = size(coalesce(c.before, '')) + size(coalesce(c.after, '')) REMOVE c.bytes_utf8`,
+      { tenant, type },
+    );
+    const legacy = await api.get(`/entities/types/${type}/history?page_size=500`);
+    expect(legacy.body.DATA.changes.map((c: Change) => c.after?.name)).toEqual(['w2']);
     expect((await wholeHistory(api, type)).length).toBe(4);
   }, 60_000);
 });

@@ -27,13 +27,17 @@ describe('createTokenVerifier', () => {
     expect([...first.roles]).toEqual(['admin']);
   });
 
-  it(`takes a subject of ${MAX_SUBJECT_LENGTH} characters and refuses a longer one (every change records it)`, async () => {
+  it(`takes a subject of ${MAX_SUBJECT_LENGTH} characters and refuses a longer one or one not well-formed (every change records it)`, async () => {
     expect(MAX_SUBJECT_LENGTH).toBe(256);
     const verifier = verify();
     const at = await mintToken(SECRET, { tenant: 'acme', sub: '字'.repeat(MAX_SUBJECT_LENGTH) });
     expect((await verifier(`Bearer ${at}`)).subject).toHaveLength(MAX_SUBJECT_LENGTH);
-    const over = await mintToken(SECRET, { tenant: 'acme', sub: 'a'.repeat(MAX_SUBJECT_LENGTH + 1) });
-    await expect(verifier(`Bearer ${over}`)).rejects.toMatchObject({ reason: 'unauthenticated' });
+    const astral = await mintToken(SECRET, { tenant: 'acme', sub: '😀'.repeat(MAX_SUBJECT_LENGTH) });
+    expect([...(await verifier(`Bearer ${astral}`)).subject]).toHaveLength(MAX_SUBJECT_LENGTH);
+    for (const sub of ['a'.repeat(MAX_SUBJECT_LENGTH + 1), '😀'.repeat(MAX_SUBJECT_LENGTH + 1), 'x\ud800']) {
+      const over = await mintToken(SECRET, { tenant: 'acme', sub });
+      await expect(verifier(`Bearer ${over}`)).rejects.toMatchObject({ reason: 'unauthenticated' });
+    }
   });
 
   it('refuses a remembered token once it has expired', async () => {

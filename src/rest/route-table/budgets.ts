@@ -60,8 +60,8 @@ const CHANGE_TEXTS = MAX_TYPE_DEFINITIONS_JSON_BYTES + MAX_TYPE_DEFAULTS_JSON_BY
  * pass that bound on its own row.
  */
 const CHANGE_PAGE = Math.max(CHANGE_PAGE_MAX_BYTES + PAGES.max * CHANGE_ROW, CHANGE_TEXTS + CHANGE_ROW);
-/** An attribute row around its enumeration and default. */
-const ATTRIBUTE_ROW = 1 * KB;
+/** An attribute row around its enumeration and default: its name of up to a kilobyte (256 four-byte characters). */
+const ATTRIBUTE_ROW = 1.5 * KB;
 /** A type's attribute listing at its largest: 205 rows and the 4 MB of enumerations and defaults. */
 const LISTING = MAX_TYPE_DEFINITIONS_JSON_BYTES + 205 * ATTRIBUTE_ROW;
 /** An entity answer at its largest: the values sent (a body) and the type's defaults. */
@@ -119,7 +119,8 @@ export const ROUTE_BUDGETS = {
   deleteEntityType: {
     statements: 6 + KEYED,
     reads: 'the type, the live definitions referring to it, its own (at most 200): index seeks',
-    answerBytes: 1 * KB,
+    // (its refusal type_referenced names the definitions referring to it: a message of at most 1,000 characters)
+    answerBytes: 4 * KB,
     memoryBytes: 1 * MB,
     admission: 'light',
   },

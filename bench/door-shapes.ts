@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 /** What the storm set up before its shapes run (bench/door-storm.ts). */
 export interface DoorSetup {
   /** Authorization headers: the attacking tenant, the operator, the platform role and the same subject without it. */
-  auth: { attacker: string; operator: string; platform: string; platformWithoutRole: string };
+  auth: { attacker: string; operator: string; platform: string; platformWithoutRole: string; wide: string };
   /** A token that is not the caller's own, planted where text goes (it must never reach a log). */
   stray: string;
   /** Types holding 4 MB of enumerations each (history records of about 1 MB, 4 MB attribute listings). */
@@ -31,6 +31,11 @@ export interface DoorSetup {
   plainTypeName: string;
   /** An asset path of the pages. */
   asset: string;
+  /**
+   * The `wide` tenant's types (written straight in the database): 400 named with 256 characters, each with 50
+   * reference definitions named as long and 32 former names of 256 four-byte characters stored on its row.
+   */
+  wideTypeNames: string[];
 }
 
 export interface DoorRequest {
@@ -90,8 +95,8 @@ const aliased = (n: number, field: string) =>
   Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
 
 /**
- * A model document at the definition bound: 1,000 types of 256-character names (4-byte characters, 1 KB of UTF-8
- * each, repeated in every step of the plan) and 50 definitions each, 3.4 MB; made once.
+ * A model document at the definition bound: 1,000 types named with 4 digits and 126 four-byte characters (256
+ * UTF-16 units, 508 bytes of UTF-8, repeated in every step of the plan) and 50 definitions each, 3.4 MB; made once.
  */
 let widestModel: Record<string, unknown> | undefined;
 const widestModelDocument = () =>
@@ -102,6 +107,21 @@ const widestModelDocument = () =>
       attributes: Array.from({ length: 50 }, (_, a) => ({
         name: `a${a}`,
         value_type: 'json',
+        cardinality: 'single',
+      })),
+    })),
+  });
+
+/** Declarations on 250 types named with 256 four-byte characters, 200 each: their steps repeat the names; made once. */
+let longTypeNames: Record<string, unknown> | undefined;
+const longTypeNamesDocument = () =>
+  (longTypeNames ??= {
+    format: 'entity-metamodel/v1',
+    types: Array.from({ length: 250 }, (_, t) => ({
+      name: `${String.fromCodePoint(0x20000 + t)}${'\u{1F600}'.repeat(255)}`,
+      attributes: Array.from({ length: 200 }, (_, a) => ({
+        name: `a${a}`,
+        value_type: 'string',
         cardinality: 'single',
       })),
     })),
@@ -156,7 +176,7 @@ export const DOOR_SHAPES: DoorShape[] = [
   {
     name: 'plan-50000-definitions',
     label:
-      'POST /entities/model/plan: 50,000 definitions of 1,000 types of 256 four-byte characters (3.4 MB; a 33 MB plan)',
+      'POST /entities/model/plan: 50,000 definitions of 1,000 types named with 126 four-byte characters (3.4 MB; a 33 MB plan)',
     doors: ['planModel'],
     expected: ['200', ...ADMITTED],
     requests: 64,
@@ -241,6 +261,37 @@ export const DOOR_SHAPES: DoorShape[] = [
       headers: { 'x-change-reason': 'r'.repeat(8 * 1024) },
       body: { name: 'never_declared', value_type: 'string', cardinality: 'single' },
     }),
+  },
+  {
+    name: 'plan-wide-names',
+    label:
+      'POST /entities/model/plan and GET /entities/model: 400 types of 50 definitions, every name 256 characters (41 MB of rows counted)',
+    doors: ['planModel', 'exportModel'],
+    expected: ['400 model_too_large', ...ADMITTED],
+    requests: 64,
+    concurrency: 16,
+    request: (s, i) =>
+      i % 2 === 0
+        ? {
+            method: 'POST',
+            path: '/entities/model/plan',
+            auth: 'wide',
+            body: {
+              format: 'entity-metamodel/v1',
+              types: s.wideTypeNames.map((name) => ({ name, attributes: [] })),
+            },
+          }
+        : { method: 'GET', path: '/entities/model', auth: 'wide' },
+  },
+  {
+    name: 'plan-long-type-names',
+    label:
+      'POST /entities/model/plan: 250 types of 256 four-byte characters, 200 definitions each (3.5 MB; 58 MB of steps measured)',
+    doors: ['planModel'],
+    expected: ['400 model_too_large', ...ADMITTED],
+    requests: 32,
+    concurrency: 16,
+    request: () => ({ method: 'POST', path: '/entities/model/plan', body: longTypeNamesDocument() }),
   },
   {
     name: 'export',
@@ -501,6 +552,16 @@ export const DOOR_SHAPES: DoorShape[] = [
         : i % 3 === 1
           ? { method: 'GET', path: `/entities/types/${s.bigTypes[0]}` }
           : { method: 'GET', path: `/entities/types/by-name/${encodeURIComponent(s.plainTypeName)}` },
+  },
+  {
+    name: 'type-pages-former-names',
+    label:
+      'GET /entities/types?page_size=500 of types whose rows store 32 former names of 256 four-byte characters',
+    doors: ['listEntityTypes'],
+    expected: ['200'],
+    requests: 96,
+    concurrency: 24,
+    request: () => ({ method: 'GET', path: '/entities/types?page_size=500', auth: 'wide' }),
   },
   {
     name: 'tokens-in-paths',

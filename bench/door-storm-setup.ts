@@ -71,7 +71,7 @@ export async function setUpStorm(p: {
   });
   const { bigTypes, defaultsType, taggedType, countedType, withdrawnType, bigEntityType } = made;
   const tenant = tenantOf(p.auth.attacker);
-  const [, tags, , bigEntity] = await Promise.all([
+  const [, tags, , bigEntity, wideTypeNames] = await Promise.all([
     timed('declarations', async () => {
       // Heavy types: 4 enumerations of 1,000 values of about 1 KB each (4 MB a type, 32 MB in all).
       for (const guid of bigTypes) {
@@ -153,6 +153,7 @@ export async function setUpStorm(p: {
       });
       return answer.entity.guid as string;
     }),
+    timed('wide names', () => wideNames(p)),
   ]);
   // A plain type, and a dashboard row the platform role wrote under a key.
   const plainTypeName = 'Plain';
@@ -187,7 +188,50 @@ export async function setUpStorm(p: {
     plainType,
     plainTypeName,
     asset,
+    wideTypeNames,
   };
+}
+
+/**
+ * The `wide` tenant: 400 types named with 256 characters, each with 50 reference definitions named as long, and 32
+ * former names of 256 four-byte characters stored on each row (as a release that kept them whole would have).
+ * Written straight in the database (20,000 declarations and 12,800 renames would take minutes).
+ */
+async function wideNames(p: { base: string; auth: DoorSetup['auth']; driver: Driver }): Promise<string[]> {
+  const tenant = tenantOf(p.auth.wide);
+  const setUp = await fetch(`${p.base}/entities/types?page_size=1`, {
+    headers: { authorization: p.auth.wide },
+  });
+  if (setUp.status !== 200) throw new Error(`storm setup: the wide tenant answered ${setUp.status}`);
+  const tail = 'x'.repeat(252);
+  const former = JSON.stringify(
+    Array.from({ length: 32 }, (_, i) => ({
+      name: `${String.fromCodePoint(0x20000 + i)}${'\u{1F600}'.repeat(255)}`,
+      left_at: new Date().toISOString(),
+    })),
+  );
+  await p.driver.executeQuery(
+    `UNWIND range(0, 399) AS i
+     CREATE (t:EntityType {tenant: $tenant, guid: $tenant + '-t' + i, name: 'w' + right('00' + i, 3) + $tail,
+                           name_key: 'w' + right('00' + i, 3) + $tail, origin: 'user_defined', catalog_level: true,
+                           former_names_json: $former})
+     WITH t
+     UNWIND range(0, 49) AS j
+     CREATE (t)-[:HAS_ATTRIBUTE]->(a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid, guid: t.guid + '-a' + j,
+       name: 'a' + right('0' + j, 2) + $tail, name_key: 'a' + right('0' + j, 2) + $tail, origin: 'user_defined',
+       state: 'live', value_type: 'entity_ref', cardinality: 'single', required: false, filterable: false,
+       json_utf8: 0, default_utf8: 0, allowed_ref_type: $tenant + '-t0'})`,
+    { tenant, tail, former },
+  );
+  // A write through the service: a new model version, so nothing it holds in memory from before is served.
+  const marker = await fetch(`${p.base}/entities/types`, {
+    method: 'POST',
+    headers: { authorization: p.auth.wide, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Wide marker' }),
+  });
+  if (marker.status !== 201)
+    throw new Error(`storm setup: the wide tenant's marker answered ${marker.status}`);
+  return Array.from({ length: 400 }, (_, i) => `w${String(i).padStart(3, '0')}${tail}`);
 }
 
 /** The tenant a bearer token names (the storm minted it: its payload is trusted here). */

@@ -165,6 +165,7 @@ async function main(): Promise<number> {
       operator: await bearer('default', { roles: ['admin'] }),
       platform: await bearer(attackerTenant, { roles: ['platform'], sub: 'board-service' }),
       platformWithoutRole: await bearer(attackerTenant, { sub: 'board-service' }),
+      wide: await bearer(`storm-wide-${run}`),
     };
     const stray = await mintToken(secret, { tenant: `storm-stranger-${run}`, sub: 'stranger@example.com' });
     const api: Api = apiFor(svc.base, auth.attacker);

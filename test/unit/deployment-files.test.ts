@@ -295,6 +295,10 @@ describe('deploy/kubernetes', () => {
     }
     const startup = container.startupProbe!;
     expect((startup.periodSeconds ?? 10) * (startup.failureThreshold ?? 3)).toBeGreaterThanOrEqual(120);
+    // a replica ready again after an outage takes traffic within 2 s, and a blip of one probe keeps it in
+    const readiness = container.readinessProbe!;
+    expect(readiness.periodSeconds ?? 10).toBeLessThanOrEqual(2);
+    expect(readiness.failureThreshold ?? 3).toBeGreaterThanOrEqual(2);
   });
 
   it('probe paths are the ones the operations guide documents', () => {

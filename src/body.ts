@@ -34,7 +34,6 @@ import {
 import { BODY_LIMIT_BYTES } from './model/doors.js';
 import { Slots } from './slots.js';
 
-export { BODY_LIMIT_BYTES };
 /** Bodies above this size take a slot (a typical declaration or entity write is a few KB). */
 export const LARGE_BODY_BYTES = 64 * 1024;
 export const LARGE_BODY_SLOTS = 4;

@@ -3,7 +3,6 @@
 // Over 300 lines: one document, built in one pass over the route table (parameters, bodies, answers, refusals).
 
 import { z } from 'zod';
-import { BODY_LIMIT_BYTES } from './body.js';
 import { PRECONDITION_PATTERN } from './contract/type-version.js';
 import { components } from './contract/wire.js';
 import {
@@ -14,6 +13,7 @@ import {
   takesIdempotencyKey,
 } from './contract/write-headers.js';
 import { type Reason, statusOf } from './errors.js';
+import { BODY_LIMIT_BYTES } from './model/doors.js';
 import { IDEMPOTENCY_TTL_HOURS } from './model/limits.js';
 import { CHANGE_REASON_MAX } from './resolvers/change-author.js';
 import type { RouteKey } from './rest/route-table/budgets.js';

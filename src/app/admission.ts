@@ -8,11 +8,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AdmissionAbandoned } from '../admission.js';
-import { BODY_LIMIT_BYTES, bodyBytesRead, LARGE_BODY_BYTES } from '../body.js';
+import { bodyBytesRead, LARGE_BODY_BYTES } from '../body.js';
 import type { Services } from '../context.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { wantsGraphiQL } from '../http/pages.js';
-import { type DoorBudget, LIGHT_FROM_MEMORY_BYTES } from '../model/doors.js';
+import { BODY_LIMIT_BYTES, type DoorBudget, LIGHT_FROM_MEMORY_BYTES } from '../model/doors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -2,6 +2,7 @@
 // by the rules (resolvers/model.ts), the contract's schemas of the document (contract/model-document.ts) and the
 // GraphQL enum of the actions.
 
+import { BODY_LIMIT_BYTES } from './doors.js';
 import { GRAPHQL_OPERATION_MEMORY } from './graphql-limits.js';
 import { MAX_NAME_LENGTH } from './names.js';
 
@@ -19,12 +20,22 @@ export const MODEL_ROW_BYTES = 512;
 export const MAX_NAME_BYTES = 4 * MAX_NAME_LENGTH;
 /**
  * Most a model document's rows may take beside its texts (MODEL_MAX_DEFINITION_BYTES): an export's types and
- * definitions, a plan's steps; 50,000 definitions with names of up to about 150 bytes between them fit. Each row repeats names of up to a kilobyte (a plan's step its type's name, and a
- * withdrawal the referenced type's): 50,000 definitions named at the longest made a 60 MB plan from a 284 KB
- * document. Counted before the model is read (each definition at MODEL_ROW_BYTES and its names' bytes, the referenced
- * type's name at MAX_NAME_BYTES), and a plan's steps measured again before they are sent: past it, model_too_large.
+ * definitions, a plan's steps (50,000 definitions fit with names of up to about 150 bytes between them). A row
+ * repeats names of up to a kilobyte (a plan's step its type's name, a withdrawal the referenced type's): 50,000
+ * definitions named at the longest made a 60 MB plan from a 284 KB document. Counted before the model is read (each
+ * definition at MODEL_ROW_BYTES and its names' bytes, the referenced type's name at MAX_NAME_BYTES): past it,
+ * model_too_large.
  */
 export const MODEL_MAX_ROW_BYTES = 32 * 1024 * 1024;
+/** A model document at its largest as JSON (an export's answer): its texts and its rows. */
+export const MODEL_MAX_DOCUMENT_BYTES = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_ROW_BYTES;
+/**
+ * Most a plan's steps take as JSON: the document's texts (a body) and a model document's. The stored side is counted
+ * before it is read; the steps repeat names the document gives (each declaration its type's name: 50,000
+ * declarations on types named at the longest made a 3.2 MB document plan to 58 MB), so they are measured before
+ * they are sent.
+ */
+export const PLAN_MAX_STEP_BYTES = BODY_LIMIT_BYTES + MODEL_MAX_DOCUMENT_BYTES;
 /**
  * Withdrawals whose impact a plan counts: each walks at most IMPACT_SCAN_MAX instances of its type (a withdrawal's
  * dry run), so a plan does at most this many such walks; later withdrawals carry `impact: null`.

@@ -18,7 +18,6 @@ import {
 import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { type AppError, isAppError, type Reason, refuse } from '../errors.js';
-import { BODY_LIMIT_BYTES } from '../model/doors.js';
 import {
   IMPACT_SCAN_MAX,
   keptFormerNames,
@@ -36,6 +35,7 @@ import {
   MODEL_MAX_TYPES,
   PLAN_MAX_IMPACTS,
   PLAN_MAX_REFERENTS,
+  PLAN_MAX_STEP_BYTES,
 } from '../model/plans.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
 import { TurnClock } from '../turns.js';
@@ -607,14 +607,6 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     return { tenant, based_on: basedOn, steps, unchanged };
   });
 }
-
-/**
- * Most a plan's steps take as JSON: the document's texts (a body), the stored texts (an export's) and the rows. The
- * stored side is counted before it is read; the steps repeat names the document gives (each declaration its type's
- * name: 50,000 declarations on types named at the longest made a 3.2 MB document plan to 58 MB), so they are
- * measured before they are sent.
- */
-export const PLAN_MAX_STEP_BYTES = BODY_LIMIT_BYTES + MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_ROW_BYTES;
 
 /** Refuses a plan whose steps pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
 function measureSteps(steps: readonly PlanStep[]) {

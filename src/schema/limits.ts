@@ -39,15 +39,16 @@ export function operationCost(
   // same variables is worked out once (it was a fifth of the CPU of a repeated 100-type catalog query).
   // A refusal for too many selections is remembered too (as TOO_MANY_SELECTIONS): a hostile text sent again is
   // refused without expanding its fragments again (that walk was 5 to 10 ms a request).
-  // Introspection is outside the cost (the cost walk sees no meta field): one full schema a request at most (15 of
-  // them with their descriptions, 2.3 MB, held the one thread 0.5 to 0.8 s).
-  if (schemaIntrospections(document, operationName) > GRAPHQL_LIMITS.maxSchemaIntrospections) {
-    throw refusal.tooManyIntrospections();
-  }
   const key = costKey(operationName, variables);
   const hit = key === undefined ? undefined : costs.get(document)?.get(key);
   if (hit === TOO_MANY_SELECTIONS) throw refusal.tooManySelections();
   if (hit !== undefined) return hit;
+  // Introspection is outside the cost (the cost walk sees no meta field): one full schema a request at most (15 of
+  // them with their descriptions, 2.3 MB, held the one thread 0.5 to 0.8 s). Counted with the cost, so a remembered
+  // cost (the same document and operation) was counted already.
+  if (schemaIntrospections(document, operationName) > GRAPHQL_LIMITS.maxSchemaIntrospections) {
+    throw refusal.tooManyIntrospections();
+  }
   let cost: number;
   try {
     cost = complexity(schema, document, variables, operationName);

@@ -4,9 +4,8 @@
 // route's statements and answer size (test/conformance.ts), the hostile storm does the same under attack.
 
 import { MAX_SUBJECT_LENGTH } from '../../auth/tokens.js';
-import { BODY_LIMIT_BYTES } from '../../body.js';
 import { REQUEST_ID_MAX } from '../../contract/request-id.js';
-import { type DoorBudget, FIXED_DOOR, KB, MB } from '../../model/doors.js';
+import { BODY_LIMIT_BYTES, type DoorBudget, FIXED_DOOR, KB, MB } from '../../model/doors.js';
 import { GRAPHQL_LIMITS, GRAPHQL_OPERATION_MEMORY } from '../../model/graphql-limits.js';
 import {
   MAX_FORMER_NAMES_JSON_BYTES,
@@ -17,8 +16,10 @@ import { PAGES } from '../../model/pages.js';
 import {
   MODEL_MAX_DEFINITION_BYTES,
   MODEL_MAX_DEFINITIONS,
+  MODEL_MAX_DOCUMENT_BYTES,
   MODEL_MAX_ROW_BYTES,
   MODEL_MAX_TYPES,
+  PLAN_MAX_STEP_BYTES,
   PLAN_MEMORY_PER_DOCUMENT_BYTE,
 } from '../../model/plans.js';
 import { CHANGE_REASON_MAX } from '../../resolvers/change-author.js';
@@ -70,7 +71,9 @@ const ENTITY = BODY_LIMIT_BYTES + MAX_TYPE_DEFAULTS_JSON_BYTES;
 const GRAPHQL_ANSWER = GRAPHQL_LIMITS.maxAnswerBytes;
 const GRAPHQL_READS = `what the operation selects, bounded before it runs by its static cost (${GRAPHQL_LIMITS.maxCost.toLocaleString('en-US')}), then by ${GRAPHQL_LIMITS.maxObjects.toLocaleString('en-US')} objects, ${GRAPHQL_LIMITS.maxAnswerBytes / MB} MiB of values and its time budget; ${'`'}GRAPHQL_CONCURRENCY${'`'} at once`;
 /** The model as one document at its largest: its texts and its rows (names included), each counted before it is read. */
-const MODEL = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_ROW_BYTES;
+const MODEL = MODEL_MAX_DOCUMENT_BYTES;
+/** A plan's answer (or an apply's) at its largest: its steps, measured before they are sent, and the envelope. */
+const PLAN_ANSWER = PLAN_MAX_STEP_BYTES + 64 * KB;
 
 export const ROUTE_BUDGETS = {
   // ——— entity types ———
@@ -150,7 +153,7 @@ export const ROUTE_BUDGETS = {
   planModel: {
     statements: 32,
     reads: `the named types and their definitions' size first (counted); past ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')} definitions, ${MODEL_MAX_DEFINITION_BYTES / MB} MiB of texts or ${MODEL_MAX_ROW_BYTES / MB} MiB of rows refused before reading; else those, and at most 25 impact counts of ${(50_000).toLocaleString('en-US')} instances`,
-    answerBytes: BODY_LIMIT_BYTES + MODEL + 64 * KB,
+    answerBytes: PLAN_ANSWER,
     memoryBytes: 3 * MODEL,
     memoryPerBodyByte: PLAN_MEMORY_PER_DOCUMENT_BYTE,
     admission: 'heavy',
@@ -158,7 +161,7 @@ export const ROUTE_BUDGETS = {
   applyModel: {
     statements: 32 + APPLY_MAX_STEPS * 12,
     reads: `a plan (as planModel), then at most ${APPLY_MAX_STEPS} steps through the ordinary rules, each a transaction locking the tenant's model version first`,
-    answerBytes: BODY_LIMIT_BYTES + MODEL + 64 * KB,
+    answerBytes: PLAN_ANSWER,
     memoryBytes: 3 * MODEL,
     memoryPerBodyByte: PLAN_MEMORY_PER_DOCUMENT_BYTE,
     admission: 'heavy',

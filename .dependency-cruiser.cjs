@@ -4,7 +4,7 @@
 // Beside it: the clients (cli/, client/), and the tools (bench/, and scripts/ above it).
 const BASE = '^src/(config|errors|logging|tracing|json-scan|raw-json|slots|operation-budget)[.]ts$';
 const ENTRY = '^src/(app|server)[.]ts$|^src/app/';
-const DOORS = '^src/(rest|schema|http)/|^src/(openapi|body)[.]ts$';
+const DOORS = '^src/(rest|schema|http)/|^src/(openapi|body|body-bytes|json-text)[.]ts$';
 /** The composition root: it builds the executor (app/services.ts) and runs the warm-up's rehearsal (app/warmup.ts). */
 const ROOT = '^src/app[.]ts$|^src/app/(services|warmup)[.]ts$';
 const SERVICES = '^src/(cache|services|auth)/|^src/metrics[.]ts$|^src/jobs/purge[.]ts$';

@@ -1,12 +1,13 @@
 // Admission of requests, shared fairly between tenants: a tenant runs at most `maxRunningPerTenant` requests at once,
-// and the expensive ones also reserve memory (bytes) from a budget before they run: a request states what it may hold
-// at most (its door's budget, model/doors.ts); it runs once that much is free, its tenant holds less than its share and
-// runs fewer than its limit, else it waits in its tenant's queue. Freed room goes to the tenants in turn (round robin),
-// so a tenant with a hundred queued requests waits behind one with a single request only once; a tenant's queue is
-// bounded (past it: tenant_busy, 429), and so is the wait (tenant_busy when its own requests held its turns,
-// server_busy, 503, when everyone's did). One tenant's flood thus never holds more than its few requests' work in the
-// event loop and the database at a time. A grant from the queue reaches its holder in a later turn of the event loop,
-// as slots.ts explains.
+// and requests hold memory (bytes) from a budget, the room: a request's lease grows as it needs it (its body as the
+// bytes arrive, then its door's stated bound, model/doors.ts), each growth granted once that much is free and its
+// tenant holds less than its share, else it waits in its tenant's queue. Freed room goes to the tenants in turn (round
+// robin), so a tenant with a hundred queued requests waits behind one with a single request only once; a tenant's
+// queue is bounded (past it: tenant_busy, 429), and so is the wait (tenant_busy when its own requests held its turns,
+// server_busy, 503, when everyone's did). Leases that hold memory and wait for more could wait on each other forever
+// (bodies read in part): the youngest of them is refused so that the oldest goes on (breakDeadlock). One tenant's
+// flood thus never holds more than its few requests' work in the event loop and the database at a time. A grant from
+// the queue reaches its holder in a later turn of the event loop, as slots.ts explains.
 // Over 300 lines: one ledger (the room, the tenants' shares and running counts, their queues) whose grants, waits and
 // dispatch all read and change it.
 
@@ -44,16 +45,48 @@ export interface AdmissionOptions {
   share?: LoopShare;
 }
 
+/** A request's growing reservation (Admission.lease). */
+export interface AdmissionLease {
+  /** What it states it holds now. */
+  readonly bytes: number;
+  /** Takes `more` bytes for it: at once, or once room is free (its tenant's turn kept); rejects as acquire does. */
+  grow(more: number, signal?: AbortSignal): Promise<void>;
+  /** Gives back all it holds; a growth granted after this is given back at once. */
+  release(): void;
+}
+
+/** What a lease holds now, counted (its share of its tenant's, its room), and when it was made (its age). */
+interface Holder {
+  born: number;
+  amount: number;
+  room: number;
+}
+
 interface Waiter {
+  tenant: string;
   /** What it counts against its tenant's share. */
   bytes: number;
   /** What it takes from the room free (more than its share when it states more: it then runs alone). */
   room: number;
+  /** Whether it starts a request (counted as running), or grows a lease. */
+  counts: boolean;
   /** When it began to wait (performance clock, ms). */
   since: number;
+  /** The lease it grows, if it grows one. */
+  holder?: Holder;
   grant: () => void;
-  timer: NodeJS.Timeout;
+  /** Refuses it (it has left its queue). */
+  fail: (error: Error) => void;
 }
+
+const tenantBusy = () =>
+  refuse(
+    'tenant_busy',
+    "This tenant's own requests have held all its turns for as long as one may wait; try again shortly.",
+    1,
+  );
+const serverBusy = () =>
+  refuse('server_busy', 'Too many expensive requests are running or waiting; try again shortly.', 1);
 
 export class Admission {
   readonly capacity: number;
@@ -65,6 +98,10 @@ export class Admission {
   private readonly held = new Map<string, number>();
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Waiter[]>();
+  /** Leases holding memory, per tenant. */
+  private readonly holders = new Map<string, number>();
+  /** Leases made so far: a lease's number is its age. */
+  private leasesMade = 0;
   /** When each tenant held back to a gap last started a request (performance clock, ms). */
   private readonly lastStart = new Map<string, number>();
   /** Wakes the queue when a held-back tenant's gap has passed. */
@@ -113,107 +150,218 @@ export class Admission {
    * AdmissionAbandoned when `signal` aborts while it waits (its place in the queue is given up at once).
    */
   acquire(tenant: string, bytes: number, signal?: AbortSignal): Promise<() => void> {
+    const { amount, room } = this.measure(bytes);
+    return this.take(tenant, amount, room, true, signal);
+  }
+
+  /** What a request stating `bytes` counts against its tenant (amount) and takes from the room. */
+  private measure(bytes: number) {
     const amount = Math.max(0, Math.min(Math.ceil(bytes), this.maxPerTenant));
-    const room = Math.max(amount, Math.min(Math.ceil(bytes), this.maxRoom));
+    return { amount, room: Math.max(amount, Math.min(Math.ceil(bytes), this.maxRoom)) };
+  }
+
+  /**
+   * A reservation that grows with what its request holds (its body as the bytes arrive, then its door's stated
+   * memory), counted as one request's: its tenant counts at most its share for it, whatever it grows to, so a
+   * request never waits for room its own earlier growth holds. It runs no request of its own (no running count).
+   */
+  lease(tenant: string): AdmissionLease {
+    const holder: Holder = { born: this.leasesMade++, amount: 0, room: 0 };
+    const releases: (() => void)[] = [];
+    let total = 0;
+    let ended = false;
+    return {
+      get bytes() {
+        return total;
+      },
+      grow: async (more: number, signal?: AbortSignal) => {
+        const before = this.measure(total);
+        const after = this.measure(total + more);
+        const amount = after.amount - before.amount;
+        const room = after.room - before.room;
+        const release = await this.take(tenant, amount, room, false, signal, holder);
+        if (ended) return release();
+        if (total === 0) this.holding(tenant, 1);
+        total += more;
+        holder.amount += amount;
+        holder.room += room;
+        releases.push(release);
+      },
+      release: () => {
+        ended = true;
+        if (total > 0) this.holding(tenant, -1);
+        for (const release of releases.splice(0)) release();
+        total = 0;
+        holder.amount = 0;
+        holder.room = 0;
+      },
+    };
+  }
+
+  private holding(tenant: string, by: number) {
+    const n = (this.holders.get(tenant) ?? 0) + by;
+    if (n > 0) this.holders.set(tenant, n);
+    else this.holders.delete(tenant);
+  }
+
+  /** Takes `amount` of `tenant`'s share and `room` of the room (a running request too when `counts`). */
+  private take(
+    tenant: string,
+    amount: number,
+    room: number,
+    counts: boolean,
+    signal?: AbortSignal,
+    holder?: Holder,
+  ): Promise<() => void> {
     return new Promise((resolve, reject) => {
       const grant = (later: boolean) => {
-        this.free -= room;
-        this.held.set(tenant, this.heldBy(tenant) + amount);
-        this.running.set(tenant, this.runningBy(tenant) + 1);
-        this.started(tenant, amount);
-        let released = false;
-        const release = () => {
-          if (released) return;
-          released = true;
-          this.free += room;
-          const left = this.heldBy(tenant) - amount;
-          if (left > 0) this.held.set(tenant, left);
-          else this.held.delete(tenant);
-          const runs = this.runningBy(tenant) - 1;
-          if (runs > 0) this.running.set(tenant, runs);
-          else this.running.delete(tenant);
-          this.dispatch();
-        };
+        const release = this.grantNow(tenant, amount, room, counts);
         if (later) setImmediate(() => resolve(release));
         else resolve(release);
       };
       // At once only when nobody waits: a newcomer never overtakes a request already waiting.
-      if (this.turns.length === 0 && this.fits(tenant, amount, room)) {
-        grant(false);
-        return;
-      }
-      if (signal?.aborted) {
-        reject(new AdmissionAbandoned());
-        return;
-      }
-      const list = this.waiting.get(tenant) ?? [];
-      if (list.length >= this.maxQueuedPerTenant) {
+      if (this.turns.length === 0 && this.fits(tenant, amount, room, counts)) return grant(false);
+      if (signal?.aborted) return reject(new AdmissionAbandoned());
+      const queued = this.waiting.get(tenant)?.length ?? 0;
+      if (queued >= this.maxQueuedPerTenant) {
         this.refused += 1;
-        reject(
-          refuse(
-            'tenant_busy',
-            `This tenant has ${list.length} expensive requests waiting for their turn; try again shortly.`,
-            1,
-          ),
-        );
-        return;
+        const message = `This tenant has ${queued} expensive requests waiting for their turn; try again shortly.`;
+        return reject(refuse('tenant_busy', message, 1));
       }
-      /** Takes the waiter out of its queue (a timeout, an abandoned wait); false when it was granted already. */
-      const leave = () => {
-        clearTimeout(waiter.timer);
-        signal?.removeEventListener('abort', onAbort);
-        const queue = this.waiting.get(tenant);
-        const at = queue?.indexOf(waiter) ?? -1;
-        if (!queue || at < 0) return false;
-        queue.splice(at, 1);
-        this.options.share?.waits(tenant, amount, false);
-        if (queue.length === 0) this.forget(tenant);
-        this.dispatch();
-        return true;
-      };
-      const onAbort = () => {
-        if (leave()) reject(new AdmissionAbandoned());
-      };
+      const since = performance.now();
       const waiter: Waiter = {
+        tenant,
         bytes: amount,
+        counts,
         room,
-        since: performance.now(),
-        grant: () => {
-          clearTimeout(waiter.timer);
-          signal?.removeEventListener('abort', onAbort);
-          this.options.share?.waits(tenant, amount, false);
-          grant(true);
-        },
-        timer: setTimeout(() => {
-          // Whose requests kept it waiting: its own tenant's (at its share or its running limit, or held back to a
-          // spacing), or everyone's; read before leaving, since leaving lets the queue move on.
-          const own = this.atOwnBound(tenant, amount) || (this.options.share?.spacingOf(tenant) ?? 0) > 0;
-          if (!leave()) return;
-          this.refused += 1;
-          reject(
-            own
-              ? refuse(
-                  'tenant_busy',
-                  "This tenant's own requests have held all its turns for as long as one may wait; try again shortly.",
-                  1,
-                )
-              : refuse(
-                  'server_busy',
-                  'Too many expensive requests are running or waiting; try again shortly.',
-                  1,
-                ),
-          );
-        }, this.options.queueTimeoutMs),
+        since,
+        holder,
+        grant: () => grant(true),
+        fail: reject,
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      list.push(waiter);
-      this.options.share?.waits(tenant, amount, true);
-      if (list.length === 1) {
-        this.waiting.set(tenant, list);
-        this.turns.push(tenant);
+      this.enqueue(waiter, signal);
+    });
+  }
+
+  /** Takes what a request was granted from the ledger; returns its release (idempotent). */
+  private grantNow(tenant: string, amount: number, room: number, counts: boolean) {
+    this.free -= room;
+    this.held.set(tenant, this.heldBy(tenant) + amount);
+    if (counts) {
+      this.running.set(tenant, this.runningBy(tenant) + 1);
+      this.started(tenant, amount);
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.free += room;
+      const left = this.heldBy(tenant) - amount;
+      if (left > 0) this.held.set(tenant, left);
+      else this.held.delete(tenant);
+      if (counts) {
+        const runs = this.runningBy(tenant) - 1;
+        if (runs > 0) this.running.set(tenant, runs);
+        else this.running.delete(tenant);
       }
       this.dispatch();
-    });
+    };
+  }
+
+  /** Puts a waiter in its tenant's queue, with its timeout and its client's going away; then dispatches. */
+  private enqueue(waiter: Waiter, signal?: AbortSignal) {
+    const { tenant, bytes: amount, counts, grant, fail } = waiter;
+    const onAbort = () => {
+      if (this.leave(waiter)) waiter.fail(new AdmissionAbandoned());
+    };
+    const timer = setTimeout(() => {
+      // Whose requests kept it waiting: its own tenant's (at its share or its running limit, or held back to a
+      // spacing), or everyone's; read before leaving, since leaving lets the queue move on.
+      const own = this.atOwnBound(tenant, amount, counts) || (this.options.share?.spacingOf(tenant) ?? 0) > 0;
+      if (!this.leave(waiter)) return;
+      this.refused += 1;
+      waiter.fail(own ? tenantBusy() : serverBusy());
+    }, this.options.queueTimeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    waiter.grant = () => {
+      done();
+      this.options.share?.waits(tenant, amount, false);
+      grant();
+    };
+    waiter.fail = (error) => {
+      done();
+      fail(error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const list = this.waiting.get(tenant) ?? [];
+    // A lease's growth is for a request already running (holding its turn): it goes before its tenant's requests
+    // waiting to start, which could otherwise wait for turns only its own ending frees.
+    const before = counts ? -1 : list.findIndex((w) => w.counts);
+    if (before < 0) list.push(waiter);
+    else list.splice(before, 0, waiter);
+    this.options.share?.waits(tenant, amount, true);
+    if (list.length === 1) {
+      this.waiting.set(tenant, list);
+      this.turns.push(tenant);
+    }
+    this.dispatch();
+  }
+
+  /** Takes a waiter out of its queue (a timeout, an abandoned wait, a refusal); false when it was granted already. */
+  private leave(waiter: Waiter): boolean {
+    const queue = this.waiting.get(waiter.tenant);
+    const at = queue?.indexOf(waiter) ?? -1;
+    if (!queue || at < 0) return false;
+    queue.splice(at, 1);
+    this.options.share?.waits(waiter.tenant, waiter.bytes, false);
+    if (queue.length === 0) this.forget(waiter.tenant);
+    this.dispatch();
+    return true;
+  }
+
+  /**
+   * Memory that could be waited for forever: leases that hold memory and wait for more (bodies read in part, each
+   * waiting for the room or its tenant's share that the others hold) wait on each other. When what the oldest such
+   * wait needs cannot come from what running requests hold, the youngest lease holding memory and waiting itself is
+   * refused (wound-wait, as databases break lock cycles): of the same tenant when its tenant's share stops the oldest
+   * (tenant_busy), of any tenant when the room does (server_busy). Its release dispatches again.
+   */
+  private breakDeadlock() {
+    const stuck: Waiter[] = [];
+    for (const list of this.waiting.values()) {
+      for (const w of list) if (w.holder && w.holder.amount + w.holder.room > 0) stuck.push(w);
+    }
+    if (stuck.length < 2) return;
+    stuck.sort((a, b) => (a.holder as Holder).born - (b.holder as Holder).born);
+    const oldest = stuck[0] as Waiter;
+    const mine = stuck.filter((w) => w.tenant === oldest.tenant);
+    const sum = (ws: Waiter[], key: 'amount' | 'room') =>
+      ws.reduce((n, w) => n + (w.holder as Holder)[key], 0);
+    // What running requests hold comes back when they end; what the stuck leases hold does not, unless one is refused.
+    const shareStops = sum(mine, 'amount') + oldest.bytes > this.maxPerTenant;
+    const roomStops = sum(stuck, 'room') + oldest.room > this.capacity;
+    if (!shareStops && !roomStops) return;
+    const victims = (shareStops ? mine : stuck).filter((w) => w !== oldest);
+    const victim = victims[victims.length - 1];
+    if (!victim || !this.leave(victim)) return;
+    this.refused += 1;
+    victim.fail(
+      refuse(
+        shareStops ? 'tenant_busy' : 'server_busy',
+        shareStops
+          ? "This tenant's requests hold all of its share of memory and each waits for more; the newest was refused: try again shortly."
+          : 'Requests hold all the memory and each waits for more; the newest was refused: try again shortly.',
+        1,
+      ),
+    );
+  }
+
+  /** Requests of `tenant` holding memory now (a lease grown past nothing: a large body, a heavy door's). */
+  holdersOf(tenant: string) {
+    return this.holders.get(tenant) ?? 0;
   }
 
   /** Requests `tenant` runs now. */
@@ -264,9 +412,11 @@ export class Admission {
   }
 
   /** Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its running limit). */
-  private atOwnBound(tenant: string, amount: number) {
+  private atOwnBound(tenant: string, amount: number, counts = true) {
+    if (this.heldBy(tenant) + amount > this.maxPerTenant) return true;
+    if (!counts) return false;
     const limit = Math.min(this.maxRunningPerTenant, this.options.share?.runningLimitOf(tenant) ?? Infinity);
-    return this.heldBy(tenant) + amount > this.maxPerTenant || this.runningBy(tenant) >= limit;
+    return this.runningBy(tenant) >= limit;
   }
 
   /**
@@ -275,12 +425,14 @@ export class Admission {
    * decides both whether it runs and when to look again: two readings let a gap end between them, and the waiter was
    * passed over with no wake-up set.
    */
-  private waitOf(tenant: string, amount: number, since?: number) {
-    return this.atOwnBound(tenant, amount) ? Number.POSITIVE_INFINITY : this.startsIn(tenant, amount, since);
+  private waitOf(tenant: string, amount: number, since?: number, counts = true) {
+    if (this.atOwnBound(tenant, amount, counts)) return Number.POSITIVE_INFINITY;
+    // (a lease's growth starts no request: no spacing between starts holds it)
+    return counts ? this.startsIn(tenant, amount, since) : 0;
   }
 
-  private fits(tenant: string, amount: number, room: number) {
-    return this.free >= room && this.waitOf(tenant, amount) === 0;
+  private fits(tenant: string, amount: number, room: number, counts: boolean) {
+    return this.free >= room && this.waitOf(tenant, amount, undefined, counts) === 0;
   }
 
   private forget(tenant: string) {
@@ -299,7 +451,8 @@ export class Admission {
       const tenant = this.turns[k] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      const wait = head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes, head.since);
+      const wait =
+        head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes, head.since, head.counts);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         k += 1;
@@ -327,7 +480,7 @@ export class Admission {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      const wait = this.waitOf(tenant, head.bytes, head.since);
+      const wait = this.waitOf(tenant, head.bytes, head.since, head.counts);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         this.turns.push(this.turns.shift() as string);
@@ -347,6 +500,7 @@ export class Admission {
       else this.turns.push(tenant);
       head.grant();
     }
+    this.breakDeadlock();
     if (soonest !== Number.POSITIVE_INFINITY && this.wakeTimer === undefined) {
       this.wakeTimer = setTimeout(() => {
         this.wakeTimer = undefined;

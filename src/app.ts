@@ -4,6 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -25,6 +26,7 @@ import type { Readiness } from './db/readiness.js';
 import { storagePolicyOf } from './db/storage-policy.js';
 import { answerClientError } from './http/client-errors.js';
 import { MAX_PARAM_LENGTH } from './http/methods.js';
+import { parseQueryString } from './http/query-string.js';
 import type { DoorBudget } from './model/doors.js';
 import { BODY_LIMIT_BYTES } from './model/doors.js';
 import { adminRoutes } from './rest/admin.js';
@@ -79,12 +81,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // non-envelope 503.
     return503OnClosing: false,
     // Names may be 256 characters (more once percent-encoded); refuse only absurd path segments.
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
     // Time limits Node enforces before a route runs: headers (answered 408 by answerClientError), and the whole
     // request as a backstop behind the body deadlines (body.ts answers those first, in the envelope).
     http: { headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
     requestTimeout: config.HTTP_HEADERS_TIMEOUT_MS + config.HTTP_BODY_TIMEOUT_MS + 5_000,
     clientErrorHandler: answerClientError,
+    // X-Forwarded-For names the client only when a configured proxy sends it (the unverified requests' limit).
+    trustProxy: config.TRUSTED_PROXIES ?? false,
     frameworkErrors,
   });
 
@@ -126,6 +130,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.decorateRequest('ctx', null as unknown as RequestContext);
 
+  // Rate limits used where they apply (app/auth.ts), not on every route.
+  await app.register(rateLimit, { global: false });
   await app.register(httpHooks, { services });
   await app.register(authentication, { services, verify });
   await app.register(admissionHooks, { services });

@@ -42,11 +42,38 @@ const fields = z.object({
   PURGE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(5_000),
   /** Most open client connections; further ones are closed at once (a last line against connection floods). */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(1024),
+  /**
+   * Requests that come without a token verified already (unknown paths, public pages, a new or a bad token), per
+   * second, from one client address and from all: past either, 429 rate_limited before any work is spent on them.
+   */
+  UNVERIFIED_PER_ADDRESS_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).default(50),
+  UNVERIFIED_PER_SECOND: z.coerce.number().int().min(1).max(10_000_000).default(1_000),
+  /**
+   * Proxies (addresses or CIDR ranges, comma-separated) whose X-Forwarded-For names the client's address; from any
+   * other peer the header is ignored. Unset: none.
+   */
+  TRUSTED_PROXIES: optionalString.pipe(
+    z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((a) => a.trim())
+          .filter((a) => a !== ''),
+      )
+      .optional(),
+  ),
   /** Time a client has to send the request line and headers. */
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /** Time a client has to send a whole body, and the longest pause between two of its chunks. */
   HTTP_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   HTTP_BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /**
+   * The least rate a body must keep up (KiB a second, after a grace in ms): a body is cut (408) once it has taken
+   * longer than the grace plus a second for each HTTP_BODY_MIN_KIB_PER_SECOND KiB of it that arrived.
+   */
+  HTTP_BODY_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  HTTP_BODY_MIN_KIB_PER_SECOND: z.coerce.number().int().min(0).max(1_048_576).default(32),
   /**
    * Time a client has to take an answer of more than a socket's buffer: the first, plus the second a MiB of it; then
    * the connection is closed (whatever its request holds is given back).
@@ -59,11 +86,11 @@ const fields = z.object({
   /** Wall-clock time a GraphQL query may run once it executes (its database reads get what is left). */
   GRAPHQL_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2_000),
   /**
-   * Memory (MiB) the expensive requests running at once may reserve together: each reserves its door's stated
-   * bound before its body is read (a tenant at most half), the others wait their turn (admission.ts), and the longest
-   * wait before a 503 server_busy.
+   * Memory (MiB) the requests running at once may hold together: bodies as they arrive, heavy doors what they state
+   * (a tenant at most half); the rest wait their turn (admission.ts). Unset: derived from the heap and the container's
+   * memory limit (app/memory.ts).
    */
-  REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).default(64),
+  REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).optional(),
   /**
    * Requests one tenant runs at once (its further requests wait their turn, before their body is read): one
    * tenant's flood then holds only this much of the event loop and the database, whatever route it floods.

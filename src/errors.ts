@@ -33,6 +33,7 @@ export const REFUSALS = {
   not_authorized: 403,
   // project (documented in docs/api.md#refusal-reasons)
   invalid_json: 400,
+  invalid_unicode: 400,
   invalid_body: 400,
   invalid_field: 400,
   unknown_field: 400,
@@ -50,6 +51,7 @@ export const REFUSALS = {
   idempotency_answer_too_large: 422,
   idempotency_keys_exhausted: 429,
   tenant_busy: 429,
+  rate_limited: 429,
   type_name_taken: 409,
   name_not_held: 409,
   invalid_precondition: 400,

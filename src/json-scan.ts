@@ -10,6 +10,8 @@
 // the commas that cut them into groups of elements (longArrays), so that a body of many small values is parsed a
 // group at a time (json-pieces.ts).
 
+import { refuse } from './errors.js';
+
 /** Deepest nesting of arrays and objects in a body: a client value's 32 levels plus the body's own structure. */
 export const MAX_BODY_DEPTH = 40;
 /** Most JSON values in one body (array elements and object members, counted as opening brackets and commas). */
@@ -23,6 +25,20 @@ export const MAX_BODY_VALUES = 250_000;
 export const MAX_OBJECT_MEMBERS = 1_000;
 
 export type ShapeViolation = 'depth' | 'values' | 'members';
+
+/** The refusal of a body past a shape limit. */
+export const shapeRefusal = (violation: ShapeViolation) =>
+  violation === 'depth'
+    ? refuse('json_too_deep', `The body nests arrays and objects deeper than ${MAX_BODY_DEPTH} levels.`)
+    : violation === 'members'
+      ? refuse(
+          'json_too_large',
+          `An object in the body has more than ${MAX_OBJECT_MEMBERS.toLocaleString('en-US')} members.`,
+        )
+      : refuse(
+          'json_too_large',
+          `The body holds more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON values.`,
+        );
 
 /** Where one string of a body lies: its bytes between the quotes, [start, end), and whether it holds a backslash. */
 export interface StringSpan {
@@ -49,6 +65,7 @@ export const OPEN_OBJECT = 0x7b;
 export const CLOSE_ARRAY = 0x5d;
 export const CLOSE_OBJECT = 0x7d;
 export const COMMA = 0x2c;
+export const COLON = 0x3a;
 /** Bytes of a string looked at one by one before its end is searched for natively. */
 const SHORT_STRING = 256;
 /** quoteAt before the chunk has been searched for a quote. */
@@ -79,6 +96,14 @@ export class JsonShapeScanner {
   private readonly cuts: (number[] | undefined)[] = [];
   /** Per open bracket (by depth): whether a long array was noted inside it. */
   private readonly holdsLong: boolean[] = [];
+  /**
+   * Per open bracket (by depth): whether it opened where JSON takes a value (the text's start, after `[`, `:`, or a
+   * comma in an array). Only such an array is noted: a placeholder stands for a value, and an array where a key goes
+   * (`{[…]:1}`, invalid) would be read as the placeholder's string, a valid key.
+   */
+  private readonly atValue: boolean[] = [];
+  /** The last byte outside strings that is not JSON whitespace (a quote for a string); 0 at the start. */
+  private last = 0;
 
   constructor(
     readonly maxDepth = MAX_BODY_DEPTH,
@@ -99,6 +124,7 @@ export class JsonShapeScanner {
       isArray &&
       !holds &&
       cuts !== undefined &&
+      this.atValue[d] === true &&
       at + 1 - (this.arrayStart[d] as number) >= this.longArrayBytes
     ) {
       this.longArrays.push({ start: this.arrayStart[d] as number, end: at, cuts });
@@ -142,6 +168,12 @@ export class JsonShapeScanner {
     return end + (quote >= 0 ? 1 : 0);
   }
 
+  /** Whether a value goes after `before` (the last byte outside strings that is not whitespace) at this depth. */
+  private valueGoesHere(before: number): boolean {
+    if (before === 0 || before === OPEN_ARRAY || before === COLON) return true;
+    return before === COMMA && this.depth > 0 && (this.members[this.depth] ?? 1) < 0;
+  }
+
   /** Scans the next chunk; returns the first limit it passes, or null. */
   push(chunk: Uint8Array): ShapeViolation | null {
     const n = chunk.length;
@@ -171,7 +203,12 @@ export class JsonShapeScanner {
         } else if (i < n) i = this.longString(chunk, i);
         continue;
       }
-      switch (chunk[i]) {
+      const byte = chunk[i] as number;
+      const before = this.last;
+      if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) {
+        this.last = byte;
+      }
+      switch (byte) {
         case QUOTE:
           this.inString = true;
           this.stringStart = this.offset + i + 1;
@@ -179,11 +216,12 @@ export class JsonShapeScanner {
           break;
         case OPEN_ARRAY:
         case OPEN_OBJECT:
+          this.atValue[this.depth + 1] = this.valueGoesHere(before);
           this.depth += 1;
           this.values += 1;
           if (this.depth > this.maxDepth) return 'depth';
           if (this.values > this.maxValues) return 'values';
-          this.members[this.depth] = chunk[i] === OPEN_OBJECT ? 1 : -1;
+          this.members[this.depth] = byte === OPEN_OBJECT ? 1 : -1;
           if (this.longArrayBytes !== Number.POSITIVE_INFINITY) {
             this.holdsLong[this.depth] = false;
             this.cuts[this.depth] = undefined;
@@ -197,7 +235,7 @@ export class JsonShapeScanner {
             // An array is noted only where its close is `]` and it opened with `[`: a mismatched bracket is JSON that
             // the parse refuses, in one piece.
             if (this.longArrayBytes !== Number.POSITIVE_INFINITY) {
-              this.close(this.offset + i, chunk[i] === CLOSE_ARRAY && this.members[this.depth] === -1);
+              this.close(this.offset + i, byte === CLOSE_ARRAY && this.members[this.depth] === -1);
             }
             this.depth -= 1;
           }

@@ -70,6 +70,8 @@ function refusalsOf(doc: RouteDoc): Reason[] {
   if (doc.preconditions === 'if-match') all.add('precondition_failed');
   for (const r of parameterRefusals(doc)) all.add(r);
   if (doc.auth !== 'none') for (const r of COMMON_REFUSALS) all.add(r);
+  // (a public page is counted in its client's bucket of requests without a verified token; probes never are)
+  else if (doc.path !== '/healthz' && doc.path !== '/readyz') all.add('rate_limited');
   if (doc.body) for (const r of BODY_REFUSALS) all.add(r);
   if (keyed(doc)) {
     for (const r of [

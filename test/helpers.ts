@@ -55,6 +55,12 @@ export async function createWorld(
     // A GraphQL query's wall-clock budget (2 s by default) is tested on its own (limits.test.ts); elsewhere the suite's
     // 87 files at once on two cores must not turn a correctness test into a query_timeout (one did in CI).
     GRAPHQL_QUERY_TIMEOUT_MS: '10000',
+    // Every test mints tokens of its own from one address: the bucket of requests without a verified token is tested
+    // on its own (rate-limits.test.ts), not met by every file's new tokens and refused ones.
+    UNVERIFIED_PER_ADDRESS_PER_SECOND: '1000000',
+    UNVERIFIED_PER_SECOND: '10000000',
+    // The production default's request memory, whatever this machine's heap (derived otherwise: app/memory.ts).
+    REQUEST_MEMORY_MB: '64',
     ...env,
   });
   const driver = createDriver({ uri });

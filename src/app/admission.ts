@@ -1,49 +1,38 @@
-// Before a route reads its body: a request takes its admission turn (admission.ts), shared fairly between tenants:
-// its tenant runs at most TENANT_CONCURRENCY requests at once (requests without a token count as one tenant, but
-// liveness and readiness, which must answer whatever happens), and a request that may hold much memory reserves it
-// from the process's request memory. What it reserves: a heavy door's stated memory (its budget), and for a body past
-// LARGE_BODY_BYTES (or of unknown length) three times its length (the bytes, the parsed value, a copy), whatever the
-// door. The turn is given back when the answer has gone (or the connection went first). A route that states no
-// budget is admitted as the heaviest door there is, and said so in the log once: no door goes without a bound.
+// A request's admission (admission.ts), shared fairly between tenants, in two steps. Before anything of it is read,
+// its turn: its tenant runs at most TENANT_CONCURRENCY requests at once (requests without a token count as one
+// tenant, but liveness and readiness, which must answer whatever happens), and the tenant's first request of the
+// process sets the tenant up inside that turn, not before it. Then its memory, drawn from the process's request
+// memory as it is used, never as it is declared: its body as the bytes arrive (body.ts), and, once its body is in, a
+// heavy door's stated memory (its budget; a door whose memory grows with its body states it per byte of the body
+// read). So a client that sends slowly holds only what it sent, and a body refused or abandoned gives its memory back
+// at once. The turn and the memory are given back when the answer has gone (or the connection went first). A route
+// that states no budget is admitted as the heaviest door there is, and said so in the log once: no door goes without
+// a bound.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AdmissionAbandoned } from '../admission.js';
-import { bodyBytesRead, LARGE_BODY_BYTES } from '../body.js';
+import { AdmissionAbandoned, type AdmissionLease } from '../admission.js';
+import { type BodyMemory, bodyBytesRead } from '../body.js';
 import type { Services } from '../context.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { wantsGraphiQL } from '../http/pages.js';
 import { BODY_LIMIT_BYTES, type DoorBudget, LIGHT_FROM_MEMORY_BYTES } from '../model/doors.js';
+import { ROUTES } from '../rest/schemas.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** What one request through this route may cost at most (model/doors.ts). */
     budget?: DoorBudget;
   }
-}
-
-/**
- * What a request's body may hold in memory while it is read, parsed and handled: nothing for a small one (under
- * LARGE_BODY_BYTES, which the body reader takes in turns of its own) or one declared past its door's limit (refused
- * before a byte is read), else three times its declared length, or its limit's when it declares none.
- */
-function bodyMemory(req: FastifyRequest, limit = BODY_LIMIT_BYTES): number {
-  if (req.headers['content-length'] === undefined)
-    return req.headers['transfer-encoding'] === undefined ? 0 : 3 * limit;
-  const length = declaredLength(req);
-  if (length === undefined || length <= LARGE_BODY_BYTES || length > limit) return 0;
-  return 3 * length;
-}
-
-/** The body's length as its Content-Length declares it; undefined when it declares none it can be read by. */
-function declaredLength(req: FastifyRequest): number | undefined {
-  const length = Number(req.headers['content-length'] ?? Number.NaN);
-  return Number.isFinite(length) && length >= 0 ? length : undefined;
+  interface FastifyRequest {
+    /** The request's memory, drawn as it is used (undefined for the routes that take no turn). */
+    memory?: AdmissionLease & { signal: AbortSignal };
+  }
 }
 
 /** What a door states its request may hold: its memory, or for one whose memory grows with its body, its body's. */
 function statedMemory(req: FastifyRequest, budget: DoorBudget): number {
   if (budget.memoryPerBodyByte === undefined) return budget.memoryBytes;
-  const length = declaredLength(req) ?? budget.bodyBytes ?? BODY_LIMIT_BYTES;
+  const length = bodyBytesRead(req.raw) || (budget.bodyBytes ?? BODY_LIMIT_BYTES);
   return Math.min(budget.memoryBytes, Math.ceil(budget.memoryPerBodyByte * length));
 }
 
@@ -67,8 +56,8 @@ function heldSmall(services: Services, req: FastifyRequest, budget: DoorBudget):
 }
 
 /**
- * The reason a request's wait is given up with when its connection closes (every request's closes, in the end): one
- * value, not the DOMException with a stack trace `abort()` makes by default for each.
+ * The reason a wait is given up with when its connection closes (every request's closes, in the end): one value,
+ * not the DOMException with a stack trace `abort()` makes by default for each.
  */
 const GONE = 'the connection closed';
 
@@ -77,6 +66,12 @@ const UNQUEUED = new Set(['/healthz', '/readyz']);
 
 /** The budget a route states, or undefined when it states none. */
 export const budgetOf = (req: FastifyRequest): DoorBudget | undefined => req.routeOptions.config?.budget;
+
+/** A request's memory as its body reader draws it (body.ts); none for a request that took no turn. */
+export const bodyMemoryOf = (req: FastifyRequest): BodyMemory | undefined => {
+  const memory = req.memory;
+  return memory && { grow: (bytes) => memory.grow(bytes, memory.signal), release: () => memory.release() };
+};
 
 export const admissionHooks = fp(
   async (app: FastifyInstance, { services }: { services: Services }) => {
@@ -87,23 +82,6 @@ export const admissionHooks = fp(
     app.addHook('onRequest', async (req, reply) => {
       const route = req.routeOptions.url;
       if (route === undefined || UNQUEUED.has(route)) return;
-      const budget = budgetOf(req);
-      let bytes = bodyMemory(req, budget?.bodyBytes);
-      if (!budget) {
-        if (!unbudgeted.has(route)) {
-          unbudgeted.add(route);
-          logger.error({ route }, 'a route states no budget: admitted as the heaviest door');
-        }
-        bytes = admission.maxPerTenant;
-      } else if (
-        budget.admission === 'heavy' &&
-        !(route === '/graphql' && wantsGraphiQL(req)) &&
-        !heldSmall(services, req, budget)
-      ) {
-        // (The GraphiQL page is a fixed document, not an operation.) A heavy request reserves at least its share of
-        // HEAVY_PER_TENANT: a tenant runs at most that many at once, whatever they state.
-        bytes += Math.max(statedMemory(req, budget), Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT));
-      }
       const tenant = req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public';
       // A client that goes away while its request waits gives its place up; one that goes away as the turn is
       // granted (the grant reaches the request a turn of the event loop later) gives the turn back at once. Either
@@ -112,25 +90,66 @@ export const admissionHooks = fp(
       whenClosed(reply.raw, () => away.abort(GONE));
       let release: () => void;
       try {
-        release = await admission.acquire(tenant, bytes, away.signal);
+        release = await admission.acquire(tenant, 0, away.signal);
       } catch (err) {
         if (!(err instanceof AdmissionAbandoned)) throw err;
         reply.hijack();
         return;
       }
-      if (isClosed(reply.raw)) {
-        release();
-        reply.hijack();
-        return;
-      }
+      const memory = Object.assign(admission.lease(tenant), { signal: away.signal });
+      req.memory = memory;
       whenClosed(reply.raw, () => {
         // What crossed the one thread both ways: the body read and parsed (the bytes read, not what it declared), the
         // answer serialised and written. Recorded before the turn is given back: the next request's spacing, decided
         // as the turn is given back, is this one's weight.
         const sent = Number(reply.getHeader('content-length') ?? 0) || 0;
         admission.answered(tenant, sent + bodyBytesRead(req.raw));
+        memory.release();
         release();
       });
+      if (isClosed(reply.raw)) {
+        reply.hijack();
+        return;
+      }
+      // The tenant's system types, set up once per process, inside the tenant's turn (metrics read no tenant's data,
+      // and must be readable while the database is away).
+      if (req.ctx && route !== ROUTES.metrics.path) await services.tenants.ensure(req.ctx.viewer.tenant);
+    });
+
+    // A heavy door's memory, once its body is in: what it states, and at least its share of HEAVY_PER_TENANT (a
+    // tenant runs at most that many at once, whatever they state).
+    app.addHook('preValidation', async (req, reply) => {
+      const memory = req.memory;
+      const route = req.routeOptions.url;
+      if (!memory || route === undefined) return;
+      const budget = budgetOf(req);
+      let target = 0;
+      if (!budget) {
+        if (!unbudgeted.has(route)) {
+          unbudgeted.add(route);
+          logger.error({ route }, 'a route states no budget: admitted as the heaviest door');
+        }
+        target = admission.maxPerTenant;
+      } else if (
+        budget.admission === 'heavy' &&
+        // (The GraphiQL page is a fixed document, not an operation.)
+        !(route === '/graphql' && wantsGraphiQL(req)) &&
+        !heldSmall(services, req, budget)
+      ) {
+        // (a door stating memory per byte of its body counts its body in it; any other's is beside its body's)
+        const body = budget.memoryPerBodyByte === undefined ? memory.bytes : 0;
+        target = Math.max(
+          body + statedMemory(req, budget),
+          Math.ceil(admission.maxPerTenant / HEAVY_PER_TENANT),
+        );
+      }
+      if (target <= memory.bytes) return;
+      try {
+        await memory.grow(target - memory.bytes, memory.signal);
+      } catch (err) {
+        if (!(err instanceof AdmissionAbandoned)) throw err;
+        reply.hijack();
+      }
     });
   },
   { name: 'admission' },

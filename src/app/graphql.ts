@@ -11,6 +11,7 @@ import type { RequestContext, Services } from '../context.js';
 import { isAppError, refusalExtensions, refuse } from '../errors.js';
 import { replayed, takeKeyedTurn } from '../http/idempotency-key.js';
 import { sendGraphiQL, wantsGraphiQL } from '../http/pages.js';
+import { assertWellFormed } from '../json-text.js';
 import { inputOf } from '../rest/route.js';
 import { ROUTES } from '../rest/schemas.js';
 import { armorPlugin, knownOperationTypesPlugin } from '../schema/armor.js';
@@ -111,6 +112,22 @@ export function yogaLogger(logger: Logger): YogaLogger {
   };
 }
 
+/**
+ * A GET operation's variables (JSON text in the query string, parsed by Yoga) hold well-formed strings only, as a
+ * body's do (body.ts); text that is not JSON is left to Yoga's own refusal.
+ */
+function variablesWellFormed(query: unknown) {
+  const text = (query as { variables?: unknown }).variables;
+  if (typeof text !== 'string' || !(text.includes('\\ud') || text.includes('\\uD'))) return;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return;
+  }
+  assertWellFormed(value, 'The variables');
+}
+
 /** The reason a wait for a GraphQL slot is given up with when it took too long. */
 const QUEUE_TIMEOUT = 'waited GRAPHQL_QUEUE_TIMEOUT_MS for a slot';
 
@@ -159,6 +176,7 @@ export const graphqlRoute = fp(
         // The request's shape is checked here, with the REST contract's schemas and reasons, so that Yoga only ever
         // sees a well-formed GraphQL request.
         inputOf(req.method === 'GET' ? ROUTES.graphqlGet : ROUTES.graphqlPost, req);
+        if (req.method === 'GET') variablesWellFormed(req.query);
         if (!acceptsGraphQLAnswer(req.headers.accept)) {
           throw refuse(
             'not_acceptable',

@@ -3,7 +3,8 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { bodyLeftUnread, LARGE_BODY_SLOTS, parseJsonBody, readBody, releaseBody } from '../body.js';
+import { bodyLeftUnread, parseJsonBody, readBody } from '../body.js';
+import { releaseBody } from '../body-bytes.js';
 import type { RequestContext, Services } from '../context.js';
 import {
   CHANGE_REASON_HEADER,
@@ -15,31 +16,34 @@ import type { IdempotencyScope } from '../db/idempotency-records.js';
 import { type AppError, refuse } from '../errors.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
+import { sentHeader } from '../http/single-headers.js';
 import { takeRefusedBody } from '../refused-bodies.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
 import { answerFor, IDEMPOTENCY_LIMITS, storedRecordOf } from '../services/keyed-requests.js';
-import { Slots } from '../slots.js';
-import { budgetOf } from './admission.js';
+import { bodyMemoryOf, budgetOf } from './admission.js';
 
 export const httpHooks = fp(
   async (app: FastifyInstance, { services }: { services: Services }) => {
     const { config, metrics } = services;
     // Every body is read under the size and shape limits with bounded memory and time, then parsed as JSON (see
-    // body.ts); large bodies take turns in slots shared fairly between tenants.
-    const largeBodySlots = new Slots(LARGE_BODY_SLOTS);
+    // body.ts); a large body draws its memory from its request's admission as its bytes arrive.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) => {
+      if (Array.isArray(sentHeader(req.raw, 'content-type'))) {
+        throw refuse('unsupported_media_type', 'Send one Content-Type header.');
+      }
       const body = await readBody(req.raw, payload, {
         limit: budgetOf(req)?.bodyBytes,
-        slots: largeBodySlots,
-        key: req.ctx?.viewer.tenant ?? '',
+        memory: bodyMemoryOf(req),
         timeoutMs: config.HTTP_BODY_TIMEOUT_MS,
         idleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
+        graceMs: config.HTTP_BODY_GRACE_MS,
+        minBytesPerSecond: config.HTTP_BODY_MIN_KIB_PER_SECOND * 1024,
       });
       try {
-        return await parseJsonBody(body, () => req.raw.socket?.destroyed === true);
+        return await parseJsonBody(body, { gone: () => req.raw.socket?.destroyed === true });
       } finally {
         releaseBody(body);
       }
@@ -190,7 +194,7 @@ export const httpHooks = fp(
       const route = req.routeOptions.url ?? '/admin';
       if (!ctx || !isTenantWrite(req.method, route)) return;
       // Why the caller makes the change, when it says (recorded with it).
-      const why = req.headers[CHANGE_REASON_HEADER];
+      const why = sentHeader(req.raw, CHANGE_REASON_HEADER);
       if (why !== undefined) {
         if (Array.isArray(why)) throw refuse('invalid_change_reason', 'Send one X-Change-Reason header.');
         sayWhy(ctx, why, true);
@@ -204,7 +208,7 @@ export const httpHooks = fp(
         }
         return;
       }
-      const key = parseIdempotencyKey(req.headers[IDEMPOTENCY_HEADER]);
+      const key = parseIdempotencyKey(sentHeader(req.raw, IDEMPOTENCY_HEADER));
       if (key === undefined) return;
       ctx.keyed.pending = {
         owner: { tenant: ctx.viewer.tenant, subject: ctx.viewer.subject, key },

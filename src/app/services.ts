@@ -23,6 +23,7 @@ import { createCursorCodec } from '../services/cursor.js';
 import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/keyed-requests.js';
 import { createTenantDirectory } from '../services/tenants.js';
 import { createTracing, type Tracing } from '../tracing.js';
+import { processRequestMemory } from './memory.js';
 import { keepWarming, WARMUP_ROUNDS, warmUp } from './warmup.js';
 
 export interface AppDeps {
@@ -84,7 +85,7 @@ export function createServices(deps: AppDeps) {
     logRing,
     metrics,
     admission: new Admission({
-      capacity: config.REQUEST_MEMORY_MB * 1024 * 1024,
+      capacity: processRequestMemory(config.REQUEST_MEMORY_MB),
       maxRunningPerTenant: config.TENANT_CONCURRENCY,
       queueTimeoutMs: config.ADMISSION_QUEUE_TIMEOUT_MS,
       share: loopShare,

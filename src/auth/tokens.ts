@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { refuse } from '../errors.js';
+import { identifierProblem } from '../model/text.js';
 
 /** Who is asking: the token's subject, its tenant and roles (docs/api.md#authentication-tenancy-and-the-envelope). */
 export interface Viewer {
@@ -20,7 +21,10 @@ export interface AuthSettings {
   audience?: string | undefined;
 }
 
-export type TokenVerifier = (authorization: string | undefined) => Promise<Viewer>;
+export type TokenVerifier = ((authorization: string | undefined) => Promise<Viewer>) & {
+  /** The viewer of a token verified already and still remembered (no signature checked), else undefined. */
+  remembered(authorization: string | undefined): Viewer | undefined;
+};
 
 const MAX_TENANT_LENGTH = 128;
 /**
@@ -38,12 +42,21 @@ function toViewer(payload: JWTPayload): Viewer {
   if (sub.length > MAX_SUBJECT_LENGTH && [...sub].length > MAX_SUBJECT_LENGTH) {
     throw refuse.unauthenticated(`The token's subject is longer than ${MAX_SUBJECT_LENGTH} characters.`);
   }
-  // A lone surrogate is stored as U+FFFD: two subjects would become one (one caller's idempotency keys, history).
-  if (!sub.isWellFormed()) throw refuse.unauthenticated("The token's subject is not well-formed Unicode.");
   if (typeof tenant !== 'string' || tenant.trim().length === 0 || tenant.length > MAX_TENANT_LENGTH) {
     throw refuse.unauthenticated('The token has no valid tenant claim.');
   }
-  if (roles !== undefined && !(Array.isArray(roles) && roles.every((r) => typeof r === 'string'))) {
+  // Identifiers are compared exactly as stored: a lone surrogate (stored as U+FFFD) would make two tenants one.
+  for (const [claim, value] of [
+    ['subject', sub],
+    ['tenant', tenant],
+  ] as const) {
+    const problem = identifierProblem(value);
+    if (problem) throw refuse.unauthenticated(`The token's ${claim} ${problem}.`);
+  }
+  if (
+    roles !== undefined &&
+    !(Array.isArray(roles) && roles.every((r) => typeof r === 'string' && identifierProblem(r) === undefined))
+  ) {
     throw refuse.unauthenticated('The roles claim must be an array of strings.');
   }
   if (crossTenant !== undefined && typeof crossTenant !== 'boolean') {
@@ -101,11 +114,15 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
   };
 
   const verified = new VerifiedTokens(settings.verifiedCacheSize ?? VERIFIED_CACHE_SIZE);
-  return async (authorization) => {
-    const match = /^bearer +([A-Za-z0-9_\-.]+)$/i.exec(authorization?.trim() ?? '');
-    const token = match?.[1];
-    if (!token || token.length > MAX_TOKEN_LENGTH) throw refuse.unauthenticated();
-    const key = createHash('sha256').update(token).digest('base64');
+  const tokenOf = (authorization: string | undefined) => {
+    const token = /^bearer +([A-Za-z0-9_\-.]+)$/i.exec(authorization?.trim() ?? '')?.[1];
+    return token && token.length <= MAX_TOKEN_LENGTH ? token : undefined;
+  };
+  const keyOf = (token: string) => createHash('sha256').update(token).digest('base64');
+  const verify = async (authorization: string | undefined) => {
+    const token = tokenOf(authorization);
+    if (!token) throw refuse.unauthenticated();
+    const key = keyOf(token);
     const known = verified.get(key);
     if (known) return known;
     let payload: JWTPayload;
@@ -119,20 +136,31 @@ export function createTokenVerifier(settings: AuthSettings): TokenVerifier {
         throw new Error('unsupported algorithm');
       }
     } catch (err) {
-      // jose checks the claims only once the signature holds: an expired token is one of ours, and may be told so.
-      if ((err as { code?: unknown }).code === 'ERR_JWT_EXPIRED') {
-        const exp = (err as { payload?: JWTPayload }).payload?.exp;
-        const when = typeof exp === 'number' ? ` at ${new Date(exp * 1000).toISOString()}` : '';
-        throw refuse.unauthenticated(
-          `The token expired${when}: get a new one from its issuer (in development: npm run -s metamodel -- token --tenant <tenant>, in the service's checkout).`,
-        );
-      }
-      throw refuse.unauthenticated('The token is malformed, expired or badly signed.');
+      throw unverified(err);
     }
     const viewer = toViewer(payload);
     verified.set(key, viewer, payload.exp);
     return viewer;
   };
+  return Object.assign(verify, {
+    remembered: (authorization: string | undefined) => {
+      const token = tokenOf(authorization);
+      return token ? verified.get(keyOf(token)) : undefined;
+    },
+  });
+}
+
+/** The refusal of a token whose verification failed: an expired one (its signature held) is told so. */
+function unverified(err: unknown) {
+  // jose checks the claims only once the signature holds: an expired token is one of ours, and may be told so.
+  if ((err as { code?: unknown }).code === 'ERR_JWT_EXPIRED') {
+    const exp = (err as { payload?: JWTPayload }).payload?.exp;
+    const when = typeof exp === 'number' ? ` at ${new Date(exp * 1000).toISOString()}` : '';
+    return refuse.unauthenticated(
+      `The token expired${when}: get a new one from its issuer (in development: npm run -s metamodel -- token --tenant <tenant>, in the service's checkout).`,
+    );
+  }
+  return refuse.unauthenticated('The token is malformed, expired or badly signed.');
 }
 
 export interface DevTokenClaims {

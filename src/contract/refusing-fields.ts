@@ -3,8 +3,9 @@
 // reads the same. The service's own checks, with their distinct reasons, are in model/names.ts.
 import { z } from 'zod';
 import type { Reason } from '../errors.js';
-import { INVISIBLE, MAX_NAME_LENGTH, nameKey } from '../model/names.js';
+import { MAX_NAME_LENGTH, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES } from '../model/system-types.js';
+import { INVISIBLE } from '../model/text.js';
 
 /**
  * The refusal a field's schema failure maps to: `reason` when the value is wrong, `missing` when absent/null,

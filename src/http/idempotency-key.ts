@@ -32,11 +32,27 @@ export function parseIdempotencyKey(value: string | string[] | undefined): strin
   return text.startsWith('"') ? text.slice(1, -1) : text;
 }
 
-/** What makes two requests the same request: method, path (with its query) and body. */
+/**
+ * What makes two requests the same request: method, path (with its query) and body, the body in a canonical form:
+ * its objects' keys in order (a client may send them in any order), and numbers JSON cannot write (1e400 parses to
+ * Infinity) kept apart from null, which JSON.stringify writes for them.
+ */
 export function fingerprintOf(method: string, url: string, body: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify([method, url, body ?? null]))
-    .digest('base64url');
+  const hash = createHash('sha256')
+    .update(JSON.stringify([method, url]))
+    .update('\n');
+  hash.update(body === undefined ? 'null' : canonicalJson(body));
+  return hash.digest('base64url');
+}
+
+/** JSON text of a parsed body with every object's keys sorted; a non-finite number as `#Infinity` (no JSON token). */
+export function canonicalJson(value: unknown): string {
+  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : `#${value}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(',')}}`;
 }
 
 /** Puts a stored answer on the reply (status and headers) and returns its body. */

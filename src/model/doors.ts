@@ -7,6 +7,9 @@
 /** The largest request body (the specification's 8 MB, as 8 MiB): read as it arrives, refused past it (body.ts). */
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
+/** The blocks a large body is copied into as it arrives (body-bytes.ts), each drawn from the request memory first. */
+export const BODY_BLOCK_BYTES = 256 * 1024;
+
 export const KB = 1024;
 export const MB = 1024 * 1024;
 

@@ -1,6 +1,7 @@
 // Name normalisation and guid derivation: how a type name becomes the key it is compared and identified by.
 import { v5 as uuidv5 } from 'uuid';
 import { refuse } from '../errors.js';
+import { CONTROL, codePointName, INVISIBLE } from './text.js';
 
 /** Longest accepted name, in Unicode code points, after trimming. */
 export const MAX_NAME_LENGTH = 256;
@@ -9,19 +10,6 @@ export const MAX_NAME_LENGTH = 256;
 const GUID_NAMESPACE = '3f0b5a7e-5c1d-4b8e-9a57-6c2f1e0d4a11';
 
 /** The name as displayed: trimmed of surrounding whitespace, Unicode NFC. Refuses empty and over-long names. */
-// C0 and C1 control characters (tab, newline... inside a name), which no display of a name can show.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
-/**
- * Characters no display shows, or that turn the text's direction: Unicode's default-ignorable code points (zero-width
- * spaces and joiners, the soft hyphen, variation selectors, tag characters...), the bidirectional controls among them,
- * every other format character (General_Category Cf: the Arabic number signs U+0600-U+0605, U+06DD, U+0890,
- * U+110BD...), and the characters that show as blank space without being spaces (U+2800 BRAILLE PATTERN BLANK). A
- * name holding one could look like another ("table" + U+200D beside the system type "table"), so it is refused.
- */
-export const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\u2800]/u;
-
 export function cleanName(raw: string): string {
   if (!raw.isWellFormed()) {
     throw refuse('invalid_field', 'The name is not well-formed Unicode (a lone surrogate).');
@@ -35,10 +23,9 @@ export function cleanName(raw: string): string {
   if (CONTROL.test(name)) throw refuse('invalid_field', 'The name contains control characters.');
   const hidden = INVISIBLE.exec(name);
   if (hidden) {
-    const code = (hidden[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0');
     throw refuse(
       'invalid_field',
-      `The name contains an invisible or direction-changing character (U+${code} at character ${[...name.slice(0, hidden.index)].length + 1}); a name may not hide characters.`,
+      `The name contains an invisible or direction-changing character (${codePointName(hidden[0])} at character ${[...name.slice(0, hidden.index)].length + 1}); a name may not hide characters.`,
     );
   }
   return name;

@@ -2,6 +2,7 @@
 import type { RequestContext } from '../context.js';
 import { type ChangeAuthor, type ChangeFacts, type ChangeRecord, changeParams } from '../db/changes.js';
 import { refuse } from '../errors.js';
+import { displayProblem } from '../model/text.js';
 
 export const authorOf = (ctx: RequestContext): ChangeAuthor => ({
   actor: ctx.viewer.subject,
@@ -15,27 +16,24 @@ export const changeBy = (ctx: RequestContext, facts: ChangeFacts): ChangeRecord 
 
 /** Most characters a change's reason holds. */
 export const CHANGE_REASON_MAX = 500;
-// C0 and C1 control characters, which no log or page shows as they are.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Records why the caller makes this request's changes (the X-Change-Reason header, a GraphQL mutation's `reason`):
- * 1 to CHANGE_REASON_MAX characters once trimmed, no control characters (a header's: visible ASCII and spaces, as
- * headers carry text). Refused with invalid_change_reason otherwise; nothing (undefined, null) says nothing.
+ * 1 to CHANGE_REASON_MAX characters once trimmed, well-formed, no control or invisible characters (model/text.ts; a
+ * header's: visible ASCII and spaces, as headers carry text). Refused with invalid_change_reason otherwise; nothing (undefined, null) says nothing.
  */
 export function sayWhy(ctx: RequestContext, raw: unknown, header = false) {
   if (raw === undefined || raw === null) return;
   const invalid = () =>
     refuse(
       'invalid_change_reason',
-      `A change's reason is 1 to ${CHANGE_REASON_MAX} characters once trimmed, without control characters${header ? ' (in a header: visible ASCII and spaces)' : ''}.`,
+      `A change's reason is 1 to ${CHANGE_REASON_MAX} characters once trimmed, without control or invisible characters${header ? ' (in a header: visible ASCII and spaces)' : ''}.`,
     );
   if (typeof raw !== 'string') throw invalid();
   const text = raw.trim();
   // (Past twice the limit in UTF-16 units, a text holds more than the limit in characters: not counted one by one.)
   const tooLong = text.length > 2 * CHANGE_REASON_MAX || [...text].length > CHANGE_REASON_MAX;
-  if (text.length === 0 || tooLong || CONTROL.test(text)) throw invalid();
+  if (text.length === 0 || tooLong || displayProblem(text) !== undefined) throw invalid();
   if (header && !/^[\x20-\x7e]+$/.test(text)) throw invalid();
   ctx.changeReason = text;
 }

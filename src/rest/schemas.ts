@@ -45,6 +45,8 @@ export const COMMON_REFUSALS: Reason[] = [
   'invalid_bookmark',
   // A path or query the router cannot decode (bad percent-encoding), refused before any route runs.
   'invalid_url',
+  // A new token, past its address's (or everyone's) bucket of requests without a verified token (app/auth.ts).
+  'rate_limited',
   'storage_unavailable',
   'storage_busy',
   'internal_error',
@@ -56,6 +58,7 @@ export const BODY_REFUSALS: Reason[] = [
   'json_too_deep',
   'json_too_large',
   'invalid_json',
+  'invalid_unicode',
   'invalid_body',
   'unsupported_media_type',
 ];

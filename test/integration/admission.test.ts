@@ -1,6 +1,6 @@
-// Admission at the doors (app/admission.ts): a tenant runs a few requests at once, two heavy ones; heavy routes and
-// large bodies reserve the memory their budget states before their body is read, a tenant at most half of
-// REQUEST_MEMORY_MB; the rest wait, and another tenant is served meanwhile. (Refusals past the queue and the wait:
+// Admission at the doors (app/admission.ts): a tenant runs a few requests at once, two heavy ones; a large body draws
+// its memory as it arrives and a heavy route the memory its budget states once its body is in, a tenant at most half
+// of REQUEST_MEMORY_MB; the rest wait, and another tenant is served meanwhile. (Refusals past the queue and the wait:
 // unit/admission.test.ts.)
 import { describe, expect } from 'vitest';
 import { itWith } from '../fixtures.js';
@@ -29,7 +29,7 @@ describe('admission of expensive requests', () => {
     const admission = world.app.services.admission;
     for (let i = 0; i < 200 && admission.queued < 100; i++) await new Promise((r) => setTimeout(r, 5));
     // the flood runs two at a time (its share of heavy requests); the rest wait
-    expect(admission.runningBy(`t:${flood}`)).toBeLessThanOrEqual(2);
+    expect(admission.holdersOf(`t:${flood}`)).toBeLessThanOrEqual(2);
     expect(admission.queued).toBeGreaterThan(100);
     const calm = await other.get(`/entities/types/${otherGuid}/history`);
     expect(calm.status).toBe(200);
@@ -72,7 +72,7 @@ describe('admission of expensive requests', () => {
     let most = 0;
     let queued = 0;
     for (let i = 0; i < 5_000 && !done; i++) {
-      most = Math.max(most, admission.runningBy(`t:${flood}`));
+      most = Math.max(most, admission.holdersOf(`t:${flood}`));
       queued = Math.max(queued, admission.queued);
       await new Promise((r) => setTimeout(r, 2));
     }

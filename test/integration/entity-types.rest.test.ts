@@ -209,13 +209,15 @@ describe('POST /entities/types', () => {
     }
   });
 
-  it('a name that is not well-formed Unicode or holds control, invisible or direction-changing characters is refused with invalid_field', async ({
+  it('a name that is not well-formed Unicode (invalid_unicode, as any string of a body) or holds control, invisible or direction-changing characters (invalid_field) is refused', async ({
     world,
   }) => {
     const { tenant, api } = await clientFor(world);
+    for (const name of ['x\uD800', '\uDC00y']) {
+      const res = await api.post('/entities/types', { name });
+      expect([res.status, res.body.DATA.reason], JSON.stringify(name)).toEqual([400, 'invalid_unicode']);
+    }
     for (const name of [
-      'x\uD800',
-      '\uDC00y',
       'a\u0000b',
       'line\nbreak',
       'bell\u0007',

@@ -176,3 +176,72 @@ describe('Admission', () => {
     c();
   });
 });
+
+describe('leases (memory that grows with its request)', () => {
+  it('count as one request against the tenant: a lease past the share counts the share, and never waits on itself', async () => {
+    const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
+    const lease = admission.lease('a');
+    for (let i = 0; i < 8; i += 1) await lease.grow(10);
+    expect(lease.bytes).toBe(80);
+    // (a tenant's share is 50: the lease counts 50 against its tenant, takes 75 of the room at most)
+    expect(admission.heldBy('a')).toBe(50);
+    expect(admission.inUse).toBe(75);
+    expect(admission.holdersOf('a')).toBe(1);
+    lease.release();
+    expect([admission.inUse, admission.heldBy('a'), admission.holdersOf('a')]).toEqual([0, 0, 0]);
+  });
+
+  it('two leases of one tenant each holding part and waiting for the rest: the younger is refused at once, the older goes on', async () => {
+    const admission = new Admission({ capacity: 100, queueTimeoutMs: 60_000 });
+    const older = admission.lease('a');
+    const younger = admission.lease('a');
+    await older.grow(25);
+    await younger.grow(25);
+    const begun = performance.now();
+    const olderMore = older.grow(20);
+    const youngerMore = younger.grow(20);
+    expect(await reasonOf(youngerMore)).toBe('tenant_busy');
+    // Refused at once, not at the queue's timeout; its memory comes back when its request lets it go.
+    expect(performance.now() - begun).toBeLessThan(1_000);
+    younger.release();
+    await olderMore;
+    expect(older.bytes).toBe(45);
+    older.release();
+    expect(admission.inUse).toBe(0);
+  });
+
+  it('leases of several tenants waiting on the room each other holds: the youngest is refused (server_busy)', async () => {
+    const admission = new Admission({ capacity: 100, queueTimeoutMs: 60_000 });
+    const leases = ['a', 'b', 'c'].map((tenant) => admission.lease(tenant));
+    for (const lease of leases) await lease.grow(30);
+    const more = leases.map((lease) => lease.grow(40));
+    expect(await reasonOf(more[2] as Promise<void>)).toBe('server_busy');
+    (leases[2] as (typeof leases)[number]).release();
+    await more[0];
+    // The middle one is still waiting for the oldest to end: running, not stuck, so nobody else is refused.
+    let second = false;
+    void (more[1] as Promise<void>).then(() => {
+      second = true;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(second).toBe(false);
+    (leases[0] as (typeof leases)[number]).release();
+    await more[1];
+    expect(second).toBe(true);
+  });
+
+  it('a lease waiting for memory that running requests hold waits: nobody is refused', async () => {
+    const admission = new Admission({ capacity: 100, queueTimeoutMs: 60_000 });
+    const running = await admission.acquire('b', 60);
+    const lease = admission.lease('a');
+    await lease.grow(10);
+    const other = admission.lease('c');
+    await other.grow(10);
+    const waits = [lease.grow(30), other.grow(30)];
+    await new Promise((r) => setTimeout(r, 20));
+    expect(admission.refused).toBe(0);
+    running();
+    await Promise.all(waits);
+    expect(admission.refused).toBe(0);
+  });
+});

@@ -1,19 +1,24 @@
-// Body reading with bounded memory: the limit, the large-body slots (FIFO, released on every exit), the slow-body
-// timeout and length checks, on in-memory streams; the paced discard of refused bodies, also over a real socket.
+// Body reading with bounded memory: the limit, memory drawn as the bytes arrive (never as declared; paused while the
+// room is spent; given back on every refusal), the least rate, the slow-body timeouts and length checks, on in-memory
+// streams; the slots GraphQL operations take; the paced discard of refused bodies, also over a real socket.
 import { createServer, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { Admission } from '../../src/admission.js';
 import {
+  type BodyMemory,
   bodyBytesRead,
   bodyLeftUnread,
   LARGE_BODY_BYTES,
-  parseJsonText,
+  MEMORY_PER_BODY_BYTE,
   readBody,
-  releaseBody,
 } from '../../src/body.js';
+import { releaseBody } from '../../src/body-bytes.js';
 import { AppError } from '../../src/errors.js';
 import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
+import { parseJsonText } from '../../src/json-text.js';
+import { BODY_BLOCK_BYTES } from '../../src/model/doors.js';
 import {
   DRAIN_TURN_BYTES,
   DRAINS_RESUMED_A_TURN,
@@ -41,6 +46,14 @@ const reasonOf = async (p: Promise<unknown>) => {
   return error instanceof AppError ? `${error.status} ${error.reason}` : String(error);
 };
 const tick = () => new Promise((r) => setTimeout(r, 10));
+
+/** A request memory of `capacity` bytes (the admission's room) and one request's lease of it, as body.ts draws it. */
+function room(capacity: number, queueTimeoutMs = 10_000) {
+  const admission = new Admission({ capacity, queueTimeoutMs });
+  const lease = admission.lease('tenant');
+  const memory: BodyMemory = { grow: (bytes) => lease.grow(bytes), release: () => lease.release() };
+  return { admission, memory };
+}
 
 describe('Slots', () => {
   it('grants up to its size, queues the rest in order, and a double release frees one slot only', async () => {
@@ -142,9 +155,10 @@ describe('readBody', () => {
     expect(await reasonOf(refused)).toBe('400 invalid_body');
   });
 
-  it('reads a large body of declared length into one buffer of that length, checked against it both ways', async () => {
+  it('copies a large body into buffers of its own as it arrives, drawing memory per block, never as declared', async () => {
+    const { admission, memory } = room(64 * 1024 * 1024);
     const ok = fakeRequest({ 'content-length': '9' });
-    const read = readBody(asRaw(ok), ok, { limit: 100, largeBytes: 4, slots: new Slots(1) });
+    const read = readBody(asRaw(ok), ok, { limit: 100, largeBytes: 4, memory });
     ok.write('1234');
     ok.write('5678');
     ok.end('9');
@@ -152,14 +166,26 @@ describe('readBody', () => {
     expect(body.toString()).toBe('123456789');
     // A buffer of its own, the body's length (not a slice of Node's pool, not the last chunk).
     expect(body.buffer.byteLength).toBe(9);
+    expect(admission.inUse).toBe(BODY_BLOCK_BYTES * MEMORY_PER_BODY_BYTE);
+
+    // 8 MB declared, 5 bytes sent, then the client goes: one block drawn, not the declared length, and given back.
+    const other = room(64 * 1024 * 1024);
+    const abandoned = fakeRequest({ 'content-length': String(8 * 1024 * 1024) });
+    const abandonedRead = readBody(asRaw(abandoned), abandoned, { largeBytes: 4, memory: other.memory });
+    abandoned.write('12345');
+    await tick();
+    expect(other.admission.inUse).toBe(BODY_BLOCK_BYTES * MEMORY_PER_BODY_BYTE);
+    abandoned.destroy();
+    expect(await reasonOf(abandonedRead)).toBe('400 invalid_body');
+    expect(other.admission.inUse).toBe(0);
 
     const short = fakeRequest({ 'content-length': '9' });
-    const shortRead = readBody(asRaw(short), short, { limit: 100, largeBytes: 4, slots: new Slots(1) });
+    const shortRead = readBody(asRaw(short), short, { limit: 100, largeBytes: 4 });
     short.end('12345678');
     expect(await reasonOf(shortRead)).toBe('400 invalid_body');
 
     const long = fakeRequest({ 'content-length': '6' });
-    const longRead = readBody(asRaw(long), long, { limit: 100, largeBytes: 4, slots: new Slots(1) });
+    const longRead = readBody(asRaw(long), long, { limit: 100, largeBytes: 4 });
     long.write('12345');
     long.end('67');
     expect(await reasonOf(longRead)).toBe('400 invalid_body');
@@ -191,12 +217,14 @@ describe('readBody', () => {
     expect(req.isPaused()).toBe(true);
   });
 
-  it('a large body waits for a slot, then is read; its slot is released with the body', async () => {
-    const slots = new Slots(1);
-    const holder = await slots.acquire();
+  it('a large body waits, paused, while the room is spent, then is read; its memory is held until released', async () => {
+    const block = BODY_BLOCK_BYTES * MEMORY_PER_BODY_BYTE;
+    const { admission, memory } = room(3 * block);
+    // (another tenant's request takes what one may: the room less half a tenant's share, 2.25 blocks)
+    const holder = await admission.acquire('other', 3 * block);
     const req = fakeRequest();
     let done = false;
-    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots }).then((b) => {
+    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, memory }).then((b) => {
       done = true;
       return b;
     });
@@ -204,48 +232,88 @@ describe('readBody', () => {
     req.write('678');
     await tick();
     expect(req.isPaused()).toBe(true);
-    expect(slots.queued).toBe(1);
+    expect(admission.queued).toBe(1);
     holder();
     await tick();
     req.end('9');
     const body = await read;
     expect(body.toString()).toBe('123456789');
     expect(done).toBe(true);
-    // The slot is held until the body has been parsed and released (its long strings are decoded in turns).
-    expect(slots.inUse).toBe(1);
-    releaseBody(body);
-    expect(slots.inUse).toBe(0);
+    // The draw is the request's until it ends (its parsed value lives that long), not the reader's to give back.
+    expect(admission.inUse).toBe(block);
+    memory.release();
+    expect(admission.inUse).toBe(0);
   });
 
-  it('a body that does not finish within its deadline is refused with 408 and gives its slot back', async () => {
-    const slots = new Slots(1);
+  it('a wait for memory past the admission timeout is refused as busy, never as too large', async () => {
+    const block = BODY_BLOCK_BYTES * MEMORY_PER_BODY_BYTE;
+    const { admission, memory } = room(2 * block, 40);
+    const holder = await admission.acquire('other', 1.5 * block);
     const req = fakeRequest();
-    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots, timeoutMs: 30 });
+    const read = readBody(asRaw(req), req, { largeBytes: 4, memory });
+    req.write('12345');
+    expect(await reasonOf(read)).toBe('503 server_busy');
+    holder();
+    expect(admission.inUse).toBe(0);
+  });
+
+  it('a body that does not finish within its deadline is refused with 408 and gives its memory back', async () => {
+    const { admission, memory } = room(64 * 1024 * 1024);
+    const req = fakeRequest();
+    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, memory, timeoutMs: 30 });
     req.write('12345');
     expect(await reasonOf(read)).toBe('408 request_timeout');
-    expect(slots.inUse).toBe(0);
+    expect(admission.inUse).toBe(0);
     expect(bodyLeftUnread(asRaw(req))).toBe(true);
   });
 
   it('a small body that keeps trickling in is refused at its total deadline', async () => {
     const req = fakeRequest();
-    const read = readBody(asRaw(req), req, { timeoutMs: 60, idleTimeoutMs: 1_000 });
+    const read = readBody(asRaw(req), req, { timeoutMs: 60, idleTimeoutMs: 1_000, minBytesPerSecond: 1 });
     const drip = setInterval(() => req.write(' '), 5);
     const reason = await reasonOf(read);
     clearInterval(drip);
     expect(reason).toBe('408 request_timeout');
   });
 
-  it('a body that pauses longer than the idle deadline is refused; a pause while waiting for a slot is not idle', async () => {
+  it('a body below the least rate is cut after its grace; one above it is read to its end', async () => {
+    const slow = fakeRequest();
+    const begun = performance.now();
+    const slowRead = readBody(asRaw(slow), slow, { graceMs: 60, minBytesPerSecond: 1_000 });
+    // 200 bytes a second, against 1,000: cut once the grace and what arrived (a millisecond a byte) have passed.
+    const drip = setInterval(() => slow.write(' '), 5);
+    const reason = await reasonOf(slowRead);
+    clearInterval(drip);
+    expect(reason).toBe('408 request_timeout');
+    expect(performance.now() - begun).toBeLessThan(500);
+
+    const steady = fakeRequest();
+    const steadyRead = readBody(asRaw(steady), steady, { graceMs: 30, minBytesPerSecond: 100 });
+    // 400 bytes a second, against 100, for 200 ms: past the grace, within the rate.
+    steady.write('[');
+    const flow = setInterval(() => steady.write('1,'), 5);
+    await new Promise((r) => setTimeout(r, 200));
+    clearInterval(flow);
+    steady.end('1]');
+    expect(JSON.parse((await steadyRead).toString()).length).toBeGreaterThan(10);
+  });
+
+  it('a body that pauses longer than the idle deadline is refused; a pause while waiting for memory is not idle', async () => {
     const paused = fakeRequest();
     const read = readBody(asRaw(paused), paused, { idleTimeoutMs: 30 });
     paused.write('{');
     expect(await reasonOf(read)).toBe('408 request_timeout');
 
-    const slots = new Slots(1);
-    const holder = await slots.acquire();
+    const block = BODY_BLOCK_BYTES * MEMORY_PER_BODY_BYTE;
+    const { admission, memory } = room(2 * block);
+    const holder = await admission.acquire('other', 1.5 * block);
     const waiting = fakeRequest();
-    const large = readBody(asRaw(waiting), waiting, { largeBytes: 4, slots, idleTimeoutMs: 30 });
+    const large = readBody(asRaw(waiting), waiting, {
+      largeBytes: 4,
+      memory,
+      idleTimeoutMs: 30,
+      graceMs: 30,
+    });
     waiting.write('"12345');
     await new Promise((r) => setTimeout(r, 80));
     holder();
@@ -275,18 +343,19 @@ describe('readBody', () => {
     expect(sent).toBeLessThan(many.length / 2);
   });
 
-  it('a body whose connection closes early is refused, and a slot it waited for is not kept', async () => {
-    const slots = new Slots(1);
-    const holder = await slots.acquire();
+  it('a body whose connection closes early is refused, and memory it waited for is not kept', async () => {
+    const block = BODY_BLOCK_BYTES * MEMORY_PER_BODY_BYTE;
+    const { admission, memory } = room(2 * block);
+    const holder = await admission.acquire('other', 1.5 * block);
     const req = fakeRequest();
-    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, slots });
+    const read = readBody(asRaw(req), req, { limit: 100, largeBytes: 4, memory });
     req.write('12345');
     await tick();
     req.destroy();
     expect(await reasonOf(read)).toBe('400 invalid_body');
     holder();
     await tick();
-    expect(slots.inUse).toBe(0);
+    expect(admission.inUse).toBe(0);
   });
 });
 
@@ -444,7 +513,7 @@ describe('releaseBody', () => {
   /** A body of `bytes` read through readBody: with its length declared, or sent in 64 KiB chunks without it. */
   async function bodyOf(bytes: number, declared: boolean) {
     const req = fakeRequest(declared ? { 'content-length': String(bytes) } : {});
-    const read = readBody(asRaw(req), req, { slots: new Slots(1) });
+    const read = readBody(asRaw(req), req);
     for (let sent = 0; sent < bytes; sent += 64 * 1024)
       req.write(Buffer.alloc(Math.min(64 * 1024, bytes - sent), 0x20));
     req.end();
@@ -471,7 +540,7 @@ describe('releaseBody', () => {
 
     const chunk = Buffer.alloc(2 * LARGE_BODY_BYTES, 0x31);
     const req = fakeRequest();
-    const read = readBody(asRaw(req), req, { slots: new Slots(1) });
+    const read = readBody(asRaw(req), req);
     req.end(chunk);
     const one = await read;
     releaseBody(one);

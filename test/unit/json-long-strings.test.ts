@@ -4,10 +4,11 @@
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseJsonBody, parseJsonText, readBody, releaseBody } from '../../src/body.js';
+import { parseJsonBody, readBody } from '../../src/body.js';
+import { releaseBody } from '../../src/body-bytes.js';
 import { InvalidLongString, LONG_STRING_BYTES, parseAroundLongStrings } from '../../src/json-long-strings.js';
 import { JsonShapeScanner } from '../../src/json-scan.js';
-import { Slots } from '../../src/slots.js';
+import { parseJsonText } from '../../src/json-text.js';
 import { jsonValues } from '../json-values.js';
 
 /** `bytes` scanned in chunks of `chunk` bytes; answers the strings of at least `threshold` bytes. */
@@ -204,7 +205,7 @@ describe('long strings of a body', () => {
         headers: { 'content-length': String(source.length) },
         complete: false,
       });
-      const body = readBody(req as never, req, { slots: new Slots(1) });
+      const body = readBody(req as never, req);
       for (let i = 0; i < source.length; i += 64 * 1024) req.write(source.subarray(i, i + 64 * 1024));
       req.end();
       return body;
@@ -231,7 +232,7 @@ describe('long strings of a body', () => {
     };
     const again = await read();
     // Refused, so that the route does not run for a client that has gone.
-    await expect(parseJsonBody(again, gone)).rejects.toMatchObject({ reason: 'invalid_body' });
+    await expect(parseJsonBody(again, { gone })).rejects.toMatchObject({ reason: 'invalid_body' });
     releaseBody(again);
     expect(asked).toBe(2);
   });

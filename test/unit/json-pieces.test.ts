@@ -4,11 +4,12 @@
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseJsonBody, parseJsonText, readBody, releaseBody } from '../../src/body.js';
+import { parseJsonBody, readBody } from '../../src/body.js';
+import { releaseBody } from '../../src/body-bytes.js';
 import { InvalidLongString } from '../../src/json-long-strings.js';
 import { EmptyGroup, GROUP_BYTES, LONG_ARRAY_BYTES, parseInPieces } from '../../src/json-pieces.js';
 import { JsonShapeScanner } from '../../src/json-scan.js';
-import { Slots } from '../../src/slots.js';
+import { parseJsonText } from '../../src/json-text.js';
 import { jsonValues } from '../json-values.js';
 
 /** `bytes` scanned in chunks of `chunk` bytes, noting arrays of `arrayBytes` cut every `groupBytes`, strings of `stringBytes`. */
@@ -156,7 +157,7 @@ describe('long arrays of a body', () => {
       headers: { 'content-length': String(source.length) },
       complete: false,
     });
-    const reading = readBody(req as never, req, { slots: new Slots(1) });
+    const reading = readBody(req as never, req);
     for (let i = 0; i < source.length; i += 64 * 1024) req.write(source.subarray(i, i + 64 * 1024));
     req.end();
     const body = await reading;

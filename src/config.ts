@@ -114,6 +114,12 @@ const fields = z.object({
       .optional(),
   ),
   /**
+   * How long (ms) a replica serves a tenant's metamodel reads from memory after a version read began, without reading
+   * the version again; a write that changes the model is acknowledged only once this (plus 5 ms) has passed since it
+   * committed (cache/version-reader.ts). Every replica must use the same value. 0: every read reads the version.
+   */
+  MODEL_READ_LEASE_MS: z.coerce.number().int().min(0).max(1_000).default(25),
+  /**
    * Memory for metamodel reads served from memory, in MiB: two thirds for the model cache (pages, types, listings),
    * one third for the engine cache (definitions read by entity writes). Estimated, least recently used out first.
    */

@@ -1,6 +1,7 @@
 // What every request goes through around its route: the body read under its limits, an Idempotency-Key's stored
 // answer or its write's commit, the headers every answer carries, and the access metrics.
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { bodyLeftUnread, parseJsonBody, readBody } from '../body.js';
@@ -149,6 +150,20 @@ export const httpHooks = fp(
       }
     };
 
+    /**
+     * A write that changed its tenant's model is acknowledged only once every replica's read lease that could have
+     * begun before its commit has run out (cache/version-reader.ts): then no replica answers a later read from memory
+     * older than the write.
+     */
+    const leasesOut = async (ctx: RequestContext | null) => {
+      const committedAt = ctx?.stats.modelCommittedAt;
+      if (!ctx || committedAt === undefined) return;
+      const versions = services.model.versions;
+      versions.forget(ctx.viewer.tenant);
+      const left = committedAt + versions.writeWaitMs - performance.now();
+      if (left > 0) await sleep(left);
+    };
+
     // While closing, answers end their connection, so a drained keep-alive socket does not hold the close open.
     let closing = false;
     app.addHook('preClose', async () => {
@@ -164,6 +179,7 @@ export const httpHooks = fp(
       let sent = payload;
       if (ctx && scope)
         sent = await settleKeyedWrite(ctx, reply, scope, payload, req.routeOptions.url === '/graphql');
+      await leasesOut(ctx);
       checkBudget(req, reply, sent);
       takeAnswerWithin(req, reply, sent, config.HTTP_ANSWER_TIMEOUT_MS, config.HTTP_ANSWER_MS_PER_MIB);
       // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).

@@ -69,7 +69,10 @@ export function createServices(deps: AppDeps) {
   const cursorKey = cursorKeyOf(config, jwtSecret);
   const cacheBytes = config.MODEL_CACHE_MAX_MB * 1024 * 1024;
   const engineCache = new EngineCache(10_000, Math.floor(cacheBytes / 3));
-  const model = new ModelReads(new ModelCache(cacheBytes - engineCache.maxBytes), new VersionReader(db));
+  const model = new ModelReads(
+    new ModelCache(cacheBytes - engineCache.maxBytes),
+    new VersionReader(db, config.MODEL_READ_LEASE_MS),
+  );
   const metrics = createMetrics({ engineCache, model });
   // (Not while the database is away or the warm-up runs: see LoopShareOptions.active.)
   const loopShare = new LoopShare({ active: () => readiness.state === 'ready' });

@@ -1,10 +1,15 @@
-// Reads tenants' model versions for requests, sharing one database read between all requests waiting at once.
+// Reads tenants' model versions for requests: from a read lease while one holds, else by one database read shared
+// between all requests waiting at once.
 //
-// The rule that keeps reads exact: a request may share a version read that STARTED AFTER IT ARRIVED, never one
-// already under way (that one may have read the version before a write the request must see was acknowledged).
-// So at most one read is in flight; requests arriving meanwhile wait together for the next one, which starts the
-// moment the current one ends and reads every tenant they asked for in one statement (an index seek each). Under
-// load a round trip serves dozens of requests; alone, a request pays one round trip, as without sharing.
+// The guarantee: a write acknowledged by any replica is seen by every read that arrives after the acknowledgement, on
+// every replica. Leases keep it (Gray and Cheriton, "Leases", 1989): a version read that STARTED at T0 may answer the
+// tenant's requests arriving before T0 + leaseMs (this process's monotonic clock), and a write that changes a model
+// is acknowledged only once leaseMs + LEASE_MARGIN_MS have passed since it committed (app/http-hooks.ts). A request
+// arriving after that acknowledgement holds a lease only if the lease's read started after the commit, so it saw the
+// write. The margin covers the two clocks running at different rates. Without a lease, a request may share a read
+// that started after it arrived, never one already under way: at most one read is in flight; requests arriving
+// meanwhile wait together for the next, which reads every tenant they asked for in one statement (an index seek
+// each). So a tenant's version is read at most once a lease, whatever the request rate.
 // On a Neo4j cluster the read goes to the leader (which has every committed write), and what it saw travels on
 // as bookmarks; a request carrying its client's bookmark reads its version alone, with that bookmark.
 import type { Executor } from '../db/executor.js';
@@ -32,6 +37,23 @@ export interface VersionReaderStats {
   reads: number;
   /** Requests answered by them. */
   requests: number;
+  /** Requests answered from a lease, with no statement. */
+  leased: number;
+}
+
+/**
+ * Added to the lease a write waits out before its acknowledgement: the clocks of two replicas may run at different
+ * rates (by far less than this over a lease); a read's start and a commit's end are both taken on the safe side.
+ */
+export const LEASE_MARGIN_MS = 5;
+
+/** Leases kept at most: past it, the expired ones are dropped (a tenant's lease lasts a few tens of milliseconds). */
+const MAX_LEASES = 10_000;
+
+interface Lease {
+  read: SharedRead;
+  /** Until when it answers (performance clock, ms): its read's start plus leaseMs. */
+  until: number;
 }
 
 /** Most tenants one statement reads; more waiting tenants are read by the next statements. */
@@ -44,11 +66,27 @@ export class VersionReader {
   private inFlight = false;
   private reads = 0;
   private requests = 0;
+  private leased = 0;
+  private readonly leases = new Map<string, Lease>();
 
-  constructor(private readonly db: Executor) {}
+  /** `leaseMs`: how long a read answers its tenant's requests (0: every request reads). */
+  constructor(
+    private readonly db: Executor,
+    readonly leaseMs = 0,
+  ) {}
 
-  /** The tenant's model version, read by a statement that starts after this call. */
+  /** How long a write that changed a model waits, after its commit, before it is acknowledged. */
+  get writeWaitMs() {
+    return this.leaseMs > 0 ? this.leaseMs + LEASE_MARGIN_MS : 0;
+  }
+
+  /** The tenant's model version: from a lease that holds, else read by a statement that starts after this call. */
   read(tenant: string): Promise<SharedRead> {
+    const lease = this.leases.get(tenant);
+    if (lease && performance.now() < lease.until) {
+      this.leased += 1;
+      return Promise.resolve({ ...lease.read, share: 0 });
+    }
     return new Promise((resolve, reject) => {
       const list = this.waiting.get(tenant);
       if (list) list.push({ resolve, reject });
@@ -84,6 +122,7 @@ export class VersionReader {
     for (const list of batch.values()) waiters += list.length;
     this.reads += 1;
     this.requests += waiters;
+    const startedAt = performance.now();
     try {
       const { value: versions, bookmarks } = await this.db.readLatest(
         (run) => readModelVersions(run, [...batch.keys()]),
@@ -92,6 +131,7 @@ export class VersionReader {
       const share = 1 / waiters;
       for (const [tenant, list] of batch) {
         const version = versions.get(tenant) ?? '';
+        this.lease(tenant, { version, share, bookmarks }, startedAt);
         for (const w of list) w.resolve({ version, share, bookmarks });
       }
     } catch (e) {
@@ -99,7 +139,24 @@ export class VersionReader {
     }
   }
 
+  /** Keeps a read as the tenant's lease from its start (only a later read's replaces it). */
+  private lease(tenant: string, read: SharedRead, startedAt: number) {
+    if (this.leaseMs <= 0) return;
+    const until = startedAt + this.leaseMs;
+    if ((this.leases.get(tenant)?.until ?? 0) >= until) return;
+    if (this.leases.size >= MAX_LEASES) {
+      const now = performance.now();
+      for (const [t, l] of this.leases) if (l.until <= now) this.leases.delete(t);
+    }
+    if (this.leases.size < MAX_LEASES) this.leases.set(tenant, { read, until });
+  }
+
+  /** Ends the tenant's lease: this process committed a change of its model (its next reads read again). */
+  forget(tenant: string) {
+    this.leases.delete(tenant);
+  }
+
   stats(): VersionReaderStats {
-    return { reads: this.reads, requests: this.requests };
+    return { reads: this.reads, requests: this.requests, leased: this.leased };
   }
 }

@@ -40,6 +40,11 @@ export interface QueryStats {
   trace?: RequestTrace;
   /** Transactions the storage policy ran again after a transient error (each sends its statements again). */
   retries?: number;
+  /**
+   * When the request's last transaction that changed its tenant's model committed (performance clock, ms): its
+   * answer waits out every replica's read lease before it is sent (cache/version-reader.ts).
+   */
+  modelCommittedAt?: number;
 }
 
 /** A time limit reads of one request must keep (a GraphQL query's budget). */
@@ -157,9 +162,10 @@ export interface Turn {
  */
 export type Observe = (cypher: string, changed: boolean) => void;
 
-/** Whether a transaction has changed anything yet (shared by the runs of one transaction). */
+/** Whether a transaction has changed anything yet, and its tenant's model (shared by the runs of one transaction). */
 interface TxState {
   changed: boolean;
+  model?: boolean;
 }
 
 /** Driver errors as domain errors: constraint violations, unavailability, and overload (a 503, never a 500). */
@@ -202,7 +208,11 @@ const counted =
     const result = stats.trace
       ? await tracedStatement(stats.trace, cypher, () => send(cypher, params))
       : await send(cypher, params);
-    if (result.summary.counters.containsUpdates()) tx.changed = true;
+    if (result.summary.counters.containsUpdates()) {
+      tx.changed = true;
+      // (a statement that records a change gives the model a new version: db/changes.ts recordChange)
+      if (params.changeKind !== undefined) tx.model = true;
+    }
     observe?.(cypher, changed);
     return result.records.map((r) => r.toObject() as Row);
   };
@@ -247,8 +257,12 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       throw readFailure(e);
     }
   };
-  const runner = (tx: Transaction, turn: Turn | undefined) =>
-    counted(stats, (cypher, params) => tx.run(cypher, params), turn, observe);
+  const runner = (tx: Transaction, turn: Turn | undefined, state: TxState) =>
+    counted(stats, (cypher, params) => tx.run(cypher, params), turn, observe, state);
+  /** After a commit: when it changed the model, the moment (its answer waits out the replicas' read leases). */
+  const committed = (state: TxState) => {
+    if (state.model) stats.modelCommittedAt = performance.now();
+  };
   // Every transaction goes through the driver's breaker and retries (storage-policy.ts), not the driver's own,
   // once the app admits it (it refuses while the database is away or its warm-up runs).
   const breaker = storagePolicyOf(driver);
@@ -318,10 +332,12 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       const s = session(mode);
       try {
         const tx = s.beginTransaction(config(options));
+        const state: TxState = { changed: false };
         try {
-          const value = await work(runner(tx, turn));
+          const value = await work(runner(tx, turn, state));
           committing();
           await tx.commit();
+          committed(state);
           return { value, bookmarks: s.lastBookmarks() };
         } catch (e) {
           if (tx.isOpen()) await tx.rollback().catch(() => {});
@@ -350,7 +366,8 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       await earlier?.rollback();
       const s = session('WRITE');
       const tx = s.beginTransaction(config(options));
-      const run = runner(tx, turn);
+      const state: TxState = { changed: false };
+      const run = runner(tx, turn, state);
       try {
         try {
           await claimIdempotencyKey(run, scope, scope.fingerprint);
@@ -367,6 +384,7 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
             try {
               await storeIdempotentAnswer(run, scope, answer);
               await tx.commit();
+              committed(state);
               for (const effect of scope.afterCommit?.splice(0) ?? []) effect();
               return s.lastBookmarks();
             } finally {

@@ -1,10 +1,18 @@
 // What the door storm checks once its shapes have run, gathered from the service (its metrics, its log) and read
 // back through its API, then judged by afterStormVerdict (bench/door-verdict.ts). The storm (bench/door-storm.ts)
 // and the doors' integration test (test/integration/door-storm.test.ts) both call it.
+import { ROUTES } from '../src/rest/schemas.js';
 import { STORM_KEY_CAP } from './door-shapes.js';
 import { type AfterStorm, afterStormVerdict } from './door-verdict.js';
 import { type Api, apiFor } from './service.js';
 import type { Verdict } from './verdict.js';
+
+/** The answer budgets of the REST routes (rest/schemas.ts), by route key: a shape's answers are held to its door's. */
+export const ANSWER_BUDGETS: Record<string, number> = Object.fromEntries(
+  Object.entries(ROUTES as Record<string, { budget?: { answerBytes: number } }>)
+    .filter(([, r]) => r.budget !== undefined)
+    .map(([k, r]) => [k, r.budget?.answerBytes as number]),
+);
 
 /** The counts of the shapes that ran, as the storm's results give them. */
 export interface RanShape {

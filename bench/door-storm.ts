@@ -14,7 +14,6 @@
 // Over 300 lines: the storm's run and its report, which read the same phases' results.
 
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,9 +23,9 @@ import { createDriver } from '../src/db/driver.js';
 import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
-import { ROUTES } from '../src/rest/schemas.js';
-import { adminLogText, afterTheStorm } from './door-checks.js';
-import { DOOR_SHAPES, type DoorShape, STORM_KEY_CAP } from './door-shapes.js';
+import { ANSWER_BUDGETS, adminLogText, afterTheStorm } from './door-checks.js';
+import { DOOR_SHAPES, type DoorShape } from './door-shapes.js';
+import { memoryLimitMb, productionSettings, STORM_ENV } from './door-storm-config.js';
 import { setUpStorm } from './door-storm-setup.js';
 import { type DoorShapeResult, runDoorShape } from './door-traffic.js';
 import { quietVerdict, runVerdict, shapeVerdict, windowsVerdict } from './door-verdict.js';
@@ -66,15 +65,6 @@ const SHORT_SHAPES = [
   'public',
 ];
 
-const DEPLOYMENT = readFileSync(path.join(ROOT, 'deploy/kubernetes/deployment.yaml'), 'utf8');
-
-/** The container's memory limit in the manifest (`limits: memory: …Mi`), in MB: what kills a replica. */
-function memoryLimitMb(): number {
-  const mi = /limits:\s+memory:\s*(\d+)Mi\b/.exec(DEPLOYMENT)?.[1];
-  if (mi === undefined) throw new Error('deploy/kubernetes/deployment.yaml states no memory limit in Mi');
-  return (Number(mi) * 1024 * 1024) / 1e6;
-}
-
 export const TARGETS = {
   /** The run fails at four fifths of the replica's memory limit: a fifth stays spare for what a storm does not try. */
   rssMb: Math.round(memoryLimitMb() * 0.8),
@@ -98,36 +88,6 @@ const SHAPE_MS = 3_000;
  * them waiting for the answers of requests sent at 9 s; at 4 to 6 s, 376 to 480 s in CI's fresh clones.
  */
 const SHAPE_MAX_MS = 5_000;
-/**
- * The storm's own configuration beside the manifest's: a low key cap, so that one shape reaches it; a shorter time to
- * take an answer (4 s + 0.2 s a MiB, 10.6 s for the 33 MB plan, against 10 s + 1 s a MiB), so that the slow readers'
- * shape reaches it within the run.
- */
-const STORM_ENV = {
-  IDEMPOTENCY_TENANT_MAX_KEYS: String(STORM_KEY_CAP),
-  HTTP_ANSWER_TIMEOUT_MS: '4000',
-  HTTP_ANSWER_MS_PER_MIB: '200',
-};
-
-/** The manifest's heap flag, the configuration and the image's allocator setting: what a replica runs with. */
-function productionSettings() {
-  const flags = /name: NODE_OPTIONS\s+value: (.+)/.exec(DEPLOYMENT)?.[1]?.trim().split(/\s+/) ?? [];
-  if (!flags.some((f) => f.startsWith('--max-old-space-size'))) {
-    throw new Error('deploy/kubernetes/deployment.yaml sets no --max-old-space-size in NODE_OPTIONS');
-  }
-  const configMap = readFileSync(path.join(ROOT, 'deploy/kubernetes/configmap.yaml'), 'utf8');
-  const env: Record<string, string> = {};
-  for (const name of ['MODEL_CACHE_MAX_MB', 'GRAPHQL_CONCURRENCY', 'REQUEST_MEMORY_MB']) {
-    const m = new RegExp(`^\\s+${name}: "?([^"\\n]+)"?`, 'm').exec(configMap);
-    if (m?.[1]) env[name] = m[1];
-  }
-  // The image's allocator settings (the Dockerfile's ENV): the process's memory as a replica's.
-  for (const m of readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').matchAll(/\b(MALLOC_[A-Z_]+)=(\d+)/g)) {
-    env[m[1] as string] = m[2] as string;
-  }
-  return { flags, env };
-}
-
 interface PhaseReport extends DoorShapeResult {
   victim: HealthStats;
   health: HealthStats;
@@ -315,13 +275,6 @@ async function main(): Promise<number> {
 }
 
 type Measured = { result: DoorShapeResult; v: HealthStats; h: HealthStats };
-
-/** The answer budgets of the REST routes (rest/schemas.ts), by route key. */
-const ANSWER_BUDGETS: Record<string, number> = Object.fromEntries(
-  Object.entries(ROUTES as Record<string, { budget?: { answerBytes: number } }>)
-    .filter(([, r]) => r.budget !== undefined)
-    .map(([k, r]) => [k, r.budget?.answerBytes as number]),
-);
 
 /**
  * Runs a shape and judges it (bench/door-verdict.ts): its answers, and its probe windows. A window that fails (a

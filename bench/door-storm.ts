@@ -161,7 +161,7 @@ async function main(): Promise<number> {
     const stray = await mintToken(secret, { tenant: `storm-stranger-${run}`, sub: 'stranger@example.com' });
     const api: Api = apiFor(svc.base, auth.attacker);
     const started = performance.now();
-    const setup = await setUpStorm({ api, driver, auth, stray, base: svc.base });
+    const setup = await setUpStorm({ api, driver, auth, stray, base: svc.base, light: SHORT });
     const victim = apiFor(svc.base, await bearer(victimTenant));
     for (let i = 0; i < 20; i++) await victim.call('POST', '/entities/types', { name: `Victim ${i}` });
     console.log(`Set up in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -24,7 +24,7 @@ import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
 import { ANSWER_BUDGETS, adminLogText, afterTheStorm } from './door-checks.js';
-import { DOOR_SHAPES, type DoorShape } from './door-shapes.js';
+import { DOOR_SHAPES, type DoorSetup, type DoorShape } from './door-shapes.js';
 import { memoryLimitMb, productionSettings, STORM_ENV } from './door-storm-config.js';
 import { setUpStorm } from './door-storm-setup.js';
 import { type DoorShapeResult, runDoorShape } from './door-traffic.js';
@@ -112,16 +112,8 @@ async function main(): Promise<number> {
   try {
     // The build (one core) beside Neo4j's start; startService waits for it, and reports its failure.
     buildService().catch(() => {});
-    let uri = process.env.NEO4J_URI;
-    if (!uri) {
-      local = await startLocalNeo4j({
-        dataDir: path.join(work, 'neo4j'),
-        port: await freePort(),
-        heapMb: 1024,
-      });
-      children.add(local.process);
-      uri = local.uri;
-    }
+    local = process.env.NEO4J_URI ? undefined : await ownNeo4j(work);
+    const uri = process.env.NEO4J_URI ?? (local as LocalNeo4j).uri;
     // The system under test on a core of its own, the load and Neo4j on the others (as a replica with its own CPUs
     // would be, its clients and database elsewhere), when the machine has two cores or more and taskset. Pinned once
     // the set-up is done: Neo4j's start, the build and the set-up's bulk writes have every core until then.
@@ -130,39 +122,15 @@ async function main(): Promise<number> {
     const driver = createDriver({ uri });
     await migrate(createExecutor(driver));
     const secret = `storm-${Math.random().toString(36).slice(2)}-0123456789abcdefghijklmnopqrstuvwxyz`;
-    const production = productionSettings();
-    const svc = await startService(uri, secret, work, undefined, {
-      nodeFlags: [...production.flags, ...(argv['node-flags'] ?? '').split(' ').filter((f) => f !== '')],
-      env: { ...production.env, ...STORM_ENV },
-    });
-    console.log(
-      `Service on ${svc.base} with ${production.flags.join(' ')}, ${Object.entries({
-        ...production.env,
-        ...STORM_ENV,
-      })
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ')}`,
-    );
+    const svc = await startStormService(uri, secret, work);
     const child: ChildProcess = svc.child;
     const sampler = new RssSampler(child.pid);
     sampler.every(100);
-    const bearer = async (tenant: string, extra: { roles?: string[]; sub?: string } = {}) =>
-      `Bearer ${await mintToken(secret, { tenant, ...extra })}`;
-    const run = Math.random().toString(36).slice(2, 8);
-    const attackerTenant = `storm-attacker-${run}`;
-    const victimTenant = `storm-victim-${run}`;
-    const auth = {
-      attacker: await bearer(attackerTenant),
-      operator: await bearer('default', { roles: ['admin'] }),
-      platform: await bearer(attackerTenant, { roles: ['platform'], sub: 'board-service' }),
-      platformWithoutRole: await bearer(attackerTenant, { sub: 'board-service' }),
-      wide: await bearer(`storm-wide-${run}`),
-    };
-    const stray = await mintToken(secret, { tenant: `storm-stranger-${run}`, sub: 'stranger@example.com' });
+    const { auth, stray, victimAuthorization } = await stormTokens(secret);
     const api: Api = apiFor(svc.base, auth.attacker);
     const started = performance.now();
     const setup = await setUpStorm({ api, driver, auth, stray, base: svc.base, light: SHORT });
-    const victim = apiFor(svc.base, await bearer(victimTenant));
+    const victim = apiFor(svc.base, victimAuthorization);
     for (let i = 0; i < 20; i++) await victim.call('POST', '/entities/types', { name: `Victim ${i}` });
     console.log(`Set up in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     if (pinned) {
@@ -172,18 +140,7 @@ async function main(): Promise<number> {
       for (const pid of [process.pid, local?.process.pid ?? SHARED_NEO4J_PID]) pin(pid, `1-${cores - 1}`);
     }
 
-    const health = await startHealthProbe(ROOT, svc.port, 50);
-    const probe = await startHealthProbe(ROOT, svc.port, 20, {
-      path: '/entities/types?page_size=20',
-      authorization: victim.authorization,
-    });
-    await sleep(500);
-    sampler.phase = 'quiet';
-    const quietFrom = epochNow();
-    await sleep(QUIET_MS);
-    const quiet = probe.stats(quietFrom, epochNow());
-    const quietHealth = health.stats(quietFrom, epochNow());
-    console.log(`Quiet: victim ${probeText(quiet)}; /healthz ${probeText(quietHealth)}`);
+    const { health, probe, quiet, quietHealth } = await measureQuiet(svc.port, victim.authorization, sampler);
     failures.push(...quietVerdict(quiet, quietHealth).reasons);
     const victimBound = TARGETS.victimRatio * quiet.p99;
 
@@ -210,28 +167,9 @@ async function main(): Promise<number> {
     await probe.stop();
     sampler.stop();
 
-    const alive = child.exitCode === null;
     failures.push(
-      ...runVerdict({
-        asked: shapes.length,
-        ran: phases.length,
-        alive,
-        tail: alive ? '' : svc.tail(),
-        rssMaxMb: sampler.max,
-        rssCeilingMb: TARGETS.rssMb,
-      }).reasons,
+      ...(await judgeRun({ svc, api, auth, setup, stray, shapes, phases, rssMaxMb: sampler.max })),
     );
-    if (alive) {
-      const after = await afterTheStorm({
-        api,
-        operator: auth.operator,
-        plainType: setup.plainType,
-        stray,
-        shapes: phases,
-        logText: adminLogText(svc.base, auth.operator),
-      });
-      failures.push(...after.reasons);
-    }
     const report = {
       when: new Date().toISOString(),
       pinned,
@@ -243,20 +181,7 @@ async function main(): Promise<number> {
       failures,
       missed,
     };
-    // The short form's results are CI's, not the committed figures: written under .data/.
-    const out = SHORT ? path.join(ROOT, '.data') : RESULTS;
-    const name = SHORT ? 'door-storm-short' : 'door-storm';
-    await mkdir(out, { recursive: true });
-    await writeFile(path.join(out, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
-    await writeFile(path.join(out, `${name}.md`), renderReport(report));
-    // The full run's results are committed: formatted the way `npm run lint` (Biome) wants them.
-    if (!SHORT) {
-      spawnSync(
-        path.join(ROOT, 'node_modules', '.bin', 'biome'),
-        ['check', '--write', 'bench/results/door-storm.json', 'bench/results/door-storm.md'],
-        { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
-      );
-    }
+    await writeResults(report);
     await stopChild(svc.child, 10_000);
     if (argv['keep-log']) await copyFile(path.join(work, 'service.log'), argv['keep-log']);
     await driver.close();
@@ -279,6 +204,112 @@ async function main(): Promise<number> {
         : 'Door storm: every ceiling held and every target met.',
   );
   return failures.length === 0 || argv['no-check'] ? 0 : 1;
+}
+
+/** A Neo4j of the storm's own (without NEO4J_URI), stopped with the storm's children. */
+async function ownNeo4j(work: string): Promise<LocalNeo4j> {
+  const local = await startLocalNeo4j({
+    dataDir: path.join(work, 'neo4j'),
+    port: await freePort(),
+    heapMb: 1024,
+  });
+  children.add(local.process);
+  return local;
+}
+
+/** The two probes started (the victim's page every 20 ms, /healthz every 50 ms), and their quiet window. */
+async function measureQuiet(port: number, victimAuthorization: string, sampler: RssSampler) {
+  const health = await startHealthProbe(ROOT, port, 50);
+  const probe = await startHealthProbe(ROOT, port, 20, {
+    path: '/entities/types?page_size=20',
+    authorization: victimAuthorization,
+  });
+  await sleep(500);
+  sampler.phase = 'quiet';
+  const quietFrom = epochNow();
+  await sleep(QUIET_MS);
+  const quiet = probe.stats(quietFrom, epochNow());
+  const quietHealth = health.stats(quietFrom, epochNow());
+  console.log(`Quiet: victim ${probeText(quiet)}; /healthz ${probeText(quietHealth)}`);
+  return { health, probe, quiet, quietHealth };
+}
+
+/** The service started as a replica runs (the manifest's flags and settings), with the storm's own settings. */
+async function startStormService(uri: string, secret: string, work: string) {
+  const production = productionSettings();
+  const svc = await startService(uri, secret, work, undefined, {
+    nodeFlags: [...production.flags, ...(argv['node-flags'] ?? '').split(' ').filter((f) => f !== '')],
+    env: { ...production.env, ...STORM_ENV },
+  });
+  const settings = Object.entries({ ...production.env, ...STORM_ENV }).map(([k, v]) => `${k}=${v}`);
+  console.log(`Service on ${svc.base} with ${production.flags.join(' ')}, ${settings.join(' ')}`);
+  return svc;
+}
+
+/** The run's tokens: the attacking tenant's (and its operator, platform and wide tenant), the stray one, the victim's. */
+async function stormTokens(secret: string) {
+  const bearer = async (tenant: string, extra: { roles?: string[]; sub?: string } = {}) =>
+    `Bearer ${await mintToken(secret, { tenant, ...extra })}`;
+  const run = Math.random().toString(36).slice(2, 8);
+  const attackerTenant = `storm-attacker-${run}`;
+  const auth = {
+    attacker: await bearer(attackerTenant),
+    operator: await bearer('default', { roles: ['admin'] }),
+    platform: await bearer(attackerTenant, { roles: ['platform'], sub: 'board-service' }),
+    platformWithoutRole: await bearer(attackerTenant, { sub: 'board-service' }),
+    wide: await bearer(`storm-wide-${run}`),
+  };
+  const stray = await mintToken(secret, { tenant: `storm-stranger-${run}`, sub: 'stranger@example.com' });
+  return { auth, stray, victimAuthorization: await bearer(`storm-victim-${run}`) };
+}
+
+/** The run as a whole (runVerdict), then what must hold after it (afterTheStorm), while the service is alive. */
+async function judgeRun(r: {
+  svc: Awaited<ReturnType<typeof startService>>;
+  api: Api;
+  auth: DoorSetup['auth'];
+  setup: DoorSetup;
+  stray: string;
+  shapes: readonly DoorShape[];
+  phases: PhaseReport[];
+  rssMaxMb: number;
+}): Promise<string[]> {
+  const alive = r.svc.child.exitCode === null;
+  const reasons = runVerdict({
+    asked: r.shapes.length,
+    ran: r.phases.length,
+    alive,
+    tail: alive ? '' : r.svc.tail(),
+    rssMaxMb: r.rssMaxMb,
+    rssCeilingMb: TARGETS.rssMb,
+  }).reasons;
+  if (!alive) return reasons;
+  const after = await afterTheStorm({
+    api: r.api,
+    operator: r.auth.operator,
+    plainType: r.setup.plainType,
+    stray: r.stray,
+    shapes: r.phases,
+    logText: adminLogText(r.svc.base, r.auth.operator),
+  });
+  return [...reasons, ...after.reasons];
+}
+
+/** The report, as JSON and Markdown: the full run's committed under bench/results, the short form's CI's, under .data/. */
+async function writeResults(report: Parameters<typeof renderReport>[0]) {
+  const out = SHORT ? path.join(ROOT, '.data') : RESULTS;
+  const name = SHORT ? 'door-storm-short' : 'door-storm';
+  await mkdir(out, { recursive: true });
+  await writeFile(path.join(out, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(path.join(out, `${name}.md`), renderReport(report));
+  // The full run's results are committed: formatted the way `npm run lint` (Biome) wants them.
+  if (!SHORT) {
+    spawnSync(
+      path.join(ROOT, 'node_modules', '.bin', 'biome'),
+      ['check', '--write', 'bench/results/door-storm.json', 'bench/results/door-storm.md'],
+      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
+  }
 }
 
 type Measured = { result: DoorShapeResult; v: HealthStats; h: HealthStats };

@@ -86,16 +86,16 @@ function pin(pid: number | undefined, list: string) {
 const QUIET_MS = SHORT ? 5_000 : 10_000;
 /**
  * Each shape runs at least this long, so that the victim's requests meanwhile (one every 20 ms, 150 in 3 s) give a
- * p99.
+ * p99; the short form's 2 s give 100, a p99 still.
  */
-const SHAPE_MS = 3_000;
+const SHAPE_MS = SHORT ? 2_000 : 3_000;
 /**
  * A shape sends no more past this long (once every connection has sent one; runDoorShape): its attack is its
  * concurrency kept up, and the service's memory and the victim's times under it are reached well before. On a slow
  * machine 43 shapes at up to 53 s each made the storm 15 minutes; at 10 s, the shapes still took 9 minutes, most of
  * them waiting for the answers of requests sent at 9 s; at 4 to 6 s, 376 to 480 s in CI's fresh clones.
  */
-const SHAPE_MAX_MS = 5_000;
+const SHAPE_MAX_MS = SHORT ? 3_000 : 5_000;
 interface PhaseReport extends DoorShapeResult {
   victim: HealthStats;
   health: HealthStats;

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const require = createRequire(import.meta.url);
 
@@ -10,15 +11,42 @@ const require = createRequire(import.meta.url);
  */
 const ALONE = ['test/integration/purge-progress.test.ts', 'test/integration/attributes.lifecycle.test.ts'];
 
+/**
+ * The files that take longest, started first: in a fresh clone vitest has no durations cached and starts the larger
+ * files first, which left the longest (a small file) to run alone at the end while the other worker sat idle.
+ */
+const LONGEST = [
+  'test/integration/door-storm.test.ts',
+  'test/integration/model-apply.test.ts',
+  'test/integration/model.test.ts',
+  'test/browser/ui.test.ts',
+  'test/integration/limits.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]) {
+    const rank = (f: TestSpecification) => {
+      const at = LONGEST.findIndex((p) => f.moduleId.endsWith(p));
+      return at < 0 ? LONGEST.length : at;
+    };
+    return [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 /** Files that replace a module (vi.mock): they get modules of their own. */
 const ISOLATED = ['test/unit/graphql-selections.test.ts'];
+
+/**
+ * The run's Neo4j (test/global-setup.ts), set up for the projects whose files use one: vitest runs a project's global
+ * set-up only when files of that project are selected, so `npx vitest run test/unit` starts no database.
+ */
+const WITH_NEO4J = { globalSetup: ['test/global-setup.ts'] };
 
 export default defineConfig({
   // Node (and so the externalised Pothos and Yoga) loads graphql's CommonJS entry; make test code load the same
   // one, or two copies of graphql meet in one schema ("from another module or realm").
   resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
   test: {
-    globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     pool: 'forks',
@@ -33,13 +61,15 @@ export default defineConfig({
     maxWorkers: '100%',
     minWorkers: 1,
     reporters: ['default'],
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
+        // The unit tests: no database, no service on one (test/unit/unit-without-database.test.ts holds them to it).
         test: {
-          name: 'parallel',
-          include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...ALONE, ...ISOLATED],
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...ISOLATED],
           sequence: { groupOrder: 0 },
         },
       },
@@ -50,6 +80,17 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          ...WITH_NEO4J,
+          name: 'parallel',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/unit/**', ...ALONE],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          ...WITH_NEO4J,
           name: 'alone',
           include: ALONE,
           // One process for the group: its files run one after the other.

@@ -60,6 +60,13 @@ export interface DoorShape {
   /** Answers every request may get ("status reason", or the status alone for a success). */
   expected: string[];
   /**
+   * What must get through, which every shape states: the least share of its requests answered by the door itself
+   * (one of `expected` other than a busy service's SHED answers), and always at least one request
+   * (bench/door-verdict.ts). A light door under attack answers every request (EVERY); a heavy one may shed most of a
+   * storm, never all of it (A_SHARE): a service that refused everything would fail every shape.
+   */
+  through: number;
+  /**
    * Requests sent, unless the shape runs past the storm's time cap first (door-storm.ts SHAPE_MAX_MS: on a slow
    * machine, a few rounds at full concurrency are the attack; more only lengthen the run) or `whole` says otherwise.
    */
@@ -71,8 +78,16 @@ export interface DoorShape {
   request: (setup: DoorSetup, i: number) => DoorRequest;
 }
 
-/** Answers a heavy door may give when its tenant is over its share, or the process over its request memory. */
-const ADMITTED = ['429 tenant_busy', '503 server_busy'];
+/**
+ * Answers a heavy door may give when its tenant is over its share, or the process over its request memory: the
+ * request was shed, not answered by its door (they never count towards a shape's `through`).
+ */
+export const SHED: readonly string[] = ['429 tenant_busy', '503 server_busy'];
+const ADMITTED = SHED;
+/** Every request is answered by its door: nothing may be shed. */
+const EVERY = 1;
+/** A heavy door may shed most of a storm's requests to it, but answers at least this share of them itself. */
+const A_SHARE = 0.1;
 /**
  * The answer of a GraphQL query past its time budget (GRAPHQL_QUERY_TIMEOUT_MS, 2 s): the bound held. A query that
  * reads the database may meet it when Neo4j plans one of its statements anew, which the storm's set-up provokes (it
@@ -142,6 +157,7 @@ function paddedCreate(name: string, label: string, prefix: string, padding: stri
     label,
     doors: ['createEntityType'],
     expected: ['200', '201', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 32,
     request: (_s, i) => ({
@@ -159,6 +175,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'POST /entities/model/plan: a 2 KB document naming 50 types, 8 of them with 4 MB of enumerations',
     doors: ['planModel'],
     expected: ['400 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 128,
     concurrency: 32,
     request: (s) => ({
@@ -179,6 +196,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST /entities/model/plan: 50,000 definitions of 1,000 types named with 126 four-byte characters (3.4 MB; a 33 MB plan)',
     doors: ['planModel'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 32,
     request: () => ({ method: 'POST', path: '/entities/model/plan', body: widestModelDocument() }),
@@ -189,6 +207,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST /entities/model/plan: the 33 MB plan, its answer read 64 KB a second (reset at its send deadline, its memory given back)',
     doors: ['planModel'],
     expected: ['reset', ...ADMITTED],
+    through: A_SHARE,
     requests: 8,
     concurrency: 8,
     request: () => ({
@@ -204,6 +223,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST /entities/model/apply: the 50-type document, withdrawals allowed (refused at its plan, before a write)',
     doors: ['applyModel'],
     expected: ['400 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 32,
     request: (s) => ({
@@ -227,6 +247,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       "POST /entities/model/apply: 3 new types of 170 definitions (510 steps, past one request's 500), with the longest reason",
     doors: ['applyModel'],
     expected: ['200', '409 model_changed', ...ADMITTED],
+    through: A_SHARE,
     requests: 8,
     concurrency: 8,
     request: () => ({
@@ -253,6 +274,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'A declaration with an 8 KB X-Change-Reason (refused before a statement)',
     doors: ['declareAttribute'],
     expected: ['400 invalid_change_reason', ...ADMITTED],
+    through: A_SHARE,
     requests: 256,
     concurrency: 32,
     request: (s) => ({
@@ -268,6 +290,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST /entities/model/plan and GET /entities/model: 400 types of 50 definitions, every name 256 characters (41 MB of rows counted)',
     doors: ['planModel', 'exportModel'],
     expected: ['400 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 16,
     request: (s, i) =>
@@ -289,6 +312,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST /entities/model/plan: 250 types of 256 four-byte characters, 200 definitions each (3.5 MB; 58 MB of steps measured)',
     doors: ['planModel'],
     expected: ['400 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 32,
     concurrency: 16,
     request: () => ({ method: 'POST', path: '/entities/model/plan', body: longTypeNamesDocument() }),
@@ -298,6 +322,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/model of a tenant holding more than the model bounds',
     doors: ['exportModel'],
     expected: ['400 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 128,
     concurrency: 32,
     request: (_s, i) => ({ method: 'GET', path: `/entities/model${i % 2 ? '?former_names=true' : ''}` }),
@@ -307,6 +332,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GraphQL: 15 aliases of model, and 15 of modelPlan naming the heavy types',
     doors: ['graphqlPost', 'Query.model', 'Query.modelPlan'],
     expected: ['200 query_too_costly', ...ADMITTED],
+    through: A_SHARE,
     requests: 256,
     concurrency: 32,
     request: (s, i) =>
@@ -321,6 +347,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GraphQL: one modelPlan naming the heavy types (refused before it reads), and one model',
     doors: ['Query.modelPlan', 'Query.model'],
     expected: ['200 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 128,
     concurrency: 32,
     request: (s, i) =>
@@ -337,6 +364,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'GraphQL: a keyed no-op rename selecting 11 history(first: 500) aliases of a type with 4 MB of records',
     doors: ['graphqlPost', 'Mutation.renameEntityType', 'EntityType.history'],
     expected: ['200 result_too_large', '200 data', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 16,
     request: (s, i) => ({
@@ -351,6 +379,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'POST /entities: 300 requests with one Idempotency-Key and body, at once',
     doors: ['createEntity'],
     expected: ['201'],
+    through: EVERY,
     requests: 300,
     concurrency: 300,
     request: (s) => ({
@@ -366,6 +395,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST /platform/dashboards: a key the platform role used, sent again by the same subject without the role',
     doors: ['writeDashboard'],
     expected: ['403 not_authorized'],
+    through: EVERY,
     requests: 128,
     concurrency: 32,
     request: () => ({
@@ -381,6 +411,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'POST /platform/dashboards with the role: rows written and replayed',
     doors: ['writeDashboard'],
     expected: ['201', '200'],
+    through: EVERY,
     requests: 128,
     concurrency: 16,
     request: (_s, i) => ({
@@ -397,6 +428,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'POST /entities: a 79-byte body on a type whose 64 defaults fill the 256 KiB defaults budget',
     doors: ['createEntity'],
     expected: ['201'],
+    through: EVERY,
     requests: 200,
     concurrency: 32,
     request: (s, i) => ({
@@ -411,6 +443,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST …/attributes: a 65,000-character default on the full type (defaults_too_large), and enumerations past the type budget',
     doors: ['declareAttribute'],
     expected: ['400 defaults_too_large', '400 attribute_defs_too_large'],
+    through: EVERY,
     requests: 64,
     concurrency: 16,
     request: (s, i) =>
@@ -441,6 +474,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/{guid} of an entity holding 4 MB of values',
     doors: ['getEntity'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 32,
     request: (s) => ({ method: 'GET', path: `/entities/${s.bigEntity}` }),
@@ -450,6 +484,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities: 4 conditions of 100 guids each',
     doors: ['listEntities'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 256,
     concurrency: 32,
     request: (s) => ({
@@ -462,6 +497,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'POST /entities/query: the largest filter, 10 conditions of 100 guids',
     doors: ['queryEntities'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 256,
     concurrency: 32,
     request: (s) => ({
@@ -482,6 +518,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'POST /entities/lookup: 1,000 identifiers of 8,000 characters, 8 MB (answered back, before)',
     doors: ['lookup'],
     expected: ['413 request_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 16,
     request: () => ({
@@ -495,6 +532,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'POST /entities/lookup: 1,000 identifiers',
     doors: ['lookup'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 256,
     concurrency: 32,
     request: (s) => ({
@@ -509,6 +547,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/types/{guid}/history?page_size=500 of a type with 4 MB of records',
     doors: ['typeHistory'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 96,
     concurrency: 32,
     request: (s, i) => ({
@@ -521,6 +560,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/changes?page_size=500 from the start of a tenant with megabytes of records',
     doors: ['listChanges'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 96,
     concurrency: 32,
     request: () => ({ method: 'GET', path: '/entities/changes?page_size=500' }),
@@ -531,6 +571,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'GET /entities/changes filtered on a kind and an attribute no record has (each page its bounded window)',
     doors: ['listChanges'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 192,
     concurrency: 32,
     request: (_s, i) => ({
@@ -544,6 +585,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/types?page_size=500, and types by guid and by name',
     doors: ['listEntityTypes', 'getEntityType', 'getEntityTypeByName'],
     expected: ['200'],
+    through: EVERY,
     requests: 640,
     concurrency: 64,
     request: (s, i) =>
@@ -559,6 +601,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'GET /entities/types?page_size=500 of types whose rows store 32 former names of 256 four-byte characters',
     doors: ['listEntityTypes'],
     expected: ['200'],
+    through: EVERY,
     requests: 96,
     concurrency: 24,
     request: () => ({ method: 'GET', path: '/entities/types?page_size=500', auth: 'wide' }),
@@ -568,6 +611,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'another token in a path: by-name/Bearer%20<JWT>, dots as %2E, glued, in a cursor (never logged)',
     doors: ['getEntityTypeByName', 'listEntityTypes'],
     expected: ['404 unknown_entity_type', '400 name_too_long', '404 not_found', '400 invalid_cursor'],
+    through: EVERY,
     requests: 128,
     concurrency: 32,
     request: (s, i) => {
@@ -590,6 +634,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GET /entities/types/{guid}/attributes of a type with 4 MB of enumerations',
     doors: ['listAttributes'],
     expected: ['200', ...ADMITTED],
+    through: A_SHARE,
     requests: 96,
     concurrency: 32,
     request: (s, i) => ({
@@ -602,6 +647,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'DELETE …/attributes/{name}?dry_run=true on a type with 60,000 instances carrying the value',
     doors: ['withdrawAttribute'],
     expected: ['200'],
+    through: EVERY,
     requests: 64,
     concurrency: 16,
     request: (s) => ({ method: 'DELETE', path: `/entities/attributes/${s.countedType}/n?dry_run=true` }),
@@ -612,6 +658,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'PATCH to the name it has (writes nothing), DELETE of an unknown type, a release of a 256-character name the type never had (writes nothing) and of its current name (refused)',
     doors: ['renameEntityType', 'deleteEntityType', 'releaseFormerName'],
     expected: ['200', '409 name_not_held', '404 unknown_entity_type'],
+    through: EVERY,
     requests: 256,
     concurrency: 32,
     request: (s, i) => {
@@ -634,6 +681,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'the headers a request may carry at their bounds: If-None-Match and If-Match of 16 tags of 64 characters (a stale If-Match: 412), 17 tags (refused), a 128-character x-request-id and a traceparent',
     doors: ['getEntityType', 'listAttributes', 'renameEntityType'],
     expected: ['200', '304', '412 precondition_failed', '400 invalid_precondition'],
+    through: EVERY,
     requests: 512,
     concurrency: 32,
     request: (s, i) => {
@@ -690,6 +738,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'a 3.6 MB object of 240,000 integer-like keys: a type creation, and GraphQL variables',
     doors: ['createEntityType', 'Query.entityTypes'],
     expected: ['400 json_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 16,
     request: (_s, i) => {
@@ -710,6 +759,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'GraphQL: a variable of the wrong type holding 4 Mi quotes (refused at the door: longer than any field takes)',
     doors: ['Query.entityTypes'],
     expected: ['400 invalid_field', ...ADMITTED],
+    through: A_SHARE,
     requests: 16,
     concurrency: 8,
     request: () =>
@@ -724,6 +774,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'GraphQL: 15 aliases of a full __schema with its descriptions (refused: one an operation), and one',
     doors: ['graphqlPost'],
     expected: ['200 data', '200 query_too_costly', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 16,
     request: (_s, i) =>
@@ -737,6 +788,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'GraphQL: modelPlan of a document of 50,000 definitions, 3.6 MB (past what an operation plans: refused before it is read)',
     doors: ['graphqlPost', 'Query.modelPlan'],
     expected: ['200 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 32,
     concurrency: 8,
     request: () =>
@@ -760,6 +812,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'POST /entities/model/plan: reference defaults naming 10,001 entities (refused before any is read), and 10,000 (one read)',
     doors: ['planModel'],
     expected: ['200', '400 model_too_large', ...ADMITTED],
+    through: A_SHARE,
     requests: 32,
     concurrency: 8,
     request: (_s, i) => {
@@ -795,6 +848,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       "GraphQL: an explicit null through a defaulted variable (a non-null argument, @skip) beside 7 aliases of a 4 MB type's nested enumerations (refused whole, never run unmeasured)",
     doors: ['graphqlPost', 'Query.entityType', 'EntityType.attributes'],
     expected: ['200 graphql_error', ...ADMITTED],
+    through: A_SHARE,
     requests: 32,
     concurrency: 8,
     request: (s, i) => {
@@ -818,6 +872,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'operators: a purge run, 1,000 log lines, the engine cache, metrics',
     doors: ['purge', 'logs', 'engineCache', 'metrics'],
     expected: ['200', '409 purge_already_running', ...ADMITTED],
+    through: A_SHARE,
     requests: 128,
     concurrency: 16,
     request: (_s, i) => {
@@ -838,6 +893,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     // A request answered before its client leaves counts as its answer; the rest as abandoned. The shapes after
     // this one (the public pages next) fail if a turn was left taken.
     expected: ['abandoned', '200'],
+    through: EVERY,
     requests: 1024,
     concurrency: 64,
     request: (_s, i) => ({
@@ -861,6 +917,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'page /assets/:name',
     ],
     expected: ['200'],
+    through: EVERY,
     requests: 640,
     concurrency: 64,
     request: (s, i) => {
@@ -883,6 +940,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GraphQL over GET: entityTypes(first: 500) with their attributes',
     doors: ['graphqlGet', 'Query.entityTypes', 'EntityType.attributes'],
     expected: ['200 data', '200 query_too_costly', TIMED, ...ADMITTED],
+    through: A_SHARE,
     requests: 256,
     concurrency: 32,
     request: () => ({
@@ -904,6 +962,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       'AttributeDefinition.ownerType',
     ],
     expected: ['200 data', '200 result_too_large', '200 query_too_costly', TIMED, ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 32,
     request: (s, i) =>
@@ -919,6 +978,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GraphQL: withdrawnAttributes(first: 500) { valuesRemaining } of a type with 60,000 instances',
     doors: ['EntityType.withdrawnAttributes', 'WithdrawnAttribute.valuesRemaining'],
     expected: ['200 data', TIMED, '200 query_too_costly', ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 16,
     request: (s, i) =>
@@ -931,6 +991,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GraphQL: histories of the heavy types, and the feed, 500 at a time',
     doors: ['EntityType.history', 'Query.modelChanges', 'Query.entityTypeByName'],
     expected: ['200 data', '200 result_too_large', '200 query_too_costly', TIMED, ...ADMITTED],
+    through: A_SHARE,
     requests: 64,
     concurrency: 32,
     request: (s, i) =>
@@ -951,6 +1012,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: 'GraphQL: entities(where: 10 conditions of 100 guids, first: 500)',
     doors: ['Query.entities'],
     expected: ['200 data', TIMED, ...ADMITTED],
+    through: A_SHARE,
     requests: 128,
     concurrency: 32,
     request: (s) =>
@@ -985,6 +1047,7 @@ export const DOOR_SHAPES: DoorShape[] = [
       '200 name_not_held',
       ...ADMITTED,
     ],
+    through: A_SHARE,
     requests: 160,
     concurrency: 32,
     request: (s, i) => {
@@ -1022,6 +1085,7 @@ export const DOOR_SHAPES: DoorShape[] = [
     label: `POST /entities/types: a new Idempotency-Key each, past the tenant cap (the storm runs with ${STORM_KEY_CAP})`,
     doors: ['createEntityType'],
     expected: ['201', '429 idempotency_keys_exhausted'],
+    through: EVERY,
     requests: Math.round(STORM_KEY_CAP * 1.6),
     whole: true,
     concurrency: 32,

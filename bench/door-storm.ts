@@ -1,19 +1,20 @@
 // The door storm (npm run storm): every door of the service attacked as a tenant with a valid token would, against
 // the service on the Kubernetes manifest's heap (its NODE_OPTIONS, the start command's flags, its configuration),
 // while another tenant's requests and /healthz are timed from processes of their own.
-//   npm run storm -- [--shapes plan-50-types,history-4mb] [--no-check]
-// What fails the run: the process dies; its RSS reaches 80% of the manifest's memory limit; an answer its shape does not expect (a refusal with
-// its reason, or a success: never a 5xx but 503 server_busy); a request past its door's budget
-// (metamodel_door_over_budget_total not 0, or an answer larger than a door states); an acknowledged write lost; the
-// stray token in the service's log; the victim tenant's p99 or /healthz past the ceilings below, under any shape.
+//   npm run storm -- [--shapes plan-50-types,history-4mb] [--short] [--no-check]
+// What fails the run (bench/door-verdict.ts): the process dies; its RSS reaches 80% of the manifest's memory limit or
+// was never sampled; a shape sends nothing, gets an answer it does not expect (a refusal with its reason, or a
+// success: never a 5xx but 503 server_busy), or has fewer of its requests answered by the door (not shed) than its
+// `through` share; a request past its door's budget (metamodel_door_over_budget_total not 0, or an answer larger than
+// a door states); the key cap not reached or passed; an acknowledged write lost; the stray token in the service's
+// log; a probe window (the victim tenant's, /healthz's) with no probe, a failed probe, or its latency (of the probes
+// served) past the ceilings below, under any shape or in the quiet window.
 // What is reported beside: under each shape, the victim's p99 against twice its quiet p99, and /healthz against
-// 100 ms (the targets; shapes whose answers or bodies are megabytes miss them on a 2-core machine the storm's own
-// clients and Neo4j share). Writes bench/results/door-storm.{json,md}.
+// 100 ms (the targets). Writes bench/results/door-storm.{json,md} (--short: .data/door-storm-short.{json,md}).
 // Over 300 lines: the storm's run and its report, which read the same phases' results.
 
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,19 +23,24 @@ import { createDriver } from '../src/db/driver.js';
 import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
-import { ROUTES } from '../src/rest/schemas.js';
-import { DOOR_SHAPES, STORM_KEY_CAP } from './door-shapes.js';
+import { ANSWER_BUDGETS, adminLogText, afterTheStorm } from './door-checks.js';
+import { DOOR_SHAPES, type DoorSetup, type DoorShape } from './door-shapes.js';
+import { memoryLimitMb, productionSettings, STORM_ENV } from './door-storm-config.js';
 import { setUpStorm } from './door-storm-setup.js';
 import { type DoorShapeResult, runDoorShape } from './door-traffic.js';
+import { quietVerdict, runVerdict, shapeVerdict, windowsVerdict } from './door-verdict.js';
 import { children, sleep, stopChild } from './lib.js';
+import { probeText } from './probe-verdict.js';
 import { type Api, apiFor, buildService, RssSampler, startService } from './service.js';
-import { epochNow, startHealthProbe } from './storm.js';
+import { epochNow, type HealthStats, startHealthProbe } from './storm.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const { values: argv } = parseArgs({
   options: {
     shapes: { type: 'string' },
+    /** CI's short form: the shapes that hold the most memory and time (SHORT_SHAPES), a shorter quiet window. */
+    short: { type: 'boolean', default: false },
     'no-check': { type: 'boolean', default: false },
     /** More flags for the service's node (e.g. --trace-gc), and where to copy its log. */
     'node-flags': { type: 'string' },
@@ -42,15 +48,20 @@ const { values: argv } = parseArgs({
   },
 });
 const ONLY = argv.shapes ? new Set(argv.shapes.split(',')) : null;
-
-const DEPLOYMENT = readFileSync(path.join(ROOT, 'deploy/kubernetes/deployment.yaml'), 'utf8');
-
-/** The container's memory limit in the manifest (`limits: memory: …Mi`), in MB: what kills a replica. */
-function memoryLimitMb(): number {
-  const mi = /limits:\s+memory:\s*(\d+)Mi\b/.exec(DEPLOYMENT)?.[1];
-  if (mi === undefined) throw new Error('deploy/kubernetes/deployment.yaml states no memory limit in Mi');
-  return (Number(mi) * 1024 * 1024) / 1e6;
-}
+const SHORT = argv.short === true;
+/**
+ * The short form's shapes (CI): those whose answers or bodies are the largest and that held the most memory or
+ * time in the full runs (docs/performance.md#door-storm). Every shape's answers are checked in the suite
+ * (test/integration/door-storm.test.ts); these add the timing ceilings under the manifest's heap.
+ */
+const SHORT_SHAPES = [
+  'plan-50000-definitions',
+  'create-type-escaped-body',
+  'entity-read-big',
+  'graphql-definitions',
+  'graphql-history-feed',
+  'public',
+];
 
 export const TARGETS = {
   /** The run fails at four fifths of the replica's memory limit: a fifth stays spare for what a storm does not try. */
@@ -62,52 +73,32 @@ export const TARGETS = {
   victimCeilingMs: 300,
   healthCeilingMs: 300,
 } as const;
-const QUIET_MS = 10_000;
+/** The shared Neo4j's process (with NEO4J_URI), to pin beside the storm's clients rather than beside its service. */
+const SHARED_NEO4J_PID =
+  process.env.NEO4J_URI && process.env.NEO4J_PID ? Number(process.env.NEO4J_PID) : undefined;
+
+/** Every thread of a process (-a) on the cores of `list`; the threads it starts later inherit it. */
+function pin(pid: number | undefined, list: string) {
+  if (pid !== undefined && spawnSync('taskset', ['-a', '-p', '-c', list, String(pid)]).status !== 0) {
+    throw new Error(`taskset could not pin process ${pid} to ${list}`);
+  }
+}
+const QUIET_MS = SHORT ? 5_000 : 10_000;
 /**
  * Each shape runs at least this long, so that the victim's requests meanwhile (one every 20 ms, 150 in 3 s) give a
- * p99.
+ * p99; the short form's 2 s give 100, a p99 still.
  */
-const SHAPE_MS = 3_000;
+const SHAPE_MS = SHORT ? 2_000 : 3_000;
 /**
  * A shape sends no more past this long (once every connection has sent one; runDoorShape): its attack is its
  * concurrency kept up, and the service's memory and the victim's times under it are reached well before. On a slow
  * machine 43 shapes at up to 53 s each made the storm 15 minutes; at 10 s, the shapes still took 9 minutes, most of
  * them waiting for the answers of requests sent at 9 s; at 4 to 6 s, 376 to 480 s in CI's fresh clones.
  */
-const SHAPE_MAX_MS = 5_000;
-/**
- * The storm's own configuration beside the manifest's: a low key cap, so that one shape reaches it; a shorter time to
- * take an answer (4 s + 0.2 s a MiB, 10.6 s for the 33 MB plan, against 10 s + 1 s a MiB), so that the slow readers'
- * shape reaches it within the run.
- */
-const STORM_ENV = {
-  IDEMPOTENCY_TENANT_MAX_KEYS: String(STORM_KEY_CAP),
-  HTTP_ANSWER_TIMEOUT_MS: '4000',
-  HTTP_ANSWER_MS_PER_MIB: '200',
-};
-
-/** The manifest's heap flag, the configuration and the image's allocator setting: what a replica runs with. */
-function productionSettings() {
-  const flags = /name: NODE_OPTIONS\s+value: (.+)/.exec(DEPLOYMENT)?.[1]?.trim().split(/\s+/) ?? [];
-  if (!flags.some((f) => f.startsWith('--max-old-space-size'))) {
-    throw new Error('deploy/kubernetes/deployment.yaml sets no --max-old-space-size in NODE_OPTIONS');
-  }
-  const configMap = readFileSync(path.join(ROOT, 'deploy/kubernetes/configmap.yaml'), 'utf8');
-  const env: Record<string, string> = {};
-  for (const name of ['MODEL_CACHE_MAX_MB', 'GRAPHQL_CONCURRENCY', 'REQUEST_MEMORY_MB']) {
-    const m = new RegExp(`^\\s+${name}: "?([^"\\n]+)"?`, 'm').exec(configMap);
-    if (m?.[1]) env[name] = m[1];
-  }
-  // The image's allocator settings (the Dockerfile's ENV): the process's memory as a replica's.
-  for (const m of readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').matchAll(/\b(MALLOC_[A-Z_]+)=(\d+)/g)) {
-    env[m[1] as string] = m[2] as string;
-  }
-  return { flags, env };
-}
-
+const SHAPE_MAX_MS = SHORT ? 3_000 : 5_000;
 interface PhaseReport extends DoorShapeResult {
-  victim: { probes: number; p50: number; p99: number; max: number; failures: number };
-  health: { p99: number; max: number; failures: number };
+  victim: HealthStats;
+  health: HealthStats;
   rssMaxMb: number;
   /** When a latency ceiling was passed on the shape's first run (measured again): that run's figures. */
   firstRun?: { victimP99: number; healthMax: number };
@@ -121,16 +112,8 @@ async function main(): Promise<number> {
   try {
     // The build (one core) beside Neo4j's start; startService waits for it, and reports its failure.
     buildService().catch(() => {});
-    let uri = process.env.NEO4J_URI;
-    if (!uri) {
-      local = await startLocalNeo4j({
-        dataDir: path.join(work, 'neo4j'),
-        port: await freePort(),
-        heapMb: 1024,
-      });
-      children.add(local.process);
-      uri = local.uri;
-    }
+    local = process.env.NEO4J_URI ? undefined : await ownNeo4j(work);
+    const uri = process.env.NEO4J_URI ?? (local as LocalNeo4j).uri;
     // The system under test on a core of its own, the load and Neo4j on the others (as a replica with its own CPUs
     // would be, its clients and database elsewhere), when the machine has two cores or more and taskset. Pinned once
     // the set-up is done: Neo4j's start, the build and the set-up's bulk writes have every core until then.
@@ -139,162 +122,54 @@ async function main(): Promise<number> {
     const driver = createDriver({ uri });
     await migrate(createExecutor(driver));
     const secret = `storm-${Math.random().toString(36).slice(2)}-0123456789abcdefghijklmnopqrstuvwxyz`;
-    const production = productionSettings();
-    const svc = await startService(uri, secret, work, undefined, {
-      nodeFlags: [...production.flags, ...(argv['node-flags'] ?? '').split(' ').filter((f) => f !== '')],
-      env: { ...production.env, ...STORM_ENV },
-    });
-    console.log(
-      `Service on ${svc.base} with ${production.flags.join(' ')}, ${Object.entries({
-        ...production.env,
-        ...STORM_ENV,
-      })
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ')}`,
-    );
+    const svc = await startStormService(uri, secret, work);
     const child: ChildProcess = svc.child;
     const sampler = new RssSampler(child.pid);
     sampler.every(100);
-    const bearer = async (tenant: string, extra: { roles?: string[]; sub?: string } = {}) =>
-      `Bearer ${await mintToken(secret, { tenant, ...extra })}`;
-    const run = Math.random().toString(36).slice(2, 8);
-    const attackerTenant = `storm-attacker-${run}`;
-    const victimTenant = `storm-victim-${run}`;
-    const auth = {
-      attacker: await bearer(attackerTenant),
-      operator: await bearer('default', { roles: ['admin'] }),
-      platform: await bearer(attackerTenant, { roles: ['platform'], sub: 'board-service' }),
-      platformWithoutRole: await bearer(attackerTenant, { sub: 'board-service' }),
-      wide: await bearer(`storm-wide-${run}`),
-    };
-    const stray = await mintToken(secret, { tenant: `storm-stranger-${run}`, sub: 'stranger@example.com' });
+    const { auth, stray, victimAuthorization } = await stormTokens(secret);
     const api: Api = apiFor(svc.base, auth.attacker);
     const started = performance.now();
-    const setup = await setUpStorm({ api, driver, auth, stray, base: svc.base });
-    const victim = apiFor(svc.base, await bearer(victimTenant));
+    const setup = await setUpStorm({ api, driver, auth, stray, base: svc.base, light: SHORT });
+    const victim = apiFor(svc.base, victimAuthorization);
     for (let i = 0; i < 20; i++) await victim.call('POST', '/entities/types', { name: `Victim ${i}` });
     console.log(`Set up in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     if (pinned) {
-      // Every thread of each process (-a); the threads they start later inherit it, and so do the probes below.
-      const pin = (pid: number | undefined, list: string) => {
-        if (pid !== undefined && spawnSync('taskset', ['-a', '-p', '-c', list, String(pid)]).status !== 0) {
-          throw new Error(`taskset could not pin process ${pid} to ${list}`);
-        }
-      };
       pin(child.pid, '0');
-      for (const pid of [process.pid, local?.process.pid]) pin(pid, `1-${cores - 1}`);
+      // A shared Neo4j (NEO4J_URI, its process named by NEO4J_PID: CI's) is pinned beside the storm too, and given
+      // every core back after it (the steps after the storm use it).
+      for (const pid of [process.pid, local?.process.pid ?? SHARED_NEO4J_PID]) pin(pid, `1-${cores - 1}`);
     }
 
-    const health = await startHealthProbe(ROOT, svc.port, 50);
-    const probe = await startHealthProbe(ROOT, svc.port, 20, {
-      path: '/entities/types?page_size=20',
-      authorization: victim.authorization,
-    });
-    await sleep(500);
-    sampler.phase = 'quiet';
-    const quietFrom = epochNow();
-    await sleep(QUIET_MS);
-    const quiet = probe.stats(quietFrom, epochNow());
-    const quietHealth = health.stats(quietFrom, epochNow());
-    console.log(
-      `Quiet: victim p50 ${quiet.p50.toFixed(1)} p99 ${quiet.p99.toFixed(1)} max ${quiet.max.toFixed(1)} ms (${quiet.probes} requests); /healthz p99 ${quietHealth.p99.toFixed(1)} ms`,
-    );
+    const { health, probe, quiet, quietHealth } = await measureQuiet(svc.port, victim.authorization, sampler);
+    failures.push(...quietVerdict(quiet, quietHealth).reasons);
     const victimBound = TARGETS.victimRatio * quiet.p99;
 
     const phases: PhaseReport[] = [];
     // (--shapes a,b: those, in the order given)
     const shapes = ONLY
       ? [...ONLY].flatMap((name) => DOOR_SHAPES.filter((s) => s.name === name))
-      : DOOR_SHAPES;
+      : SHORT
+        ? DOOR_SHAPES.filter((s) => SHORT_SHAPES.includes(s.name))
+        : DOOR_SHAPES;
     const measure = async (shape: (typeof shapes)[number]) => {
       const result = await runDoorShape(svc.port, setup, shape, SHAPE_MS, SHAPE_MAX_MS);
       await sleep(300);
       return { result, v: probe.stats(result.from, result.to), h: health.stats(result.from, result.to) };
     };
-    const pastCeiling = (m: Awaited<ReturnType<typeof measure>>) =>
-      m.v.p99 > TARGETS.victimCeilingMs || m.h.max > TARGETS.healthCeilingMs;
     for (const shape of shapes) {
       if (child.exitCode !== null) break;
       sampler.phase = shape.name;
-      let measured = await measure(shape);
-      // A latency ceiling passed is measured again before it fails the run: a door that holds the service up does so
-      // every time, and a machine that stalls once (another guest's turn on the host: 1 to 6% of the CPU stolen in a
-      // slow state here, the quiet victim's max at 169 ms) does not. Both runs are reported; their answers are checked.
-      let first: Awaited<ReturnType<typeof measure>> | undefined;
-      if (pastCeiling(measured)) {
-        first = measured;
-        console.log(
-          `${shape.name}: victim p99 ${first.v.p99.toFixed(1)} ms, /healthz max ${first.h.max.toFixed(1)} ms: past a ceiling; measured again`,
-        );
-        measured = await measure(shape);
-      }
-      const { v, h } = measured;
-      const result = first
-        ? {
-            ...measured.result,
-            unexpected: { ...first.result.unexpected, ...measured.result.unexpected },
-            largestAnswer: Math.max(first.result.largestAnswer, measured.result.largestAnswer),
-            mostStatements: Math.max(first.result.mostStatements, measured.result.mostStatements),
-          }
-        : measured.result;
-      const phase: PhaseReport = {
-        ...result,
-        victim: { probes: v.probes, p50: v.p50, p99: v.p99, max: v.max, failures: v.failures },
-        health: { p99: h.p99, max: h.max, failures: h.failures },
-        rssMaxMb: sampler.phaseMax.get(shape.name) ?? 0,
-        ...(first ? { firstRun: { victimP99: first.v.p99, healthMax: first.h.max } } : {}),
-      };
+      const phase = await measureShape(shape, measure, victimBound, sampler, failures, missed);
       phases.push(phase);
-      if (first) {
-        missed.push(
-          `${shape.name}: past a ceiling on its first run (victim p99 ${first.v.p99.toFixed(1)} ms, /healthz max ${first.h.max.toFixed(1)} ms), measured again`,
-        );
-      }
-      const answers = Object.entries(result.answers)
-        .map(([k, n]) => `${n}x ${k}`)
-        .join(', ');
-      console.log(
-        `${shape.name.padEnd(24)} ${answers} in ${(result.ms / 1000).toFixed(1)} s; victim p99 ${v.p99.toFixed(1)} ms (${v.probes}); /healthz max ${h.max.toFixed(1)} ms; RSS max ${phase.rssMaxMb.toFixed(0)} MB; after it ${await memoryAfter(svc.base, auth.operator)}`,
-      );
-      for (const door of shape.doors) {
-        const budget = (ROUTES as Record<string, { budget: { answerBytes: number; statements: number } }>)[
-          door
-        ]?.budget;
-        if (!budget) continue;
-        if (result.largestAnswer > budget.answerBytes && shape.doors.length === 1) {
-          failures.push(
-            `${shape.name}: an answer of ${result.largestAnswer} bytes, past ${door}'s ${budget.answerBytes}`,
-          );
-        }
-      }
-      if (Object.keys(result.unexpected).length > 0) {
-        failures.push(`${shape.name}: unexpected answers ${JSON.stringify(result.unexpected)}`);
-      }
-      // A query past its time budget is its bound held (door-shapes.ts TIMED), and a target missed: shown, not failed.
-      const timedOut = result.answers['200 query_timeout'] ?? 0;
-      if (timedOut > 0)
-        missed.push(`${shape.name}: ${timedOut} of ${result.requests} queries past their time budget`);
-      if (v.p99 > victimBound) {
-        missed.push(`${shape.name}: victim p99 ${v.p99.toFixed(1)} ms, past ${victimBound.toFixed(1)}`);
-      }
-      if (h.max > TARGETS.healthMs) missed.push(`${shape.name}: /healthz max ${h.max.toFixed(1)} ms`);
-      if (v.p99 > TARGETS.victimCeilingMs) {
-        failures.push(
-          `${shape.name}: the victim's p99 ${v.p99.toFixed(1)} ms passed ${TARGETS.victimCeilingMs} ms`,
-        );
-      }
-      if (h.max > TARGETS.healthCeilingMs)
-        failures.push(`${shape.name}: /healthz took ${h.max.toFixed(1)} ms`);
+      console.log(`${phaseLine(phase)}; after it ${await memoryAfter(svc.base, auth.operator)}`);
     }
     await health.stop();
     await probe.stop();
     sampler.stop();
 
-    const alive = child.exitCode === null;
-    if (!alive) failures.push(`the service died: ${svc.tail()}`);
-    if (sampler.max >= TARGETS.rssMb) failures.push(`the service's RSS reached ${sampler.max.toFixed(0)} MB`);
-    const checks = alive ? await afterTheStorm(api, auth, setup, stray, phases) : [];
-    failures.push(...checks);
+    failures.push(
+      ...(await judgeRun({ svc, api, auth, setup, stray, shapes, phases, rssMaxMb: sampler.max })),
+    );
     const report = {
       when: new Date().toISOString(),
       pinned,
@@ -306,18 +181,14 @@ async function main(): Promise<number> {
       failures,
       missed,
     };
-    await writeFile(path.join(RESULTS, 'door-storm.json'), `${JSON.stringify(report, null, 2)}\n`);
-    await writeFile(path.join(RESULTS, 'door-storm.md'), renderReport(report));
-    // The results are committed: formatted the way `npm run lint` (Biome) wants them.
-    spawnSync(
-      path.join(ROOT, 'node_modules', '.bin', 'biome'),
-      ['check', '--write', 'bench/results/door-storm.json', 'bench/results/door-storm.md'],
-      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
-    );
+    await writeResults(report);
     await stopChild(svc.child, 10_000);
     if (argv['keep-log']) await copyFile(path.join(work, 'service.log'), argv['keep-log']);
     await driver.close();
   } finally {
+    if (SHARED_NEO4J_PID !== undefined && os.cpus().length >= 2) {
+      spawnSync('taskset', ['-a', '-p', '-c', `0-${os.cpus().length - 1}`, String(SHARED_NEO4J_PID)]);
+    }
     for (const child of children) await stopChild(child, 10_000).catch(() => {});
     await local?.stop().catch(() => {});
     await rm(work, { recursive: true, force: true });
@@ -335,6 +206,181 @@ async function main(): Promise<number> {
   return failures.length === 0 || argv['no-check'] ? 0 : 1;
 }
 
+/** A Neo4j of the storm's own (without NEO4J_URI), stopped with the storm's children. */
+async function ownNeo4j(work: string): Promise<LocalNeo4j> {
+  const local = await startLocalNeo4j({
+    dataDir: path.join(work, 'neo4j'),
+    port: await freePort(),
+    heapMb: 1024,
+  });
+  children.add(local.process);
+  return local;
+}
+
+/** The two probes started (the victim's page every 20 ms, /healthz every 50 ms), and their quiet window. */
+async function measureQuiet(port: number, victimAuthorization: string, sampler: RssSampler) {
+  const health = await startHealthProbe(ROOT, port, 50);
+  const probe = await startHealthProbe(ROOT, port, 20, {
+    path: '/entities/types?page_size=20',
+    authorization: victimAuthorization,
+  });
+  await sleep(500);
+  sampler.phase = 'quiet';
+  const quietFrom = epochNow();
+  await sleep(QUIET_MS);
+  const quiet = probe.stats(quietFrom, epochNow());
+  const quietHealth = health.stats(quietFrom, epochNow());
+  console.log(`Quiet: victim ${probeText(quiet)}; /healthz ${probeText(quietHealth)}`);
+  return { health, probe, quiet, quietHealth };
+}
+
+/** The service started as a replica runs (the manifest's flags and settings), with the storm's own settings. */
+async function startStormService(uri: string, secret: string, work: string) {
+  const production = productionSettings();
+  const svc = await startService(uri, secret, work, undefined, {
+    nodeFlags: [...production.flags, ...(argv['node-flags'] ?? '').split(' ').filter((f) => f !== '')],
+    env: { ...production.env, ...STORM_ENV },
+  });
+  const settings = Object.entries({ ...production.env, ...STORM_ENV }).map(([k, v]) => `${k}=${v}`);
+  console.log(`Service on ${svc.base} with ${production.flags.join(' ')}, ${settings.join(' ')}`);
+  return svc;
+}
+
+/** The run's tokens: the attacking tenant's (and its operator, platform and wide tenant), the stray one, the victim's. */
+async function stormTokens(secret: string) {
+  const bearer = async (tenant: string, extra: { roles?: string[]; sub?: string } = {}) =>
+    `Bearer ${await mintToken(secret, { tenant, ...extra })}`;
+  const run = Math.random().toString(36).slice(2, 8);
+  const attackerTenant = `storm-attacker-${run}`;
+  const auth = {
+    attacker: await bearer(attackerTenant),
+    operator: await bearer('default', { roles: ['admin'] }),
+    platform: await bearer(attackerTenant, { roles: ['platform'], sub: 'board-service' }),
+    platformWithoutRole: await bearer(attackerTenant, { sub: 'board-service' }),
+    wide: await bearer(`storm-wide-${run}`),
+  };
+  const stray = await mintToken(secret, { tenant: `storm-stranger-${run}`, sub: 'stranger@example.com' });
+  return { auth, stray, victimAuthorization: await bearer(`storm-victim-${run}`) };
+}
+
+/** The run as a whole (runVerdict), then what must hold after it (afterTheStorm), while the service is alive. */
+async function judgeRun(r: {
+  svc: Awaited<ReturnType<typeof startService>>;
+  api: Api;
+  auth: DoorSetup['auth'];
+  setup: DoorSetup;
+  stray: string;
+  shapes: readonly DoorShape[];
+  phases: PhaseReport[];
+  rssMaxMb: number;
+}): Promise<string[]> {
+  const alive = r.svc.child.exitCode === null;
+  const reasons = runVerdict({
+    asked: r.shapes.length,
+    ran: r.phases.length,
+    alive,
+    tail: alive ? '' : r.svc.tail(),
+    rssMaxMb: r.rssMaxMb,
+    rssCeilingMb: TARGETS.rssMb,
+  }).reasons;
+  if (!alive) return reasons;
+  const after = await afterTheStorm({
+    api: r.api,
+    operator: r.auth.operator,
+    plainType: r.setup.plainType,
+    stray: r.stray,
+    shapes: r.phases,
+    logText: adminLogText(r.svc.base, r.auth.operator),
+  });
+  return [...reasons, ...after.reasons];
+}
+
+/** The report, as JSON and Markdown: the full run's committed under bench/results, the short form's CI's, under .data/. */
+async function writeResults(report: Parameters<typeof renderReport>[0]) {
+  const out = SHORT ? path.join(ROOT, '.data') : RESULTS;
+  const name = SHORT ? 'door-storm-short' : 'door-storm';
+  await mkdir(out, { recursive: true });
+  await writeFile(path.join(out, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(path.join(out, `${name}.md`), renderReport(report));
+  // The full run's results are committed: formatted the way `npm run lint` (Biome) wants them.
+  if (!SHORT) {
+    spawnSync(
+      path.join(ROOT, 'node_modules', '.bin', 'biome'),
+      ['check', '--write', 'bench/results/door-storm.json', 'bench/results/door-storm.md'],
+      { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
+  }
+}
+
+type Measured = { result: DoorShapeResult; v: HealthStats; h: HealthStats };
+
+/**
+ * Runs a shape and judges it (bench/door-verdict.ts): its answers, and its probe windows. A window that fails (a
+ * ceiling passed, a probe failed or none was due) is measured again before it fails the run: a door that holds the
+ * service up does so every time, and a machine that stalls once (another guest's turn on the host) does not. Both
+ * runs are reported; both runs' answers are judged.
+ */
+async function measureShape(
+  shape: DoorShape,
+  measure: (shape: DoorShape) => Promise<Measured>,
+  victimBound: number,
+  sampler: RssSampler,
+  failures: string[],
+  missed: string[],
+): Promise<PhaseReport> {
+  const windows = (m: Measured) => windowsVerdict(shape.name, m.v, m.h, TARGETS, victimBound);
+  let measured = await measure(shape);
+  let first: Measured | undefined;
+  if (windows(measured).failures.length > 0) {
+    first = measured;
+    console.log(`${shape.name}: ${windows(first).failures.join('; ')}; measured again`);
+    measured = await measure(shape);
+  }
+  const { v, h } = measured;
+  const result = first ? mergeRuns(first.result, measured.result) : measured.result;
+  const judged = windows(measured);
+  failures.push(...shapeVerdict(shape, result, ANSWER_BUDGETS).reasons, ...judged.failures);
+  missed.push(...judged.missed);
+  if (first) {
+    missed.push(
+      `${shape.name}: failed its first run's windows (${windows(first).failures.join('; ')}), measured again`,
+    );
+  }
+  // A query past its time budget is its bound held (door-shapes.ts TIMED), and a target missed: shown, not failed.
+  const timedOut = result.answers['200 query_timeout'] ?? 0;
+  if (timedOut > 0)
+    missed.push(`${shape.name}: ${timedOut} of ${result.requests} queries past their time budget`);
+  return {
+    ...result,
+    victim: v,
+    health: h,
+    rssMaxMb: sampler.phaseMax.get(shape.name) ?? 0,
+    ...(first ? { firstRun: { victimP99: first.v.p99, healthMax: first.h.max } } : {}),
+  };
+}
+
+/** A shape run twice: both runs' answers, the larger of their sizes and statements. */
+function mergeRuns(a: DoorShapeResult, b: DoorShapeResult): DoorShapeResult {
+  const answers = { ...a.answers };
+  for (const [k, n] of Object.entries(b.answers)) answers[k] = (answers[k] ?? 0) + n;
+  return {
+    ...b,
+    requests: a.requests + b.requests,
+    answers,
+    unexpected: { ...a.unexpected, ...b.unexpected },
+    largestAnswer: Math.max(a.largestAnswer, b.largestAnswer),
+    mostStatements: Math.max(a.mostStatements, b.mostStatements),
+  };
+}
+
+/** One shape's line of the run's output: its answers, its windows (served, failed and late probes), its RSS. */
+const phaseLine = (p: PhaseReport) =>
+  `${p.name.padEnd(24)} ${Object.entries(p.answers)
+    .map(([k, n]) => `${n}x ${k}`)
+    .join(
+      ', ',
+    )} in ${(p.ms / 1000).toFixed(1)} s; victim ${probeText(p.victim)}; /healthz ${probeText(p.health)}; RSS max ${p.rssMaxMb.toFixed(0)} MB`;
+
 /**
  * What the service holds after a shape, from its metrics: the hold steps of the loop's share so far (loop-share.ts),
  * its heap, the memory outside it, and its two caches.
@@ -349,63 +395,10 @@ async function memoryAfter(base: string, operator: string): Promise<string> {
   return `holds ${holds?.split(' ')[1] ?? '?'}, heap ${mb('metamodel_nodejs_heap_size_used_bytes')}/${mb('metamodel_nodejs_heap_size_total_bytes')} MB, external ${mb('metamodel_nodejs_external_memory_bytes')} MB, model cache ${mb('metamodel_model_cache_bytes')} MB, engine cache ${mb('metamodel_engine_cache_bytes')} MB`;
 }
 
-/** What must hold once the storm is over: nothing past a budget, nothing acknowledged lost, no token logged. */
-async function afterTheStorm(
-  api: Api,
-  auth: Record<string, string>,
-  setup: Awaited<ReturnType<typeof setUpStorm>>,
-  stray: string,
-  phases: PhaseReport[],
-) {
-  const problems: string[] = [];
-  const operator = apiFor(api.base, auth.operator as string);
-  const metrics = await fetch(`${api.base}/metrics`, { headers: { authorization: auth.operator as string } });
-  const over = (await metrics.text())
-    .split('\n')
-    .filter((l) => l.startsWith('metamodel_door_over_budget_total{') && !l.endsWith(' 0'));
-  if (over.length > 0) problems.push(`requests past their door's budget: ${over.join('; ')}`);
-  const logs = await operator.call('GET', '/admin/logs?limit=1000');
-  const [, payload, signature] = stray.split('.');
-  if (
-    JSON.stringify(logs.json).includes(signature as string) ||
-    JSON.stringify(logs.json).includes(payload as string)
-  ) {
-    problems.push('the stray token reached the log');
-  }
-  const ran = new Set(phases.map((p) => p.name));
-  if (ran.has('keyed-one-key-300')) {
-    const found = await api.call('POST', '/entities/query', {
-      type_guid: setup.plainType,
-      page_size: 500,
-    });
-    const named = ((found.json.DATA as { entities: { name: string }[] }).entities ?? []).filter(
-      (e) => e.name === 'waited on',
-    );
-    if (named.length !== 1) problems.push(`300 requests on one key wrote ${named.length} entities, not 1`);
-  }
-  const many = phases.find((p) => p.name === 'keyed-many-keys');
-  if (many) {
-    const created = many.answers['201'] ?? 0;
-    let listed = 0;
-    let cursor: string | null = null;
-    do {
-      const page: Awaited<ReturnType<Api['call']>> = await api.call(
-        'GET',
-        `/entities/types?page_size=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      );
-      const data = page.json.DATA as { entity_types: { name: string }[]; next_cursor: string | null };
-      listed += data.entity_types.filter((t) => /^Keyed \d+$/.test(t.name)).length;
-      cursor = data.next_cursor;
-    } while (cursor);
-    if (listed < created) problems.push(`${created} keyed creates acknowledged, ${listed} types found`);
-  }
-  return problems;
-}
-
 function renderReport(r: {
   when: string;
   pinned: boolean;
-  quiet: { p50: number; p99: number; max: number; probes: number };
+  quiet: HealthStats;
   victimBound: number;
   phases: PhaseReport[];
   rssMaxMb: number;
@@ -418,9 +411,9 @@ function renderReport(r: {
     '',
     `\`npm run storm\` on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, Node ${process.version}. ${r.pinned ? 'From the quiet measure on, the service runs on a core of its own (taskset), its Neo4j, the storm and its two probes on the other(s).' : 'The service, its Neo4j, the storm and its two probes share the cores.'} The service runs as a replica does: the manifest's heap (NODE_OPTIONS), the start command's flags, the ConfigMap's cache, GraphQL and request-memory settings, the image's allocator setting (MALLOC_MMAP_THRESHOLD_).`,
     '',
-    `Quiet: the victim tenant's type page (\`GET /entities/types?page_size=20\`, one every 20 ms from a process of its own) p50 ${fmt(r.quiet.p50)} ms, p99 ${fmt(r.quiet.p99)} ms, max ${fmt(r.quiet.max)} ms over ${r.quiet.probes} requests. Each shape sends its requests for at least ${SHAPE_MS / 1000} s, and no more past ${SHAPE_MAX_MS / 1000} s once each connection has sent one (unless it must pass a count). Under each shape the victim's p99 is set beside twice that (${fmt(r.victimBound)} ms), the target; the run fails past ${TARGETS.victimCeilingMs} ms (or /healthz past ${TARGETS.healthCeilingMs} ms) if the shape, run again at once, passes it again. The service's RSS max ${fmt(r.rssMaxMb)} MB (fails at ${TARGETS.rssMb}).`,
+    `Quiet: the victim tenant's type page (\`GET /entities/types?page_size=20\`, one every 20 ms from a process of its own) p50 ${fmt(r.quiet.p50)} ms, p99 ${fmt(r.quiet.p99)} ms, max ${fmt(r.quiet.max)} ms over ${r.quiet.served} requests served of ${r.quiet.probes} due (${r.quiet.failures} failed, ${r.quiet.late} sent late: due while the previous one was unanswered, their latency counted from when they were due). Each shape sends its requests for at least ${SHAPE_MS / 1000} s, and no more past ${SHAPE_MAX_MS / 1000} s once each connection has sent one (unless it must pass a count). Under each shape the victim's p99 is set beside twice that (${fmt(r.victimBound)} ms), the target; the run fails past ${TARGETS.victimCeilingMs} ms (or /healthz past ${TARGETS.healthCeilingMs} ms) if the shape, run again at once, passes it again. The service's RSS max ${fmt(r.rssMaxMb)} MB (fails at ${TARGETS.rssMb}).`,
     '',
-    `| shape | doors | requests | at once | answers | victim p50 / p99 / max ms | p99 ≤ 2× quiet (${fmt(r.victimBound)} ms) | /healthz max ms | largest answer | most statements | RSS max MB |`,
+    `| shape | doors | requests | at once | answers | victim p50 / p99 / max ms (served / failed / late) | p99 ≤ 2× quiet (${fmt(r.victimBound)} ms) | /healthz max ms (served / failed / late) | largest answer | most statements | RSS max MB |`,
     '| --- | --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: |',
     ...r.phases.map(
       (p) =>
@@ -430,7 +423,7 @@ function renderReport(r: {
           .map(([k, n]) => `${n}× ${k}`)
           .join(
             ', ',
-          )} | ${fmt(p.victim.p50)} / ${fmt(p.victim.p99)} / ${fmt(p.victim.max)} | ${p.victim.p99 <= r.victimBound ? 'yes' : `no (${(p.victim.p99 / (r.victimBound / 2)).toFixed(1)}× quiet)`} | ${fmt(p.health.max)} | ${p.largestAnswer.toLocaleString('en-US')} | ${p.mostStatements} | ${fmt(p.rssMaxMb)} |`,
+          )} | ${fmt(p.victim.p50)} / ${fmt(p.victim.p99)} / ${fmt(p.victim.max)} (${p.victim.served} / ${p.victim.failures} / ${p.victim.late}) | ${p.victim.p99 <= r.victimBound ? 'yes' : `no (${(p.victim.p99 / (r.victimBound / 2)).toFixed(1)}× quiet)`} | ${fmt(p.health.max)} (${p.health.served} / ${p.health.failures} / ${p.health.late}) | ${p.largestAnswer.toLocaleString('en-US')} | ${p.mostStatements} | ${fmt(p.rssMaxMb)} |`,
     ),
     '',
     // As the run prints it: a ceiling passed fails the run, a target missed is shown.

@@ -1,10 +1,11 @@
 // The /healthz probe of the storm, in a process of its own (so the bench's event loop does not colour its timing):
 //   node --import tsx bench/health-probe.ts <port> [everyMs=50] [timeoutMs=2000] [path=/healthz]
 // (PROBE_AUTHORIZATION in its environment: sent as the Authorization header, for a tenant's own requests: the
-// door storm's victim). Every `everyMs` it sends GET <path> over one keep-alive connection (a new one only if the service closed it)
-// and prints one line per probe: `P <sent at, epoch ms> <latency ms> <status | timeout | error:code>`. A probe due
-// while the previous one is unanswered is not sent (one connection, one request at a time); it prints
-// `LATE <epoch ms>`, and the late answer shows as one long latency. `CONN <epoch ms>` marks each connection opened.
+// door storm's victim). A probe is due every `everyMs`; each is sent over one keep-alive connection (a new one only
+// if the service closed it), one at a time. A probe due while the previous one is unanswered waits and is sent as
+// soon as that one ends, and its latency runs from when it was due: a stall counts in every probe it delayed, not in
+// one. One line per probe: `P <due at, epoch ms> <latency ms> <status | timeout | error:code> <late 0|1>`.
+// `CONN <epoch ms>` marks each connection opened.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
@@ -22,22 +23,20 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const seen = new WeakSet<object>();
 const now = () => performance.timeOrigin + performance.now();
 let inFlight = false;
+/** Due times of the probes waiting for the one in flight (each is sent, late, in turn). */
+const waiting: number[] = [];
 
-function probe() {
-  if (inFlight) {
-    process.stdout.write(`LATE ${now().toFixed(1)}\n`);
-    return;
-  }
+function send(dueAt: number, late: boolean) {
   inFlight = true;
-  const sentAt = now();
-  const t = performance.now();
   let finished = false;
   const finish = (outcome: string) => {
     if (finished) return;
     finished = true;
     clearTimeout(timer);
+    process.stdout.write(`P ${dueAt.toFixed(1)} ${(now() - dueAt).toFixed(2)} ${outcome} ${late ? 1 : 0}\n`);
     inFlight = false;
-    process.stdout.write(`P ${sentAt.toFixed(1)} ${(performance.now() - t).toFixed(2)} ${outcome}\n`);
+    const next = waiting.shift();
+    if (next !== undefined) send(next, true);
   };
   const headers = authorization ? { authorization } : {};
   const req = http.get({ host: '127.0.0.1', port, path: probePath, agent, headers }, (res) => {
@@ -57,6 +56,9 @@ function probe() {
   req.on('error', (e: NodeJS.ErrnoException) => finish(`error:${e.code ?? 'unknown'}`));
 }
 
-setInterval(probe, everyMs);
+setInterval(() => {
+  if (inFlight) waiting.push(now());
+  else send(now(), false);
+}, everyMs);
 process.stdout.write('READY\n');
 process.on('SIGTERM', () => process.exit(0));

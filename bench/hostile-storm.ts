@@ -4,6 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { sleep } from './lib.js';
 import { fmt, log, ROOT, STORM_AFTER_MS, STORM_TENANT } from './options.js';
+import { probeText } from './probe-verdict.js';
 import { type StormPhase, type StormSetup, TARGETS } from './report.js';
 import type { Api, RssSampler } from './service.js';
 import {
@@ -224,8 +225,7 @@ export async function hostileStorm(port: number, api: Api, sampler: RssSampler) 
         `  ${shape.kind.padEnd(14)} ${r.requests} requests (${r.concurrency} at once): ${answers} in ` +
           `${fmt(r.ms / 1000)} s (answer p50 ${fmt(r.answerMs.p50, 0)} ms, max ${fmt(r.answerMs.max, 0)} ms); RSS ` +
           `${fmt(rssBeforeMb, 0)} -> max ${fmt(rssMaxMb, 0)} -> ${fmt(rssAfterMb, 0)} MB ${STORM_AFTER_MS / 1000} s ` +
-          `after; /healthz p99 ${fmt(phase.health.p99, 1)} max ${fmt(phase.health.max, 1)} ms` +
-          `${phase.health.failures > 0 ? `, ${phase.health.failures} failed` : ''}`,
+          `after; /healthz ${probeText(phase.health)}`,
       );
     }
   } finally {

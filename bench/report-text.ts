@@ -131,7 +131,7 @@ export function stormRows(r: Report, markdown: boolean): string[][] {
     `${fixed(s.rssMaxMb, 0)} MB`,
     `${fixed(s.rssAfterMb, 0)} MB`,
     fixed(s.health.p99, 1),
-    `${fixed(s.health.max, 1)}${s.health.failures > 0 ? ` (${s.health.failures} failed)` : ''}`,
+    `${fixed(s.health.max, 1)} (${s.health.failures} failed, ${s.health.late} late)`,
     `${fixed(s.ms / 1000, 1)} s`,
   ]);
 }

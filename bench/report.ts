@@ -188,8 +188,12 @@ export const TARGETS = {
   graphqlMaxRoundTrips: 5,
   /** Issue 12: service CPU per type page request served from the cache, in ms. */
   cachedPageCpuMs: 0.6,
-  /** Issue 12: writes keep at least this share of the previous run's ratio to baseline (b) (within 10%). */
-  writeRatioToPrevious: 0.9,
+  /**
+   * Issue 12: each write's req/s over baseline (b)'s, measured in the same run, at least this (three quarters of
+   * the ratios of the run of docs/performance.md#benchmark): a fixed floor, not the previous run's figure, so that a
+   * loss does not compound from run to run.
+   */
+  writeRatioToB: { 'create-new': 0.008, declare: 0.006, 'entity-write': 0.01 } as Record<string, number>,
   maxRssMb: 300,
   /** Issue 11: the service's RSS during any storm phase, and within stormSettleMs after it. */
   stormPeakRssMb: 400,
@@ -202,7 +206,7 @@ export const TARGETS = {
 export const READS = ['page-start', 'page-deep', 'attributes'];
 /** The reads whose CPU per request is a target (issue 12): type pages served from the model cache. */
 export const CACHED_PAGES = ['page-start', 'page-deep'];
-/** Writes: compared with the previous run's ratio to baseline (b), since no baseline does the same work. */
+/** Writes: their ratio to baseline (b) in the same run against a fixed floor, since no baseline does the same work. */
 export const WRITES = ['create-new', 'declare', 'entity-write'];
 
 export function find(r: Report, scenario: string, target: Target, connections: number) {

@@ -15,6 +15,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { children, percentile, stopChild } from './lib.js';
+import { type ProbeSample, type ProbeWindow, probeWindow } from './probe-verdict.js';
 
 export type StormKind =
   | 'declared'
@@ -304,28 +305,8 @@ export function graphqlFragmentsBody(guid: string, spreads = 60): Buffer {
 
 // ---- /healthz, probed from a process of its own ----
 
-export interface HealthSample {
-  /** When the probe was sent (ms since the epoch, performance.timeOrigin + now()). */
-  at: number;
-  ms: number;
-  /** HTTP status, or "error: …" / "timeout". */
-  outcome: string;
-}
-
-export interface HealthStats {
-  probes: number;
-  failures: number;
-  /** Probes due while the previous one was still unanswered (not sent: one connection, one probe at a time). */
-  late: number;
-  /** Connections the probe opened (1 at its start; more only when the service closed its keep-alive one). */
-  connections: number;
-  over100ms: number;
-  p50: number;
-  p99: number;
-  max: number;
-  /** Failure outcomes by kind. */
-  failed: Record<string, number>;
-}
+/** A window of the probe's samples (bench/probe-verdict.ts): latency over the probes answered 200 only. */
+export type HealthStats = ProbeWindow;
 
 /** Wall-clock ms comparable between processes (both use the same epoch). */
 export const epochNow = () => performance.timeOrigin + performance.now();
@@ -376,8 +357,7 @@ export async function startHealthProbe(
     },
   );
   children.add(child);
-  const samples: HealthSample[] = [];
-  const lateAt: number[] = [];
+  const samples: ProbeSample[] = [];
   const connectedAt: number[] = [];
   let rest = '';
   let errorOutput = '';
@@ -394,36 +374,20 @@ export async function startHealthProbe(
       const lines = (rest + chunk.toString()).split('\n');
       rest = lines.pop() ?? '';
       for (const line of lines) {
-        const [tag, a, b, c] = line.split(' ');
+        const [tag, a, b, c, d] = line.split(' ');
         if (tag === 'READY') {
           clearTimeout(timer);
           resolve();
-        } else if (tag === 'P') samples.push({ at: Number(a), ms: Number(b), outcome: c ?? '?' });
-        else if (tag === 'LATE') lateAt.push(Number(a));
-        else if (tag === 'CONN') connectedAt.push(Number(a));
+        } else if (tag === 'P') {
+          samples.push({ at: Number(a), ms: Number(b), outcome: c ?? '?', late: d === '1' });
+        } else if (tag === 'CONN') connectedAt.push(Number(a));
       }
     });
   });
   return {
     samples,
-    /** The probes sent in [from, to) (epoch ms). */
-    stats(from: number, to: number): HealthStats {
-      const inWindow = samples.filter((s) => s.at >= from && s.at < to);
-      const ms = inWindow.map((s) => s.ms).sort((x, y) => x - y);
-      const failed: Record<string, number> = {};
-      for (const s of inWindow) if (s.outcome !== '200') failed[s.outcome] = (failed[s.outcome] ?? 0) + 1;
-      return {
-        probes: inWindow.length,
-        failures: inWindow.filter((s) => s.outcome !== '200').length,
-        late: lateAt.filter((t) => t >= from && t < to).length,
-        connections: connectedAt.filter((t) => t >= from && t < to).length,
-        over100ms: ms.filter((x) => x > 100).length,
-        p50: percentile(ms, 50),
-        p99: percentile(ms, 99),
-        max: ms[ms.length - 1] ?? Number.NaN,
-        failed,
-      };
-    },
+    /** The probes due in [from, to) (epoch ms). */
+    stats: (from: number, to: number): HealthStats => probeWindow(samples, connectedAt, from, to),
     stop: () => stopChild(child, 5_000),
   };
 }

@@ -2,7 +2,7 @@
 // here on a throwaway Neo4j (or NEO4J_URI). Three runs, every check schemathesis has (its default), a bounded
 // number of examples and a fixed seed: the REST API from /openapi.json with a tenant's token, its operator routes
 // with an operator's token (there they answer rather than refuse), and GraphQL from /graphql. Exits non-zero when any
-// run reports a failure, or when the service logged an unexpected error.
+// run reports a failure or no test case, or when the service logged an unexpected error (scripts/fuzz-verdict.ts).
 //
 //   npm run fuzz -- [--examples 20] [--seed 20261123] [--only rest-tenant,rest-operator,graphql]
 //
@@ -19,6 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { mintToken } from '../src/auth/tokens.js';
 import { ROUTES } from '../src/rest/schemas.js';
+import { type FuzzRun, fuzzVerdict, generatedCases, testCases } from './fuzz-verdict.js';
 import { startThrowawayService } from './throwaway-service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -94,13 +95,6 @@ function schemathesis(
   });
 }
 
-/** The count schemathesis closes its summary with ("Test cases:" then e.g. "951 generated, 951 passed, 20 skipped"). */
-function testCases(output: string): string {
-  const lines = output.split('\n');
-  const at = lines.findIndex((line) => line.trim() === 'Test cases:');
-  return (at >= 0 && lines[at + 1]?.trim()) || 'none reported';
-}
-
 async function main(): Promise<number> {
   const bin = schemathesisBin();
   const service = await startThrowawayService({ label: 'fuzz', heapMb: 768, maxErrors: 50 });
@@ -168,7 +162,7 @@ async function main(): Promise<number> {
       }
       return cursors as Record<string, string>;
     };
-    const failed: string[] = [];
+    const ran: FuzzRun[] = [];
     const logDir = path.join(ROOT, '.data', 'fuzz');
     mkdirSync(logDir, { recursive: true });
     for (const run of RUNS) {
@@ -200,19 +194,17 @@ async function main(): Promise<number> {
         logFile,
       );
       const output = readFileSync(logFile, 'utf8');
-      if (code !== 0) {
-        failed.push(`${run} (exit ${code})`);
-        console.log(output);
-      }
+      ran.push({ name: run, code, output });
+      if (code !== 0 || generatedCases(output) === 0) console.log(output);
       console.log(`fuzz: ${run}: exit ${code}, test cases: ${testCases(output)}`);
     }
     if (errorLog.length > 0) {
       console.log('\nfuzz: the service logged unexpected errors:');
       for (const line of errorLog) console.log(line);
-      failed.push('service error log');
     }
-    console.log(failed.length === 0 ? '\nfuzz: every run passed' : `\nfuzz: FAILED: ${failed.join(', ')}`);
-    return failed.length === 0 ? 0 : 1;
+    const verdict = fuzzVerdict(only ? only.size : RUNS.length, ran, errorLog);
+    console.log(verdict.ok ? '\nfuzz: every run passed' : `\nfuzz: FAILED: ${verdict.reasons.join('; ')}`);
+    return verdict.ok ? 0 : 1;
   } finally {
     await service.close();
   }

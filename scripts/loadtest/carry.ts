@@ -165,5 +165,6 @@ export async function checkCarry(run: CarryRun) {
     ok,
     detail: `${run.graded.size} entities acknowledged with a grade (${SEEDED} before the traffic), ${run.plain.length} without; apply ${run.applied?.status} carrying ${run.applied?.carrying}; the new definition ${declared ? 'declared' : 'NOT declared within 120 s'}; ${lost.length} values lost; ${run.refusedAfter} writes naming the attribute refused while it was carried`,
     problems: [...lost.slice(0, 5), ...run.faults.slice(0, 5)],
+    cases: run.graded.size,
   });
 }

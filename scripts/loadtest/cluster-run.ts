@@ -116,6 +116,7 @@ export async function checkCluster(driver: Driver) {
       `${noted(readYourWrite, 'entity')} entity creates; the load renames nothing): ${where(readYourWrite)}; ` +
       `${readYourWrite.failed} not found as written${asides(readYourWrite, ...kinds)}`,
     problems: readYourWrite.samples,
+    cases: readYourWrite.checked,
   });
   outcomes.push({
     name: 'cross-instance-cursor',
@@ -124,6 +125,7 @@ export async function checkCluster(driver: Driver) {
       `${crossCursor.checked} next pages asked at once with the cursor another instance issued: ${where(crossCursor)}; ` +
       `${crossCursor.failed} refused or out of order${asides(crossCursor)}`,
     problems: crossCursor.samples,
+    cases: crossCursor.checked,
   });
   outcomes.push({
     name: 'cross-instance-withdrawal-refuses-writes',
@@ -136,6 +138,7 @@ export async function checkCluster(driver: Driver) {
       `${withdrawalRefusal.checked - withdrawalRefusal.failed} refused with 400 unknown_attribute, ` +
       `${withdrawalRefusal.failed} not${asides(withdrawalRefusal, 'withdrawal')}`,
     problems: withdrawalRefusal.samples,
+    cases: withdrawalRefusal.checked,
   });
 
   const firings = analysePurgeFirings(instances, PURGE_PERIOD_SECONDS * 1000, victim?.until);
@@ -182,6 +185,7 @@ export async function checkCluster(driver: Driver) {
     ok: firings.ok,
     detail: `${firings.detail}${leaseNote}`,
     problems: firings.problems,
+    cases: firings.firings,
   });
 
   if (victim) {
@@ -205,6 +209,7 @@ export async function checkCluster(driver: Driver) {
         `${afterKill.movedRequests} requests there` +
         (unexpected.length > 0 ? `; exited by themselves: ${unexpected.map((i) => i.name).join(', ')}` : ''),
       problems: afterKill.samples,
+      cases: afterKill.survivorRequests,
     });
   }
 }

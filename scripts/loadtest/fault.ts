@@ -12,7 +12,8 @@
 // acknowledged writes verified in Neo4j, the writes refused (503 or a lost connection) yet applied, counted by the
 // retry that found its key's answer stored (Idempotent-Replayed), and the writes of the first seconds after ready
 // against those before the outage (a figure, not a check: timings on two shared cores vary from run to run).
-// Checked: every answer during the outage within the bound; every acknowledged write present; retries converge (no
+// Checked (fault-verdict.ts, the aims of docs/performance.md scaled by Neo4j's own restart time in the run): every
+// answer during the outage within the bound, and some; every acknowledged write present; retries converge (no
 // second entity, no attribute_def_already_exists for one's own declaration, no idempotency_key_reused); no 5xx but
 // 503.
 // Over 300 lines: one scenario end to end: the traffic, the kill, the restart, the timings and their checks.
@@ -30,18 +31,13 @@ import { createExecutor } from '../../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../../src/db/local-neo4j.js';
 import { migrate } from '../../src/db/migrations.js';
 import { HOST } from '../throwaway-service.js';
+import { faultChecks } from './fault-verdict.js';
 import { type Answer, HttpTarget } from './http.js';
 import { type ServiceInstance, startInstances, stopInstances } from './instances.js';
-import { firstSuccessBoundMs, type Recovery, recoveryOf, retryStorm, STORM_LOOPS } from './recovery.js';
+import { REFERENCE_RESTART_MS, type Recovery, recoveryOf, retryStorm, STORM_LOOPS } from './recovery.js';
 
 /** How long Neo4j stays down (the issue's scenario: restarted 8 s after the kill). */
 const OUTAGE_MS = 8_000;
-/**
- * Every answer while the database is away or starting comes within 2 s (NEO4J_CONNECT_TIMEOUT_MS) beyond the
- * request's own work: a refusal or a lost connection within this (0.5 s for its own work); a request admitted when
- * the warm-up ended within this plus the p99 of writes before the outage (its own work under this load).
- */
-const OUTAGE_BOUND_MS = 2_500;
 const REQUEST_TIMEOUT_MS = 15_000;
 /** A write still unanswered this long after the traffic ended is reported as not converged. */
 const CONVERGE_MS = 60_000;
@@ -331,12 +327,10 @@ export async function runNeo4jRestartFault(options: {
     // Warm-ups logged (epoch ms) after the kill: the one after the restart, and any later one (the database found
     // away again, e.g. a dead pooled connection).
     const killedAt = Date.now() - (performance.now() - (timeline.kill as number));
-    // The first rehearsal of the service's start, before the traffic (a JVM just started): the bound's baseline.
-    const startRehearsalMs = service.warmups.find((x) => x.time <= killedAt)?.roundsMs[0];
-    const boundMs = firstSuccessBoundMs(startRehearsalMs);
+    const neo4jRestartMs = (timeline.neo4jUp as number) - (timeline.restartBegun as number);
     console.log(
-      `The service's first rehearsal at its start: ${startRehearsalMs ?? '?'} ms; the first successful write is ` +
-        `bound to ${fmt(boundMs / 1000, 1)} s after Neo4j.`,
+      `Neo4j took ${fmt(neo4jRestartMs / 1000, 2)} s from its start to accepting connections (the aims scale with it ` +
+        `past ${REFERENCE_RESTART_MS / 1000} s: fault-verdict.ts).`,
     );
     for (const w of service.warmups.filter((x) => x.time > killedAt)) {
       console.log(
@@ -353,6 +347,7 @@ export async function runNeo4jRestartFault(options: {
         requests: storm?.counts.requests ?? 0,
         refused: storm?.counts.refused ?? 0,
       },
+      neo4jRestartMs,
     );
     // What the first success was (a write of which kind, and whether the answer a retry got was the stored one).
     const firstWas = recovery.first
@@ -462,60 +457,31 @@ export async function runNeo4jRestartFault(options: {
     );
     const reused = attempts.filter((a) => a.reason === 'idempotency_key_reused').length;
     const other5xx = attempts.filter((a) => a.status >= 500 && a.status !== 503).length;
-    const refusedMax = stats(
-      byPhase('outage', (a) => a.status === 0 || a.status === 503).map((a) => a.ms),
-    ).max;
-    const servedMax = stats(
-      byPhase('outage', (a) => a.status !== 0 && a.status !== 503).map((a) => a.ms),
-    ).max;
     console.log(
       `\nWrites: ${writes.length}, acknowledged ${acknowledged} (${present} found in Neo4j); ${refusedRetried} met a ` +
         `503 or a lost connection and were retried with their key: ${refusedApplied} of them had been applied ` +
         `(the retry got the stored answer, Idempotent-Replayed), ${refusedRetried - refusedApplied} had not.`,
     );
 
-    const checks: [string, boolean, string][] = [
-      [
-        `every refusal begun during the outage within ${OUTAGE_BOUND_MS} ms`,
-        !(refusedMax > OUTAGE_BOUND_MS),
-        `max ${fmt(refusedMax)} ms`,
-      ],
-      [
-        `every request begun during the outage and served within ${OUTAGE_BOUND_MS} ms + the p99 of writes before`,
-        !(servedMax > OUTAGE_BOUND_MS + before.p99),
-        `max ${fmt(servedMax)} ms (bound ${fmt(OUTAGE_BOUND_MS + before.p99)} ms)`,
-      ],
-      [
-        '/readyz never said 200 while the database was away or starting',
-        readyzDuringOutage.length === 0,
-        `${readyzDuringOutage.length} times`,
-      ],
-      ['every acknowledged write is in Neo4j', present === acknowledged, `${present} of ${acknowledged}`],
-      ['every write converged to an answer', unconverged === 0, `${unconverged} unanswered`],
-      [
-        'no second entity from a retried creation',
-        duplicates.length === 0,
-        duplicates.slice(0, 3).join(', '),
-      ],
-      [
-        'no attribute_def_already_exists for a retried own declaration',
-        ownConflicts.length === 0,
-        `${ownConflicts.length}`,
-      ],
-      ['no idempotency_key_reused', reused === 0, `${reused}`],
-      ['no 5xx but 503', other5xx === 0, `${other5xx}`],
-      [
-        `the first successful write within ${fmt(boundMs / 1000, 1)} s of Neo4j accepting connections`,
-        recovery.firstSuccessMs <= boundMs,
-        `${fmt(recovery.firstSuccessMs / 1000, 2)} s`,
-      ],
-      [
-        'the traffic went on after ready',
-        (table['after/writes']?.n ?? 0) > 0,
-        `${table['after/writes']?.n ?? 0} writes`,
-      ],
-      ['the service logged no error', service.errorRecords === 0, service.errorLines.slice(0, 2).join(' | ')],
-    ];
+    const outage = (refused: boolean) =>
+      byPhase('outage', (a) => (a.status === 0 || a.status === 503) === refused).map((a) => a.ms);
+    const checks = faultChecks({
+      outageRefusedMs: outage(true),
+      outageServedMs: outage(false),
+      readyzDuringOutage: readyzDuringOutage.length,
+      acknowledged,
+      present,
+      unconverged,
+      duplicates,
+      ownConflicts: ownConflicts.length,
+      reused,
+      other5xx,
+      firstSuccessMs: recovery.firstSuccessMs,
+      neo4jRestartMs,
+      writesAfter: table['after/writes']?.n ?? 0,
+      errorRecords: service.errorRecords,
+      errorLines: service.errorLines,
+    });
     console.log('');
     for (const [what, ok, detail] of checks) console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}: ${detail}`);
     const failed = checks.filter((c) => !c[1]);

@@ -8,6 +8,7 @@ import {
   ackedBy,
   ackTypes,
   answerChecks,
+  answersCounted,
   conditionals,
   declarations,
   redeclared,
@@ -18,11 +19,13 @@ import {
   type Written,
 } from './state.js';
 
-interface Outcome {
+export interface Outcome {
   name: string;
   ok: boolean;
   detail: string;
   problems: string[];
+  /** How many cases it checked: an invariant over none proves nothing, and fails (verdict.ts). */
+  cases: number;
 }
 export const outcomes: Outcome[] = [];
 
@@ -71,6 +74,7 @@ async function checkGraph(driver: Driver) {
     ok: Number(names?.duplicated) === 0,
     detail: `${names?.types} types checked, ${names?.mine} in this run's tenants; ${names?.duplicated} names with more than one type`,
     problems: [],
+    cases: Number(names?.mine ?? 0),
   });
 
   const [limit] = await rows(
@@ -87,6 +91,7 @@ async function checkGraph(driver: Driver) {
     ok: Number(limit?.over) === 0 && Number(limit?.max) <= LIMIT,
     detail: `${limit?.definitions} live definitions on ${limit?.types} types checked; max ${limit?.max} per type; ${limit?.full} of this run's types at the limit`,
     problems: [],
+    cases: Number(limit?.types ?? 0),
   });
 
   const [unique] = await rows(
@@ -100,6 +105,7 @@ async function checkGraph(driver: Driver) {
     ok: Number(unique?.duplicated) === 0,
     detail: `${unique?.definitions} definitions checked (live and withdrawn); ${unique?.duplicated} names held twice`,
     problems: [],
+    cases: Number(unique?.definitions ?? 0),
   });
 
   const [edges] = await rows(
@@ -112,6 +118,7 @@ async function checkGraph(driver: Driver) {
     ok: Number(edges?.cross) === 0,
     detail: `${edges?.checked} relationships checked; ${edges?.cross} cross tenants`,
     problems: [],
+    cases: Number(edges?.checked ?? 0),
   });
 }
 
@@ -140,6 +147,7 @@ async function checkTypes(driver: Driver) {
     ok: typeProblems.length === 0,
     detail: `${typeList.length} acknowledged types checked, ${typesFound} found${byKilled(typeList)}`,
     problems: typeProblems,
+    cases: typeList.length,
   });
 }
 
@@ -186,6 +194,7 @@ async function checkDeclarations(driver: Driver) {
     ok: declarationProblems.length === 0,
     detail: `${declarationList.length} acknowledged declarations checked: ${counts.live} live, ${counts.withdrawn} withdrawn (not live), ${counts.unknown} with an unanswered withdrawal (not checked)${byKilled(declarationList)}`,
     problems: declarationProblems,
+    cases: counts.live + counts.withdrawn,
   });
 }
 
@@ -246,6 +255,7 @@ async function checkEntities(driver: Driver) {
     ok: entityProblems.length === 0,
     detail: `${entityList.length} acknowledged entities checked, ${valuesChecked} values of never-withdrawn definitions compared${byKilled(entityList)}`,
     problems: entityProblems,
+    cases: entityList.length,
   });
 }
 
@@ -268,6 +278,7 @@ function checkAnswers() {
       ok: c.failed === 0,
       detail: `${c.checked} checked, ${c.failed} failed`,
       problems: c.samples,
+      cases: c.checked,
     });
   }
   // The conditional writes were made (a run that sent none would check nothing of them).
@@ -276,11 +287,13 @@ function checkAnswers() {
     ok: conditionals.sent > 0,
     detail: `${conditionals.sent} declarations and withdrawals sent with If-Match: ${conditionals.won} succeeded, ${conditionals.stale} refused 412`,
     problems: [],
+    cases: conditionals.sent,
   });
   outcomes.push({
     name: 'no-5xx',
     ok: serverErrorCount === 0,
     detail: `${serverErrorCount} answers with status 5xx`,
     problems: serverErrors.map((e) => `${e.op} ${e.method} ${e.path} -> ${e.status} ${e.body}`),
+    cases: answersCounted(),
   });
 }

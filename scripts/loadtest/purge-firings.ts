@@ -11,6 +11,8 @@ import type { ServiceInstance } from './instances.js';
 
 export interface FiringReport {
   ok: boolean;
+  /** Firings of the schedule while the instances ran. */
+  firings: number;
   detail: string;
   problems: string[];
 }
@@ -111,6 +113,7 @@ export function analysePurgeFirings(
     .map((i) => `${i.name} ran ${runs.get(i.name)}, skipped ${skips.get(i.name)}`)
     .join('; ');
   return {
+    firings: firings.size,
     ok: problems.length === 0,
     detail:
       `${firings.size} firings of every ${periodMs / 1000} s while instances ran: ${one} ran on one instance, ` +

@@ -54,7 +54,8 @@ export function printTraffic(result: TrafficSummary, cpuNote: string) {
 export function printOutcomes() {
   console.log('\n== invariants ==');
   for (const o of outcomes) {
-    console.log(`invariant ${o.name}: ${o.ok ? 'OK' : 'FAILED'} (${o.detail})`);
+    const verdict = !o.ok ? 'FAILED' : o.cases > 0 ? 'OK' : 'FAILED (nothing checked)';
+    console.log(`invariant ${o.name}: ${verdict} (${o.detail}; ${o.cases} cases)`);
     for (const p of o.problems.slice(0, 5)) console.log(`    ${p}`);
     if (o.problems.length > 5) console.log(`    ... ${o.problems.length - 5} more`);
   }

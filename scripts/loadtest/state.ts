@@ -97,6 +97,12 @@ export const ackEntities = new Map<string, AckEntity>();
 export const sent = new Map<Op, number>(OPS.map((op) => [op, 0]));
 export const statuses = new Map<Op, Map<number, number>>(OPS.map((op) => [op, new Map()]));
 export const reasons = new Map<Op, Map<string, number>>(OPS.map((op) => [op, new Map()]));
+/** Answers the traffic got, every operation together (what no-5xx is checked over). */
+export const answersCounted = () =>
+  [...statuses.values()].reduce(
+    (sum, byStatus) => sum + [...byStatus.values()].reduce((a, n) => a + n, 0),
+    0,
+  );
 export const latencies = new Map<Op, number[]>(OPS.map((op) => [op, []]));
 /** Database queries per answer (x-db-queries), summed per operation. */
 export const dbQueries = new Map<Op, number>(OPS.map((op) => [op, 0]));

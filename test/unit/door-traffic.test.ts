@@ -26,6 +26,7 @@ const shape = (requests: number, whole?: boolean): DoorShape => ({
   label: 'test',
   doors: [],
   expected: ['200'],
+  through: 1,
   requests,
   concurrency: 4,
   ...(whole ? { whole } : {}),

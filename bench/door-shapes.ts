@@ -36,6 +36,10 @@ export interface DoorSetup {
    * reference definitions named as long and 32 former names of 256 four-byte characters stored on its row.
    */
   wideTypeNames: string[];
+  /** Authorization headers of tenants of their own (the combinations' "four tenants", "two tenants"). */
+  others: string[];
+  /** Authorization headers of tenants never seen before, one a request (a flood of new tenants). */
+  fresh: string[];
 }
 
 export interface DoorRequest {
@@ -49,6 +53,13 @@ export interface DoorRequest {
   abandonAfterMs?: number;
   /** The client reads the answer at this pace (bytes a second) instead of at once. */
   readBytesPerSecond?: number;
+  /**
+   * Only this many bytes of the body are sent (its Content-Length still states it whole); with `trickleMs`, these at
+   * once, and the rest after them.
+   */
+  sendBytes?: number;
+  /** The body is sent chunked (no Content-Length), a byte every this many ms (after `sendBytes` at once). */
+  trickleMs?: number;
 }
 
 export interface DoorShape {
@@ -82,7 +93,7 @@ export interface DoorShape {
  * Answers a heavy door may give when its tenant is over its share, or the process over its request memory: the
  * request was shed, not answered by its door (they never count towards a shape's `through`).
  */
-export const SHED: readonly string[] = ['429 tenant_busy', '503 server_busy'];
+export const SHED: readonly string[] = ['429 tenant_busy', '503 server_busy', '429 rate_limited'];
 const ADMITTED = SHED;
 /** Every request is answered by its door: nothing may be shed. */
 const EVERY = 1;
@@ -584,8 +595,9 @@ export const DOOR_SHAPES: DoorShape[] = [
     name: 'type-pages',
     label: 'GET /entities/types?page_size=500, and types by guid and by name',
     doors: ['listEntityTypes', 'getEntityType', 'getEntityTypeByName'],
-    expected: ['200'],
-    through: EVERY,
+    // (health and readiness never; the pages past the bucket of requests without a verified token: rate_limited)
+    expected: ['200', '429 rate_limited'],
+    through: A_SHARE,
     requests: 640,
     concurrency: 64,
     request: (s, i) =>
@@ -892,8 +904,9 @@ export const DOOR_SHAPES: DoorShape[] = [
     doors: ['openapi', 'listEntityTypes'],
     // A request answered before its client leaves counts as its answer; the rest as abandoned. The shapes after
     // this one (the public pages next) fail if a turn was left taken.
-    expected: ['abandoned', '200'],
-    through: EVERY,
+    // (the public pages count in the bucket of requests without a verified token: past it, rate_limited)
+    expected: ['abandoned', '200', '429 rate_limited'],
+    through: A_SHARE,
     requests: 1024,
     concurrency: 64,
     request: (_s, i) => ({
@@ -916,8 +929,9 @@ export const DOOR_SHAPES: DoorShape[] = [
       'page /docs/',
       'page /assets/:name',
     ],
-    expected: ['200'],
-    through: EVERY,
+    // (health and readiness never; the pages past the bucket of requests without a verified token: rate_limited)
+    expected: ['200', '429 rate_limited'],
+    through: A_SHARE,
     requests: 640,
     concurrency: 64,
     request: (s, i) => {
@@ -1094,6 +1108,97 @@ export const DOOR_SHAPES: DoorShape[] = [
       path: '/entities/types',
       headers: { 'idempotency-key': `many-${i}` },
       body: { name: `Keyed ${i}` },
+    }),
+  },
+  // ——— bodies sent slowly or left, tenants and clients by the thousand (the storm's combinations run them at once) ———
+  {
+    name: 'bodies-abandoned-6mb',
+    label:
+      'POST /entities/types declaring 6 MB bodies from four tenants, 320 KB sent, then the client goes (what was read is given back)',
+    doors: ['createEntityType'],
+    expected: ['abandoned', '408 request_timeout', ...ADMITTED],
+    through: A_SHARE,
+    requests: 256,
+    concurrency: 32,
+    request: (s, i) => ({
+      method: 'POST',
+      path: '/entities/types',
+      auth: 'none',
+      headers: { authorization: s.others[i % 4] as string },
+      body: `{"name":"${'p'.repeat(6_000_000)}"}`,
+      sendBytes: 320 * 1024,
+      abandonAfterMs: 300,
+    }),
+  },
+  {
+    name: 'plan-50000-two-tenants',
+    label: 'POST /entities/model/plan: the 3.4 MB document of 50,000 definitions from two tenants at once',
+    doors: ['planModel'],
+    expected: ['200', ...ADMITTED],
+    through: A_SHARE,
+    requests: 16,
+    concurrency: 4,
+    request: (s, i) => ({
+      method: 'POST',
+      path: '/entities/model/plan',
+      auth: 'none',
+      headers: { authorization: s.others[4 + (i % 2)] as string },
+      body: widestModelDocument(),
+    }),
+  },
+  {
+    name: 'uploads-trickled',
+    label:
+      'GraphQL bodies from six tenants, chunked: 70 KB at once, then a byte every 3 s (cut at the least rate, holding what it sent)',
+    doors: ['graphqlPost'],
+    expected: ['408 request_timeout', 'reset', ...ADMITTED],
+    through: EVERY,
+    requests: 6,
+    concurrency: 6,
+    whole: true,
+    request: (s, i) => ({
+      method: 'POST',
+      path: '/graphql',
+      auth: 'none',
+      headers: { authorization: s.others[i % 6] as string },
+      body: `{"query":"${'x'.repeat(71 * 1024)}"}`,
+      sendBytes: 70 * 1024,
+      trickleMs: 3_000,
+    }),
+  },
+  {
+    name: 'tenants-new-flood',
+    label:
+      'GET /entities/types, each request a tenant never seen before (its set-up inside its turn; new tokens counted)',
+    doors: ['listEntityTypes'],
+    expected: ['200', ...ADMITTED],
+    through: A_SHARE,
+    requests: 2_000,
+    concurrency: 32,
+    request: (s, i) => ({
+      method: 'GET',
+      path: '/entities/types?page_size=1',
+      auth: 'none',
+      headers: { authorization: s.fresh[i % s.fresh.length] as string },
+    }),
+  },
+  {
+    name: 'unverified-flood',
+    label:
+      'bad signatures, garbage tokens and unknown paths from one client address (its bucket, then rate_limited)',
+    doors: ['listEntityTypes'],
+    expected: ['401 unauthenticated', '404 not_found', '429 rate_limited'],
+    through: A_SHARE,
+    requests: 4_000,
+    concurrency: 32,
+    request: (s, i) => ({
+      method: 'GET',
+      path: i % 3 === 0 ? `/nowhere/${i}` : '/entities/types',
+      auth: 'none',
+      headers: {
+        authorization: i % 3 === 1 ? `${s.auth.attacker.slice(0, -4)}AAAA` : `Bearer garbage.${i}.token`,
+        'x-forwarded-for': '10.250.0.1',
+      },
     }),
   },
 ];

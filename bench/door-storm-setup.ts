@@ -35,6 +35,8 @@ export async function setUpStorm(p: {
   auth: DoorSetup['auth'];
   stray: string;
   base: string;
+  /** Tenants of their own and never-seen tenants (authorization headers), minted by the caller. */
+  crowd: Pick<DoorSetup, 'others' | 'fresh'>;
   /**
    * The storm's short form (--short): its shapes read neither the tagged entities nor the 120,000 written in bulk,
    * so they are not written (the tags are then none, the withdrawn type's definitions live).
@@ -196,6 +198,7 @@ export async function setUpStorm(p: {
     plainTypeName,
     asset,
     wideTypeNames,
+    ...p.crowd,
   };
 }
 

@@ -1,7 +1,8 @@
 // The door storm (npm run storm): every door of the service attacked as a tenant with a valid token would, against
 // the service on the Kubernetes manifest's heap (its NODE_OPTIONS, the start command's flags, its configuration),
 // while another tenant's requests and /healthz are timed from processes of their own.
-//   npm run storm -- [--shapes plan-50-types,history-4mb] [--short] [--no-check]
+//   npm run storm -- [--shapes plan-50-types,history-4mb,memory-at-once] [--short] [--no-check]
+// After the shapes alone, their combinations (bench/door-combinations.ts): several shapes at once.
 // What fails the run (bench/door-verdict.ts): the process dies; its RSS reaches 80% of the manifest's memory limit or
 // was never sampled; a shape sends nothing, gets an answer it does not expect (a refusal with its reason, or a
 // success: never a 5xx but 503 server_busy), or has fewer of its requests answered by the door (not shed) than its
@@ -24,6 +25,7 @@ import { createExecutor } from '../src/db/executor.js';
 import { freePort, type LocalNeo4j, startLocalNeo4j } from '../src/db/local-neo4j.js';
 import { migrate } from '../src/db/migrations.js';
 import { ANSWER_BUDGETS, adminLogText, afterTheStorm } from './door-checks.js';
+import { combinationShape, DOOR_COMBINATIONS, runCombination } from './door-combinations.js';
 import { DOOR_SHAPES, type DoorSetup, type DoorShape } from './door-shapes.js';
 import { memoryLimitMb, productionSettings, STORM_ENV } from './door-storm-config.js';
 import { setUpStorm } from './door-storm-setup.js';
@@ -126,10 +128,10 @@ async function main(): Promise<number> {
     const child: ChildProcess = svc.child;
     const sampler = new RssSampler(child.pid);
     sampler.every(100);
-    const { auth, stray, victimAuthorization } = await stormTokens(secret);
+    const { auth, stray, crowd, victimAuthorization } = await stormTokens(secret);
     const api: Api = apiFor(svc.base, auth.attacker);
     const started = performance.now();
-    const setup = await setUpStorm({ api, driver, auth, stray, base: svc.base, light: SHORT });
+    const setup = await setUpStorm({ api, driver, auth, stray, crowd, base: svc.base, light: SHORT });
     const victim = apiFor(svc.base, victimAuthorization);
     for (let i = 0; i < 20; i++) await victim.call('POST', '/entities/types', { name: `Victim ${i}` });
     console.log(`Set up in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -151,6 +153,11 @@ async function main(): Promise<number> {
       : SHORT
         ? DOOR_SHAPES.filter((s) => SHORT_SHAPES.includes(s.name))
         : DOOR_SHAPES;
+    const combinations = ONLY
+      ? DOOR_COMBINATIONS.filter((c) => ONLY.has(c.name))
+      : SHORT
+        ? DOOR_COMBINATIONS.filter((c) => c.name === 'memory-at-once')
+        : DOOR_COMBINATIONS;
     const measure = async (shape: (typeof shapes)[number]) => {
       const result = await runDoorShape(svc.port, setup, shape, SHAPE_MS, SHAPE_MAX_MS);
       await sleep(300);
@@ -160,6 +167,33 @@ async function main(): Promise<number> {
       if (child.exitCode !== null) break;
       sampler.phase = shape.name;
       const phase = await measureShape(shape, measure, victimBound, sampler, failures, missed);
+      phases.push(phase);
+      console.log(`${phaseLine(phase)}; after it ${await memoryAfter(svc.base, auth.operator)}`);
+    }
+    // Then the combinations: several shapes at once, each part judged as it is alone, the windows as any shape's.
+    for (const combination of combinations) {
+      if (child.exitCode !== null) break;
+      sampler.phase = combination.name;
+      let reasons: string[] = [];
+      const measureAll = async () => {
+        const run = await runCombination(svc.port, setup, combination, SHAPE_MS, SHAPE_MAX_MS);
+        reasons = run.reasons;
+        await sleep(300);
+        return {
+          result: run.result,
+          v: probe.stats(run.result.from, run.result.to),
+          h: health.stats(run.result.from, run.result.to),
+        };
+      };
+      const phase = await measureShape(
+        combinationShape(combination),
+        measureAll,
+        victimBound,
+        sampler,
+        failures,
+        missed,
+      );
+      failures.push(...reasons);
       phases.push(phase);
       console.log(`${phaseLine(phase)}; after it ${await memoryAfter(svc.base, auth.operator)}`);
     }
@@ -260,7 +294,11 @@ async function stormTokens(secret: string) {
     wide: await bearer(`storm-wide-${run}`),
   };
   const stray = await mintToken(secret, { tenant: `storm-stranger-${run}`, sub: 'stranger@example.com' });
-  return { auth, stray, victimAuthorization: await bearer(`storm-victim-${run}`) };
+  const crowd = {
+    others: await Promise.all(Array.from({ length: 6 }, (_, i) => bearer(`storm-other-${i}-${run}`))),
+    fresh: await Promise.all(Array.from({ length: 2_000 }, (_, i) => bearer(`storm-fresh-${i}-${run}`))),
+  };
+  return { auth, stray, crowd, victimAuthorization: await bearer(`storm-victim-${run}`) };
 }
 
 /** The run as a whole (runVerdict), then what must hold after it (afterTheStorm), while the service is alive. */

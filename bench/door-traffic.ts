@@ -31,16 +31,37 @@ export interface DoorShapeResult {
 const KEEP = 64 * 1024;
 const epoch = () => performance.timeOrigin + performance.now();
 
+/** Writes a request's body as its shape says: whole, only its start, or its start and then a byte at a time. */
+function writeBody(req: http.ClientRequest, r: DoorRequest, body: Buffer | undefined) {
+  if (!body || (r.sendBytes === undefined && r.trickleMs === undefined)) return req.end(body);
+  const start = body.subarray(0, r.sendBytes ?? 0);
+  if (start.length > 0) req.write(start);
+  if (r.trickleMs === undefined) return;
+  let at = start.length;
+  const drip = setInterval(() => {
+    if (req.destroyed || at >= body.length) {
+      clearInterval(drip);
+      if (!req.destroyed) req.end();
+      return;
+    }
+    req.write(body.subarray(at, at + 1));
+    at += 1;
+  }, r.trickleMs);
+  req.once('close', () => clearInterval(drip));
+}
+
 function send(
   port: number,
   agent: http.Agent,
   setup: DoorSetup,
   r: DoorRequest,
   body: Buffer | undefined,
+  client: string,
 ): Promise<{ key: string; bytes: number; statements: number; ms: number }> {
   const started = performance.now();
   return new Promise((resolve) => {
     const auth = r.auth ?? 'attacker';
+    const length = body && r.trickleMs === undefined ? { 'content-length': String(body.length) } : {};
     const req = http.request({
       host: '127.0.0.1',
       port,
@@ -48,8 +69,10 @@ function send(
       path: r.path,
       agent,
       headers: {
+        // Each connection a client of its own (the service trusts this proxy's X-Forwarded-For in the storm).
+        'x-forwarded-for': client,
         ...(auth === 'none' ? {} : { authorization: setup.auth[auth] }),
-        ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}),
+        ...(body ? { 'content-type': 'application/json', ...length } : {}),
         ...r.headers,
       },
       timeout: 120_000,
@@ -96,7 +119,7 @@ function send(
       });
       res.on('error', () => done('reset'));
     });
-    req.end(body);
+    writeBody(req, r, body);
   });
 }
 
@@ -137,18 +160,21 @@ export async function runDoorShape(
     if (next >= shape.requests) return false;
     return shape.whole === true || ms < maxMs || next < round;
   };
-  const worker = async () => {
+  // (an address per connection, in a /16 of the shape's own)
+  const net = [...shape.name].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 250, 7) + 1;
+  const worker = async (w: number) => {
+    const client = `10.${net}.${w >> 8}.${w & 255}`;
     while (more()) {
       const i = next++;
       const r = shape.request(setup, i);
-      const out = await send(port, agent, setup, r, bodyOf(i, r));
+      const out = await send(port, agent, setup, r, bodyOf(i, r), client);
       answers[out.key] = (answers[out.key] ?? 0) + 1;
       times.push(out.ms);
       largestAnswer = Math.max(largestAnswer, out.bytes);
       mostStatements = Math.max(mostStatements, out.statements);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(shape.concurrency, shape.requests) }, worker));
+  await Promise.all(Array.from({ length: Math.min(shape.concurrency, shape.requests) }, (_, w) => worker(w)));
   agent.destroy();
   times.sort((a, b) => a - b);
   const unexpected = Object.fromEntries(Object.entries(answers).filter(([k]) => !shape.expected.includes(k)));

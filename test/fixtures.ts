@@ -50,9 +50,9 @@ export const it = base.extend<{ world: TestWorld; second: TestWorld }>({
   second: instance(),
 });
 
-/** `it` whose `world` is made with `env` added to the configuration. */
+/** `it` whose `world` (and `second`, when a test asks for it) is made with `env` added to the configuration. */
 export const itWith = (env: Record<string, string>) =>
-  base.extend<{ world: TestWorld }>({ world: instance(env) });
+  base.extend<{ world: TestWorld; second: TestWorld }>({ world: instance(env), second: instance(env) });
 
 /** `it` whose `world` is made with `env` added to the configuration and served on a loopback port (`world.url`). */
 export const itServed = (env: Record<string, string> = {}) =>

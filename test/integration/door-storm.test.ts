@@ -70,7 +70,11 @@ beforeAll(async () => {
   };
   const stray = await tokenFor(newTenant('storm-stranger'), { sub: 'stranger@example.com' });
   const base = `http://127.0.0.1:${port}`;
-  setup = await setUpStorm({ api: apiFor(base, auth.attacker), driver, auth, stray, base });
+  const crowd = {
+    others: await Promise.all(Array.from({ length: 6 }, () => bearer(newTenant('storm-other')))),
+    fresh: await Promise.all(Array.from({ length: 64 }, () => bearer(newTenant('storm-fresh')))),
+  };
+  setup = await setUpStorm({ api: apiFor(base, auth.attacker), driver, auth, stray, crowd, base });
 }, 600_000);
 
 afterAll(() => close());

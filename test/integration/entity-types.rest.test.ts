@@ -113,6 +113,8 @@ describe('Entity type row', () => {
        WITH 1 AS one MATCH (v:ModelVersion {tenant: $tenant, shard: 0}) SET v.version = randomUUID()`,
       { tenant, guid },
     );
+    // ... and, as the service's own writes do, waits out the replicas' read leases before anyone relies on it.
+    await new Promise((r) => setTimeout(r, world.app.services.model.versions.writeWaitMs));
     const row = (await listAll(api)).find((r) => r.guid === guid)!;
     expect(row).toEqual({ guid, name: 'Kafka Topic', origin: 'connector', version: '0-0' });
     for (const field of OPTIONAL) expect(row).not.toHaveProperty(field);

@@ -4,8 +4,11 @@
 // afresh; nothing else is kept (mutations, withdrawn definitions, refusals, other tenants, other variables).
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, vi } from 'vitest';
-import { it } from '../fixtures.js';
+import { itWith } from '../fixtures.js';
 import { createType, createWorld, newTenant, restClient, type TestWorld, tokenFor } from '../helpers.js';
+
+// (version reads counted one by one: without read leases, which read-leases.test.ts holds)
+const it = itWith({ MODEL_READ_LEASE_MS: '0' });
 
 const answers = (app: FastifyInstance) => app.services.model.cache.stats().byKind.graphql_answer;
 
@@ -53,7 +56,7 @@ async function tenantWithTypes(world: TestWorld, names: string[]) {
 describe('a query reading only cached kinds', () => {
   it('is not kept, nor read whole to be copied, when its answer is larger than the cache keeps one', async () => {
     // A cache of 1 MB keeps entries of at most 64 KiB.
-    const small = await createWorld({ MODEL_CACHE_MAX_MB: '1' });
+    const small = await createWorld({ MODEL_CACHE_MAX_MB: '1', MODEL_READ_LEASE_MS: '0' });
     try {
       const token = await tokenFor(newTenant('ga'));
       const api = restClient(small.app, token);

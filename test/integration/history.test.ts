@@ -773,10 +773,11 @@ describe('GraphQL: what histories cost is charged before their texts are read', 
     const over = await post(under + 1);
     expect(over.errors?.[0]?.extensions?.reason).toBe('result_too_large');
     expect(over.data).toBeNull();
-    expect(over.queries).toBe(2); // the version and the records' heads: refused before the texts were read
+    // The records' heads and the version (unless a read lease holds it): refused before the texts were read.
+    expect([1, 2]).toContain(over.queries);
     const answered = await post(under);
     expect(answered.errors).toBeUndefined();
     expect(answered.data[`t${under - 1}`].history.edges).toHaveLength(2);
-    expect(answered.queries).toBe(3);
+    expect([2, 3]).toContain(answered.queries);
   }, 120_000);
 });

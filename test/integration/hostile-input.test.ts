@@ -335,7 +335,9 @@ describe('hostile paths, query strings and cursors', () => {
             method: 'GET',
             url: `/entities/types?cursor=${encode(cursor)}`,
           });
-          expect([res.status, res.body.DATA.reason]).toEqual([400, 'invalid_cursor']);
+          // (a string that is no Unicode text cannot be written in a URL: its escape is refused first)
+          const reason = cursor.isWellFormed() ? 'invalid_cursor' : 'invalid_url';
+          expect([res.status, res.body.DATA.reason]).toEqual([400, reason]);
         },
       ),
       { numRuns: RUNS },

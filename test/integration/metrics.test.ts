@@ -5,7 +5,8 @@ import { itWith } from '../fixtures.js';
 import { newTenant, operatorToken, restClient, type TestWorld, tokenFor } from '../helpers.js';
 
 const SCRAPE_TOKEN = 'scrape-token-that-is-long-enough-0123456789';
-const it = itWith({ METRICS_TOKEN: SCRAPE_TOKEN });
+// (version reads counted one by one: without read leases, which read-leases.test.ts holds)
+const it = itWith({ METRICS_TOKEN: SCRAPE_TOKEN, MODEL_READ_LEASE_MS: '0' });
 
 const scrape = async (world: TestWorld, authorization?: string) =>
   world.app.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} });

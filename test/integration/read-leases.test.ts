@@ -20,7 +20,7 @@ interface Traffic {
 }
 
 /** Each read that misses a write acknowledged before it began, as "read at t missed name". */
-export function staleReads({ writes, reads }: Traffic): string[] {
+function staleReads({ writes, reads }: Traffic): string[] {
   const stale: string[] = [];
   for (const read of reads) {
     for (const write of writes) {

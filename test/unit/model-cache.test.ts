@@ -145,7 +145,7 @@ describe('VersionReader', () => {
     const got = await Promise.all(reads);
     expect(got.map((r) => r.version)).toEqual(['va', 'vb', 'va']);
     expect(got[0]?.share).toBeCloseTo(1 / 3);
-    expect(reader.stats()).toEqual({ reads: 1, requests: 3 });
+    expect(reader.stats()).toEqual({ reads: 1, requests: 3, leased: 0 });
   });
 
   it('never gives a request a read that started before it arrived: it waits for the next statement', async () => {
@@ -166,6 +166,37 @@ describe('VersionReader', () => {
     expect(statements).toHaveLength(2); // its own statement started once the first one ended
     statements[1]?.answer({ t: 'after-the-write' });
     expect((await late).version).toBe('after-the-write');
+  });
+
+  it('with a lease: a read answers the requests arriving within the lease from its start, with no statement; then reads again', async () => {
+    const { db, statements } = controlledReads();
+    const reader = new VersionReader(db, 40);
+    expect(reader.writeWaitMs).toBe(45);
+    const first = reader.read('t');
+    await tick();
+    const startedAt = performance.now();
+    await new Promise((r) => setTimeout(r, 15));
+    statements[0]?.answer({ t: 'v1' });
+    expect((await first).version).toBe('v1');
+    // Within 40 ms of the read's start (not its end): answered from the lease, no statement, no share of one.
+    const leased = await reader.read('t');
+    expect([leased.version, leased.share, statements.length]).toEqual(['v1', 0, 1]);
+    // Past it: read again.
+    await new Promise((r) => setTimeout(r, Math.max(0, startedAt + 45 - performance.now())));
+    const again = reader.read('t');
+    await tick();
+    expect(statements).toHaveLength(2);
+    statements[1]?.answer({ t: 'v2' });
+    expect((await again).version).toBe('v2');
+    // A change this process committed ends the lease at once; another tenant never had one.
+    reader.forget('t');
+    void reader.read('t');
+    void reader.read('other');
+    await tick();
+    expect(statements).toHaveLength(3);
+    expect(statements[2]?.tenants.sort()).toEqual(['other', 't']);
+    expect(reader.stats().leased).toBe(1);
+    expect(new VersionReader(db).writeWaitMs).toBe(0);
   });
 
   it('reads at most 500 tenants in one statement: 500 waiting take one, 501 take two', async () => {

@@ -165,8 +165,11 @@ export const OPERATION_ROUTES = {
             .object({
               reads: z.number().describe('Statements that read model versions.'),
               requests: z.number().describe('Requests they answered (each statement is shared).'),
+              leased: z
+                .number()
+                .describe('Requests answered from a read lease, with no statement (MODEL_READ_LEASE_MS).'),
             })
-            .describe('The shared model-version reads.'),
+            .describe('The shared model-version reads and the read leases.'),
         }),
       },
     },

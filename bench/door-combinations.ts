@@ -45,8 +45,8 @@ export function partsOf(combination: DoorCombination): DoorShape[] {
 
 /**
  * A combination as one shape for the storm's report and its verdicts: its answers are its parts' ("part: answer"),
- * what it expects is theirs, and it must get through as its most lenient part must (each part is judged on its own
- * too: runCombination).
+ * what it expects is theirs, and it must get through as its most lenient part must, over all its requests (each
+ * part's answers are judged on their own too: runCombination).
  */
 export function combinationShape(combination: DoorCombination): DoorShape {
   const parts = partsOf(combination);

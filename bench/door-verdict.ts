@@ -17,10 +17,13 @@ export interface ShapeAnswers {
   largestAnswer: number;
 }
 
+/** An answer as its door gave it ("part: 429 tenant_busy" of a combination's part is "429 tenant_busy"). */
+const answerOf = (key: string) => (key.includes(': ') ? key.slice(key.indexOf(': ') + 2) : key);
+
 /** Requests answered by their door: one of the shape's expected answers other than a shed one. */
 export const throughCount = (shape: Pick<DoorShape, 'expected'>, answers: Record<string, number>) =>
   Object.entries(answers)
-    .filter(([k]) => shape.expected.includes(k) && !SHED.includes(k))
+    .filter(([k]) => shape.expected.includes(k) && !SHED.includes(answerOf(k)))
     .reduce((sum, [, n]) => sum + n, 0);
 
 /** The least number of a shape's requests that must get through: its share, and never fewer than one. */

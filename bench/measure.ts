@@ -228,6 +228,7 @@ const COUNT_KEYS = [
   'engineMisses',
   'versionReads',
   'versionRequests',
+  'versionLeased',
 ] as const satisfies readonly (keyof CacheCounts)[];
 
 /** What the counters moved by between two readings (null when either could not be read). */
@@ -253,7 +254,11 @@ function cacheFigures(cache: CacheCounts | null): Partial<Measurement> {
   return {
     cache,
     cacheHitRate: lookups > 0 ? hits / lookups : null,
-    versionReadsPerRequest: cache.versionRequests > 0 ? cache.versionReads / cache.versionRequests : null,
+    // (every request that asked for a version: answered by a statement's share, or by a read lease)
+    versionReadsPerRequest:
+      cache.versionRequests + cache.versionLeased > 0
+        ? cache.versionReads / (cache.versionRequests + cache.versionLeased)
+        : null,
   };
 }
 

@@ -97,7 +97,7 @@ export function renderMarkdown(r: Report): string {
     'req/s counts 2xx answers; latencies are per request as the load generator saw them; q/req is the `x-db-queries` ' +
       'header (Neo4j statements per request; fractional since requests waiting at once share one model version read); ' +
       'hit % is hits over lookups in the model cache and the engine cache together while the run was served (deltas of ' +
-      '`GET /admin/engine-cache` read before and after each run, outside it); x(a), x(b), x(c) are req/s over the ' +
+      '`GET /admin/engine-cache` read before and after each run, outside it); x(a), x(b), x(c), x(m) are req/s over the ' +
       `baseline at the same connection count; "target" is checked at ${r.settings.targetLevel} connections.`,
     '',
   );
@@ -113,7 +113,9 @@ export function renderMarkdown(r: Report): string {
   lines.push(
     '(a) the same Cypher the service sends (imported from `src/db`), sent the way the service sends it (`readOne`: an auto-commit read, one round trip) through `neo4j-driver` from ' +
       'N concurrent loops, no HTTP; (b) a minimal Fastify app answering a constant JSON body, in its own process; ' +
-      '(c) `@neo4j/graphql` 7 served by Fastify + graphql-yoga in its own process, on the same data.',
+      '(c) `@neo4j/graphql` 7 served by Fastify + graphql-yoga in its own process, on the same data; ' +
+      '(m) the memory ceiling: Fastify verifying the same token with jose and sending the very body the service answered, from memory. ' +
+      'v/req: model-version statements per request (a read lease answers most: at most one a tenant every 25 ms).',
     '',
   );
   lines.push(mdTable(BASELINE_HEADER, baselineRows(r), BASELINE_ALIGN), '');

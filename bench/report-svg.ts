@@ -3,7 +3,13 @@ import { find, type Report, type Target } from './report.js';
 
 // ---- SVG: req/s per scenario at the target level, log scale, with the baselines ----
 
-const COLORS: Record<Target, string> = { service: '#2563eb', a: '#9ca3af', b: '#16a34a', c: '#ea580c' };
+const COLORS: Record<Target, string> = {
+  service: '#2563eb',
+  a: '#9ca3af',
+  b: '#16a34a',
+  c: '#ea580c',
+  m: '#7c3aed',
+};
 const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function renderSvg(r: Report): string {
@@ -18,6 +24,8 @@ export function renderSvg(r: Report): string {
     if (a) bars.push({ label: `  (a) same Cypher, driver only`, target: 'a', rps: a.rps });
     const c = find(r, s.id, 'c', level);
     if (c) bars.push({ label: '  (c) @neo4j/graphql', target: 'c', rps: c.rps });
+    const ceiling = find(r, s.id, 'm', level);
+    if (ceiling) bars.push({ label: '  (m) memory ceiling', target: 'm', rps: ceiling.rps });
   }
   const width = 900;
   const left = 230;
@@ -34,7 +42,7 @@ export function renderSvg(r: Report): string {
     `<title id="title">Requests per second at ${level} connections: the service against its baselines</title>`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
     `<text x="${left}" y="20" font-size="14" font-weight="bold">req/s at ${level} connections (log scale) — ${escapeXml(r.date.slice(0, 10))}</text>`,
-    `<text x="${left}" y="38" fill="#555">blue: service · grey: (a) same Cypher via neo4j-driver · green: (b) Fastify constant JSON · orange: (c) @neo4j/graphql</text>`,
+    `<text x="${left}" y="38" fill="#555">blue: service · grey: (a) same Cypher via neo4j-driver · green: (b) Fastify constant JSON · orange: (c) @neo4j/graphql · violet: (m) memory ceiling</text>`,
   );
   for (let d = 0; d <= decades; d++) {
     const x = scale(10 ** d);

@@ -32,6 +32,8 @@ export function serviceRows(r: Report): string[][] {
         x2(x.a),
         x2(x.b),
         x2(x.c),
+        x2(x.m),
+        fixed(m.versionReadsPerRequest, 3),
         yesNo(rowTarget(r, m, checks)),
       ]);
     }
@@ -51,12 +53,35 @@ export const SERVICE_HEADER = [
   'x(a)',
   'x(b)',
   'x(c)',
+  'x(m)',
+  'v/req',
   'target',
 ];
-export const SERVICE_ALIGN = [false, true, true, true, true, true, true, true, true, true, true, false];
+export const SERVICE_ALIGN = [
+  false,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  false,
+];
 
 export function baselineRows(r: Report): string[][] {
-  const name = { a: '(a) neo4j-driver', b: '(b) Fastify constant', c: '(c) @neo4j/graphql', service: '' };
+  const name = {
+    a: '(a) neo4j-driver',
+    b: '(b) Fastify constant',
+    c: '(c) @neo4j/graphql',
+    m: '(m) memory ceiling',
+    service: '',
+  };
   return r.measurements
     .filter((m) => m.target !== 'service')
     .map((m) => [
@@ -140,7 +165,7 @@ export function renderTable(r: Report): string {
   const parts: string[] = [];
   if (!r.settings.stormOnly) {
     parts.push(
-      `== service (${r.settings.seconds} s per run, GraphQL ${r.settings.graphqlRequests.perConnection} requests per connection, LOG_LEVEL=${r.settings.logLevel}; x(a)/x(b)/x(c) = req/s over the baseline's at the same connections) ==`,
+      `== service (${r.settings.seconds} s per run, GraphQL ${r.settings.graphqlRequests.perConnection} requests per connection, LOG_LEVEL=${r.settings.logLevel}; x(a)/x(b)/x(c)/x(m) = req/s over the baseline's at the same connections; v/req = model-version statements per request) ==`,
       textTable(SERVICE_HEADER, serviceRows(r), SERVICE_ALIGN),
       '',
       '== baselines ==',

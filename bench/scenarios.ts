@@ -46,7 +46,14 @@ import {
   WARMUP,
 } from './options.js';
 import { NEO4J_GRAPHQL_QUERY, serviceCatalogQuery } from './queries.js';
-import { type CacheCounts, hitPct, type Measurement, type Report, type Target } from './report.js';
+import {
+  type CacheCounts,
+  CEILING_READS,
+  hitPct,
+  type Measurement,
+  type Report,
+  type Target,
+} from './report.js';
 import { type Api, apiFor, type RssSampler, type startService } from './service.js';
 
 export interface BenchContext {
@@ -118,7 +125,7 @@ async function prepare(ctx: BenchContext) {
             hits?: unknown;
             misses?: unknown;
             model_cache?: { hits?: unknown; misses?: unknown };
-            model_versions?: { reads?: unknown; requests?: unknown };
+            model_versions?: { reads?: unknown; requests?: unknown; leased?: unknown };
           }
         | undefined;
       const counts = {
@@ -128,6 +135,7 @@ async function prepare(ctx: BenchContext) {
         engineMisses: data?.misses,
         versionReads: data?.model_versions?.reads,
         versionRequests: data?.model_versions?.requests,
+        versionLeased: data?.model_versions?.leased,
       };
       if (res.status !== 200 || !Object.values(counts).every((v) => typeof v === 'number')) {
         throw new Error(`answered ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
@@ -148,6 +156,11 @@ async function prepare(ctx: BenchContext) {
 
   // Baselines (b) and (c) start in their own processes meanwhile.
   const constantStarting = startAnnouncingChild('bench/baselines/constant-server.ts', { PORT: '0' }, ROOT);
+  const ceilingStarting = startAnnouncingChild(
+    'bench/baselines/memory-server.ts',
+    { PORT: '0', SECRET: secret },
+    ROOT,
+  );
   const neoGraphqlStarting = startAnnouncingChild(
     'bench/baselines/neo4j-graphql-server.ts',
     {
@@ -223,6 +236,8 @@ async function prepare(ctx: BenchContext) {
   // ---- baselines (b) and (c) in their own processes ----
   const constant = await constantStarting;
   baselineChildren.push(constant.child);
+  const ceiling = await ceilingStarting;
+  baselineChildren.push(ceiling.child);
 
   // The walk's first and last ten pages again, one at a time, now that nothing else is starting.
   const timePages = async (cursors: (string | null)[]) => {
@@ -284,6 +299,7 @@ async function prepare(ctx: BenchContext) {
     big,
     cacheCounters,
     catalog,
+    ceiling,
     constant,
     deepCursor,
     deepKey,
@@ -299,6 +315,30 @@ async function prepare(ctx: BenchContext) {
 }
 
 type Prepared = Awaited<ReturnType<typeof prepare>>;
+
+/** The memory ceiling (m) loaded with the bodies the service answers for its scenarios' paths (each key they rotate). */
+async function loadCeiling(
+  active: Scenario[],
+  headersOf: (s: Scenario) => Record<string, string>,
+  base: string,
+  port: number,
+) {
+  const bodies: Record<string, string> = {};
+  for (const s of active.filter((x) => CEILING_READS.includes(x.id))) {
+    for (let k = 0; k < 8; k++) {
+      const r = s.request(k);
+      const res = await fetch(`${base}${r.path}`, { headers: headersOf(s) });
+      if (res.status !== 200) throw new Error(`${s.id}: ${r.path} answered ${res.status} for the ceiling`);
+      bodies[r.path] = await res.text();
+    }
+  }
+  const res = await fetch(`http://${HOST}:${port}/_bodies`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(bodies),
+  });
+  if (res.status !== 200) throw new Error(`the memory ceiling refused its bodies: ${res.status}`);
+}
 
 /** The measured scenarios: what each sends, and the same Cypher through the driver for baseline (a). */
 async function scenarioList(ctx: BenchContext, prepared: Prepared): Promise<Scenario[]> {
@@ -405,6 +445,19 @@ async function scenarioList(ctx: BenchContext, prepared: Prepared): Promise<Scen
       direct: () => exec.readOne((run) => findAttributesApplyingTo(run, big, listGuid, rootKey)),
     },
     {
+      id: 'type-by-name',
+      label: 'a type by its name',
+      ok: [200],
+      request: (i) => ({
+        method: 'GET',
+        path: `/entities/types/by-name/${encodeURIComponent(catalog.existingNames[i % 8]!)}`,
+      }),
+      direct: (i) => {
+        const key = nameKey(catalog.existingNames[i % 8]!);
+        return exec.readOne((run) => findTypeByName(run, big, key, typeGuid(big, key)));
+      },
+    },
+    {
       id: 'declare',
       label: 'declare an attribute',
       ok: [201],
@@ -477,6 +530,7 @@ export async function measureScenarios(ctx: BenchContext) {
     cacheCounters,
     roundTrips,
     constant,
+    ceiling,
     pageWalk,
     neoGraphql,
     neoGraphqlProblem,
@@ -503,6 +557,7 @@ export async function measureScenarios(ctx: BenchContext) {
     }
     if (s.direct) for (let k = 0; k < (s.primes ?? 5); k++) await s.direct(k);
   }
+  await loadCeiling(active, (s) => headersOf(s.api ?? api), svc.base, ceiling.port);
   mark('prepare');
 
   const runsPlanned =
@@ -660,9 +715,24 @@ export async function measureScenarios(ctx: BenchContext) {
         groups.push([s]);
       }
     }
+    const ceilingJob = (s: Scenario) =>
+      httpJob(
+        s.id,
+        'm',
+        `http://${HOST}:${ceiling.port}`,
+        headersOf(s.api ?? api),
+        () => s.request(counter++),
+        false,
+        ceiling.child.pid,
+        c,
+      );
     for (const group of groups) {
       await interleaved(
-        group.flatMap((s) => [serviceJob(s), directJob(s, s.direct!, c)]),
+        group.flatMap((s) => [
+          serviceJob(s),
+          directJob(s, s.direct!, c),
+          ...(CEILING_READS.includes(s.id) ? [ceilingJob(s)] : []),
+        ]),
         c,
         ROUNDS,
       );

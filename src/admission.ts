@@ -37,8 +37,10 @@ export interface AdmissionOptions {
   maxRoom?: number;
   /** Requests one tenant may have waiting (default 1,000: a waiting request holds its socket, not its body). */
   maxQueuedPerTenant?: number;
-  /** Requests one tenant may run at once (default: no limit). */
+  /** Requests one tenant may run at once while another tenant waits for a turn (default: no limit). */
   maxRunningPerTenant?: number;
+  /** Requests that run at once, all tenants together (default: no limit); past it, requests wait their turn. */
+  maxRunning?: number;
   /** Longest wait for a turn, in ms. */
   queueTimeoutMs: number;
   /** Holds back a tenant whose requests hold the event loop while others wait on it (loop-share.ts). */
@@ -94,6 +96,9 @@ export class Admission {
   readonly maxRoom: number;
   readonly maxQueuedPerTenant: number;
   readonly maxRunningPerTenant: number;
+  readonly maxRunning: number;
+  /** Requests running now, all tenants together. */
+  private runningAll = 0;
   private free: number;
   private readonly held = new Map<string, number>();
   private readonly running = new Map<string, number>();
@@ -120,6 +125,7 @@ export class Admission {
     );
     this.maxQueuedPerTenant = options.maxQueuedPerTenant ?? 1_000;
     this.maxRunningPerTenant = options.maxRunningPerTenant ?? Number.POSITIVE_INFINITY;
+    this.maxRunning = options.maxRunning ?? Number.POSITIVE_INFINITY;
     this.free = options.capacity;
   }
 
@@ -249,6 +255,7 @@ export class Admission {
     this.held.set(tenant, this.heldBy(tenant) + amount);
     if (counts) {
       this.running.set(tenant, this.runningBy(tenant) + 1);
+      this.runningAll += 1;
       this.started(tenant, amount);
     }
     let released = false;
@@ -260,6 +267,7 @@ export class Admission {
       if (left > 0) this.held.set(tenant, left);
       else this.held.delete(tenant);
       if (counts) {
+        this.runningAll -= 1;
         const runs = this.runningBy(tenant) - 1;
         if (runs > 0) this.running.set(tenant, runs);
         else this.running.delete(tenant);
@@ -275,9 +283,12 @@ export class Admission {
       if (this.leave(waiter)) waiter.fail(new AdmissionAbandoned());
     };
     const timer = setTimeout(() => {
-      // Whose requests kept it waiting: its own tenant's (at its share or its running limit, or held back to a
+      // Whose requests kept it waiting: its own tenant's (at its share, running its limit or more, or held back to a
       // spacing), or everyone's; read before leaving, since leaving lets the queue move on.
-      const own = this.atOwnBound(tenant, amount, counts) || (this.options.share?.spacingOf(tenant) ?? 0) > 0;
+      const own =
+        this.atOwnBound(tenant, amount, counts) ||
+        (this.options.share?.spacingOf(tenant) ?? 0) > 0 ||
+        (counts && this.runningBy(tenant) >= this.maxRunningPerTenant);
       if (!this.leave(waiter)) return;
       this.refused += 1;
       waiter.fail(own ? tenantBusy() : serverBusy());
@@ -411,12 +422,23 @@ export class Admission {
     return Math.max(0, startAt - performance.now());
   }
 
-  /** Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its running limit). */
+  /**
+   * Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its running limit).
+   * The running limit is work-conserving: it holds a tenant only while another tenant waits for a turn, so a tenant
+   * alone may use every turn there is (maxRunning); a tenant held back by the loop's share is held always.
+   */
   private atOwnBound(tenant: string, amount: number, counts = true) {
     if (this.heldBy(tenant) + amount > this.maxPerTenant) return true;
     if (!counts) return false;
-    const limit = Math.min(this.maxRunningPerTenant, this.options.share?.runningLimitOf(tenant) ?? Infinity);
+    const held = this.options.share?.runningLimitOf(tenant) ?? Infinity;
+    const limit = this.othersWaiting(tenant) ? Math.min(this.maxRunningPerTenant, held) : held;
     return this.runningBy(tenant) >= limit;
+  }
+
+  /** Whether a tenant other than `tenant` has requests waiting for their turn. */
+  othersWaiting(tenant: string): boolean {
+    for (const other of this.turns) if (other !== tenant) return true;
+    return false;
   }
 
   /**
@@ -432,6 +454,7 @@ export class Admission {
   }
 
   private fits(tenant: string, amount: number, room: number, counts: boolean) {
+    if (counts && this.runningAll >= this.maxRunning) return false;
     return this.free >= room && this.waitOf(tenant, amount, undefined, counts) === 0;
   }
 
@@ -451,8 +474,11 @@ export class Admission {
       const tenant = this.turns[k] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
+      const full = head.counts && this.runningAll >= this.maxRunning;
       const wait =
-        head.room > 0 ? Number.POSITIVE_INFINITY : this.waitOf(tenant, head.bytes, head.since, head.counts);
+        head.room > 0 || full
+          ? Number.POSITIVE_INFINITY
+          : this.waitOf(tenant, head.bytes, head.since, head.counts);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         k += 1;
@@ -481,8 +507,9 @@ export class Admission {
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
       const wait = this.waitOf(tenant, head.bytes, head.since, head.counts);
-      if (wait > 0) {
-        soonest = Math.min(soonest, wait);
+      // (every turn taken: a request waiting to start waits for one to end; a lease's growth goes on)
+      if (wait > 0 || (head.counts && this.runningAll >= this.maxRunning)) {
+        soonest = Math.min(soonest, wait > 0 ? wait : Number.POSITIVE_INFINITY);
         this.turns.push(this.turns.shift() as string);
         passed += 1;
         continue;

@@ -64,6 +64,12 @@ const GONE = 'the connection closed';
 /** Routes that never wait for a turn: liveness and readiness answer whatever the load (a probe must not time out). */
 const UNQUEUED = new Set(['/healthz', '/readyz']);
 
+/** The turns of the tenants not set up yet in this process, shared as one tenant's. */
+const NEW_TENANTS = 'new-tenants';
+
+/** Who a request is for admission: its tenant, or the public (requests without a token). */
+const tenantOf = (req: FastifyRequest) => (req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public');
+
 /** The budget a route states, or undefined when it states none. */
 export const budgetOf = (req: FastifyRequest): DoorBudget | undefined => req.routeOptions.config?.budget;
 
@@ -82,7 +88,9 @@ export const admissionHooks = fp(
     app.addHook('onRequest', async (req, reply) => {
       const route = req.routeOptions.url;
       if (route === undefined || UNQUEUED.has(route)) return;
-      const tenant = req.ctx ? `t:${req.ctx.viewer.tenant}` : 'public';
+      // A tenant not set up yet in this process takes its turn among all such tenants, as one: a flood of new
+      // tenants (each its own tenant, each a set-up of writes) then holds one tenant's share of the turns, not all.
+      const tenant = req.ctx && !services.tenants.known(req.ctx.viewer.tenant) ? NEW_TENANTS : tenantOf(req);
       // A client that goes away while its request waits gives its place up; one that goes away as the turn is
       // granted (the grant reaches the request a turn of the event loop later) gives the turn back at once. Either
       // way the request stops here: nobody is left to answer, and its turn must not stay taken.
@@ -96,7 +104,7 @@ export const admissionHooks = fp(
         reply.hijack();
         return;
       }
-      const memory = Object.assign(admission.lease(tenant), { signal: away.signal });
+      const memory = Object.assign(admission.lease(tenantOf(req)), { signal: away.signal });
       req.memory = memory;
       whenClosed(reply.raw, () => {
         // What crossed the one thread both ways: the body read and parsed (the bytes read, not what it declared), the

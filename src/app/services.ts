@@ -90,6 +90,7 @@ export function createServices(deps: AppDeps) {
     admission: new Admission({
       capacity: processRequestMemory(config.REQUEST_MEMORY_MB),
       maxRunningPerTenant: config.TENANT_CONCURRENCY,
+      maxRunning: config.REQUEST_CONCURRENCY,
       queueTimeoutMs: config.ADMISSION_QUEUE_TIMEOUT_MS,
       share: loopShare,
     }),

@@ -12,12 +12,15 @@ import {
 
 export interface TenantDirectory {
   ensure(tenant: string): Promise<void>;
+  /** Whether the tenant is set up in this process already (its next ensure costs nothing). */
+  known(tenant: string): boolean;
 }
 
 const MAX_REMEMBERED = 100_000;
 
 export function createTenantDirectory(db: Executor): TenantDirectory {
   const ready = new Map<string, Promise<void>>();
+  const settled = new Set<string>();
 
   async function bootstrap(tenant: string) {
     const version = await db.readOne((run) => readTenantVersion(run, tenant));
@@ -44,12 +47,19 @@ export function createTenantDirectory(db: Executor): TenantDirectory {
     ensure(tenant) {
       let pending = ready.get(tenant);
       if (!pending) {
-        if (ready.size >= MAX_REMEMBERED) ready.clear();
+        if (ready.size >= MAX_REMEMBERED) {
+          ready.clear();
+          settled.clear();
+        }
         pending = bootstrap(tenant);
         ready.set(tenant, pending);
-        pending.catch(() => ready.delete(tenant));
+        pending.then(
+          () => settled.add(tenant),
+          () => ready.delete(tenant),
+        );
       }
       return pending;
     },
+    known: (tenant) => settled.has(tenant),
   };
 }

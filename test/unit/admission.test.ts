@@ -14,7 +14,7 @@ const reasonOf = async (p: Promise<unknown>) => {
 
 describe('Admission', () => {
   it('a waiter whose request goes away (its signal aborts) leaves the queue at once and takes no turn', async () => {
-    const admission = new Admission({ capacity: 100, maxRunningPerTenant: 1, queueTimeoutMs: 10_000 });
+    const admission = new Admission({ capacity: 100, maxRunning: 1, queueTimeoutMs: 10_000 });
     const running = await admission.acquire('a', 0);
     const away = new AbortController();
     const abandoned = admission.acquire('a', 0, away.signal);
@@ -168,7 +168,12 @@ describe('Admission', () => {
     const c = await wide.acquire('c', 5);
     expect(await reasonOf(wide.acquire('d', 5))).toBe('server_busy');
     // a tenant at its running limit waits as its own: tenant_busy
-    const running = new Admission({ capacity: 100, maxRunningPerTenant: 1, queueTimeoutMs: 50 });
+    const running = new Admission({
+      capacity: 100,
+      maxRunningPerTenant: 1,
+      maxRunning: 1,
+      queueTimeoutMs: 50,
+    });
     const one = await running.acquire('e', 0);
     expect(await reasonOf(running.acquire('e', 0))).toBe('tenant_busy');
     one();
@@ -243,5 +248,47 @@ describe('leases (memory that grows with its request)', () => {
     running();
     await Promise.all(waits);
     expect(admission.refused).toBe(0);
+  });
+});
+
+describe('turns, work-conserving', () => {
+  it('a tenant alone runs past its limit (up to every turn there is); once another waits, the turns go in turn', async () => {
+    const admission = new Admission({
+      capacity: 100,
+      maxRunningPerTenant: 2,
+      maxRunning: 6,
+      queueTimeoutMs: 10_000,
+    });
+    const alone = await Promise.all(Array.from({ length: 6 }, () => admission.acquire('a', 0)));
+    expect(admission.runningBy('a')).toBe(6);
+    // Every turn taken: the next of either tenant waits.
+    const order: string[] = [];
+    const more = admission.acquire('a', 0).then((r) => {
+      order.push('a');
+      return r;
+    });
+    const other = admission.acquire('b', 0).then((r) => {
+      order.push('b');
+      return r;
+    });
+    expect(admission.queued).toBe(2);
+    // A turn comes free: "b" waits, so "a" (past its limit of 2) is held; "b" gets it although "a" asked first.
+    (alone[0] as () => void)();
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['b']);
+    // The next turn: nobody else waits, so "a" may go past its limit again.
+    (alone[1] as () => void)();
+    await more;
+    expect(order).toEqual(['b', 'a']);
+    for (const release of [...alone.slice(2), await more, await other]) release();
+    expect(admission.runningBy('a') + admission.runningBy('b')).toBe(0);
+  });
+
+  it('with no limit on all, a tenant alone is never held by its own limit', async () => {
+    const admission = new Admission({ capacity: 100, maxRunningPerTenant: 2, queueTimeoutMs: 10_000 });
+    const many = await Promise.all(Array.from({ length: 20 }, () => admission.acquire('a', 0)));
+    expect(admission.runningBy('a')).toBe(20);
+    expect(admission.othersWaiting('a')).toBe(false);
+    for (const release of many) release();
   });
 });

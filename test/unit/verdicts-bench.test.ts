@@ -5,7 +5,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { probeWindow } from '../../bench/probe-verdict.js';
 import type { Measurement, Report, StormPhase } from '../../bench/report.js';
-import { checkTargets, deepPageUncached, writeChecks } from '../../bench/report-checks.js';
+import {
+  ceilingChecks,
+  checkTargets,
+  deepPageUncached,
+  filterChecks,
+  writeChecks,
+} from '../../bench/report-checks.js';
 
 const committed = JSON.parse(readFileSync('bench/results/latest.json', 'utf8')) as Report;
 const LEVEL = committed.settings.targetLevel;
@@ -92,5 +98,62 @@ describe("the hostile storm's /healthz target", () => {
 
   it('a window of fast failed probes fails', () => {
     expect(healthTarget([phase(ok.map((s) => ({ ...s, outcome: '503' })))])?.met).toBe(false);
+  });
+});
+
+describe('the memory ceiling (m) and the filtered pages', () => {
+  /** A report with a cached read measured at 1, 16 and 64 connections, beside its ceiling. */
+  const withCeiling = (serviceRps: number, ceilingRps: number | null, p99 = 2): Report => {
+    const r = fresh();
+    const base = row(r, 'page-start', 'service');
+    r.settings.levels = [1, 16, 64];
+    r.measurements = r.measurements.filter((m) => !(m.scenario === 'page-start'));
+    for (const connections of [1, 16, 64]) {
+      r.measurements.push({ ...base, connections, rps: serviceRps, p99 });
+      if (ceilingRps !== null)
+        r.measurements.push({ ...base, target: 'm', connections, rps: ceilingRps, p99 });
+    }
+    return r;
+  };
+
+  it('a cached read at 0.9x the ceiling and a p99 of 2 ms meets its targets at every connection count', () => {
+    const checks = ceilingChecks(withCeiling(9_000, 10_000)).filter((c) => c.scenario === 'page-start');
+    expect(checks).toHaveLength(4);
+    expect(checks.every((c) => c.met === true)).toBe(true);
+  });
+
+  it('at 0.5x the ceiling, or with a p99 of 12 ms at 16 connections, or with no ceiling measured, it fails', () => {
+    const slow = ceilingChecks(withCeiling(5_000, 10_000)).filter((c) => c.scenario === 'page-start');
+    expect(slow.filter((c) => c.met === false)).toHaveLength(3);
+    const late = ceilingChecks(withCeiling(9_000, 10_000, 12)).filter(
+      (c) => c.scenario === 'page-start' && c.name.includes('p99'),
+    );
+    expect(late.map((c) => c.met)).toEqual([false]);
+    const missing = ceilingChecks(withCeiling(9_000, null)).filter((c) => c.scenario === 'page-start');
+    expect(missing.filter((c) => c.name.includes('ceiling')).map((c) => c.met)).toEqual([
+      false,
+      false,
+      false,
+    ]);
+  });
+
+  it('a filtered page slower than the raw driver, or measured without it, fails', () => {
+    const r = fresh();
+    const service = r.measurements.find((m) => m.scenario === 'filter-tag' && m.target === 'service');
+    expect(service).toBeDefined();
+    if (!service) return;
+    r.measurements = r.measurements.filter((m) => m.scenario !== 'filter-tag');
+    r.measurements.push(
+      { ...service, connections: 16, rps: 100 },
+      { ...service, target: 'a', connections: 16, rps: 200 },
+    );
+    const checks = filterChecks(r).filter((c) => c.scenario === 'filter-tag');
+    expect(checks.map((c) => c.met)).toEqual([false]);
+    r.measurements = r.measurements.filter((m) => m.target !== 'a');
+    expect(
+      filterChecks(r)
+        .filter((c) => c.scenario === 'filter-tag')
+        .map((c) => c.met),
+    ).toEqual([false]);
   });
 });

@@ -160,3 +160,19 @@ describe('the storm windows and run', () => {
     ).toBe(false);
   });
 });
+
+describe("a combination's answers", () => {
+  it('count a part’s shed answers as shed, and every part shed fails the whole', async () => {
+    const { combinationShape, DOOR_COMBINATIONS } = await import('../../bench/door-combinations.js');
+    const { shapeVerdict } = await import('../../bench/door-verdict.js');
+    const combination = DOOR_COMBINATIONS.find((c) => c.name === 'memory-at-once');
+    expect(combination).toBeDefined();
+    const shape = combinationShape(combination as NonNullable<typeof combination>);
+    const shed = { 'history-4mb: 429 tenant_busy': 40, 'attributes-4mb: 503 server_busy': 40 };
+    expect(shapeVerdict(shape, { requests: 80, answers: shed, largestAnswer: 0 }).reasons.join(' ')).toMatch(
+      /answered by the door/,
+    );
+    const some = { ...shed, 'history-4mb: 200': 20 };
+    expect(shapeVerdict(shape, { requests: 100, answers: some, largestAnswer: 0 }).reasons).toEqual([]);
+  });
+});

@@ -170,24 +170,28 @@ describe('VersionReader', () => {
 
   it('with a lease: a read answers the requests arriving within the lease from its start, with no statement; then reads again', async () => {
     const { db, statements } = controlledReads();
-    const reader = new VersionReader(db, 40);
-    expect(reader.writeWaitMs).toBe(45);
+    const reader = new VersionReader(db, 200);
+    expect(reader.writeWaitMs).toBe(205);
     const first = reader.read('t');
     await tick();
     const startedAt = performance.now();
     await new Promise((r) => setTimeout(r, 15));
     statements[0]?.answer({ t: 'v1' });
     expect((await first).version).toBe('v1');
-    // Within 40 ms of the read's start (not its end): answered from the lease, no statement, no share of one.
+    // Within the lease (counted from the read's start, not its end), in its first half: answered from it, no statement.
     const leased = await reader.read('t');
     expect([leased.version, leased.share, statements.length]).toEqual(['v1', 0, 1]);
-    // Past it: read again.
-    await new Promise((r) => setTimeout(r, Math.max(0, startedAt + 45 - performance.now())));
-    const again = reader.read('t');
+    // Past half its life, a read renews it ahead: a statement nobody waits on; meanwhile the lease still answers.
+    await new Promise((r) => setTimeout(r, Math.max(0, startedAt + 110 - performance.now())));
+    expect((await reader.read('t')).version).toBe('v1');
+    await tick();
+    expect(statements).toHaveLength(2);
+    expect((await reader.read('t')).version).toBe('v1'); // one renewal at a time
     await tick();
     expect(statements).toHaveLength(2);
     statements[1]?.answer({ t: 'v2' });
-    expect((await again).version).toBe('v2');
+    await tick();
+    expect((await reader.read('t')).version).toBe('v2');
     // A change this process committed ends the lease at once; another tenant never had one.
     reader.forget('t');
     void reader.read('t');
@@ -195,8 +199,27 @@ describe('VersionReader', () => {
     await tick();
     expect(statements).toHaveLength(3);
     expect(statements[2]?.tenants.sort()).toEqual(['other', 't']);
-    expect(reader.stats().leased).toBe(1);
     expect(new VersionReader(db).writeWaitMs).toBe(0);
+  });
+
+  it('without a lease in use, nothing renews: past the lease a request waits for a read of its own', async () => {
+    const { db, statements } = controlledReads();
+    const reader = new VersionReader(db, 30);
+    const first = reader.read('t');
+    await tick();
+    statements[0]?.answer({ t: 'v1' });
+    await first;
+    await new Promise((r) => setTimeout(r, 40));
+    expect(statements).toHaveLength(1);
+    let answered = false;
+    const late = reader.read('t').then((r) => {
+      answered = true;
+      return r;
+    });
+    await tick();
+    expect([answered, statements.length]).toEqual([false, 2]);
+    statements[1]?.answer({ t: 'v2' });
+    expect((await late).version).toBe('v2');
   });
 
   it('reads at most 500 tenants in one statement: 500 waiting take one, 501 take two', async () => {

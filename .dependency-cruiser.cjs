@@ -1,13 +1,17 @@
 // The layers of the repository (ARCHITECTURE.md), checked by `npm run check:deps` (part of `npm run lint`): imports
-// point down, never up, and never in a circle. From the bottom of src/: base modules, model/, db/, the services below
-// the request context, context.ts, resolvers/, the doors (REST, GraphQL, HTTP plumbing), app.ts, app/ and server.ts.
-// Beside it: the clients (cli/, client/), and the tools (bench/, and scripts/ above it).
-const BASE = '^src/(config|errors|logging|tracing|json-scan|raw-json|slots|operation-budget)[.]ts$';
-const ENTRY = '^src/(app|server)[.]ts$|^src/app/';
-const DOORS = '^src/(rest|schema|http)/|^src/(openapi|body|body-bytes|json-text)[.]ts$';
-/** The composition root: it builds the executor (app/services.ts) and runs the warm-up's rehearsal (app/warmup.ts). */
-const ROOT = '^src/app[.]ts$|^src/app/(services|warmup)[.]ts$';
-const SERVICES = '^src/(cache|services|auth)/|^src/metrics[.]ts$|^src/jobs/purge[.]ts$';
+// point down, never up, and never in a circle. From the bottom of src/: base modules (config, refusals, logs, traces),
+// the two floors of runtime machinery (json/: JSON read in pieces and written in slices; fairness/: admission, turns,
+// slots, the loop's share), model/, db/, the services below the request context, context.ts, resolvers/, the doors
+// (REST, GraphQL, HTTP plumbing, request bodies), app/ and server.ts. Beside it: the clients (cli/, client/), and the
+// tools (bench/, and scripts/ above it).
+const BASE = '^src/(config|errors)[.]ts$|^src/telemetry/(logging|tracing)[.]ts$';
+/** The runtime machinery's floors: they know nothing of the domain (json/ reads model/'s string rule). */
+const FLOORS = '^src/(json|fairness)/';
+const ENTRY = '^src/server[.]ts$|^src/app/';
+const DOORS = '^src/(rest|schema|http|body)/';
+/** The composition root: app/build.ts, the executor it builds (app/services.ts) and the warm-up (app/warmup.ts). */
+const ROOT = '^src/app/(build|services|warmup)[.]ts$';
+const SERVICES = '^src/(cache|services|auth)/|^src/telemetry/metrics[.]ts$|^src/jobs/purge[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -26,6 +30,14 @@ module.exports = {
         'configuration, refusals, logging, tracing and the bounded-input helpers know nothing of the domain',
       from: { path: BASE },
       to: { path: '^src/', pathNot: BASE },
+    },
+    {
+      name: 'floors-know-no-domain',
+      severity: 'error',
+      comment:
+        'json/ (bodies read in pieces, answers written in slices, the string rule applied) and fairness/ (admission, turns, slots) serve every layer above and reach only base modules and model/',
+      from: { path: FLOORS },
+      to: { path: '^src/', pathNot: `${FLOORS}|^src/model/|${BASE}` },
     },
     {
       name: 'model-is-pure',
@@ -48,7 +60,7 @@ module.exports = {
       comment:
         'db/ (Cypher, the executor) is reached from above and reaches only base, model/ and contract/ (the rows it stores, each declared once)',
       from: { path: '^src/db/' },
-      to: { path: '^src/', pathNot: `^src/(db|model|contract)/|${BASE}` },
+      to: { path: '^src/', pathNot: `^src/(db|model|contract)/|${FLOORS}|${BASE}` },
     },
     {
       name: 'services-below-context',
@@ -89,7 +101,7 @@ module.exports = {
     {
       name: 'entry-on-top',
       severity: 'error',
-      comment: 'the composition root (app.ts and its plugins in app/) is reached from server.ts only',
+      comment: 'the composition root (app/build.ts and its plugins in app/) is reached from server.ts only',
       from: { path: '^src/', pathNot: `^src/server[.]ts$|${ENTRY}` },
       to: { path: ENTRY },
     },
@@ -97,7 +109,7 @@ module.exports = {
       name: 'app-from-server-only',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/server[.]ts$' },
-      to: { path: '^src/app[.]ts$' },
+      to: { path: '^src/app/build[.]ts$' },
     },
     {
       name: 'cli-is-a-client',

@@ -420,7 +420,7 @@ const phaseLine = (p: PhaseReport) =>
     )} in ${(p.ms / 1000).toFixed(1)} s; victim ${probeText(p.victim)}; /healthz ${probeText(p.health)}; RSS max ${p.rssMaxMb.toFixed(0)} MB`;
 
 /**
- * What the service holds after a shape, from its metrics: the hold steps of the loop's share so far (loop-share.ts),
+ * What the service holds after a shape, from its metrics: the hold steps of the loop's share so far (fairness/loop-share.ts),
  * its heap, the memory outside it, and its two caches.
  */
 async function memoryAfter(base: string, operator: string): Promise<string> {

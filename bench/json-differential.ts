@@ -9,9 +9,9 @@ import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import fc from 'fast-check';
-import { parseJsonBody, readBody } from '../src/body.js';
-import { releaseBody } from '../src/body-bytes.js';
-import { parseJsonText } from '../src/json-text.js';
+import { releaseBody } from '../src/body/bytes.js';
+import { parseJsonBody, readBody } from '../src/body/read.js';
+import { parseJsonText } from '../src/json/text.js';
 import { illFormedPath } from '../src/model/text.js';
 
 export type Outcome = { value: unknown } | 'refused';

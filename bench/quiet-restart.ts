@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
-import { buildApp } from '../src/app.js';
+import { buildApp } from '../src/app/build.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { parseConfig } from '../src/config.js';
 import { createDriver } from '../src/db/driver.js';

@@ -275,3 +275,12 @@ export const fixed = (n: number | null | undefined, digits = 1) =>
 export const x2 = (n: number | null) => (n === null ? '–' : `${n.toFixed(2)}x`);
 /** Ratios to baseline (b) are small (writes reach about 1% of it): three significant digits. */
 export const x3 = (n: number | null) => (n === null ? '–' : `${n.toPrecision(3)}x`);
+
+/** A target of the bench, checked against this run's figures (bench/report-checks.ts). */
+export interface TargetCheck {
+  name: string;
+  met: boolean | null;
+  detail: string;
+  /** The scenario whose row (at the target level) the check belongs to, for the tables' "target" column. */
+  scenario?: string;
+}

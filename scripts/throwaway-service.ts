@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
 import { neo4jSettings, withTimeout } from '../bench/lib.js';
-import { buildApp } from '../src/app.js';
+import { buildApp } from '../src/app/build.js';
 import { parseConfig } from '../src/config.js';
 import { createDriver } from '../src/db/driver.js';
 import { createExecutor } from '../src/db/executor.js';

@@ -87,7 +87,7 @@ const fields = z.object({
   GRAPHQL_QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).max(60_000).default(2_000),
   /**
    * Memory (MiB) the requests running at once may hold together: bodies as they arrive, heavy doors what they state
-   * (a tenant at most half); the rest wait their turn (admission.ts). Unset: derived from the heap and the container's
+   * (a tenant at most half); the rest wait their turn (fairness/admission.ts). Unset: derived from the heap and the container's
    * memory limit (app/memory.ts).
    */
   REQUEST_MEMORY_MB: z.coerce.number().int().min(16).max(65_536).optional(),
@@ -102,7 +102,7 @@ const fields = z.object({
    */
   REQUEST_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(64),
   ADMISSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
-  /** OTLP/HTTP collector for traces (its /v1/traces is posted to); tracing is off when unset (src/tracing.ts). */
+  /** OTLP/HTTP collector for traces (its /v1/traces is posted to); tracing is off when unset (src/telemetry/tracing.ts). */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
   OTEL_SERVICE_NAME: z.string().min(1).default('entity-metamodel'),
   /** Origins (scheme://host[:port], comma-separated) whose browsers may call the API cross-origin; none by default. */

@@ -2,7 +2,6 @@
 
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
-import type { Admission } from './admission.js';
 import type { Viewer } from './auth/tokens.js';
 import type { EngineCache } from './cache/engine-cache.js';
 import type { ModelReadScope, ModelReads } from './cache/model-reads.js';
@@ -16,18 +15,19 @@ import {
 import { findTypesByGuids, type StoredType } from './db/entity-types.js';
 import type { Executor, QueryStats, WriteGuard } from './db/executor.js';
 import type { IdempotencyScope, KeyOwner } from './db/idempotency-records.js';
+import type { Admission } from './fairness/admission.js';
+import type { OperationBudget } from './fairness/operation-budget.js';
 import type { Purger } from './jobs/purge.js';
-import type { LogRing } from './logging.js';
-import type { Metrics } from './metrics.js';
+import type { StoredJson } from './json/raw.js';
 import { MAX_ATTRIBUTE_DEFS } from './model/limits.js';
 import { WITHDRAWN_LISTED } from './model/pages.js';
 import { ROOT_KEY } from './model/system-types.js';
-import type { OperationBudget } from './operation-budget.js';
-import type { StoredJson } from './raw-json.js';
 import type { BookmarkCodec } from './services/bookmarks.js';
 import type { CursorCodec } from './services/cursor.js';
 import type { KeyedRequests, StoredAnswer } from './services/keyed-requests.js';
 import type { TenantDirectory } from './services/tenants.js';
+import type { LogRing } from './telemetry/logging.js';
+import type { Metrics } from './telemetry/metrics.js';
 
 export type { Viewer };
 
@@ -48,7 +48,7 @@ export interface Services {
   metrics: Metrics;
   /** Requests under an Idempotency-Key: their turns and stored answers (services/keyed-requests.ts). */
   keyed: KeyedRequests;
-  /** The request memory heavy doors reserve before they run, shared fairly between tenants (admission.ts). */
+  /** The request memory heavy doors reserve before they run, shared fairly between tenants (fairness/admission.ts). */
   admission: Admission;
 }
 

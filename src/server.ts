@@ -5,8 +5,8 @@ import v8 from 'node:v8';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { ConfigError, loadConfig } from './config.js';
 import { type LocalNeo4j, localNeo4jUri, startLocalNeo4j } from './db/local-neo4j.js';
-import { createLogger, LogRing } from './logging.js';
-import { jsonParseReadsEscapedKeys, RUNTIME_REFUSAL } from './runtime-check.js';
+import { jsonParseReadsEscapedKeys, RUNTIME_REFUSAL } from './json/runtime-check.js';
+import { createLogger, LogRing } from './telemetry/logging.js';
 
 // The app and the driver are imported once the local Neo4j is starting (below): loading them takes about a second
 // that a crash restart then spends beside Neo4j's start instead of before it.
@@ -83,7 +83,7 @@ async function main() {
     { schedulePurge },
     { preparePages },
   ] = await Promise.all([
-    import('./app.js'),
+    import('./app/build.js'),
     import('./db/driver.js'),
     import('./db/executor.js'),
     import('./db/migrations.js'),

@@ -5,7 +5,7 @@ import type { Driver } from 'neo4j-driver';
 import pino from 'pino';
 import { inject, vi } from 'vitest';
 import { createMetamodelClient, type FetchLike, MetamodelGraphQLError } from '../client/src/index.js';
-import { type AppDeps, buildApp } from '../src/app.js';
+import { type AppDeps, buildApp } from '../src/app/build.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { parseConfig } from '../src/config.js';
 import type { Envelope } from '../src/contract/wire.js';

@@ -1,18 +1,17 @@
-// A request's admission (admission.ts), shared fairly between tenants, in two steps. Before anything of it is read,
-// its turn: its tenant runs at most TENANT_CONCURRENCY requests at once (requests without a token count as one
-// tenant, but liveness and readiness, which must answer whatever happens), and the tenant's first request of the
-// process sets the tenant up inside that turn, not before it. Then its memory, drawn from the process's request
-// memory as it is used, never as it is declared: its body as the bytes arrive (body.ts), and, once its body is in, a
-// heavy door's stated memory (its budget; a door whose memory grows with its body states it per byte of the body
-// read). So a client that sends slowly holds only what it sent, and a body refused or abandoned gives its memory back
-// at once. The turn and the memory are given back when the answer has gone (or the connection went first). A route
-// that states no budget is admitted as the heaviest door there is, and said so in the log once: no door goes without
-// a bound.
+// A request's admission (fairness/admission.ts; its README tells the whole), in steps. Before anything of it is read,
+// its turn, shared fairly between tenants (requests without a token count as one tenant; liveness and readiness never
+// wait). A tenant not set up yet in this process is first set up in a turn among all such tenants, as one. Then its
+// memory, drawn from the process's request memory as it is used, never as it is declared: its body as the bytes
+// arrive (body/read.ts), and, once its body is in, a heavy door's stated memory (its budget; a door whose memory grows
+// with its body states it per byte of the body read). So a client that sends slowly holds only what it sent, and a
+// body refused or abandoned gives its memory back at once. The turn and the memory are given back when the answer has
+// gone (or the connection went first). A route that states no budget is admitted as the heaviest door there is, and
+// said so in the log once: no door goes without a bound.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AdmissionAbandoned, type AdmissionLease } from '../admission.js';
-import { type BodyMemory, bodyBytesRead } from '../body.js';
+import { type BodyMemory, bodyBytesRead } from '../body/read.js';
 import type { Services } from '../context.js';
+import { AdmissionAbandoned, type AdmissionLease } from '../fairness/admission.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { wantsGraphiQL } from '../http/pages.js';
 import { BODY_LIMIT_BYTES, type DoorBudget, LIGHT_FROM_MEMORY_BYTES } from '../model/doors.js';
@@ -73,7 +72,7 @@ const tenantOf = (req: FastifyRequest) => (req.ctx ? `t:${req.ctx.viewer.tenant}
 /** The budget a route states, or undefined when it states none. */
 export const budgetOf = (req: FastifyRequest): DoorBudget | undefined => req.routeOptions.config?.budget;
 
-/** A request's memory as its body reader draws it (body.ts); none for a request that took no turn. */
+/** A request's memory as its body reader draws it (body/read.ts); none for a request that took no turn. */
 export const bodyMemoryOf = (req: FastifyRequest): BodyMemory | undefined => {
   const memory = req.memory;
   return memory && { grow: (bytes) => memory.grow(bytes, memory.signal), release: () => memory.release() };
@@ -88,23 +87,34 @@ export const admissionHooks = fp(
     app.addHook('onRequest', async (req, reply) => {
       const route = req.routeOptions.url;
       if (route === undefined || UNQUEUED.has(route)) return;
-      // A tenant not set up yet in this process takes its turn among all such tenants, as one: a flood of new
-      // tenants (each its own tenant, each a set-up of writes) then holds one tenant's share of the turns, not all.
-      const tenant = req.ctx && !services.tenants.known(req.ctx.viewer.tenant) ? NEW_TENANTS : tenantOf(req);
+      const tenant = tenantOf(req);
       // A client that goes away while its request waits gives its place up; one that goes away as the turn is
       // granted (the grant reaches the request a turn of the event loop later) gives the turn back at once. Either
       // way the request stops here: nobody is left to answer, and its turn must not stay taken.
       const away = new AbortController();
       whenClosed(reply.raw, () => away.abort(GONE));
-      let release: () => void;
-      try {
-        release = await admission.acquire(tenant, 0, away.signal);
-      } catch (err) {
-        if (!(err instanceof AdmissionAbandoned)) throw err;
-        reply.hijack();
-        return;
+      const turn = (who: string) =>
+        admission.acquire(who, 0, away.signal).catch((err: unknown) => {
+          if (!(err instanceof AdmissionAbandoned)) throw err;
+          return undefined;
+        });
+      // The tenant's system types, set up once per process (metrics read no tenant's data, and must be readable
+      // while the database is away). A tenant not set up yet is set up in a turn among all such tenants, taken as
+      // one tenant's: a flood of new tenants (each its own tenant, each a set-up of writes) holds one tenant's
+      // share of the turns, not all of them; then the request takes a turn of its own.
+      const viewer = req.ctx?.viewer.tenant;
+      if (viewer !== undefined && route !== ROUTES.metrics.path && !services.tenants.known(viewer)) {
+        const setUp = await turn(NEW_TENANTS);
+        if (!setUp) return reply.hijack();
+        try {
+          await services.tenants.ensure(viewer);
+        } finally {
+          setUp();
+        }
       }
-      const memory = Object.assign(admission.lease(tenantOf(req)), { signal: away.signal });
+      const release = await turn(tenant);
+      if (!release) return reply.hijack();
+      const memory = Object.assign(admission.lease(tenant), { signal: away.signal });
       req.memory = memory;
       whenClosed(reply.raw, () => {
         // What crossed the one thread both ways: the body read and parsed (the bytes read, not what it declared), the
@@ -115,13 +125,7 @@ export const admissionHooks = fp(
         memory.release();
         release();
       });
-      if (isClosed(reply.raw)) {
-        reply.hijack();
-        return;
-      }
-      // The tenant's system types, set up once per process, inside the tenant's turn (metrics read no tenant's data,
-      // and must be readable while the database is away).
-      if (req.ctx && route !== ROUTES.metrics.path) await services.tenants.ensure(req.ctx.viewer.tenant);
+      if (isClosed(reply.raw)) return reply.hijack();
     });
 
     // A heavy door's memory, once its body is in: what it states, and at least its share of HEAVY_PER_TENANT (a

@@ -12,7 +12,7 @@ import { ASSETS_PREFIX, DOCS_PATHS, wantsGraphiQL } from '../http/pages.js';
 import { isIllFormedQuery } from '../http/query-string.js';
 import { sentHeader } from '../http/single-headers.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
-import { traceOf } from '../tracing.js';
+import { traceOf } from '../telemetry/tracing.js';
 import { requestScope } from './errors.js';
 
 /** Whether a presented credential equals the expected one, in time independent of where they differ. */

@@ -7,7 +7,7 @@ import fp from 'fastify-plugin';
 import type { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import type { Logger } from 'pino';
-import { tooLarge } from '../body.js';
+import { tooLarge } from '../body/read.js';
 import {
   type AppError,
   boundedMessage,

@@ -9,17 +9,17 @@ import { createGraphQLError, createYoga, type Plugin, type YogaLogger } from 'gr
 import type { Logger } from 'pino';
 import type { RequestContext, Services } from '../context.js';
 import { isAppError, refusalExtensions, refuse } from '../errors.js';
+import { Slots } from '../fairness/slots.js';
 import { replayed, takeKeyedTurn } from '../http/idempotency-key.js';
 import { sendGraphiQL, wantsGraphiQL } from '../http/pages.js';
-import { assertWellFormed } from '../json-text.js';
+import { assertWellFormed } from '../json/text.js';
 import { inputOf } from '../rest/route.js';
 import { ROUTES } from '../rest/schemas.js';
 import { armorPlugin, knownOperationTypesPlugin } from '../schema/armor.js';
 import { answerKey, type CachedAnswer, GraphQLAnswers } from '../schema/graphql-answers.js';
 import { operationGuardPlugin } from '../schema/guard.js';
 import { schema } from '../schema/index.js';
-import { Slots } from '../slots.js';
-import { graphqlTracingPlugin, type Tracing } from '../tracing.js';
+import { graphqlTracingPlugin, type Tracing } from '../telemetry/tracing.js';
 import { maskGraphQLError } from './errors.js';
 
 /** Whether an Accept header admits a JSON answer (absent, or listing a JSON type or a wildcard with q > 0). */
@@ -114,7 +114,7 @@ export function yogaLogger(logger: Logger): YogaLogger {
 
 /**
  * A GET operation's variables (JSON text in the query string, parsed by Yoga) hold well-formed strings only, as a
- * body's do (body.ts); text that is not JSON is left to Yoga's own refusal.
+ * body's do (body/read.ts); text that is not JSON is left to Yoga's own refusal.
  */
 function variablesWellFormed(query: unknown) {
   const text = (query as { variables?: unknown }).variables;

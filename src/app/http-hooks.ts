@@ -4,8 +4,9 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { bodyLeftUnread, parseJsonBody, readBody } from '../body.js';
-import { releaseBody } from '../body-bytes.js';
+import { releaseBody } from '../body/bytes.js';
+import { bodyLeftUnread, parseJsonBody, readBody } from '../body/read.js';
+import { takeRefusedBody } from '../body/refused.js';
 import type { RequestContext, Services } from '../context.js';
 import {
   CHANGE_REASON_HEADER,
@@ -18,7 +19,6 @@ import { type AppError, refuse } from '../errors.js';
 import { isClosed, whenClosed } from '../http/connection.js';
 import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
 import { sentHeader } from '../http/single-headers.js';
-import { takeRefusedBody } from '../refused-bodies.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
@@ -29,7 +29,7 @@ export const httpHooks = fp(
   async (app: FastifyInstance, { services }: { services: Services }) => {
     const { config, metrics } = services;
     // Every body is read under the size and shape limits with bounded memory and time, then parsed as JSON (see
-    // body.ts); a large body draws its memory from its request's admission as its bytes arrive.
+    // body/read.ts); a large body draws its memory from its request's admission as its bytes arrive.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', async (req: FastifyRequest, payload: Readable) => {
       if (Array.isArray(sentHeader(req.raw, 'content-type'))) {
@@ -172,7 +172,7 @@ export const httpHooks = fp(
 
     app.addHook('onSend', async (req, reply, payload) => {
       // The rest of a body refused unread is discarded at a bounded pace, then the connection is closed if it goes
-      // on: taken before the answer is sent, after which Node would discard it at full speed (refused-bodies.ts).
+      // on: taken before the answer is sent, after which Node would discard it at full speed (body/refused.ts).
       takeRefusedBody(req.raw);
       const ctx = req.ctx;
       const scope = ctx?.keyed.scope;
@@ -197,7 +197,7 @@ export const httpHooks = fp(
       }
       if (closing) reply.header('connection', 'close');
       // Fastify closes the connection after any body-parser refusal; for a body refused unread that would reset the
-      // socket with the client still sending, often before it reads the 413. Its rest is drained instead (body.ts).
+      // socket with the client still sending, often before it reads the 413. Its rest is drained instead (body/read.ts).
       else if (bodyLeftUnread(req.raw)) reply.removeHeader('connection');
       return sent;
     });

@@ -1,4 +1,4 @@
-// The process's request memory (the admission's room, admission.ts): what the requests running at once may hold
+// The process's request memory (the admission's room, fairness/admission.ts): what the requests running at once may hold
 // together beyond the caches, derived from the heap and the container's memory limit unless REQUEST_MEMORY_MB says.
 // Bodies draw from it as their bytes arrive and heavy doors what they state (app/admission.ts). A fifth of the heap:
 // the parsed values and answers live there, beside the caches' MODEL_CACHE_MAX_MB; and at most three tenths of what

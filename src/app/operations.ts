@@ -6,9 +6,9 @@ import fp from 'fastify-plugin';
 import type { Services } from '../context.js';
 import type { Readiness } from '../db/readiness.js';
 import { registerPages } from '../http/pages.js';
-import { buildOpenApiDocument } from '../openapi.js';
 import { assertOperator } from '../resolvers/admin.js';
 import { failBody } from '../rest/envelope.js';
+import { buildOpenApiDocument } from '../rest/openapi.js';
 import { route } from '../rest/route.js';
 import { ROUTES } from '../rest/schemas.js';
 

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Driver } from 'neo4j-driver';
 import type { Logger } from 'pino';
-import { Admission } from '../admission.js';
 import { createTokenVerifier } from '../auth/tokens.js';
+import { refusedBytesDiscarded } from '../body/refused.js';
 import { EngineCache } from '../cache/engine-cache.js';
 import { ModelCache } from '../cache/model-cache.js';
 import { ModelReads } from '../cache/model-reads.js';
@@ -13,16 +13,17 @@ import { type Config, cursorKeyOf } from '../config.js';
 import type { Services } from '../context.js';
 import { createExecutor } from '../db/executor.js';
 import { ProbeTimeout, Readiness } from '../db/readiness.js';
+import { Admission } from '../fairness/admission.js';
+import { LoopShare } from '../fairness/loop-share.js';
 import { createPurger } from '../jobs/purge.js';
-import { createLogger, LogRing } from '../logging.js';
-import { LoopShare } from '../loop-share.js';
-import { createMetrics } from '../metrics.js';
 import { completeCarry, judgeBatch } from '../resolvers/carry.js';
 import { createBookmarkCodec } from '../services/bookmarks.js';
 import { createCursorCodec } from '../services/cursor.js';
 import { IDEMPOTENCY_LIMITS, KeyedRequests } from '../services/keyed-requests.js';
 import { createTenantDirectory } from '../services/tenants.js';
-import { createTracing, type Tracing } from '../tracing.js';
+import { createLogger, LogRing } from '../telemetry/logging.js';
+import { createMetrics } from '../telemetry/metrics.js';
+import { createTracing, type Tracing } from '../telemetry/tracing.js';
 import { processRequestMemory } from './memory.js';
 import { keepWarming, WARMUP_ROUNDS, warmUp } from './warmup.js';
 
@@ -73,7 +74,7 @@ export function createServices(deps: AppDeps) {
     new ModelCache(cacheBytes - engineCache.maxBytes),
     new VersionReader(db, config.MODEL_READ_LEASE_MS),
   );
-  const metrics = createMetrics({ engineCache, model });
+  const metrics = createMetrics({ engineCache, model, refusedBodyBytes: refusedBytesDiscarded });
   // (Not while the database is away or the warm-up runs: see LoopShareOptions.active.)
   const loopShare = new LoopShare({ active: () => readiness.state === 'ready' });
   const services: Services = {

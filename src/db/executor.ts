@@ -9,7 +9,7 @@ import neo4j, {
   type Transaction,
 } from 'neo4j-driver';
 import { refuse } from '../errors.js';
-import { type RequestTrace, tracedStatement } from '../tracing.js';
+import { type RequestTrace, tracedStatement } from '../telemetry/tracing.js';
 import {
   claimIdempotencyKey,
   IdempotencyKeyTaken,

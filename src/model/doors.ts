@@ -4,10 +4,10 @@
 // router serves and the fields the schema has and fails on one without a budget or without a shape in the hostile
 // storm (bench/storm-shapes.ts).
 
-/** The largest request body (the specification's 8 MB, as 8 MiB): read as it arrives, refused past it (body.ts). */
+/** The largest request body (the specification's 8 MB, as 8 MiB): read as it arrives, refused past it (body/read.ts). */
 export const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
-/** The blocks a large body is copied into as it arrives (body-bytes.ts), each drawn from the request memory first. */
+/** The blocks a large body is copied into as it arrives (body/bytes.ts), each drawn from the request memory first. */
 export const BODY_BLOCK_BYTES = 256 * 1024;
 
 export const KB = 1024;
@@ -39,7 +39,7 @@ export interface DoorBudget {
    * A door whose memory grows with what it is sent (a model document planned: its steps repeat each type's name, so
    * a 3 MB document made a 20 MB answer and held 60 MB): a request reserves this many bytes per byte of its body (its
    * declared length, or its limit's when it declares none), at most memoryBytes, instead of memoryBytes whatever its
-   * size. What it reserves past a tenant's share it still takes from the process's room (admission.ts).
+   * size. What it reserves past a tenant's share it still takes from the process's room (fairness/admission.ts).
    */
   memoryPerBodyByte?: number;
   /**

@@ -60,7 +60,7 @@ const stepOf = (key: string | number) =>
 
 /**
  * Where the first string of a parsed JSON value (a key or a string value, at any depth) that is not well-formed
- * Unicode lies, as a JSON path; undefined when every string is. Recursive: a body's nesting is bounded (json-scan.ts),
+ * Unicode lies, as a JSON path; undefined when every string is. Recursive: a body's nesting is bounded (json/scan.ts),
  * and the path is only built on the way back from the string found.
  */
 export function illFormedPath(value: unknown): string | undefined {

@@ -3,7 +3,7 @@
 import type { RequestContext } from '../context.js';
 import { refuse } from '../errors.js';
 import type { PurgeProgress } from '../jobs/purge.js';
-import { LEVELS } from '../logging.js';
+import { LEVELS } from '../telemetry/logging.js';
 import { authorOf } from './change-author.js';
 
 export function assertOperator(ctx: RequestContext) {

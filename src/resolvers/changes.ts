@@ -14,8 +14,8 @@ import {
 import { MODEL_VERSION_SHARDS } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { refuse } from '../errors.js';
+import { rawJson } from '../json/raw.js';
 import { pageSize } from '../model/pages.js';
-import { rawJson } from '../raw-json.js';
 import { checkFeedFilter, FEED_FILTER_WINDOW, type FeedFilterInput, pick } from './feed-filter.js';
 
 export { FEED_FILTER_WINDOW } from './feed-filter.js';
@@ -44,7 +44,7 @@ const rows = new WeakMap<StoredChange, ChangeAnswerRow>();
 
 /**
  * A record as the API shows it, its before and after as stored (JSON text, never parsed on the way to a GraphQL
- * answer: see raw-json.ts). Made once per record read: the fields of one record, and every alias of a page, read
+ * answer: see json/raw.ts). Made once per record read: the fields of one record, and every alias of a page, read
  * the same object.
  */
 export function toChangeRow(c: StoredChange): ChangeAnswerRow {

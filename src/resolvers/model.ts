@@ -18,6 +18,7 @@ import {
 import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
 import { type AppError, isAppError, type Reason, refuse } from '../errors.js';
+import { TurnClock } from '../fairness/turn-clock.js';
 import {
   IMPACT_SCAN_MAX,
   keptFormerNames,
@@ -38,7 +39,6 @@ import {
   PLAN_MAX_STEP_BYTES,
 } from '../model/plans.js';
 import { MANAGED_TYPES } from '../model/system-types.js';
-import { TurnClock } from '../turns.js';
 import {
   checkNewDeclaration,
   checkRedeclarationAgainst,

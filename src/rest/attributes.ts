@@ -1,7 +1,7 @@
 // REST routes for attribute definitions: declare, list, withdraw (the curation API's DELETE).
 
 import type { FastifyInstance } from 'fastify';
-import { rowPieces } from '../json-slices.js';
+import { rowPieces } from '../json/slices.js';
 import { MAX_ATTRIBUTE_DEFS } from '../model/limits.js';
 import {
   attributeRowJson,

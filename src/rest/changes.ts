@@ -1,7 +1,7 @@
 // REST routes for the metamodel's history: a type's history and the tenant's change feed, their records written
 // out with their stored before/after texts spliced in (resolvers/changes.ts, changeRowJson).
 import type { FastifyInstance } from 'fastify';
-import { rowPieces } from '../json-slices.js';
+import { rowPieces } from '../json/slices.js';
 import { changeRowJson, readFeed, typeHistory } from '../resolvers/changes.js';
 import { succeedSerialised } from './envelope.js';
 import { route } from './route.js';

@@ -1,7 +1,7 @@
 // REST routes for entity types: handlers take the checked input, call resolvers, and shape the envelope.
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../errors.js';
-import { pieces } from '../json-slices.js';
+import { pieces } from '../json/slices.js';
 import {
   createOrGetEntityType,
   deleteEntityType,

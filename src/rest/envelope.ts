@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type { Envelope } from '../contract/wire.js';
 import { type AppError, refusalExtensions } from '../errors.js';
 import { isClosed } from '../http/connection.js';
-import { encodeInSlices, encodeSlices, pieces, SLICE_CHARS, sizeWithin } from '../json-slices.js';
+import { encodeInSlices, encodeSlices, pieces, SLICE_CHARS, sizeWithin } from '../json/slices.js';
 
 /** A success answer; a large one is serialised a slice at a time, the event loop turning between slices. */
 export function succeed(reply: FastifyReply, status: number, data: Record<string, unknown>) {

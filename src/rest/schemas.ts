@@ -1,5 +1,5 @@
 // The REST contract as data: each route's path, parameters, body and answers as zod schemas. The router checks
-// requests' shapes with these schemas (rest/route.ts) and the OpenAPI document is generated from them (openapi.ts),
+// requests' shapes with these schemas (rest/route.ts) and the OpenAPI document is generated from them (rest/openapi.ts),
 // so the document cannot drift from what the service accepts. The rules themselves stay in resolvers/, shared with
 // GraphQL; a body whose rules a resolver checks whole (bodyCheckedByResolver) is documented here and checked there.
 // The routes are written by area in route-table/; this is the one table the router, the OpenAPI document, the
@@ -51,7 +51,7 @@ export const COMMON_REFUSALS: Reason[] = [
   'storage_busy',
   'internal_error',
 ];
-/** Reasons any route with a body may refuse with before a handler runs (body.ts). */
+/** Reasons any route with a body may refuse with before a handler runs (body/read.ts). */
 export const BODY_REFUSALS: Reason[] = [
   'request_too_large',
   'request_timeout',

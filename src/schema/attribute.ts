@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { charge, type RequestContext } from '../context.js';
 import { AttributeRow, descriptionOf, WithdrawImpact as WithdrawImpactRow } from '../contract/wire.js';
 import type { StoredAttribute } from '../db/attributes.js';
+import { StoredJson } from '../json/raw.js';
 import {
   MAX_ALLOWED_VALUES,
   MAX_ATTRIBUTE_DEFS,
@@ -14,7 +15,6 @@ import {
 } from '../model/limits.js';
 import { pageRange, pageSize, WITHDRAWN_LISTED } from '../model/pages.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
-import { StoredJson } from '../raw-json.js';
 import {
   attributesOf,
   attributeUsageOf,

@@ -4,7 +4,7 @@
 //   parent: answered from its parent's row (already loaded and paid for): no statement, counts 1 like any field;
 //   list:   a list of at most `bound(args)` entries: its selection's cost is multiplied by the bound;
 //   read:   reads more than it shows (a loader's batched statement, a count, the whole model): `cost` is added.
-// While an operation runs, what it materialises and loads is charged to its budget (operation-budget.ts) before it
+// While an operation runs, what it materialises and loads is charged to its budget (fairness/operation-budget.ts) before it
 // is read, and its answer measured before it is serialised.
 
 import { ModelPlan, PlanBlocked, PlanStep } from '../contract/model-document.js';

@@ -1,13 +1,13 @@
 // Executes only operations whose static cost (with their variables) is within bounds, gives each a budget while it
 // runs, and measures its answer before it is serialised (schema/limits.ts says what each bound is). A refused
 // operation's answer is the refusal alone; an answer within bounds is serialised with its stored JSON texts spliced
-// in where measuring it put their markers (raw-json.ts).
+// in where measuring it put their markers (json/raw.ts).
 import { GraphQLError, getOperationAST, getVariableValues } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { RequestContext } from '../context.js';
 import { AppError, refusalExtensions } from '../errors.js';
-import { OperationBudget } from '../operation-budget.js';
-import { stringifyMarked } from '../raw-json.js';
+import { OperationBudget } from '../fairness/operation-budget.js';
+import { stringifyMarked } from '../json/raw.js';
 import { IDEMPOTENCY_LIMITS } from '../services/keyed-requests.js';
 import { GRAPHQL_LIMITS, measureAnswer, operationCost, refusal } from './limits.js';
 
@@ -86,7 +86,7 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
             setResult(refused(refusal.tooLarge(`more than ${(maxAnswerBytes / 1024 / 1024).toFixed(0)} MB`)));
             return;
           }
-          // Serialised with the stored JSON texts it holds spliced in where their markers stand (raw-json.ts); Yoga
+          // Serialised with the stored JSON texts it holds spliced in where their markers stand (json/raw.ts); Yoga
           // calls a result's own stringify when it has one (the compiled query's is plain JSON.stringify).
           if (texts.length > 0) {
             (result as { stringify?: (value: unknown) => string }).stringify = (value) =>

@@ -16,8 +16,8 @@ import {
 } from 'graphql';
 import { getComplexity, simpleEstimator } from 'graphql-query-complexity';
 import { refuse } from '../errors.js';
+import { markRaw, RawJson } from '../json/raw.js';
 import { GRAPHQL_LIMITS } from '../model/graphql-limits.js';
-import { markRaw, RawJson } from '../raw-json.js';
 import { FIELD_BUDGETS } from './field-budgets.js';
 
 export { GRAPHQL_LIMITS };
@@ -157,7 +157,7 @@ export const refusal = {
  * walked without recursion), never fewer than it has; stops counting once past `limit`. Every string and key counts
  * its exact bytes as JSON text (jsonStringBytes: UTF-8, quotes and escapes); a number its digits; a stored JSON text
  * (RawJson) its exact UTF-8 length, and it is replaced where it stands by its marker, its text going to `texts`
- * (raw-json.ts: the answer is then serialised with stringifyMarked). (Short strings counted one byte per UTF-16 unit
+ * (json/raw.ts: the answer is then serialised with stringifyMarked). (Short strings counted one byte per UTF-16 unit
  * let names of 64 CJK characters, 3 bytes each, make a 12.8 MB answer measured under 5 MiB.)
  */
 export function measureAnswer(value: unknown, limit: number, texts: string[]): number {

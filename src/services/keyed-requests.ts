@@ -123,9 +123,14 @@ export class KeyedRequests {
       if (stored) return { replay: stored };
     }
     let end!: (stored?: StoredAnswer) => void;
+    let claiming = false;
     const done = new Promise<StoredAnswer | undefined>((resolve) => {
       end = (stored) => {
         if (this.inFlight.get(id)?.done === done) this.inFlight.delete(id);
+        if (claiming) {
+          claiming = false;
+          this.claiming(owner.tenant, -1);
+        }
         resolve(stored);
       };
     });
@@ -137,18 +142,31 @@ export class KeyedRequests {
         end(replay);
         return { replay };
       }
-      if (usage.keys >= this.limits.maxKeysPerTenant || usage.bytes >= this.limits.maxBytesPerTenant) {
+      // (keys being claimed here count too: requests checked at once would each find the last key free)
+      const keys = usage.keys + (this.claims.get(owner.tenant) ?? 0);
+      if (keys >= this.limits.maxKeysPerTenant || usage.bytes >= this.limits.maxBytesPerTenant) {
         throw refuse(
           'idempotency_keys_exhausted',
-          `This tenant holds ${usage.keys.toLocaleString('en-US')} Idempotency-Keys with ${usage.bytes.toLocaleString('en-US')} bytes of stored answers; at most ${this.limits.maxKeysPerTenant.toLocaleString('en-US')} keys and ${this.limits.maxBytesPerTenant.toLocaleString('en-US')} bytes are kept (24 hours each). Send the request without a key, or later.`,
+          `This tenant holds ${keys.toLocaleString('en-US')} Idempotency-Keys with ${usage.bytes.toLocaleString('en-US')} bytes of stored answers; at most ${this.limits.maxKeysPerTenant.toLocaleString('en-US')} keys and ${this.limits.maxBytesPerTenant.toLocaleString('en-US')} bytes are kept (24 hours each). Send the request without a key, or later.`,
           3600,
         );
       }
+      claiming = true;
+      this.claiming(owner.tenant, 1);
       return { body: sent, end };
     } catch (e) {
       end();
       throw e;
     }
+  }
+
+  /** New keys of `tenant` being claimed by requests of this process (not yet in its ledger). */
+  private readonly claims = new Map<string, number>();
+
+  private claiming(tenant: string, by: number) {
+    const n = (this.claims.get(tenant) ?? 0) + by;
+    if (n > 0) this.claims.set(tenant, n);
+    else this.claims.delete(tenant);
   }
 
   /** Waits for the request ahead to end; its stored answer, if it stored one. */

@@ -9,7 +9,11 @@ import { itServed } from '../fixtures.js';
 import { newTenant, tokenFor } from '../helpers.js';
 
 describe('a client that goes away while its request waits for its turn', () => {
-  const served = itServed({ TENANT_CONCURRENCY: '1', ADMISSION_QUEUE_TIMEOUT_MS: '4000' });
+  const served = itServed({
+    TENANT_CONCURRENCY: '1',
+    REQUEST_CONCURRENCY: '1',
+    ADMISSION_QUEUE_TIMEOUT_MS: '4000',
+  });
 
   served(
     "gives its turn up: the tenant's next requests are served (the turn is never left taken)",
@@ -74,7 +78,11 @@ describe('a client that goes away while its request waits for its turn', () => {
 });
 
 describe('a client that closes a connection carrying pipelined requests', () => {
-  const served = itServed({ TENANT_CONCURRENCY: '1', ADMISSION_QUEUE_TIMEOUT_MS: '4000' });
+  const served = itServed({
+    TENANT_CONCURRENCY: '1',
+    REQUEST_CONCURRENCY: '1',
+    ADMISSION_QUEUE_TIMEOUT_MS: '4000',
+  });
 
   served(
     "gives every request's turn back, those whose answers were still queued behind the first included",

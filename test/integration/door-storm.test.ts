@@ -15,7 +15,7 @@ import { shapeVerdict } from '../../bench/door-verdict.js';
 import { apiFor } from '../../bench/service.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
-import { createLogger, LogRing } from '../../src/logging.js';
+import { createLogger, LogRing } from '../../src/telemetry/logging.js';
 import { newTenant, TEST_SECRET, testApp, tokenFor, untilReady } from '../helpers.js';
 
 /** A shape's attack in the suite: a few connections, a few requests (all of them when it must pass a count). */

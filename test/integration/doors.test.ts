@@ -5,7 +5,7 @@ import { extendSchema, type GraphQLSchema, isObjectType, parse } from 'graphql';
 import pino from 'pino';
 import { describe, expect } from 'vitest';
 import { DOOR_SHAPES } from '../../bench/door-shapes.js';
-import type { RegisteredRoute } from '../../src/app.js';
+import type { RegisteredRoute } from '../../src/app/build.js';
 import { ROUTES } from '../../src/rest/schemas.js';
 import { FIELD_BUDGETS } from '../../src/schema/field-budgets.js';
 import { schema } from '../../src/schema/index.js';

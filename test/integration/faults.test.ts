@@ -4,8 +4,8 @@
 // neo4j-restart`) kills a real Neo4j under load and starts it again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import type { AppDeps } from '../../src/app/build.js';
 import { WARMUP_ROUNDS } from '../../src/app/warmup.js';
-import type { AppDeps } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
 import { createDriver } from '../../src/db/driver.js';
 import { freePort } from '../../src/db/local-neo4j.js';

@@ -3,8 +3,8 @@
 // shape limits checked while the body arrives; rooms no stalled body can hold; answers a client does not take. Over real sockets.
 import { connect, type Socket } from 'node:net';
 import { describe, expect, vi } from 'vitest';
-import { LARGE_BODY_BYTES } from '../../src/body.js';
-import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
+import { LARGE_BODY_BYTES } from '../../src/body/read.js';
+import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json/scan.js';
 import { itServed, type ServedWorld } from '../fixtures.js';
 import { createWorld, newTenant, type TestWorld, tokenFor } from '../helpers.js';
 

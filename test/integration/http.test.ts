@@ -460,7 +460,7 @@ describe('Malformed input', () => {
     const latin1 = (text: string) => Buffer.from(text, 'latin1');
     const bodies: [string, Buffer][] = [
       ['/entities/types', latin1('{"name":"café"}')],
-      // a string long enough to be decoded a slice at a time (json-long-strings.ts)
+      // a string long enough to be decoded a slice at a time (json/long-strings.ts)
       ['/entities/types', latin1(`{"name":"x","pad":"${'é'.repeat(300_000)}"}`)],
       ['/graphql', latin1('{"query":"mutation { createEntityType(name: \\"café\\") { created } }"}')],
     ];

@@ -294,7 +294,7 @@ describe('GraphQL mutations with an Idempotency-Key', () => {
 // A world whose tenants may run any number of requests at once, so that 200 requests with one key all reach it together.
 const wide = base.extend<{ world: TestWorld; wideWorld: TestWorld }>({
   world: instance(),
-  wideWorld: instance({ TENANT_CONCURRENCY: '1000' }),
+  wideWorld: instance({ TENANT_CONCURRENCY: '1000', REQUEST_CONCURRENCY: '1000' }),
 });
 
 describe('Idempotency-Keys that cannot be turned into a weapon', () => {

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, onTestFinished } from 'vitest';
 import { BACKFILLS } from '../../src/db/migrations.js';
-import { MAX_BODY_DEPTH, MAX_BODY_VALUES, MAX_OBJECT_MEMBERS } from '../../src/json-scan.js';
+import { MAX_BODY_DEPTH, MAX_BODY_VALUES, MAX_OBJECT_MEMBERS } from '../../src/json/scan.js';
 import { WITHDRAWN_LISTED } from '../../src/model/pages.js';
 
 const WITHDRAWN_LISTED_MAX = WITHDRAWN_LISTED.max;

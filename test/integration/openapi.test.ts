@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { openApi } from '../../src/app/operations.js';
 import { ASSETS_PREFIX, DOCS_PATHS } from '../../src/http/pages.js';
-import { openApiPath } from '../../src/openapi.js';
+import { openApiPath } from '../../src/rest/openapi.js';
 import { PLACEHOLDERS } from '../../src/rest/route-table/examples.js';
 import { ROUTES } from '../../src/rest/schemas.js';
 import { assertConforms, operationFor } from '../conformance.js';

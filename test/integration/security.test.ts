@@ -1,8 +1,8 @@
 import type { InjectOptions } from 'fastify';
 import { describe, expect } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { createLogger, LogRing } from '../../src/logging.js';
 import { GRAPHQL_LIMITS } from '../../src/schema/limits.js';
+import { createLogger, LogRing } from '../../src/telemetry/logging.js';
 import { it as baseIt } from '../fixtures.js';
 import {
   newTenant,

@@ -10,7 +10,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTracing } from '../../src/tracing.js';
+import { createTracing } from '../../src/telemetry/tracing.js';
 import { createWorld, newTenant, type TestWorld, tokenFor } from '../helpers.js';
 
 const exporter = new InMemorySpanExporter();

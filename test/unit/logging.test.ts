@@ -7,7 +7,7 @@ import {
   MAX_LOG_LINE_CHARS,
   MAX_LOG_MESSAGE_CHARS,
   scrubTokens,
-} from '../../src/logging.js';
+} from '../../src/telemetry/logging.js';
 
 const line = (level: number, time: number, msg: string) => JSON.stringify({ level, time, msg });
 

@@ -1,8 +1,8 @@
-// The event loop shared between tenants (src/loop-share.ts): a tenant whose requests far outweigh every other active
-// tenant's while the loop lags has its starts spaced, the admission (src/admission.ts) keeps that spacing, and calm
+// The event loop shared between tenants (src/fairness/loop-share.ts): a tenant whose requests far outweigh every other active
+// tenant's while the loop lags has its starts spaced, the admission (src/fairness/admission.ts) keeps that spacing, and calm
 // undoes it.
 import { describe, expect, it, vi } from 'vitest';
-import { Admission } from '../../src/admission.js';
+import { Admission } from '../../src/fairness/admission.js';
 import {
   ANSWER_WEIGHT_BYTES,
   CALM_TICKS,
@@ -11,7 +11,7 @@ import {
   LoopShare,
   MAX_GAP_MS,
   MAX_SPACING_MS,
-} from '../../src/loop-share.js';
+} from '../../src/fairness/loop-share.js';
 
 const LAGGING = 50;
 const CALM = 0;

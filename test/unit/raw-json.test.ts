@@ -10,7 +10,7 @@ import {
   rawJsonItems,
   StoredJson,
   stringifyMarked,
-} from '../../src/raw-json.js';
+} from '../../src/json/raw.js';
 import { measureAnswer } from '../../src/schema/limits.js';
 import { jsonValues } from '../json-values.js';
 

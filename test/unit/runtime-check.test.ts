@@ -1,7 +1,7 @@
 // The runtime the service runs on reads escaped JSON keys as written (V8's fault in Node.js 24.21 and 26.10 reads
 // one as the key an earlier parse met at the same place; the service refuses to start on such a runtime).
 import { describe, expect, it } from 'vitest';
-import { jsonParseReadsEscapedKeys, RUNTIME_REFUSAL } from '../../src/runtime-check.js';
+import { jsonParseReadsEscapedKeys, RUNTIME_REFUSAL } from '../../src/json/runtime-check.js';
 
 describe('runtime check', () => {
   it('this runtime’s JSON.parse reads escaped keys after keys that mislead a faulty one, and the check says so', () => {

@@ -66,7 +66,7 @@ const MODEL = {
 const MODEL_TEXT =
   'Two types, `Data product` and `Team`: the plan creates those you do not have, and declares the attributes of `Data product` it lacks (`owned_by` refers to `Team` by name, so the document moves between tenants). `Team` lists no `attributes`: the document leaves its definitions alone.';
 
-/** The examples of each route that takes a body (openapi.ts refuses to build a document with one missing). */
+/** The examples of each route that takes a body (rest/openapi.ts refuses to build a document with one missing). */
 export const BODY_EXAMPLES: Partial<Record<RouteKey, Record<string, BodyExample>>> = {
   createEntityType: {
     dataProduct: {

@@ -1,11 +1,11 @@
 // The rest of refused bodies: read and discarded after the answer (a lingering close, as web servers do: closing a
 // socket with unread data makes the kernel send a reset, which can destroy the answer before the client reads it),
 // at a bounded pace for all connections together, and the connection closed once a body has flowed LINGER_MS without
-// ending. The bodies are those refused part-read (body.ts: past a bound) and those never read (a request refused
+// ending. The bodies are those refused part-read (body/read.ts: past a bound) and those never read (a request refused
 // before its body: authentication, admission).
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { bodyLeftUnread } from './body.js';
+import { bodyLeftUnread } from './read.js';
 
 /** How long the rest of a refused body may flow (be read and discarded) before the connection is closed. */
 export const LINGER_MS = 5_000;

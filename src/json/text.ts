@@ -1,8 +1,8 @@
 // JSON text to a value, exactly as JSON.parse reads it (RFC 8259: its own whitespace only), prototype keys removed,
 // and every string of it well-formed Unicode (model/text.ts).
 import sjson from 'secure-json-parse';
-import { cutText, refuse } from './errors.js';
-import { illFormedPath } from './model/text.js';
+import { cutText, refuse } from '../errors.js';
+import { illFormedPath } from '../model/text.js';
 
 /** Refuses (invalid_unicode, with its path) a parsed JSON value holding a string that is not well-formed Unicode. */
 export function assertWellFormed(value: unknown, what: string) {

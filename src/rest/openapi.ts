@@ -3,23 +3,23 @@
 // Over 300 lines: one document, built in one pass over the route table (parameters, bodies, answers, refusals).
 
 import { z } from 'zod';
-import { PRECONDITION_PATTERN } from './contract/type-version.js';
-import { components } from './contract/wire.js';
+import { PRECONDITION_PATTERN } from '../contract/type-version.js';
+import { components } from '../contract/wire.js';
 import {
   IDEMPOTENCY_KEY_MAX,
   IDEMPOTENCY_KEY_PATTERN,
   isTenantWrite,
   KEYLESS_WRITES,
   takesIdempotencyKey,
-} from './contract/write-headers.js';
-import { type Reason, statusOf } from './errors.js';
-import { BODY_LIMIT_BYTES } from './model/doors.js';
-import { IDEMPOTENCY_TTL_HOURS } from './model/limits.js';
-import { CHANGE_REASON_MAX } from './resolvers/change-author.js';
-import type { RouteKey } from './rest/route-table/budgets.js';
-import { BODY_EXAMPLES } from './rest/route-table/examples.js';
-import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, refusals, success } from './rest/schemas.js';
-import { IDEMPOTENCY_LIMITS } from './services/keyed-requests.js';
+} from '../contract/write-headers.js';
+import { type Reason, statusOf } from '../errors.js';
+import { BODY_LIMIT_BYTES } from '../model/doors.js';
+import { IDEMPOTENCY_TTL_HOURS } from '../model/limits.js';
+import { CHANGE_REASON_MAX } from '../resolvers/change-author.js';
+import { IDEMPOTENCY_LIMITS } from '../services/keyed-requests.js';
+import type { RouteKey } from './route-table/budgets.js';
+import { BODY_EXAMPLES } from './route-table/examples.js';
+import { BODY_REFUSALS, COMMON_REFUSALS, ROUTES, type RouteDoc, refusals, success } from './schemas.js';
 
 type Json = Record<string, unknown>;
 

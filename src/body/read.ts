@@ -9,20 +9,19 @@
 // the room is spent the socket is paused until room is free (pushing back through TCP), and a wait past the
 // admission's timeout is refused as busy (429/503), never as too large. A body refused or abandoned gives its
 // blocks and its draw back at once (the blocks' memory detached, not left to the collector).
-// Its JSON shape (nesting depth, number of values) is followed chunk by chunk (json-scan.ts) and refused at the first
+// Its JSON shape (nesting depth, number of values) is followed chunk by chunk (json/scan.ts) and refused at the first
 // byte past a limit, so a hostile shape is never parsed; its long strings and long arrays are parsed in pieces, the
-// event loop turning between them (json-pieces.ts). The rest of a refused body is read and discarded at a bounded
-// pace (refused-bodies.ts); then the connection is closed.
+// event loop turning between them (json/pieces.ts). The rest of a refused body is read and discarded at a bounded
+// pace (body/refused.ts); then the connection is closed.
 // Time is bounded too: a body must keep up a least rate (MIN_BODY_RATE after a grace, as a web server's minimum
 // request rate), never pause longer than the idle deadline, and end within the total deadline; a wait for memory
 // counts in none of them. A slow sender is answered 408 and gives up what it held.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { BodyBytes } from './body-bytes.js';
-import { type AppError, refuse } from './errors.js';
-import { InvalidLongString, LONG_STRING_BYTES, type LongStringOptions } from './json-long-strings.js';
-import { EmptyGroup, GROUP_BYTES, LONG_ARRAY_BYTES, parseInPieces } from './json-pieces.js';
+import { type AppError, refuse } from '../errors.js';
+import { InvalidLongString, LONG_STRING_BYTES, type LongStringOptions } from '../json/long-strings.js';
+import { EmptyGroup, GROUP_BYTES, LONG_ARRAY_BYTES, parseInPieces } from '../json/pieces.js';
 import {
   type ArraySpan,
   JsonShapeScanner,
@@ -31,10 +30,11 @@ import {
   MAX_OBJECT_MEMBERS,
   type StringSpan,
   shapeRefusal,
-} from './json-scan.js';
-import { assertWellFormed, invalidJson, parseJsonText } from './json-text.js';
-import { BODY_LIMIT_BYTES } from './model/doors.js';
-import { mayHoldLoneSurrogate } from './model/text.js';
+} from '../json/scan.js';
+import { assertWellFormed, invalidJson, parseJsonText } from '../json/text.js';
+import { BODY_LIMIT_BYTES } from '../model/doors.js';
+import { mayHoldLoneSurrogate } from '../model/text.js';
+import { BodyBytes } from './bytes.js';
 
 /** A body's first bytes, read without a draw from the request memory (a typical write is a few KB). */
 export const LARGE_BODY_BYTES = 64 * 1024;
@@ -243,7 +243,7 @@ class BodyReader {
       (this.raw as Marked)[UNREAD_BODY] = !this.raw.complete;
       this.bytes.drop();
       this.options.memory?.release();
-      // (the rest waits, paused, until the answer is sent: refused-bodies.ts then discards it at a bounded pace)
+      // (the rest waits, paused, until the answer is sent: body/refused.ts then discards it at a bounded pace)
       payload.pause();
       this.reject(error);
       return;
@@ -256,12 +256,12 @@ class BodyReader {
   }
 }
 
-/** Where the long strings and long arrays of a body lie (json-pieces.ts), for the bodies that have any. */
+/** Where the long strings and long arrays of a body lie (json/pieces.ts), for the bodies that have any. */
 const piecesIn = new WeakMap<Buffer, { strings: readonly StringSpan[]; arrays: readonly ArraySpan[] }>();
 
 /**
  * A body read by readBody to its value (parseJsonText), its long strings decoded a slice at a time
- * (json-long-strings.ts); refused (invalid_body) if `gone()` tells that the client left while they were, so that
+ * (json/long-strings.ts); refused (invalid_body) if `gone()` tells that the client left while they were, so that
  * the route does not run for nobody.
  */
 export async function parseJsonBody(body: Buffer, options: LongStringOptions = {}): Promise<unknown> {
@@ -274,7 +274,7 @@ export async function parseJsonBody(body: Buffer, options: LongStringOptions = {
   return value;
 }
 
-/** A UTF-8 body's value, its long strings and arrays parsed in pieces (json-pieces.ts); undefined: no body. */
+/** A UTF-8 body's value, its long strings and arrays parsed in pieces (json/pieces.ts); undefined: no body. */
 async function parseUtf8Json(body: Buffer, options: LongStringOptions): Promise<unknown> {
   const pieces = piecesIn.get(body);
   if (pieces === undefined) return parseJsonText(body.toString('utf8'));

@@ -6,11 +6,11 @@
 // the first byte past a limit: what such a body holds is never built. It does not validate JSON (JSON.parse does
 // that afterwards, on bodies that passed); on malformed input it only ever counts, never throws.
 // It also notes where the body's long strings lie (longStrings), so that they can be decoded a slice at a time
-// rather than in the one JSON.parse of the whole body (json-long-strings.ts), and where its long arrays lie with
+// rather than in the one JSON.parse of the whole body (json/long-strings.ts), and where its long arrays lie with
 // the commas that cut them into groups of elements (longArrays), so that a body of many small values is parsed a
-// group at a time (json-pieces.ts).
+// group at a time (json/pieces.ts).
 
-import { refuse } from './errors.js';
+import { refuse } from '../errors.js';
 
 /** Deepest nesting of arrays and objects in a body: a client value's 32 levels plus the body's own structure. */
 export const MAX_BODY_DEPTH = 40;
@@ -57,7 +57,7 @@ export interface ArraySpan {
   cuts: number[];
 }
 
-/** The bytes (and UTF-16 units) of JSON's syntax that the scanners here and in raw-json.ts look for. */
+/** The bytes (and UTF-16 units) of JSON's syntax that the scanners here and in json/raw.ts look for. */
 export const QUOTE = 0x22;
 export const BACKSLASH = 0x5c;
 export const OPEN_ARRAY = 0x5b;

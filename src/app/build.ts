@@ -12,32 +12,32 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { admissionHooks } from './app/admission.js';
-import { authentication } from './app/auth.js';
-import { errorHandling, frameworkErrors } from './app/errors.js';
-import { graphqlRoute } from './app/graphql.js';
-import { httpHooks } from './app/http-hooks.js';
-import { operationsRoutes } from './app/operations.js';
-import { type AppDeps, createServices } from './app/services.js';
-import type { RequestContext, Services } from './context.js';
-import { REQUEST_ID_HEADER, requestIdOf } from './contract/request-id.js';
-import { CHANGE_REASON_HEADER, IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './contract/write-headers.js';
-import type { Readiness } from './db/readiness.js';
-import { storagePolicyOf } from './db/storage-policy.js';
-import { answerClientError } from './http/client-errors.js';
-import { MAX_PARAM_LENGTH } from './http/methods.js';
-import { parseQueryString } from './http/query-string.js';
-import type { DoorBudget } from './model/doors.js';
-import { BODY_LIMIT_BYTES } from './model/doors.js';
-import { adminRoutes } from './rest/admin.js';
-import { attributeRoutes } from './rest/attributes.js';
-import { changeRoutes } from './rest/changes.js';
-import { dashboardRoutes } from './rest/dashboards.js';
-import { entityRoutes } from './rest/entities.js';
-import { entityTypeRoutes } from './rest/entity-types.js';
-import { modelRoutes } from './rest/model.js';
-import { BOOKMARK_HEADER } from './services/bookmarks.js';
-import { TRACE_CONTEXT_HEADERS, traceRequests } from './tracing.js';
+import type { RequestContext, Services } from '../context.js';
+import { REQUEST_ID_HEADER, requestIdOf } from '../contract/request-id.js';
+import { CHANGE_REASON_HEADER, IDEMPOTENCY_HEADER, REPLAYED_HEADER } from '../contract/write-headers.js';
+import type { Readiness } from '../db/readiness.js';
+import { storagePolicyOf } from '../db/storage-policy.js';
+import { answerClientError } from '../http/client-errors.js';
+import { MAX_PARAM_LENGTH } from '../http/methods.js';
+import { parseQueryString } from '../http/query-string.js';
+import type { DoorBudget } from '../model/doors.js';
+import { BODY_LIMIT_BYTES } from '../model/doors.js';
+import { adminRoutes } from '../rest/admin.js';
+import { attributeRoutes } from '../rest/attributes.js';
+import { changeRoutes } from '../rest/changes.js';
+import { dashboardRoutes } from '../rest/dashboards.js';
+import { entityRoutes } from '../rest/entities.js';
+import { entityTypeRoutes } from '../rest/entity-types.js';
+import { modelRoutes } from '../rest/model.js';
+import { BOOKMARK_HEADER } from '../services/bookmarks.js';
+import { TRACE_CONTEXT_HEADERS, traceRequests } from '../telemetry/tracing.js';
+import { admissionHooks } from './admission.js';
+import { authentication } from './auth.js';
+import { errorHandling, frameworkErrors } from './errors.js';
+import { graphqlRoute } from './graphql.js';
+import { httpHooks } from './http-hooks.js';
+import { operationsRoutes } from './operations.js';
+import { type AppDeps, createServices } from './services.js';
 
 export type { AppDeps };
 
@@ -83,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Names may be 256 characters (more once percent-encoded); refuse only absurd path segments.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
     // Time limits Node enforces before a route runs: headers (answered 408 by answerClientError), and the whole
-    // request as a backstop behind the body deadlines (body.ts answers those first, in the envelope).
+    // request as a backstop behind the body deadlines (body/read.ts answers those first, in the envelope).
     http: { headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
     requestTimeout: config.HTTP_HEADERS_TIMEOUT_MS + config.HTTP_BODY_TIMEOUT_MS + 5_000,
     clientErrorHandler: answerClientError,
@@ -93,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.server.maxConnections = config.HTTP_MAX_CONNECTIONS;
-  // Traces (src/tracing.ts): the request's span opens first, so it covers every other hook.
+  // Traces (src/telemetry/tracing.ts): the request's span opens first, so it covers every other hook.
   if (tracing.tracer) traceRequests(app, tracing.tracer);
   app.addHook('onClose', async () => {
     await tracing.shutdown();

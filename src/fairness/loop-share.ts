@@ -1,4 +1,4 @@
-// The event loop shared between tenants. Admission (admission.ts) bounds how many requests a tenant runs at once,
+// The event loop shared between tenants. Admission (fairness/admission.ts) bounds how many requests a tenant runs at once,
 // but the service has one thread: a tenant flooding a door (refusals, replays, small pages, or heavy reads) keeps up
 // to TENANT_CONCURRENCY requests in every turn of the event loop, and another tenant's request, which waits one turn
 // at each of its steps (its socket, its token, its read), waits behind all of them each time. So, when the loop lags
@@ -67,7 +67,7 @@ export class LoopShare {
   /** The gap between two starts of each held-back tenant's requests, in ms. */
   private readonly gaps = new Map<string, number>();
   /**
-   * The weight of each tenant's requests waiting for their turn (admission.ts tells), counted in its load: a held
+   * The weight of each tenant's requests waiting for their turn (fairness/admission.ts tells), counted in its load: a held
    * tenant's throughput falls below a light tenant's once spaced (and fades between plans spaced seconds apart), so
    * by throughput alone the tenant it was held for became the heaviest one and was held in its place; its demand
    * does not fall. A tenant gone quiet has none waiting, and its load fades as anyone's.

@@ -2,10 +2,10 @@
 //
 // JSON.parse of a body is one piece of work: a 3.4 MB model document of 50,000 definitions held the event loop 20 to
 // 45 ms in one JSON.parse (and 9 ms more to decode and search its text), every other tenant's request waiting behind
-// it. The shape scanner (json-scan.ts) notes, as the bytes arrive, the body's long arrays (LONG_ARRAY_BYTES or more,
+// it. The shape scanner (json/scan.ts) notes, as the bytes arrive, the body's long arrays (LONG_ARRAY_BYTES or more,
 // the innermost ones) and the commas that cut each into groups of about GROUP_BYTES of elements. Here each such
 // array is replaced in the text by a placeholder, the rest is parsed (its long strings decoded in pieces, as
-// json-long-strings.ts does), and each group of each array is parsed as a list of its own, a turn of the event loop
+// json/long-strings.ts does), and each group of each array is parsed as a list of its own, a turn of the event loop
 // between groups; the groups' elements are joined into the array, put where its placeholder was.
 //
 // The value is the one JSON.parse of the whole body would give, refusals included: the body is the skeleton with
@@ -14,9 +14,9 @@
 // whole's value. A cut is a comma the scanner found between two elements of the array, outside any string; were it
 // not (a body that is not JSON), a piece would not parse. A long string inside a group is decoded in pieces there.
 import { randomBytes } from 'node:crypto';
-import { type LongStringOptions, parseAroundLongStrings } from './json-long-strings.js';
-import type { ArraySpan, StringSpan } from './json-scan.js';
-import { TurnClock } from './turns.js';
+import { TurnClock } from '../fairness/turn-clock.js';
+import { type LongStringOptions, parseAroundLongStrings } from './long-strings.js';
+import type { ArraySpan, StringSpan } from './scan.js';
 
 /** Arrays of a body at least this long (bytes, brackets included) are parsed a group of elements at a time. */
 export const LONG_ARRAY_BYTES = 256 * 1024;

@@ -11,7 +11,7 @@
 // its marker stands. A RawJson serialised any other way serialises as its parsed value: the text is never trusted
 // to be anything but what JSON.parse reads.
 import { randomBytes } from 'node:crypto';
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-scan.js';
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './scan.js';
 
 /** JSON text taken as a value of an answer (see above). */
 export class RawJson {

@@ -2,9 +2,8 @@
 // statements, engine cache hits and misses, purge progress. Labels never carry a tenant, guid or name: routes are
 // the route patterns (`/entities/types/:guid`), reasons the documented refusal codes.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { EngineCache } from './cache/engine-cache.js';
-import type { ModelReads } from './cache/model-reads.js';
-import { refusedBytesDiscarded } from './refused-bodies.js';
+import type { EngineCache } from '../cache/engine-cache.js';
+import type { ModelReads } from '../cache/model-reads.js';
 
 export interface Metrics {
   registry: Registry;
@@ -34,6 +33,8 @@ export interface Metrics {
 export function createMetrics(options: {
   engineCache: EngineCache;
   model: ModelReads;
+  /** Bytes of refused bodies discarded so far (the body reader's count: body/refused.ts). */
+  refusedBodyBytes: () => number;
   defaultMetrics?: boolean;
 }): Metrics {
   const registry = new Registry();
@@ -204,7 +205,7 @@ export function createMetrics(options: {
   total(
     'metamodel_refused_body_bytes_total',
     'Bytes of refused request bodies read and discarded after their answer, about 1 MiB a turn of the event loop.',
-    refusedBytesDiscarded,
+    options.refusedBodyBytes,
   );
   total(
     'metamodel_admission_refused_total',

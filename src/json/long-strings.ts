@@ -3,7 +3,7 @@
 // JSON.parse of a body is one piece of work: a body of 8 MB that is mostly one string (padding around a name, a
 // long description, a large value) holds the event loop for tens of milliseconds under load, every other request
 // waiting behind it, and makes the string twice (the body's text, then the parsed value). The shape scanner
-// (json-scan.ts) notes where the body's strings of LONG_STRING_BYTES or more lie as the bytes arrive. Here the body
+// (json/scan.ts) notes where the body's strings of LONG_STRING_BYTES or more lie as the bytes arrive. Here the body
 // is parsed without them: each long string is replaced in the text by a placeholder, the rest (the skeleton) is
 // parsed at once, and each long string is decoded from the body's bytes in pieces of about PIECE_BYTES with a turn
 // of the event loop between pieces, then put where its placeholder was. The value is the one JSON.parse of the whole
@@ -20,7 +20,7 @@
 // shorter than LONG_STRING_BYTES and at most MAX_BODY_VALUES values.
 import { randomBytes } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
-import { BACKSLASH, type StringSpan } from './json-scan.js';
+import { BACKSLASH, type StringSpan } from './scan.js';
 
 /** Strings of a body at least this long (bytes between the quotes) are decoded in pieces. */
 export const LONG_STRING_BYTES = 64 * 1024;
@@ -107,7 +107,7 @@ async function decodeInPieces(
   return text;
 }
 
-/** A key JSON bodies lose (body.ts): __proto__, and constructor holding a prototype. */
+/** A key JSON bodies lose (body/read.ts): __proto__, and constructor holding a prototype. */
 const isPrototypeKey = (key: string, value: unknown) =>
   key === '__proto__' ||
   (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value);

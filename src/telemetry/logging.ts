@@ -1,7 +1,7 @@
 // Structured logs (pino): secrets redacted by path, anything shaped like a bearer token scrubbed from every line,
 // URLs logged without their query string, and the most recent entries kept in a ring for GET /admin/logs.
 import pino, { type Logger } from 'pino';
-import { cutText } from './errors.js';
+import { cutText } from '../errors.js';
 
 const REDACT_PATHS = [
   'authorization',

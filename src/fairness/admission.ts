@@ -7,11 +7,11 @@
 // server_busy, 503, when everyone's did). Leases that hold memory and wait for more could wait on each other forever
 // (bodies read in part): the youngest of them is refused so that the oldest goes on (breakDeadlock). One tenant's
 // flood thus never holds more than its few requests' work in the event loop and the database at a time. A grant from
-// the queue reaches its holder in a later turn of the event loop, as slots.ts explains.
+// the queue reaches its holder in a later turn of the event loop, as fairness/slots.ts explains.
 // Over 300 lines: one ledger (the room, the tenants' shares and running counts, their queues) whose grants, waits and
 // dispatch all read and change it.
 
-import { refuse } from './errors.js';
+import { refuse } from '../errors.js';
 import type { LoopShare } from './loop-share.js';
 
 /** The request gave up waiting for its turn (its client went away): it takes none, and nobody waits for it. */
@@ -43,7 +43,7 @@ export interface AdmissionOptions {
   maxRunning?: number;
   /** Longest wait for a turn, in ms. */
   queueTimeoutMs: number;
-  /** Holds back a tenant whose requests hold the event loop while others wait on it (loop-share.ts). */
+  /** Holds back a tenant whose requests hold the event loop while others wait on it (fairness/loop-share.ts). */
   share?: LoopShare;
 }
 
@@ -405,7 +405,7 @@ export class Admission {
 
   /**
    * Milliseconds before `tenant` may start a request of `amount` (reserved memory), when it is held back to a spacing
-   * between its starts (loop-share.ts), counted from its last start. (While the database is away nobody is spaced.)
+   * between its starts (fairness/loop-share.ts), counted from its last start. (While the database is away nobody is spaced.)
    * A light request (reserving nothing) that has waited half the queue timeout starts without it: spacing alone never
    * makes one time out (300 requests waiting on one Idempotency-Key all get its answer). A request reserving memory
    * (a heavy door's, a large body's) keeps its spacing however long its tenant's queue, and is refused with

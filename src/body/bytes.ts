@@ -1,7 +1,7 @@
-// A request body's bytes as they arrive (body.ts reads them): a few small chunks kept as they came, or, past the
+// A request body's bytes as they arrive (body/read.ts reads them): a few small chunks kept as they came, or, past the
 // first LARGE_BODY_BYTES, copied into blocks of our own, each drawn from the request memory before it is made; at
 // the end one buffer of the body's length, the blocks' memory detached at once (not left to the collector).
-import { BODY_BLOCK_BYTES } from './model/doors.js';
+import { BODY_BLOCK_BYTES } from '../model/doors.js';
 
 /** The bytes of one body as they arrive: a few small chunks, or blocks of our own (each drawn from memory first). */
 export class BodyBytes {

@@ -1,7 +1,7 @@
 // What one GraphQL operation has spent while it runs: objects materialised, bytes of large values loaded, and
 // wall-clock time (queries only). The bounds and their refusals are GraphQL's (schema/limits.ts); this is the
 // meter resolvers and the executor read, kept on the request context.
-import type { AppError } from './errors.js';
+import type { AppError } from '../errors.js';
 
 export interface BudgetLimits {
   maxObjects: number;

@@ -174,8 +174,6 @@ export function createContext(
     tenant: viewer.tenant,
   });
   const tenant = viewer.tenant;
-  let platform: Promise<StoredAttribute[]> | undefined;
-  const typesSeen = new Map<string, StoredType>();
   const modelScope: ModelReadScope = {
     tenant,
     stats,
@@ -183,8 +181,29 @@ export function createContext(
     readLatest: (work) => db.readLatest(work),
     clientBookmarks: clientBookmarks.length > 0,
   };
-  const model = services.model;
-  // DataLoaders are made on first use: a REST request, served from memory, needs none of them.
+  return {
+    requestId,
+    viewer,
+    services,
+    db,
+    stats,
+    operation,
+    modelScope,
+    keyed,
+    writes,
+    loaders: requestLoaders(services.model, modelScope, db, tenant),
+  };
+}
+
+/** A request's loaders, each made on first use: a REST request served from memory needs none of them. */
+function requestLoaders(
+  model: Services['model'],
+  modelScope: ModelReadScope,
+  db: RequestContext['db'],
+  tenant: string,
+): RequestContext['loaders'] {
+  let platform: Promise<StoredAttribute[]> | undefined;
+  const typesSeen = new Map<string, StoredType>();
   const entityTypeByGuid = lazy(
     () =>
       new DataLoader<string, StoredType | null>(async (guids) => {
@@ -237,40 +256,29 @@ export function createContext(
       ),
   );
   return {
-    requestId,
-    viewer,
-    services,
-    db,
-    stats,
-    operation,
-    modelScope,
-    keyed,
-    writes,
-    loaders: {
-      get entityTypeByGuid() {
-        return entityTypeByGuid();
-      },
-      get ownAttributesByType() {
-        return ownAttributesByType();
-      },
-      get withdrawnAttributesByType() {
-        return withdrawnAttributesByType();
-      },
-      get attributeJson() {
-        return attributeJson();
-      },
-      storedJson: new Map(),
-      platformAttributes: () => {
-        platform ??= model
-          .read(modelScope, 'platform_attributes', '', (run) => findPlatformAttributes(run, tenant, ROOT_KEY))
-          .then(({ attributes, referencedTypes }) => {
-            // Every type's attribute list shows them: their referenced types are wanted next.
-            for (const t of referencedTypes) typesSeen.set(t.guid, t);
-            return attributes;
-          });
-        return platform;
-      },
-      typesSeen,
+    get entityTypeByGuid() {
+      return entityTypeByGuid();
     },
+    get ownAttributesByType() {
+      return ownAttributesByType();
+    },
+    get withdrawnAttributesByType() {
+      return withdrawnAttributesByType();
+    },
+    get attributeJson() {
+      return attributeJson();
+    },
+    storedJson: new Map(),
+    platformAttributes: () => {
+      platform ??= model
+        .read(modelScope, 'platform_attributes', '', (run) => findPlatformAttributes(run, tenant, ROOT_KEY))
+        .then(({ attributes, referencedTypes }) => {
+          // Every type's attribute list shows them: their referenced types are wanted next.
+          for (const t of referencedTypes) typesSeen.set(t.guid, t);
+          return attributes;
+        });
+      return platform;
+    },
+    typesSeen,
   };
 }

@@ -93,8 +93,11 @@ export const admissionHooks = fp(
       // way the request stops here: nobody is left to answer, and its turn must not stay taken.
       const away = new AbortController();
       whenClosed(reply.raw, () => away.abort(GONE));
+      // A tenant's writes are held to TENANT_CONCURRENCY whoever waits: they meet on its model's locks, and more of
+      // them at once only retry more; its reads may use every turn when no other tenant waits.
+      const write = req.method !== 'GET' && req.method !== 'HEAD' && route !== '/graphql';
       const turn = (who: string) =>
-        admission.acquire(who, 0, away.signal).catch((err: unknown) => {
+        admission.acquire(who, 0, away.signal, write).catch((err: unknown) => {
           if (!(err instanceof AdmissionAbandoned)) throw err;
           return undefined;
         });

@@ -38,6 +38,7 @@ import { graphqlRoute } from './graphql.js';
 import { httpHooks } from './http-hooks.js';
 import { operationsRoutes } from './operations.js';
 import { type AppDeps, createServices } from './services.js';
+import { writeHeaders } from './write-headers.js';
 
 export type { AppDeps };
 
@@ -132,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Rate limits used where they apply (app/auth.ts), not on every route.
   await app.register(rateLimit, { global: false });
+  await app.register(writeHeaders, { services });
   await app.register(httpHooks, { services });
   await app.register(authentication, { services, verify });
   await app.register(admissionHooks, { services });

@@ -1,5 +1,6 @@
-// What every request goes through around its route: the body read under its limits, an Idempotency-Key's stored
-// answer or its write's commit, the headers every answer carries, and the access metrics.
+// What every request goes through around its route: the body read under its limits, the wait of a write that changed
+// a model for the read leases, the headers every answer carries, its door's budget, and the access metrics. (A
+// write's headers, X-Change-Reason and Idempotency-Key, are app/write-headers.ts's.)
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,21 +9,11 @@ import { releaseBody } from '../body/bytes.js';
 import { bodyLeftUnread, parseJsonBody, readBody } from '../body/read.js';
 import { takeRefusedBody } from '../body/refused.js';
 import type { RequestContext, Services } from '../context.js';
-import {
-  CHANGE_REASON_HEADER,
-  IDEMPOTENCY_HEADER,
-  isTenantWrite,
-  KEYLESS_WRITES,
-} from '../contract/write-headers.js';
-import type { IdempotencyScope } from '../db/idempotency-records.js';
-import { type AppError, refuse } from '../errors.js';
-import { isClosed, whenClosed } from '../http/connection.js';
-import { fingerprintOf, parseIdempotencyKey, replayed } from '../http/idempotency-key.js';
+import { refuse } from '../errors.js';
+import { whenClosed } from '../http/connection.js';
 import { sentHeader } from '../http/single-headers.js';
-import { sayWhy } from '../resolvers/change-author.js';
-import { clearRefusal, refusalAnswer, refusalOf } from '../rest/envelope.js';
+import { refusalOf } from '../rest/envelope.js';
 import { BOOKMARK_HEADER } from '../services/bookmarks.js';
-import { answerFor, IDEMPOTENCY_LIMITS, storedRecordOf } from '../services/keyed-requests.js';
 import { bodyMemoryOf, budgetOf } from './admission.js';
 
 export const httpHooks = fp(
@@ -50,105 +41,7 @@ export const httpHooks = fp(
       }
     });
 
-    /**
-     * The end of a request under an Idempotency-Key (services/keyed-requests.ts), REST and GraphQL alike: its write
-     * commits here with its answer stored in it. An answer of 500 or more, or one the request must not store (a
-     * GraphQL mutation whose answer became a refusal after it wrote), rolls it back, as does a connection closed
-     * already (its close, heard a moment later, would roll it back: nobody is left to get the answer); so does an
-     * answer over the stored-answer bound, which is then refused (idempotency_answer_too_large). A failed commit
-     * answers 503, and a retry with the key then gets the stored answer if the commit went through after all, or runs
-     * the write if it did not. A write that found the key held by a request (of another instance) that committed
-     * meanwhile answers with that one's answer. Returns the payload to send.
-     */
-    const settleKeyedWrite = async (
-      ctx: RequestContext,
-      reply: FastifyReply,
-      scope: IdempotencyScope,
-      payload: unknown,
-      graphql: boolean,
-    ): Promise<unknown> => {
-      const open = scope.open;
-      scope.open = undefined;
-      if (open) {
-        const body =
-          typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
-        if (reply.statusCode >= 500 || body === null || scope.discard || isClosed(reply.raw)) {
-          await open.rollback();
-          return payload;
-        }
-        if (Buffer.byteLength(body) > IDEMPOTENCY_LIMITS.maxAnswerBytes) {
-          await open.rollback();
-          const refusal = refuse(
-            'idempotency_answer_too_large',
-            `Under an Idempotency-Key an answer is stored, and it may hold at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes; this one would hold ${Buffer.byteLength(body).toLocaleString('en-US')}. Nothing was written: ask for less, or send the request without a key.`,
-          );
-          reply.removeHeader(BOOKMARK_HEADER);
-          return JSON.stringify(refusalAnswer(reply, refusal, { graphql }));
-        }
-        try {
-          const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-          const stored = { status: reply.statusCode, body, contentType };
-          ctx.stats.written = await open.commit(stored);
-          ctx.keyed.end?.(stored);
-          return payload;
-        } catch {
-          return JSON.stringify(refusalAnswer(reply, refuse.storageUnavailable(), { graphql }));
-        }
-      }
-      if (!scope.taken) return payload;
-      scope.taken = false;
-      const record = await storedRecordOf(ctx.db, scope).catch(() => null);
-      // Gone again (expired at that very moment): the refusal (503 storage_busy) stands, and a retry runs the write.
-      if (!record) return payload;
-      try {
-        const answer = replayed(reply, answerFor(scope.fingerprint, record));
-        clearRefusal(reply);
-        reply.removeHeader('retry-after');
-        return answer;
-      } catch (e) {
-        return JSON.stringify(refusalAnswer(reply, e as AppError, { graphql }));
-      }
-    };
-
-    /**
-     * What a request cost, held to its door's budget (model/doors.ts): a request past it is counted and logged (once
-     * per route and bound) as the bug it is, a bound that should have held it did not. It is still answered.
-     */
-    const reported = new Set<string>();
-    const checkBudget = (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-      const budget = budgetOf(req);
-      const route = req.routeOptions.url;
-      if (!budget || route === undefined) return;
-      // (an answer sent as its slices states its length)
-      const bytes =
-        typeof payload === 'string'
-          ? Buffer.byteLength(payload)
-          : Buffer.isBuffer(payload)
-            ? payload.length
-            : Number(reply.getHeader('content-length')) || 0;
-      const statements = req.ctx?.stats.queries ?? 0;
-      // A transaction run again after a transient error sends its statements again.
-      const allowed = budget.statements * (1 + (req.ctx?.stats.retries ?? 0));
-      for (const [bound, over] of [
-        ['statements', statements > allowed],
-        ['answer_bytes', bytes > budget.answerBytes],
-      ] as const) {
-        if (!over) continue;
-        metrics.observeOverBudget({ route, bound });
-        if (reported.has(`${route} ${bound}`)) continue;
-        reported.add(`${route} ${bound}`);
-        services.logger.error(
-          {
-            route,
-            bound,
-            statements,
-            bytes,
-            budget: { statements: budget.statements, answerBytes: budget.answerBytes },
-          },
-          "a request passed its door's budget",
-        );
-      }
-    };
+    const checkBudget = budgetCheck(services);
 
     /**
      * A write that changed its tenant's model is acknowledged only once every replica's read lease that could have
@@ -174,12 +67,8 @@ export const httpHooks = fp(
       // The rest of a body refused unread is discarded at a bounded pace, then the connection is closed if it goes
       // on: taken before the answer is sent, after which Node would discard it at full speed (body/refused.ts).
       takeRefusedBody(req.raw);
-      const ctx = req.ctx;
-      const scope = ctx?.keyed.scope;
-      let sent = payload;
-      if (ctx && scope)
-        sent = await settleKeyedWrite(ctx, reply, scope, payload, req.routeOptions.url === '/graphql');
-      await leasesOut(ctx);
+      const sent = payload;
+      await leasesOut(req.ctx);
       checkBudget(req, reply, sent);
       takeAnswerWithin(req, reply, sent, config.HTTP_ANSWER_TIMEOUT_MS, config.HTTP_ANSWER_MS_PER_MIB);
       // API answers are per tenant and per moment: never stored by a cache (pages and assets set their own policy).
@@ -202,44 +91,7 @@ export const httpHooks = fp(
       return sent;
     });
 
-    // An Idempotency-Key on a write (services/keyed-requests.ts): checked here, with what makes the request the same
-    // request; the key is looked up at the door, once the caller is known to be allowed and admitted
-    // (takeKeyedTurn). Operators' routes (/admin) take none.
-    app.addHook('preHandler', async (req) => {
-      const ctx = req.ctx;
-      const route = req.routeOptions.url ?? '/admin';
-      if (!ctx || !isTenantWrite(req.method, route)) return;
-      // Why the caller makes the change, when it says (recorded with it).
-      const why = sentHeader(req.raw, CHANGE_REASON_HEADER);
-      if (why !== undefined) {
-        if (Array.isArray(why)) throw refuse('invalid_change_reason', 'Send one X-Change-Reason header.');
-        sayWhy(ctx, why, true);
-      }
-      if (KEYLESS_WRITES.has(route)) {
-        if (req.headers[IDEMPOTENCY_HEADER] !== undefined) {
-          throw refuse(
-            'idempotency_key_not_supported',
-            'This request takes no Idempotency-Key: it is idempotent by itself (send it again).',
-          );
-        }
-        return;
-      }
-      const key = parseIdempotencyKey(sentHeader(req.raw, IDEMPOTENCY_HEADER));
-      if (key === undefined) return;
-      ctx.keyed.pending = {
-        owner: { tenant: ctx.viewer.tenant, subject: ctx.viewer.subject, key },
-        fingerprint: fingerprintOf(req.method, req.url, req.body),
-      };
-    });
-
     app.addHook('onResponse', (req, reply, done) => {
-      // A keyed write whose answer was never sent (the connection went first): not committed; its key's turn ends.
-      const open = req.ctx?.keyed.scope?.open;
-      if (open && req.ctx?.keyed.scope) {
-        req.ctx.keyed.scope.open = undefined;
-        void open.rollback();
-      }
-      req.ctx?.keyed.end?.();
       metrics.observeRequest({
         method: req.method,
         route: req.routeOptions.url ?? 'unmatched',
@@ -253,6 +105,48 @@ export const httpHooks = fp(
   },
   { name: 'http-hooks' },
 );
+
+/**
+ * What a request cost, held to its door's budget (model/doors.ts): a request past it is counted and logged (once
+ * per route and bound) as the bug it is, a bound that should have held it did not. It is still answered.
+ */
+function budgetCheck(services: Services) {
+  const reported = new Set<string>();
+  return (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const budget = budgetOf(req);
+    const route = req.routeOptions.url;
+    if (!budget || route === undefined) return;
+    // (an answer sent as its slices states its length)
+    const bytes =
+      typeof payload === 'string'
+        ? Buffer.byteLength(payload)
+        : Buffer.isBuffer(payload)
+          ? payload.length
+          : Number(reply.getHeader('content-length')) || 0;
+    const statements = req.ctx?.stats.queries ?? 0;
+    // A transaction run again after a transient error sends its statements again.
+    const allowed = budget.statements * (1 + (req.ctx?.stats.retries ?? 0));
+    for (const [bound, over] of [
+      ['statements', statements > allowed],
+      ['answer_bytes', bytes > budget.answerBytes],
+    ] as const) {
+      if (!over) continue;
+      services.metrics.observeOverBudget({ route, bound });
+      if (reported.has(`${route} ${bound}`)) continue;
+      reported.add(`${route} ${bound}`);
+      services.logger.error(
+        {
+          route,
+          bound,
+          statements,
+          bytes,
+          budget: { statements: budget.statements, answerBytes: budget.answerBytes },
+        },
+        "a request passed its door's budget",
+      );
+    }
+  };
+}
 
 /** Answers up to this size fit in a socket's buffers: written at once, whoever reads them, and never timed. */
 const TIMED_ANSWER_BYTES = 64 * 1024;

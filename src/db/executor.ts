@@ -225,8 +225,9 @@ const txConfig = (options: TxOptions | undefined, metadata: TransactionMetadata 
       }
     : undefined;
 
-export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
-  const { database, deadline, idempotency, admit, guard, metadata, observe, tenant } = options;
+/** What every transaction of an executor goes through: its policy (admission, breaker, retries), sessions, counting. */
+function plumbing(driver: Driver, options: ExecutorOptions) {
+  const { database, deadline, admit, guard, metadata, observe, tenant } = options;
   /** A transaction's configuration: its timeout, and the request's metadata. */
   const config = (o: TxOptions | undefined) => txConfig(o, metadata?.());
   const stats: QueryStats = options.stats ?? { queries: 0 };
@@ -293,7 +294,12 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE,
       ...(stats.bookmarks && stats.bookmarks.length > 0 ? { bookmarks: stats.bookmarks } : {}),
     });
+  return { config, stats, guarded, readOptions, reading, runner, committed, policy, session };
+}
 
+/** An executor's three ways to run work: one auto-commit statement, an explicit transaction, a keyed write. */
+function transactions(p: ReturnType<typeof plumbing>, observe: Observe | undefined) {
+  const { config, stats, readOptions, runner, committed, policy, session } = p;
   /** One statement as an auto-commit transaction in a session of `mode` (a read: safe to run again). */
   const autoCommit = <T>(
     mode: 'READ' | 'WRITE',
@@ -407,7 +413,14 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
       }
     });
   };
+  return { autoCommit, transaction, keyedWrite };
+}
 
+export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
+  const { database, idempotency, admit, observe } = options;
+  const p = plumbing(driver, options);
+  const { stats, guarded, readOptions, reading } = p;
+  const { autoCommit, transaction, keyedWrite } = transactions(p, observe);
   const executor: Executor = {
     stats,
     read(work, options) {

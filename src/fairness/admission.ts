@@ -72,6 +72,8 @@ interface Waiter {
   room: number;
   /** Whether it starts a request (counted as running), or grows a lease. */
   counts: boolean;
+  /** Whether its tenant's limit holds it whoever waits (a write), or only while another tenant waits. */
+  capped: boolean;
   /** When it began to wait (performance clock, ms). */
   since: number;
   /** The lease it grows, if it grows one. */
@@ -99,6 +101,8 @@ export class Admission {
   readonly maxRunning: number;
   /** Requests running now, all tenants together. */
   private runningAll = 0;
+  /** Requests running now that are held to the tenant's limit whoever waits (writes), per tenant. */
+  private readonly cappedRunning = new Map<string, number>();
   private free: number;
   private readonly held = new Map<string, number>();
   private readonly running = new Map<string, number>();
@@ -155,9 +159,9 @@ export class Admission {
    * requests held its turns, else server_busy; and with
    * AdmissionAbandoned when `signal` aborts while it waits (its place in the queue is given up at once).
    */
-  acquire(tenant: string, bytes: number, signal?: AbortSignal): Promise<() => void> {
+  acquire(tenant: string, bytes: number, signal?: AbortSignal, capped = false): Promise<() => void> {
     const { amount, room } = this.measure(bytes);
-    return this.take(tenant, amount, room, true, signal);
+    return this.take(tenant, amount, room, true, signal, undefined, capped);
   }
 
   /** What a request stating `bytes` counts against its tenant (amount) and takes from the room. */
@@ -218,15 +222,16 @@ export class Admission {
     counts: boolean,
     signal?: AbortSignal,
     holder?: Holder,
+    capped = false,
   ): Promise<() => void> {
     return new Promise((resolve, reject) => {
       const grant = (later: boolean) => {
-        const release = this.grantNow(tenant, amount, room, counts);
+        const release = this.grantNow(tenant, amount, room, counts, capped);
         if (later) setImmediate(() => resolve(release));
         else resolve(release);
       };
       // At once only when nobody waits: a newcomer never overtakes a request already waiting.
-      if (this.turns.length === 0 && this.fits(tenant, amount, room, counts)) return grant(false);
+      if (this.turns.length === 0 && this.fits(tenant, amount, room, counts, capped)) return grant(false);
       if (signal?.aborted) return reject(new AdmissionAbandoned());
       const queued = this.waiting.get(tenant)?.length ?? 0;
       if (queued >= this.maxQueuedPerTenant) {
@@ -239,6 +244,7 @@ export class Admission {
         tenant,
         bytes: amount,
         counts,
+        capped,
         room,
         since,
         holder,
@@ -250,9 +256,10 @@ export class Admission {
   }
 
   /** Takes what a request was granted from the ledger; returns its release (idempotent). */
-  private grantNow(tenant: string, amount: number, room: number, counts: boolean) {
+  private grantNow(tenant: string, amount: number, room: number, counts: boolean, capped: boolean) {
     this.free -= room;
     this.held.set(tenant, this.heldBy(tenant) + amount);
+    if (capped) this.cappedRunning.set(tenant, (this.cappedRunning.get(tenant) ?? 0) + 1);
     if (counts) {
       this.running.set(tenant, this.runningBy(tenant) + 1);
       this.runningAll += 1;
@@ -266,6 +273,11 @@ export class Admission {
       const left = this.heldBy(tenant) - amount;
       if (left > 0) this.held.set(tenant, left);
       else this.held.delete(tenant);
+      if (capped) {
+        const left = (this.cappedRunning.get(tenant) ?? 1) - 1;
+        if (left > 0) this.cappedRunning.set(tenant, left);
+        else this.cappedRunning.delete(tenant);
+      }
       if (counts) {
         this.runningAll -= 1;
         const runs = this.runningBy(tenant) - 1;
@@ -286,7 +298,7 @@ export class Admission {
       // Whose requests kept it waiting: its own tenant's (at its share, running its limit or more, or held back to a
       // spacing), or everyone's; read before leaving, since leaving lets the queue move on.
       const own =
-        this.atOwnBound(tenant, amount, counts) ||
+        this.atOwnBound(tenant, amount, counts, waiter.capped) ||
         (this.options.share?.spacingOf(tenant) ?? 0) > 0 ||
         (counts && this.runningBy(tenant) >= this.maxRunningPerTenant);
       if (!this.leave(waiter)) return;
@@ -427,9 +439,10 @@ export class Admission {
    * The running limit is work-conserving: it holds a tenant only while another tenant waits for a turn, so a tenant
    * alone may use every turn there is (maxRunning); a tenant held back by the loop's share is held always.
    */
-  private atOwnBound(tenant: string, amount: number, counts = true) {
+  private atOwnBound(tenant: string, amount: number, counts = true, capped = false) {
     if (this.heldBy(tenant) + amount > this.maxPerTenant) return true;
     if (!counts) return false;
+    if (capped && (this.cappedRunning.get(tenant) ?? 0) >= this.maxRunningPerTenant) return true;
     const held = this.options.share?.runningLimitOf(tenant) ?? Infinity;
     const limit = this.othersWaiting(tenant) ? Math.min(this.maxRunningPerTenant, held) : held;
     return this.runningBy(tenant) >= limit;
@@ -447,15 +460,15 @@ export class Admission {
    * decides both whether it runs and when to look again: two readings let a gap end between them, and the waiter was
    * passed over with no wake-up set.
    */
-  private waitOf(tenant: string, amount: number, since?: number, counts = true) {
-    if (this.atOwnBound(tenant, amount, counts)) return Number.POSITIVE_INFINITY;
+  private waitOf(tenant: string, amount: number, since?: number, counts = true, capped = false) {
+    if (this.atOwnBound(tenant, amount, counts, capped)) return Number.POSITIVE_INFINITY;
     // (a lease's growth starts no request: no spacing between starts holds it)
     return counts ? this.startsIn(tenant, amount, since) : 0;
   }
 
-  private fits(tenant: string, amount: number, room: number, counts: boolean) {
+  private fits(tenant: string, amount: number, room: number, counts: boolean, capped: boolean) {
     if (counts && this.runningAll >= this.maxRunning) return false;
-    return this.free >= room && this.waitOf(tenant, amount, undefined, counts) === 0;
+    return this.free >= room && this.waitOf(tenant, amount, undefined, counts, capped) === 0;
   }
 
   private forget(tenant: string) {
@@ -478,7 +491,7 @@ export class Admission {
       const wait =
         head.room > 0 || full
           ? Number.POSITIVE_INFINITY
-          : this.waitOf(tenant, head.bytes, head.since, head.counts);
+          : this.waitOf(tenant, head.bytes, head.since, head.counts, head.capped);
       if (wait > 0) {
         soonest = Math.min(soonest, wait);
         k += 1;
@@ -506,7 +519,7 @@ export class Admission {
       const tenant = this.turns[0] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
-      const wait = this.waitOf(tenant, head.bytes, head.since, head.counts);
+      const wait = this.waitOf(tenant, head.bytes, head.since, head.counts, head.capped);
       // (every turn taken: a request waiting to start waits for one to end; a lease's growth goes on)
       if (wait > 0 || (head.counts && this.runningAll >= this.maxRunning)) {
         soonest = Math.min(soonest, wait > 0 ? wait : Number.POSITIVE_INFINITY);

@@ -100,8 +100,8 @@ const ETAG = {
   schema: { type: 'string' },
 };
 
-/** Builds the document (pure: the same contract always gives the same document). */
-export function buildOpenApiDocument(version: string): Json {
+/** Names each schema the document uses once (a registry: shared rows are `$ref`s, not copies). */
+function schemaNamer() {
   // Every schema the document names goes through one registry, so shared rows are `$ref`s, not copies.
   const registry = z.registry<{ id: string; description?: string }>();
   for (const [schema, meta] of components) registry.add(schema, meta);
@@ -117,176 +117,206 @@ export function buildOpenApiDocument(version: string): Json {
   };
   const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
-  const paths: Record<string, Json> = {};
-  for (const [key, doc] of Object.entries(ROUTES) as [RouteKey, RouteDoc][]) {
-    const op: Json = {
-      operationId: doc.operationId,
-      tags: [doc.tag],
-      summary: doc.summary,
-      ...(doc.description ? { description: doc.description } : {}),
-      // One scheme for every token, /metrics' scrape credential included: it is sent the same way (Authorization:
-      // Bearer), so a second scheme would say nothing a client does differently, and the reference page would offer
-      // a newcomer two boxes for one header. Which tokens a route takes is its description's (see `metrics`).
-      security: doc.auth === 'none' ? [] : [{ bearer: [] }],
-      // What one request may cost at most (statements, what they read, answer bytes, memory, admission).
-      ...(doc.budget ? { 'x-budget': doc.budget } : {}),
+  const schemas = () => {
+    const converted = z.toJSONSchema(registry, {
+      target: 'draft-2020-12',
+      io: 'output',
+      uri: (id) => `#/components/schemas/${id}`,
+    }) as { schemas: Record<string, Json> };
+    const schemas: Record<string, Json> = {};
+    for (const [id, { $schema: _s, $id: _i, ...schema }] of Object.entries(converted.schemas))
+      schemas[id] = schema;
+    return schemas;
+  };
+  return { name, ref, schemas };
+}
+type Namer = ReturnType<typeof schemaNamer>;
+
+/** A route's parameters: its path and query, and the headers it honours (a write's reason and key, conditions). */
+function parametersOf(doc: RouteDoc): Json[] {
+  const parameters: Json[] = [];
+  for (const [where, schema] of [
+    ['path', doc.params],
+    ['query', doc.query],
+  ] as const) {
+    if (!schema) continue;
+    const jsonSchema = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as {
+      properties?: Record<string, Json>;
+      required?: string[];
     };
-    const parameters: Json[] = [];
-    for (const [where, schema] of [
-      ['path', doc.params],
-      ['query', doc.query],
-    ] as const) {
-      if (!schema) continue;
-      const jsonSchema = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' }) as {
-        properties?: Record<string, Json>;
-        required?: string[];
-      };
-      for (const [param, property] of Object.entries(jsonSchema.properties ?? {})) {
-        const { description, ...schemaOnly } = property;
-        // A parameter holding JSON text is described by its content (OpenAPI `content`), the value it carries.
-        const content =
-          schemaOnly.contentMediaType === 'application/json'
-            ? { content: { 'application/json': { schema: schemaOnly.contentSchema } } }
-            : { schema: schemaOnly };
-        parameters.push({
-          name: param,
-          in: where,
-          required: where === 'path' || (jsonSchema.required ?? []).includes(param),
-          ...(description ? { description } : {}),
-          ...content,
-        });
-      }
-    }
-    if (doc.auth !== 'none' && isTenantWrite(doc.method, doc.path)) {
+    for (const [param, property] of Object.entries(jsonSchema.properties ?? {})) {
+      const { description, ...schemaOnly } = property;
+      // A parameter holding JSON text is described by its content (OpenAPI `content`), the value it carries.
+      const content =
+        schemaOnly.contentMediaType === 'application/json'
+          ? { content: { 'application/json': { schema: schemaOnly.contentSchema } } }
+          : { schema: schemaOnly };
       parameters.push({
-        name: 'X-Change-Reason',
-        in: 'header',
-        required: false,
-        description: `Why you make this change: recorded with it in the history (a change row's \`reason\`). 1 to ${CHANGE_REASON_MAX} visible ASCII characters and spaces once trimmed (a GraphQL mutation's \`reason\` takes any text). Otherwise 400 \`invalid_change_reason\`.`,
-        schema: {
-          type: 'string',
-          minLength: 1,
-          maxLength: CHANGE_REASON_MAX,
-          pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
-        },
+        name: param,
+        in: where,
+        required: where === 'path' || (jsonSchema.required ?? []).includes(param),
+        ...(description ? { description } : {}),
+        ...content,
       });
     }
-    if (keyed(doc)) {
-      parameters.push({
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of yours (a key belongs to your tenant and your token's subject). The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`) once it passes the same checks as a fresh request (who may call, admission), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once: the others wait for it, in memory, and get its answer. A stored answer holds at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes (a larger one is refused, 422 \`idempotency_answer_too_large\`, its write rolled back); a tenant holds at most IDEMPOTENCY_TENANT_MAX_KEYS keys and IDEMPOTENCY_TENANT_MAX_MB of answers (429 \`idempotency_keys_exhausted\`).`,
-        schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
-      });
-    }
-    if (doc.preconditions) {
-      const write = doc.preconditions === 'if-match';
-      parameters.push({
-        name: write ? 'If-Match' : 'If-None-Match',
-        in: 'header',
-        required: false,
-        description: write
-          ? 'The type\'s ETag as you read it (`W/"<version>"`; `*`: any version): the write happens only while the type is still at that version, else 412 `precondition_failed` with the current ETag (header and `DATA.etag`). Without it the write is unconditional. Of two writers sending the same version, one wins.'
-          : 'The ETag you hold (`W/"<version>"`, or `*`): when the type is still at that version, the answer is 304 with no body.',
-        schema: { type: 'string', pattern: PRECONDITION_PATTERN },
-      });
-    }
-    if (parameters.length > 0) op.parameters = parameters;
-    if (doc.body) {
-      // Requests the service accepts, rather than what a renderer would make up from the schema.
-      const examples = BODY_EXAMPLES[key];
-      if (!examples) throw new Error(`${key}: its body has no examples (rest/route-table/examples.ts)`);
-      op.requestBody = {
-        required: doc.bodyOptional !== true,
-        description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (refused before parsing).`,
-        content: {
-          'application/json': {
-            schema: ref(name(doc.body, `${pascal(doc.operationId)}Request`)),
-            examples,
+  }
+  if (doc.auth !== 'none' && isTenantWrite(doc.method, doc.path)) {
+    parameters.push({
+      name: 'X-Change-Reason',
+      in: 'header',
+      required: false,
+      description: `Why you make this change: recorded with it in the history (a change row's \`reason\`). 1 to ${CHANGE_REASON_MAX} visible ASCII characters and spaces once trimmed (a GraphQL mutation's \`reason\` takes any text). Otherwise 400 \`invalid_change_reason\`.`,
+      schema: {
+        type: 'string',
+        minLength: 1,
+        maxLength: CHANGE_REASON_MAX,
+        pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
+      },
+    });
+  }
+  if (keyed(doc)) {
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description: `Makes the write safe to send again: 1 to ${IDEMPOTENCY_KEY_MAX} visible ASCII characters, quoted ("...") or bare, unique per request of yours (a key belongs to your tenant and your token's subject). The answer of a write is stored with it for ${IDEMPOTENCY_TTL_HOURS} h; the same request sent again with the key gets that answer again (with \`Idempotent-Replayed: true\`) once it passes the same checks as a fresh request (who may call, admission), another request with the key is refused 422 \`idempotency_key_reused\`. Requests with one key at once run once: the others wait for it, in memory, and get its answer. A stored answer holds at most ${IDEMPOTENCY_LIMITS.maxAnswerBytes.toLocaleString('en-US')} bytes (a larger one is refused, 422 \`idempotency_answer_too_large\`, its write rolled back); a tenant holds at most IDEMPOTENCY_TENANT_MAX_KEYS keys and IDEMPOTENCY_TENANT_MAX_MB of answers (429 \`idempotency_keys_exhausted\`).`,
+      schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
+    });
+  }
+  if (doc.preconditions) {
+    const write = doc.preconditions === 'if-match';
+    parameters.push({
+      name: write ? 'If-Match' : 'If-None-Match',
+      in: 'header',
+      required: false,
+      description: write
+        ? 'The type\'s ETag as you read it (`W/"<version>"`; `*`: any version): the write happens only while the type is still at that version, else 412 `precondition_failed` with the current ETag (header and `DATA.etag`). Without it the write is unconditional. Of two writers sending the same version, one wins.'
+        : 'The ETag you hold (`W/"<version>"`, or `*`): when the type is still at that version, the answer is 304 with no body.',
+      schema: { type: 'string', pattern: PRECONDITION_PATTERN },
+    });
+  }
+  return parameters;
+}
+
+/** A route's request body: its schema and the examples the service accepts. */
+function requestBodyOf(key: RouteKey, doc: RouteDoc, { name, ref }: Namer): Json | undefined {
+  if (!doc.body) return undefined;
+  // Requests the service accepts, rather than what a renderer would make up from the schema.
+  const examples = BODY_EXAMPLES[key];
+  if (!examples) throw new Error(`${key}: its body has no examples (rest/route-table/examples.ts)`);
+  return {
+    required: doc.bodyOptional !== true,
+    description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (refused before parsing).`,
+    content: {
+      'application/json': {
+        schema: ref(name(doc.body, `${pascal(doc.operationId)}Request`)),
+        examples,
+      },
+    },
+  };
+}
+
+/** A route's answers: each success, and each refusal status with exactly its reasons. */
+function responsesOf(doc: RouteDoc, { name, ref }: Namer): Record<string, Json> {
+  const responses: Record<string, Json> = {};
+  for (const [status, answer] of Object.entries(doc.answers)) {
+    const content = answer.raw
+      ? {
+          [answer.raw.contentType]: {
+            schema: ref(name(answer.raw.schema, `${pascal(doc.operationId)}Body${status}`)),
           },
-        },
-      };
+        }
+      : {
+          'application/json': {
+            schema: ref(
+              name(success(answer.data ?? z.object({})), `${pascal(doc.operationId)}Response${status}`),
+            ),
+          },
+        };
+    if (answer.alternative) {
+      const { contentType, schema } = answer.alternative;
+      Object.assign(content, {
+        [contentType]: { schema: ref(name(schema, `${pascal(doc.operationId)}Stream${status}`)) },
+      });
     }
-    const responses: Record<string, Json> = {};
-    for (const [status, answer] of Object.entries(doc.answers)) {
-      const content = answer.raw
+    responses[status] = {
+      description: answer.description,
+      ...(doc.preconditions && Number(status) < 300 ? { headers: { ETag: ETAG } } : {}),
+      content,
+    };
+  }
+  if (doc.preconditions === 'if-none-match') {
+    responses['304'] = {
+      description: 'Not modified: the type is still at the version If-None-Match names. No body.',
+      headers: { ETag: ETAG },
+    };
+  }
+  const byStatus = new Map<number, Reason[]>();
+  for (const reason of refusalsOf(doc)) {
+    const status = statusOf(reason);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), reason]);
+  }
+  const refusal = ref(doc.refusalSchema ? name(doc.refusalSchema, '') : 'Refusal');
+  for (const [status, reasons] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+    // The reasons of this status, exactly: a test answer with another reason fails the conformance check.
+    const schema = {
+      allOf: [refusal, { properties: { DATA: { properties: { reason: { enum: reasons } } } } }],
+    };
+    responses[String(status)] = {
+      description: `${STATUS_TEXT[status] ?? 'Refused'}: ${reasons.map((r) => `\`${r}\``).join(', ')}.`,
+      ...(status === 503
         ? {
-            [answer.raw.contentType]: {
-              schema: ref(name(answer.raw.schema, `${pascal(doc.operationId)}Body${status}`)),
+            headers: {
+              'Retry-After': {
+                description: 'Seconds to wait before sending the request again.',
+                schema: { type: 'integer', minimum: 1 },
+              },
             },
           }
-        : {
-            'application/json': {
-              schema: ref(
-                name(success(answer.data ?? z.object({})), `${pascal(doc.operationId)}Response${status}`),
-              ),
-            },
-          };
-      if (answer.alternative) {
-        const { contentType, schema } = answer.alternative;
-        Object.assign(content, {
-          [contentType]: { schema: ref(name(schema, `${pascal(doc.operationId)}Stream${status}`)) },
-        });
-      }
-      responses[status] = {
-        description: answer.description,
-        ...(doc.preconditions && Number(status) < 300 ? { headers: { ETag: ETAG } } : {}),
-        content,
-      };
-    }
-    if (doc.preconditions === 'if-none-match') {
-      responses['304'] = {
-        description: 'Not modified: the type is still at the version If-None-Match names. No body.',
-        headers: { ETag: ETAG },
-      };
-    }
-    const byStatus = new Map<number, Reason[]>();
-    for (const reason of refusalsOf(doc)) {
-      const status = statusOf(reason);
-      byStatus.set(status, [...(byStatus.get(status) ?? []), reason]);
-    }
-    const refusal = ref(doc.refusalSchema ? name(doc.refusalSchema, '') : 'Refusal');
-    for (const [status, reasons] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
-      // The reasons of this status, exactly: a test answer with another reason fails the conformance check.
-      const schema = {
-        allOf: [refusal, { properties: { DATA: { properties: { reason: { enum: reasons } } } } }],
-      };
-      responses[String(status)] = {
-        description: `${STATUS_TEXT[status] ?? 'Refused'}: ${reasons.map((r) => `\`${r}\``).join(', ')}.`,
-        ...(status === 503
-          ? {
-              headers: {
-                'Retry-After': {
-                  description: 'Seconds to wait before sending the request again.',
-                  schema: { type: 'integer', minimum: 1 },
-                },
-              },
-            }
-          : status === 412
-            ? { headers: { ETag: ETAG } }
-            : {}),
-        content: { 'application/json': { schema } },
-      };
-    }
-    responses.default = {
-      description: 'Any other refusal, in the envelope (every reason: docs/api.md, Refusal reasons).',
-      content: { 'application/json': { schema: refusal } },
+        : status === 412
+          ? { headers: { ETag: ETAG } }
+          : {}),
+      content: { 'application/json': { schema } },
     };
-    op.responses = responses;
-    const path = openApiPath(doc.path);
-    paths[path] = { ...(paths[path] ?? {}), [doc.method.toLowerCase()]: op };
   }
+  responses.default = {
+    description: 'Any other refusal, in the envelope (every reason: docs/api.md, Refusal reasons).',
+    content: { 'application/json': { schema: refusal } },
+  };
+  return responses;
+}
 
-  const converted = z.toJSONSchema(registry, {
-    target: 'draft-2020-12',
-    io: 'output',
-    uri: (id) => `#/components/schemas/${id}`,
-  }) as { schemas: Record<string, Json> };
-  const schemas: Record<string, Json> = {};
-  for (const [id, { $schema: _s, $id: _i, ...schema }] of Object.entries(converted.schemas))
-    schemas[id] = schema;
+/** One route as an OpenAPI operation. */
+function operationOf(key: RouteKey, doc: RouteDoc, namer: Namer): Json {
+  const op: Json = {
+    operationId: doc.operationId,
+    tags: [doc.tag],
+    summary: doc.summary,
+    ...(doc.description ? { description: doc.description } : {}),
+    // One scheme for every token, /metrics' scrape credential included: it is sent the same way (Authorization:
+    // Bearer), so a second scheme would say nothing a client does differently, and the reference page would offer
+    // a newcomer two boxes for one header. Which tokens a route takes is its description's (see `metrics`).
+    security: doc.auth === 'none' ? [] : [{ bearer: [] }],
+    // What one request may cost at most (statements, what they read, answer bytes, memory, admission).
+    ...(doc.budget ? { 'x-budget': doc.budget } : {}),
+  };
+  const parameters = parametersOf(doc);
+  if (parameters.length > 0) op.parameters = parameters;
+  const requestBody = requestBodyOf(key, doc, namer);
+  if (requestBody) op.requestBody = requestBody;
+  op.responses = responsesOf(doc, namer);
+  return op;
+}
 
+/** Builds the document (pure: the same contract always gives the same document). */
+export function buildOpenApiDocument(version: string): Json {
+  const namer = schemaNamer();
+  const paths: Record<string, Json> = {};
+  for (const [key, doc] of Object.entries(ROUTES) as [RouteKey, RouteDoc][]) {
+    const path = openApiPath(doc.path);
+    paths[path] = { ...(paths[path] ?? {}), [doc.method.toLowerCase()]: operationOf(key, doc, namer) };
+  }
+  const schemas = namer.schemas();
   return {
     // No `jsonSchemaDialect`: the default, the OAS 3.1 base dialect, is JSON Schema 2020-12 with OpenAPI's few
     // keywords added, so the schemas mean the same under it; and swagger-ui (/docs) reads only the default.

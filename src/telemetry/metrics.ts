@@ -59,7 +59,83 @@ export function createMetrics(options: {
     labelNames: ['route'] as const,
     registers: [registry],
   });
-  // Totals and sizes kept by the caches themselves, read at scrape time.
+  const { total, level, perKind } = readAtScrape(registry, options.model);
+  cacheMetrics(options, total, level, perKind);
+  const purgedValues = new Counter({
+    name: 'metamodel_purge_values_removed_total',
+    help: 'Stored values of withdrawn attribute definitions removed by the purge.',
+    registers: [registry],
+  });
+  const purgedDefinitions = new Counter({
+    name: 'metamodel_purge_definitions_removed_total',
+    help: 'Withdrawn attribute definitions whose data was fully removed (their names are free again).',
+    registers: [registry],
+  });
+
+  const pending = new Gauge({
+    name: 'metamodel_purge_definitions_pending',
+    help: 'Withdrawn definitions the last daily purge (all tenants) could not remove yet.',
+    registers: [registry],
+  });
+
+  const warmups = new Counter({
+    name: 'metamodel_warmups_total',
+    help: 'Warm-ups that made the service ready: at start, and after each time the database came back.',
+    registers: [registry],
+  });
+  const warmupSeconds = new Gauge({
+    name: 'metamodel_warmup_seconds',
+    help: 'How long the last warm-up took.',
+    registers: [registry],
+  });
+  let ready = () => false;
+  level(
+    'metamodel_ready',
+    '1 when GET /readyz would say ready (database answering, hot paths warmed), else 0.',
+    () => (ready() ? 1 : 0),
+  );
+
+  const overBudget = new Counter({
+    name: 'metamodel_door_over_budget_total',
+    help: "Requests that sent more statements or a larger answer than their door's budget states, by route and bound (always 0 when the bounds hold).",
+    labelNames: ['route', 'bound'] as const,
+    registers: [registry],
+  });
+  const watched = admissionMetrics(total, level, options.refusedBodyBytes);
+
+  return {
+    registry,
+    observeOverBudget(r) {
+      overBudget.inc(r);
+    },
+    watchAdmission(read) {
+      watched.admission = read;
+    },
+    observeRequest(r) {
+      requests.inc({ method: r.method, route: r.route, status: String(r.status), reason: r.reason });
+      latency.observe({ method: r.method, route: r.route }, r.seconds);
+      if (r.queries > 0) queries.inc({ route: r.route }, r.queries);
+    },
+    observePurge(r) {
+      if (r.valuesRemoved > 0) purgedValues.inc(r.valuesRemoved);
+      if (r.definitionsRemoved > 0) purgedDefinitions.inc(r.definitionsRemoved);
+      if (r.pending !== undefined) pending.set(r.pending);
+    },
+    observeWarmup(r) {
+      warmups.inc();
+      warmupSeconds.set(r.ms / 1000);
+    },
+    watchReadiness(read) {
+      ready = read;
+    },
+  };
+}
+
+type Reader = (name: string, help: string, read: () => number) => unknown;
+type PerKind = (name: string, help: string, read: (c: { hits: number; misses: number }) => number) => unknown;
+
+/** Totals and sizes kept by the caches and the admission themselves, read at scrape time. */
+function readAtScrape(registry: Registry, model: ModelReads) {
   const total = (name: string, help: string, read: () => number) =>
     new Counter({
       name,
@@ -90,7 +166,16 @@ export function createMetrics(options: {
         for (const [kind, c] of Object.entries(model.cache.stats().byKind)) this.inc({ kind }, read(c));
       },
     });
+  return { total, level, perKind };
+}
 
+/** The engine cache's and the model cache's figures, and the model version reads. */
+function cacheMetrics(
+  options: { engineCache: EngineCache; model: ModelReads },
+  total: Reader,
+  level: Reader,
+  perKind: PerKind,
+) {
   const cache = options.engineCache;
   total(
     'metamodel_engine_cache_hits_total',
@@ -155,98 +240,45 @@ export function createMetrics(options: {
     'Requests that got their model version from those statements.',
     () => model.versions.stats().requests,
   );
-  const purgedValues = new Counter({
-    name: 'metamodel_purge_values_removed_total',
-    help: 'Stored values of withdrawn attribute definitions removed by the purge.',
-    registers: [registry],
-  });
-  const purgedDefinitions = new Counter({
-    name: 'metamodel_purge_definitions_removed_total',
-    help: 'Withdrawn attribute definitions whose data was fully removed (their names are free again).',
-    registers: [registry],
-  });
-
-  const pending = new Gauge({
-    name: 'metamodel_purge_definitions_pending',
-    help: 'Withdrawn definitions the last daily purge (all tenants) could not remove yet.',
-    registers: [registry],
-  });
-
-  const warmups = new Counter({
-    name: 'metamodel_warmups_total',
-    help: 'Warm-ups that made the service ready: at start, and after each time the database came back.',
-    registers: [registry],
-  });
-  const warmupSeconds = new Gauge({
-    name: 'metamodel_warmup_seconds',
-    help: 'How long the last warm-up took.',
-    registers: [registry],
-  });
-  let ready = () => false;
-  level(
-    'metamodel_ready',
-    '1 when GET /readyz would say ready (database answering, hot paths warmed), else 0.',
-    () => (ready() ? 1 : 0),
+  total(
+    'metamodel_model_version_leased_total',
+    'Requests that got their model version from a read lease, with no statement (MODEL_READ_LEASE_MS).',
+    () => model.versions.stats().leased,
   );
+}
 
-  const overBudget = new Counter({
-    name: 'metamodel_door_over_budget_total',
-    help: "Requests that sent more statements or a larger answer than their door's budget states, by route and bound (always 0 when the bounds hold).",
-    labelNames: ['route', 'bound'] as const,
-    registers: [registry],
-  });
-  let admission = () => ({ inUse: 0, queued: 0, refused: 0, heldBack: 0, holdSteps: 0 });
+/** The admission's figures (read from what watchAdmission is given) and the refused bodies' bytes. */
+function admissionMetrics(total: Reader, level: Reader, refusedBodyBytes: () => number) {
+  const watched = { admission: () => ({ inUse: 0, queued: 0, refused: 0, heldBack: 0, holdSteps: 0 }) };
   level(
     'metamodel_admission_bytes_in_use',
     'Request memory reserved now by requests running (REQUEST_MEMORY_MB is the whole).',
-    () => admission().inUse,
+    () => watched.admission().inUse,
   );
-  level('metamodel_admission_queued', 'Requests waiting for their admission turn.', () => admission().queued);
+  level(
+    'metamodel_admission_queued',
+    'Requests waiting for their admission turn.',
+    () => watched.admission().queued,
+  );
   total(
     'metamodel_refused_body_bytes_total',
     'Bytes of refused request bodies read and discarded after their answer, about 1 MiB a turn of the event loop.',
-    options.refusedBodyBytes,
+    refusedBodyBytes,
   );
   total(
     'metamodel_admission_refused_total',
     'Requests refused their admission turn (tenant_busy, server_busy).',
-    () => admission().refused,
+    () => watched.admission().refused,
   );
   level(
     'metamodel_tenants_held_back',
     "Tenants whose requests start spaced now because they held the event loop from other tenants' requests.",
-    () => admission().heldBack,
+    () => watched.admission().heldBack,
   );
   total(
     'metamodel_tenant_hold_steps_total',
     'Times a tenant was held back further (its requests spaced further apart) while the event loop lagged.',
-    () => admission().holdSteps,
+    () => watched.admission().holdSteps,
   );
-
-  return {
-    registry,
-    observeOverBudget(r) {
-      overBudget.inc(r);
-    },
-    watchAdmission(read) {
-      admission = read;
-    },
-    observeRequest(r) {
-      requests.inc({ method: r.method, route: r.route, status: String(r.status), reason: r.reason });
-      latency.observe({ method: r.method, route: r.route }, r.seconds);
-      if (r.queries > 0) queries.inc({ route: r.route }, r.queries);
-    },
-    observePurge(r) {
-      if (r.valuesRemoved > 0) purgedValues.inc(r.valuesRemoved);
-      if (r.definitionsRemoved > 0) purgedDefinitions.inc(r.definitionsRemoved);
-      if (r.pending !== undefined) pending.set(r.pending);
-    },
-    observeWarmup(r) {
-      warmups.inc();
-      warmupSeconds.set(r.ms / 1000);
-    },
-    watchReadiness(read) {
-      ready = read;
-    },
-  };
+  return watched;
 }

@@ -292,3 +292,27 @@ describe('turns, work-conserving', () => {
     for (const release of many) release();
   });
 });
+
+describe('turns of writes', () => {
+  it('are held to the tenant limit even when no other tenant waits; its reads are not (they queue behind a waiting write, as every request of a tenant keeps its order)', async () => {
+    const admission = new Admission({ capacity: 100, maxRunningPerTenant: 2, queueTimeoutMs: 10_000 });
+    const writes = [
+      await admission.acquire('a', 0, undefined, true),
+      await admission.acquire('a', 0, undefined, true),
+    ];
+    // Reads past the limit of 2: no other tenant waits.
+    const reads = await Promise.all(Array.from({ length: 5 }, () => admission.acquire('a', 0)));
+    let third = false;
+    const more = admission.acquire('a', 0, undefined, true).then((r) => {
+      third = true;
+      return r;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(third).toBe(false);
+    expect(admission.runningBy('a')).toBe(7);
+    (writes[0] as () => void)();
+    (await more)();
+    expect(third).toBe(true);
+    for (const release of [...reads, writes[1] as () => void]) release();
+  });
+});

@@ -1,11 +1,12 @@
 // The /healthz probe of the storm, in a process of its own (so the bench's event loop does not colour its timing):
 //   node --import tsx bench/health-probe.ts <port> [everyMs=50] [timeoutMs=2000] [path=/healthz]
 // (PROBE_AUTHORIZATION in its environment: sent as the Authorization header, for a tenant's own requests: the
-// door storm's victim). A probe is due every `everyMs` and is sent when it is due, whatever the ones before it do
-// (open loop, over keep-alive connections: another one opens while one is busy): a stall counts in every probe it
-// delays, not in one, and no backlog builds up behind a slow answer. Its latency runs from when it was due. One line
-// per probe: `P <due at, epoch ms> <latency ms> <status | timeout | error:code> <late 0|1>`, late when another probe
-// was still unanswered as it was sent.
+// door storm's victim). A probe is due every `everyMs`; one is sent at a time over one keep-alive connection. A
+// probe due while the one before is unanswered is not sent (sending it would only add load, and a backlog sent later
+// would never drain under a slow service): it is recorded when that one ends, with its latency from when it was due
+// to then, as a latency recorder corrects for coordinated omission. A stall so counts in every probe it delays. One
+// line per probe: `P <due at, epoch ms> <latency ms> <status | timeout | error:code> <late 0|1>`, late for a probe
+// that was due while another was unanswered.
 // `CONN <epoch ms>` marks each connection opened.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -20,21 +21,25 @@ if (!Number.isInteger(port) || port <= 0) {
   process.exit(2);
 }
 
-const agent = new http.Agent({ keepAlive: true });
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const seen = new WeakSet<object>();
 const now = () => performance.timeOrigin + performance.now();
-/** Probes sent and not answered yet. */
-let inFlight = 0;
+let inFlight = false;
+/** Due times of the probes that came due while one was unanswered (recorded, not sent, when it ends). */
+const missed: number[] = [];
 
-function send(dueAt: number, late: boolean) {
-  inFlight += 1;
+function send(dueAt: number) {
+  inFlight = true;
   let finished = false;
   const finish = (outcome: string) => {
     if (finished) return;
     finished = true;
     clearTimeout(timer);
-    inFlight -= 1;
-    process.stdout.write(`P ${dueAt.toFixed(1)} ${(now() - dueAt).toFixed(2)} ${outcome} ${late ? 1 : 0}\n`);
+    inFlight = false;
+    const at = now();
+    let lines = `P ${dueAt.toFixed(1)} ${(at - dueAt).toFixed(2)} ${outcome} 0\n`;
+    for (const due of missed.splice(0)) lines += `P ${due.toFixed(1)} ${(at - due).toFixed(2)} ${outcome} 1\n`;
+    process.stdout.write(lines);
   };
   const headers = authorization ? { authorization } : {};
   const req = http.get({ host: '127.0.0.1', port, path: probePath, agent, headers }, (res) => {
@@ -54,6 +59,9 @@ function send(dueAt: number, late: boolean) {
   req.on('error', (e: NodeJS.ErrnoException) => finish(`error:${e.code ?? 'unknown'}`));
 }
 
-setInterval(() => send(now(), inFlight > 0), everyMs);
+setInterval(() => {
+  if (inFlight) missed.push(now());
+  else send(now());
+}, everyMs);
 process.stdout.write('READY\n');
 process.on('SIGTERM', () => process.exit(0));

@@ -97,10 +97,11 @@ const fields = z.object({
    */
   TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(8),
   /**
-   * Requests running at once, all tenants together; past it they wait their turn, fairly between tenants. A tenant
-   * alone may take all of them: TENANT_CONCURRENCY holds a tenant only while another tenant waits.
+   * Requests running at once, all tenants together (0: no limit, the default: memory and the tenants' turns bound
+   * them); past it they wait their turn, fairly between tenants. A tenant alone may take all of them:
+   * TENANT_CONCURRENCY holds a tenant only while another tenant runs or waits.
    */
-  REQUEST_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(64),
+  REQUEST_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(0),
   ADMISSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(1).max(600_000).default(10_000),
   /** OTLP/HTTP collector for traces (its /v1/traces is posted to); tracing is off when unset (src/telemetry/tracing.ts). */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),

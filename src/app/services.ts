@@ -91,7 +91,7 @@ export function createServices(deps: AppDeps) {
     admission: new Admission({
       capacity: processRequestMemory(config.REQUEST_MEMORY_MB),
       maxRunningPerTenant: config.TENANT_CONCURRENCY,
-      maxRunning: config.REQUEST_CONCURRENCY,
+      maxRunning: config.REQUEST_CONCURRENCY || Number.POSITIVE_INFINITY,
       queueTimeoutMs: config.ADMISSION_QUEUE_TIMEOUT_MS,
       share: loopShare,
     }),

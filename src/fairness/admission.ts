@@ -37,7 +37,7 @@ export interface AdmissionOptions {
   maxRoom?: number;
   /** Requests one tenant may have waiting (default 1,000: a waiting request holds its socket, not its body). */
   maxQueuedPerTenant?: number;
-  /** Requests one tenant may run at once while another tenant waits for a turn (default: no limit). */
+  /** Requests one tenant may run at once while another tenant runs or waits for a turn (default: no limit). */
   maxRunningPerTenant?: number;
   /** Requests that run at once, all tenants together (default: no limit); past it, requests wait their turn. */
   maxRunning?: number;
@@ -72,7 +72,7 @@ interface Waiter {
   room: number;
   /** Whether it starts a request (counted as running), or grows a lease. */
   counts: boolean;
-  /** Whether its tenant's limit holds it whoever waits (a write), or only while another tenant waits. */
+  /** Whether its tenant's limit holds it whoever waits (a write), or only while another tenant runs or waits. */
   capped: boolean;
   /** When it began to wait (performance clock, ms). */
   since: number;
@@ -436,20 +436,25 @@ export class Admission {
 
   /**
    * Whether `tenant`'s own running requests leave no room for one more of `amount` (its share, its running limit).
-   * The running limit is work-conserving: it holds a tenant only while another tenant waits for a turn, so a tenant
-   * alone may use every turn there is (maxRunning); a tenant held back by the loop's share is held always.
+   * The running limit is work-conserving: it holds a tenant only while another tenant runs or waits for a turn, so a
+   * tenant alone may use every turn there is (maxRunning); a tenant held back by the loop's share is held always.
    */
   private atOwnBound(tenant: string, amount: number, counts = true, capped = false) {
     if (this.heldBy(tenant) + amount > this.maxPerTenant) return true;
     if (!counts) return false;
     if (capped && (this.cappedRunning.get(tenant) ?? 0) >= this.maxRunningPerTenant) return true;
     const held = this.options.share?.runningLimitOf(tenant) ?? Infinity;
-    const limit = this.othersWaiting(tenant) ? Math.min(this.maxRunningPerTenant, held) : held;
+    const limit = this.othersActive(tenant) ? Math.min(this.maxRunningPerTenant, held) : held;
     return this.runningBy(tenant) >= limit;
   }
 
-  /** Whether a tenant other than `tenant` has requests waiting for their turn. */
-  othersWaiting(tenant: string): boolean {
+  /**
+   * Whether a tenant other than `tenant` runs requests or has some waiting for their turn. (Counting only the waiting
+   * ones, a tenant that took every turn while alone kept them when another came: that one's request found no turn free
+   * and waited seconds behind requests waiting inside for memory.)
+   */
+  othersActive(tenant: string): boolean {
+    if (this.running.size > (this.running.has(tenant) ? 1 : 0)) return true;
     for (const other of this.turns) if (other !== tenant) return true;
     return false;
   }

@@ -252,7 +252,7 @@ describe('leases (memory that grows with its request)', () => {
 });
 
 describe('turns, work-conserving', () => {
-  it('a tenant alone runs past its limit (up to every turn there is); once another waits, the turns go in turn', async () => {
+  it('a tenant alone runs past its limit (up to every turn there is); once another runs or waits, the turns go in turn', async () => {
     const admission = new Admission({
       capacity: 100,
       maxRunningPerTenant: 2,
@@ -276,11 +276,16 @@ describe('turns, work-conserving', () => {
     (alone[0] as () => void)();
     await new Promise((r) => setImmediate(r));
     expect(order).toEqual(['b']);
-    // The next turn: nobody else waits, so "a" may go past its limit again.
+    // The next turn: "b" runs, so "a" (at 5, past its limit of 2) is still held.
     (alone[1] as () => void)();
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['b']);
+    expect(admission.othersActive('a')).toBe(true);
+    // "b" done, nobody else runs or waits: "a" may go past its limit again.
+    (await other)();
     await more;
     expect(order).toEqual(['b', 'a']);
-    for (const release of [...alone.slice(2), await more, await other]) release();
+    for (const release of [...alone.slice(2), await more]) release();
     expect(admission.runningBy('a') + admission.runningBy('b')).toBe(0);
   });
 
@@ -288,7 +293,7 @@ describe('turns, work-conserving', () => {
     const admission = new Admission({ capacity: 100, maxRunningPerTenant: 2, queueTimeoutMs: 10_000 });
     const many = await Promise.all(Array.from({ length: 20 }, () => admission.acquire('a', 0)));
     expect(admission.runningBy('a')).toBe(20);
-    expect(admission.othersWaiting('a')).toBe(false);
+    expect(admission.othersActive('a')).toBe(false);
     for (const release of many) release();
   });
 });

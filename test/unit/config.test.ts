@@ -9,6 +9,8 @@ describe('configuration', () => {
       HOST: '127.0.0.1',
       DEFAULT_TENANT: 'default',
       PURGE_CRON: '0 3 * * *',
+      TENANT_CONCURRENCY: 8,
+      REQUEST_CONCURRENCY: 0,
     });
     expect(c.NEO4J_URI).toBeUndefined();
     expect(Object.isFrozen(c)).toBe(true);

@@ -38,7 +38,8 @@ function send(dueAt: number) {
     inFlight = false;
     const at = now();
     let lines = `P ${dueAt.toFixed(1)} ${(at - dueAt).toFixed(2)} ${outcome} 0\n`;
-    for (const due of missed.splice(0)) lines += `P ${due.toFixed(1)} ${(at - due).toFixed(2)} ${outcome} 1\n`;
+    for (const due of missed.splice(0))
+      lines += `P ${due.toFixed(1)} ${(at - due).toFixed(2)} ${outcome} 1\n`;
     process.stdout.write(lines);
   };
   const headers = authorization ? { authorization } : {};

@@ -232,7 +232,7 @@ async function main(): Promise<number> {
   for (const m of missed) console.log(`Past a target: ${m}`);
   console.log(
     failures.length > 0
-      ? `Door storm: ${failures.length} ceilings passed.`
+      ? `Door storm: ${failures.length} ceilings broken (the run fails).`
       : missed.length > 0
         ? `Door storm: every ceiling held; ${missed.length} shapes past a target.`
         : 'Door storm: every ceiling held and every target met.',
@@ -467,7 +467,7 @@ function renderReport(r: {
     // As the run prints it: a ceiling passed fails the run, a target missed is shown.
     r.failures.length === 0
       ? 'Every ceiling held.'
-      : `Ceilings passed:\n\n${r.failures.map((f) => `- ${f}`).join('\n')}`,
+      : `Ceilings broken (the run fails):\n\n${r.failures.map((f) => `- ${f}`).join('\n')}`,
     '',
     r.missed.length === 0
       ? 'Every target met.'

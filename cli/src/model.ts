@@ -154,7 +154,9 @@ export function stepLine(step: Step): string {
       case 'withdraw_attribute':
         return `- withdraw ${attr} from ${type}${impactText(step.impact)}`;
       case 'redeclare_attribute':
-        return `± redeclare ${attr} on ${type}: ${changesText(step.changes)} (definitions are immutable: withdrawn, then declared anew by the service after the purge's grace${carryText(step.carry)})`;
+        return `± redeclare ${attr} on ${type}: ${changesText(step.changes)} (not a change in place: withdrawn, then declared anew by the service after the purge's grace${carryText(step.carry)})`;
+      case 'evolve_attribute':
+        return `~ change ${attr} on ${type} in place: ${changesText(step.changes)} (its values are kept)`;
       case 'declare_attribute':
         return `+ declare ${attr} on ${type}: ${specText(step.spec)}`;
     }
@@ -224,8 +226,9 @@ export const modelPlan: Command = {
   description:
     'Asks the service for the plan (POST /entities/model/plan) and prints it, headed by the tenant and the\n' +
     'service it was made on: types to create or rename, definitions to withdraw (with what withdrawing removes),\n' +
-    'to redeclare (a changed specification: definitions are immutable; the service carries the stored values the\n' +
-    'new definition accepts, and the plan counts them) and to declare; a step the service would refuse now says\n' +
+    'to change in place (values added to an enumeration, required dropped, filterable, a default: at once, values\n' +
+    'kept), to redeclare (any other change: the service carries the stored values the new definition accepts, and\n' +
+    'the plan counts them) and to declare; a step the service would refuse now says\n' +
     'why. Types the file does not list are left alone, and so are the definitions of a type listed without\n' +
     '`attributes`. Writes nothing. Exit status: 0 no changes, 2 changes (as terraform plan -detailed-exitcode);\n' +
     'a usage error is 2 as well, with its message on stderr; 1 when --expect-tenant names another tenant.',

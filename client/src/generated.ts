@@ -55,10 +55,30 @@ export type EntityTypeOrigin =
   /** Created by a caller (createEntityType); a catalog level under its own name. */
   | 'user_defined';
 
+/** A change of a live definition in place: the fields to change (the name is an argument). A field given replaces the stored one; null resets it to its default (no enumeration, no default, false); a field left out is kept. Only changes every stored value survives are made (attribute_change_not_in_place otherwise). */
+export type EvolveAttributeInput = {
+  /** Only the one it has: it cannot change in place. */
+  allowedRefType?: string | null | undefined;
+  /** The enumeration: a superset of the current one (values added), or null for none. */
+  allowedValues?: Array<unknown> | null | undefined;
+  /** Only the one it has: it cannot change in place. */
+  cardinality?: string | null | undefined;
+  /** Another default (for instances created from now on), or null for none. */
+  defaultValue?: unknown;
+  /** entity_ref only: turns filtering on or off. */
+  filterable?: boolean | null | undefined;
+  /** false (or null) drops the requirement; true only if it was required. */
+  required?: boolean | null | undefined;
+  /** Only the one it has: it cannot change in place. */
+  valueType?: string | null | undefined;
+};
+
 /** What a change of the metamodel did. */
 export type ModelChangeKind =
   /** An attribute definition was declared (after carries its specification). */
   | 'attribute_declared'
+  /** A live definition was changed in place (same guid, stored values untouched): before and after carry the fields that changed, with the name. */
+  | 'attribute_evolved'
   /** The daily purge removed a withdrawn definition once its data was gone (no actor, no request id). */
   | 'attribute_removed'
   /** An attribute definition was withdrawn. */
@@ -101,6 +121,18 @@ export type DeclareAttributeMutationVariables = Exact<{
 
 
 export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+
+export type EvolveAttributeMutationVariables = Exact<{
+  typeGuid: string;
+  name: string;
+  input: EvolveAttributeInput;
+  dryRun?: boolean | null | undefined;
+  ifVersion?: string | null | undefined;
+  reason?: string | null | undefined;
+}>;
+
+
+export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type WithdrawAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -343,6 +375,47 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
     limit
   }
 }`) as unknown as TypedDocumentString<DeclareAttributeMutation, DeclareAttributeMutationVariables>;
+export const EvolveAttributeDocument = new TypedDocumentString(`
+    mutation EvolveAttribute($typeGuid: ID!, $name: String!, $input: EvolveAttributeInput!, $dryRun: Boolean, $ifVersion: String, $reason: String) {
+  evolveAttribute(
+    typeGuid: $typeGuid
+    name: $name
+    input: $input
+    dryRun: $dryRun
+    ifVersion: $ifVersion
+    reason: $reason
+  ) {
+    dryRun
+    changed
+    changes
+    attribute {
+      ...AttributeFields
+    }
+  }
+}
+    fragment AttributeFields on AttributeDefinition {
+  guid
+  name
+  valueType
+  cardinality
+  allowedValues
+  required
+  defaultValue
+  filterable
+  origin
+  state
+  ownerType {
+    guid
+  }
+  allowedRefType {
+    guid
+    name
+  }
+  allowedValuesUsage {
+    used
+    limit
+  }
+}`) as unknown as TypedDocumentString<EvolveAttributeMutation, EvolveAttributeMutationVariables>;
 export const WithdrawAttributeDocument = new TypedDocumentString(`
     mutation WithdrawAttribute($typeGuid: ID!, $name: String!, $dryRun: Boolean, $ifVersion: String, $reason: String) {
   withdrawAttribute(

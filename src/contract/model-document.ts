@@ -147,6 +147,34 @@ export const DeclareBody = named(
     .meta(DECLARE_CONDITIONS),
 );
 
+/** A declaration's field, optional: sent, it replaces the stored one (null resets it to its default). */
+const changed = <T extends z.ZodType>(schema: T) => schema.optional();
+const D = DeclareBody.shape;
+
+export const EvolveBody = named(
+  'EvolveAttribute',
+  'A change of a live definition in place: the declaration fields to change (the name is in the path). A field sent replaces the stored one, null resets it to its default (no enumeration, no default, false); a field left out is kept. Only changes every stored value survives are made in place (attribute_change_not_in_place otherwise); the merged definition is checked by the declaration rules.',
+  z.strictObject({
+    value_type: changed(D.value_type).describe(
+      'Kind of value: only the one it has (it cannot change in place).',
+    ),
+    cardinality: changed(D.cardinality).describe('Only the one it has (it cannot change in place).'),
+    allowed_values: changed(D.allowed_values).describe(
+      'The enumeration: a superset of the current one (values added), or null for none (any value).',
+    ),
+    allowed_ref_type: changed(D.allowed_ref_type).describe(
+      'Only the one it has (it cannot change in place).',
+    ),
+    required: changed(D.required).describe(
+      'false (or null) drops the requirement; true only if it was required.',
+    ),
+    default_value: changed(D.default_value).describe(
+      'Another default (applied to instances created from now on), or null for none.',
+    ),
+    filterable: changed(D.filterable).describe('entity_ref only: turns filtering on or off.'),
+  }),
+);
+
 // ——— The metamodel as a document ———
 
 export const ModelAttribute = named(

@@ -106,7 +106,7 @@ export type EntityTypeRow = z.output<typeof EntityTypeRow>;
 // schema/row-fields.ts) and their descriptions derive from it.
 export const AttributeRow = named(
   'AttributeDefinition',
-  'Declares that instances of a type may carry a value of a kind under a name. Cannot be edited or renamed: to change it, withdraw it and declare anew. As listed, every field is present on every row.',
+  'Declares that instances of a type may carry a value of a kind under a name. Never renamed. Changed in place only where every stored value survives the change (values added to its enumeration, required dropped, filterable, its default: PATCH …/attributes/{name}); any other change is a redeclaration (withdrawn and declared anew, its values carried, through a model document). As listed, every field is present on every row.',
   z.object({
     guid: guid('Identifier of the definition.'),
     name: z

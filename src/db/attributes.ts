@@ -389,6 +389,38 @@ export async function markWithdrawn(run: Run, tenant: string, guid: string, chan
   return rows[0] ? toStoredAttribute(rows[0].attr) : null;
 }
 
+/** The fields a definition may change in place (resolvers/evolution.ts decides which changes qualify). */
+export interface EvolvedFields {
+  allowed_values_json: string | null;
+  required: boolean;
+  default_value_json: string | null;
+  filterable: boolean;
+  json_utf8: number;
+  default_utf8: number;
+}
+
+/**
+ * Changes a live definition in place (its guid, name, kind and stored values untouched) and records the change, in
+ * one statement; null when it is no longer live. Setting a property to null removes it, as a declaration leaves it.
+ */
+export async function evolveDefinition(
+  run: Run,
+  tenant: string,
+  guid: string,
+  fields: EvolvedFields,
+  change: ChangeRecord,
+) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.tenant = $tenant AND a.state = 'live'
+     SET a += $fields, a.evolved_at = datetime()
+     WITH a
+     ${recordChange({ typeGuid: 'a.owner_guid', attributeGuid: 'a.guid', imports: ['a'] })}
+     RETURN ${ATTR_PROJECTION} AS attr`,
+    { tenant, guid, fields, ...change },
+  );
+  return rows[0] ? toStoredAttribute(rows[0].attr) : null;
+}
+
 /** Withdraws every live definition declared on a type (used when the type is deleted); returns them, by name. */
 export async function withdrawAllOfType(run: Run, tenant: string, typeGuid: string) {
   const rows = await run(

@@ -8,6 +8,7 @@ export const CHANGE_KINDS = [
   'type_deleted',
   'managed_type_set_up',
   'attribute_declared',
+  'attribute_evolved',
   'attribute_withdrawn',
   'attribute_removed',
 ] as const;
@@ -23,6 +24,8 @@ export const CHANGE_KIND_DESCRIPTIONS: Record<ChangeKind, string> = {
   managed_type_set_up:
     "A managed type (dashboard) was set up by its feature's first row, or brought in step with the feature's definition.",
   attribute_declared: 'An attribute definition was declared (after carries its specification).',
+  attribute_evolved:
+    'A live definition was changed in place (same guid, stored values untouched): before and after carry the fields that changed, with the name.',
   attribute_withdrawn: 'An attribute definition was withdrawn.',
   attribute_removed:
     'The daily purge removed a withdrawn definition once its data was gone (no actor, no request id).',

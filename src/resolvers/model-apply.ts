@@ -5,8 +5,9 @@
 // ordinary rules, each in its own transaction, under a guard: every transaction first locks the tenant's model
 // version and finds it as this apply left it, so nothing another caller commits slips between two steps. A step
 // refused on the way (a race) stops the apply, with what was done and what remains; applying again finishes it.
-// A redeclaration withdraws the definition and carries its values to the new one (resolvers/carry.ts): it is done
-// by the service once the purge's grace has passed; apply says it is waiting for that.
+// A change every stored value survives is made in place, at once (resolvers/evolution.ts); any other redeclaration
+// withdraws the definition and carries its values to the new one (resolvers/carry.ts): it is done by the service once
+// the purge's grace has passed; apply says it is waiting for that.
 
 import type { RequestContext } from '../context.js';
 import { type ApplyReport, ApplyRequest } from '../contract/model-document.js';
@@ -14,6 +15,7 @@ import { callerChangesSince, type ModelMark, readModelMark, versionTag } from '.
 import { AppError, bodyObject, isAppError, refuse } from '../errors.js';
 import { declareAttribute, withdrawAttribute } from './attributes.js';
 import { createOrGetEntityType, findEntityTypeByName, renameEntityType } from './entity-types.js';
+import { evolveAttribute } from './evolution.js';
 import { type ModelPlan, type PlanStep, planModel } from './model.js';
 
 export type { ApplyReport };
@@ -172,6 +174,19 @@ async function applyStep(ctx: RequestContext, step: PlanStep) {
     }
     case 'withdraw_attribute': {
       await withdrawAttribute(ctx, await typeOf(ctx, step), step.attribute as string);
+      return;
+    }
+    case 'evolve_attribute': {
+      const spec = step.spec as NonNullable<PlanStep['spec']>;
+      // The whole specification, fields at their default included: the change in place makes it exactly this.
+      await evolveAttribute(ctx, await typeOf(ctx, step), step.attribute as string, {
+        value_type: spec.value_type,
+        cardinality: spec.cardinality,
+        allowed_values: spec.allowed_values ?? null,
+        required: spec.required ?? false,
+        default_value: spec.default_value ?? null,
+        ...(spec.value_type === 'entity_ref' ? { filterable: spec.filterable ?? false } : {}),
+      });
       return;
     }
     case 'redeclare_attribute':

@@ -48,6 +48,7 @@ import {
 } from './attributes.js';
 import { countCarry } from './carry.js';
 import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
+import { inPlaceBlockers } from './evolution.js';
 import { attributeSpec, differences, SampleBudget, specOf, summarise } from './model-summaries.js';
 
 export type { ModelPlan, PlanStep };
@@ -544,7 +545,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             take(definitionRoom(existing), -1);
             take(roomOf(d), 1);
           }
-          withdrawals.push({
+          const step: PlanStep = {
             action: 'redeclare_attribute',
             type: t.name,
             type_guid: guid,
@@ -553,10 +554,15 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             ...ref,
             current: summarise(now),
             changes: differences(now, a.spec, sameRef, samples),
-            impact: await impactOf(guid as string, existing),
-            carry: await carryOf(guid as string, existing, a.spec, refGuid ?? null),
-            ...blocked,
-          });
+          };
+          // Changed in place whenever every stored value survives the change (no gap, nothing to carry).
+          if (sameRef && inPlaceBlockers(existing, d).length === 0) {
+            withdrawals.push({ ...step, action: 'evolve_attribute', ...blocked });
+            continue;
+          }
+          step.impact = await impactOf(guid as string, existing);
+          step.carry = await carryOf(guid as string, existing, a.spec, refGuid ?? null);
+          withdrawals.push({ ...step, ...blocked });
           continue;
         }
         const step: PlanStep = {

@@ -66,6 +66,10 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
     'the type, its referrers and definitions (200 at most), one write',
   ),
   'Mutation.declareAttribute': read(WRITE_COST, "the type's definitions counted and sized, one write"),
+  'Mutation.evolveAttribute': read(
+    WRITE_COST,
+    "the definition, the type's definitions sized, one write (no instance is read: values are untouched)",
+  ),
   'Mutation.withdrawAttribute': read(
     WRITE_COST + INSTANCE_WALK_COST,
     'the definition, one write; a dry run counts at most 50,000 instances',
@@ -130,6 +134,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   ...fromParent('ReleaseFormerNamePayload', ['entityType']),
   ...fromParent('DeclareAttributePayload', ['attribute', 'usage']),
   ...fromParent('WithdrawAttributePayload', ['attribute', 'impact']),
+  ...fromParent('EvolveAttributePayload', ['attribute', 'changes']),
   // a plan's objects: every field of their rows (contract/model-document.ts)
   ...fromParent('ModelPlan', Object.keys(ModelPlan.shape).map(graphqlName)),
   ...fromParent('ModelPlanUnchanged', Object.keys(ModelPlan.shape.unchanged.shape).map(graphqlName)),

@@ -175,7 +175,14 @@ describe('metamodel export, plan, apply', () => {
           {
             name: 'Asset',
             attributes: [
-              { name: 'size', value_type: 'string', cardinality: 'single', allowed_values: ['S', 'M', 'L'] },
+              // (required added: not a change every stored value survives, so carried, not made in place)
+              {
+                name: 'size',
+                value_type: 'string',
+                cardinality: 'single',
+                allowed_values: ['S', 'M', 'L'],
+                required: true,
+              },
             ],
           },
         ],
@@ -185,7 +192,7 @@ describe('metamodel export, plan, apply', () => {
     expect(plan.code).toBe(2);
     expect(plan.stdout).toContain('- withdraw "old" from "Asset" (removes 0 values from 0 instances)');
     expect(plan.stdout).toContain(
-      '± redeclare "size" on "Asset": allowed_values +1 ("L") (definitions are immutable: withdrawn, then declared anew by the service after the purge\'s grace, carrying 3 values)',
+      '± redeclare "size" on "Asset": allowed_values +1 ("L"); required false → true (not a change in place: withdrawn, then declared anew by the service after the purge\'s grace, carrying 3 values)',
     );
     const version = JSON.parse((await cli(world, token, 'plan', '-f', model, '--json')).stdout).based_on;
 
@@ -227,7 +234,13 @@ describe('metamodel export, plan, apply', () => {
       {
         name: 'Asset',
         attributes: [
-          { name: 'size', value_type: 'string', cardinality: 'single', allowed_values: ['S', 'M', 'L'] },
+          {
+            name: 'size',
+            value_type: 'string',
+            cardinality: 'single',
+            allowed_values: ['S', 'M', 'L'],
+            required: true,
+          },
         ],
       },
     ]);
@@ -276,7 +289,9 @@ describe('metamodel export, plan, apply', () => {
     const applied = await cli(world, token, 'apply', '-f', model, '--allow-withdraw', '--wait');
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     const history = await cli(world, token, 'history', 'Kit');
-    expect(history.stdout).toContain('declared "size": string, single (carried 1 value, 2 refused)');
+    expect(history.stdout).toContain(
+      'declared "size": string, single, one of "S", "L" (carried 1 value, 2 refused)',
+    );
     expect(history.stdout).toContain('purged "size" (2 values removed)');
   }, 60_000);
 

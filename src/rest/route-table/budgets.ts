@@ -176,6 +176,15 @@ export const ROUTE_BUDGETS = {
     memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
     admission: 'light',
   },
+  evolveAttribute: {
+    statements: 7 + KEYED,
+    reads:
+      'the type and the definition (index seeks), then its live definitions sized (at most 200), the referenced type and default',
+    // (its changes show at most ten values added and ten removed, each at most 1,024 characters)
+    answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 256 * KB,
+    memoryBytes: 3 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
+    admission: 'light',
+  },
   listAttributes: {
     statements: 3,
     reads:

@@ -132,6 +132,17 @@ export const BODY_EXAMPLES: Partial<Record<RouteKey, Record<string, BodyExample>
       value: { ...OWNED_BY, allowed_ref_type: PLACEHOLDERS.refType },
     },
   },
+  evolveAttribute: {
+    widen: {
+      summary: 'Add a value to the enumeration of tier, in place',
+      description: `${REPLACE_TYPE} The path names the attribute (\`tier\`, as the declaration examples declare it); its guid and its stored values are kept.`,
+      value: { allowed_values: ['gold', 'silver', 'bronze', 'platinum'] },
+    },
+    relax: {
+      summary: 'Another default, and no longer required',
+      value: { default_value: 'silver', required: false },
+    },
+  },
   createEntity: {
     dataProduct: {
       summary: 'An entity with values (replace the guids)',

@@ -3,6 +3,7 @@
 // 4 apply done as far as it can be, the tenant not matching the file yet (carries, purges).
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { attributesChange } from './attribute-change.js';
 import { attributesDeclare, attributesList, withdraw } from './attributes.js';
 import { Client, Refusal, TransportError, UsageError } from './client.js';
 import type { Command, Ctx, OptionSpec, Values } from './command.js';
@@ -39,6 +40,7 @@ export const COMMANDS: Command[] = [
   typesCreate,
   attributesList,
   attributesDeclare,
+  attributesChange,
   withdraw,
   modelExport,
   modelPlan,

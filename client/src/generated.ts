@@ -28,6 +28,10 @@ export type DeclareAttributeInput = {
   cardinality: string;
   /** Applied when an instance is created without a value: must fit valueType and cardinality (invalid_default_value) and the enumeration (default_value_not_allowed); at most 64 KB of JSON. For references an entity guid of allowedRefType (referent_not_found, ref_type_mismatch). */
   defaultValue?: unknown;
+  /** What the attribute is for, for people: at most 1,000 characters once trimmed, line breaks and tabs allowed, no other control or invisible characters (invalid_field). */
+  description?: string | null | undefined;
+  /** A label for people (the name stays the key): at most 256 characters once trimmed, one line, no control or invisible characters (invalid_field). */
+  displayName?: string | null | undefined;
   /** Whether the attribute can be filtered on; default false. entity_ref only: sent at all on another value type is filterable_not_supported. */
   filterable?: boolean | null | undefined;
   /** Attribute name, unique within the type (letter case ignored): at most 256 characters after trimming. Refusals: empty_value, name_too_long, invalid_field (control characters; __proto__, constructor, prototype), attribute_def_already_exists (also the platform names), attribute_def_withdrawn. */
@@ -65,6 +69,10 @@ export type EvolveAttributeInput = {
   cardinality?: string | null | undefined;
   /** Another default (for instances created from now on), or null for none. */
   defaultValue?: unknown;
+  /** Another description, or null for none. */
+  description?: string | null | undefined;
+  /** Another display name, or null for none. */
+  displayName?: string | null | undefined;
   /** entity_ref only: turns filtering on or off. */
   filterable?: boolean | null | undefined;
   /** false (or null) drops the requirement; true only if it was required. */
@@ -109,7 +117,7 @@ export type ValueType =
   /** Text, at most 65,536 characters per value. */
   | 'string';
 
-export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
+export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
 
 export type DeclareAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -120,7 +128,7 @@ export type DeclareAttributeMutationVariables = Exact<{
 }>;
 
 
-export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type EvolveAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -132,7 +140,7 @@ export type EvolveAttributeMutationVariables = Exact<{
 }>;
 
 
-export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type WithdrawAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -143,14 +151,14 @@ export type WithdrawAttributeMutationVariables = Exact<{
 }>;
 
 
-export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type TypeAttributesQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
+export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
 
 export type CatalogWithAttributesQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -280,6 +288,8 @@ export const AttributeFieldsFragmentDoc = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
   origin
   state
   ownerType {
@@ -361,6 +371,8 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
   origin
   state
   ownerType {
@@ -402,6 +414,8 @@ export const EvolveAttributeDocument = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
   origin
   state
   ownerType {
@@ -444,6 +458,8 @@ export const WithdrawAttributeDocument = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
   origin
   state
   ownerType {
@@ -490,6 +506,8 @@ export const TypeAttributesDocument = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
   origin
   state
   ownerType {

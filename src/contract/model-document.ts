@@ -11,6 +11,8 @@ import {
   MAX_ALLOWED_VALUE_LENGTH,
   MAX_ALLOWED_VALUES,
   MAX_ATTRIBUTE_DEFS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
   MAX_FORMER_NAMES,
   MAX_MULTI_VALUES,
   MAX_STRING_VALUE,
@@ -143,6 +145,20 @@ export const DeclareBody = named(
         .boolean()
         .nullish()
         .describe('entity_ref only (default false); refused when sent on others.'),
+      description: z
+        .string()
+        .max(MAX_DESCRIPTION_LENGTH)
+        .nullish()
+        .describe(
+          `What the attribute is for, for people: at most ${MAX_DESCRIPTION_LENGTH.toLocaleString('en-US')} characters once trimmed, line breaks and tabs allowed, no other control or invisible characters (invalid_field). Changeable in place.`,
+        ),
+      display_name: z
+        .string()
+        .max(MAX_DISPLAY_NAME_LENGTH)
+        .nullish()
+        .describe(
+          `A label for people (the name stays the key): at most ${MAX_DISPLAY_NAME_LENGTH} characters once trimmed, one line, no control or invisible characters (invalid_field). Changeable in place.`,
+        ),
     })
     .meta(DECLARE_CONDITIONS),
 );
@@ -172,6 +188,8 @@ export const EvolveBody = named(
       'Another default (applied to instances created from now on), or null for none.',
     ),
     filterable: changed(D.filterable).describe('entity_ref only: turns filtering on or off.'),
+    description: changed(D.description).describe('Another description, or null for none.'),
+    display_name: changed(D.display_name).describe('Another display name, or null for none.'),
   }),
 );
 

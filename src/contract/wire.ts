@@ -153,6 +153,16 @@ export const AttributeRow = named(
     origin: z
       .enum(['system', 'user_defined'])
       .describe('`system` for the platform attributes, `user_defined` for declared ones.'),
+    description: z
+      .string()
+      .nullable()
+      .describe(
+        'What the attribute is for, as declared for people (at most 1,000 characters); null when none.',
+      ),
+    display_name: z
+      .string()
+      .nullable()
+      .describe('A label for people (at most 256 characters; the name stays the key); null when none.'),
   }),
 );
 
@@ -274,6 +284,8 @@ export const FieldChange = named(
       'required',
       'default_value',
       'filterable',
+      'description',
+      'display_name',
     ]),
     from: z.unknown().optional().describe('The value now (absent: none, or too long to show).'),
     to: z.unknown().optional().describe('The value in the document (absent: none, or too long to show).'),

@@ -21,6 +21,9 @@ export interface StoredAttribute {
   required: boolean;
   default_value_json: string | null;
   filterable: boolean;
+  /** For people: what it is for, and a label (null: none). */
+  description: string | null;
+  display_name: string | null;
   state: 'live' | 'withdrawn';
   created_at: string;
   withdrawn_at: string | null;
@@ -59,6 +62,8 @@ const ATTR_FIELDS = [
   'allowed_ref_type',
   'allowed_values_size',
   'default_value_size',
+  'description',
+  'display_name',
 ] as const satisfies readonly (keyof StoredAttribute)[];
 
 const TEMPORAL = new Set<string>(['created_at', 'withdrawn_at', 'purge_completed_at']);
@@ -79,8 +84,10 @@ export const utf8BytesAtMost = (text: string) =>
  * statements waited behind it); a branch not taken is not read.
  */
 export const TEXT_LENGTHS = {
+  // (with the JSON text of its description and display name, stored as text_utf8: they count in the same budgets)
   json: `CASE WHEN a.json_utf8 IS NOT NULL THEN a.json_utf8
-        ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} + ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END`,
+        ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} + ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END
+        + CASE WHEN a.text_utf8 IS NULL THEN 0 ELSE a.text_utf8 END`,
   default: `CASE WHEN a.default_utf8 IS NOT NULL THEN a.default_utf8 ELSE ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END`,
   allowed: `CASE WHEN a.json_utf8 IS NOT NULL AND a.default_utf8 IS NOT NULL THEN a.json_utf8 - a.default_utf8
         ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} END`,
@@ -212,6 +219,10 @@ export interface NewAttribute {
   json_utf8: number;
   /** UTF-8 bytes of the default's JSON text, summed against the type's defaults budget the same way. */
   default_utf8: number;
+  description?: string | null;
+  display_name?: string | null;
+  /** UTF-8 bytes of the description's and display name's JSON texts, summed with json_utf8 (TEXT_LENGTHS.json). */
+  text_utf8?: number;
 }
 
 /**
@@ -397,6 +408,9 @@ export interface EvolvedFields {
   filterable: boolean;
   json_utf8: number;
   default_utf8: number;
+  description: string | null;
+  display_name: string | null;
+  text_utf8: number;
 }
 
 /**

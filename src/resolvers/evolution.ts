@@ -71,6 +71,8 @@ function storedDeclaration(old: StoredAttribute): Record<string, unknown> {
     default_value: parseJson(old.default_value_json),
     // (sent on a reference only: a declaration refuses `filterable` on any other value type)
     ...(old.value_type === 'entity_ref' ? { filterable: old.filterable === true } : {}),
+    description: old.description ?? null,
+    display_name: old.display_name ?? null,
   };
 }
 
@@ -112,8 +114,11 @@ function fieldsOf(d: CheckedDeclaration): EvolvedFields {
     required: d.required,
     default_value_json: d.defaultValueJson,
     filterable: d.filterable,
-    json_utf8: room.jsonBytes,
+    json_utf8: room.jsonBytes - room.textBytes,
     default_utf8: room.defaultBytes,
+    description: d.description,
+    display_name: d.displayName,
+    text_utf8: room.textBytes,
   };
 }
 
@@ -124,6 +129,8 @@ const asEvolved = (old: StoredAttribute, fields: EvolvedFields): StoredAttribute
   required: fields.required,
   default_value_json: fields.default_value_json,
   filterable: fields.filterable,
+  description: fields.description,
+  display_name: fields.display_name,
   allowed_values_size: fields.json_utf8 - fields.default_utf8,
   default_value_size: fields.default_utf8,
 });
@@ -139,6 +146,8 @@ export function changesOf(old: StoredAttribute, d: CheckedDeclaration): FieldCha
     required: old.required === true,
     defaultValue: parseJson(old.default_value_json),
     filterable: old.filterable === true,
+    description: old.description ?? null,
+    displayName: old.display_name ?? null,
   });
   return differences(from, specOf(d), true, new SampleBudget());
 }

@@ -186,6 +186,8 @@ async function applyStep(ctx: RequestContext, step: PlanStep) {
         required: spec.required ?? false,
         default_value: spec.default_value ?? null,
         ...(spec.value_type === 'entity_ref' ? { filterable: spec.filterable ?? false } : {}),
+        description: spec.description ?? null,
+        display_name: spec.display_name ?? null,
       });
       return;
     }

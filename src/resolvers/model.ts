@@ -306,6 +306,8 @@ function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {
       s.required === true,
       s.default_value ?? null,
       s.filterable === true,
+      s.description ?? null,
+      s.display_name ?? null,
     ]);
   return canonical(a) === canonical(b);
 }

@@ -9,6 +9,8 @@ import type { StoredAttribute } from '../db/attributes.js';
 import {
   MAX_ALLOWED_VALUES,
   MAX_ATTRIBUTE_DEFS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
   MAX_TYPE_DEFAULTS_JSON_BYTES,
   MAX_TYPE_DEFINITIONS_JSON_BYTES,
 } from '../model/limits.js';
@@ -288,6 +290,14 @@ const DeclareAttributeInput = builder.inputType('DeclareAttributeInput', {
         description:
           'Whether the attribute can be filtered on; default false. entity_ref only: sent at all on another value type is filterable_not_supported.',
       }),
+      description: t.string({
+        required: false,
+        description: `What the attribute is for, for people: at most ${MAX_DESCRIPTION_LENGTH.toLocaleString('en-US')} characters once trimmed, line breaks and tabs allowed, no other control or invisible characters (invalid_field).`,
+      }),
+      displayName: t.string({
+        required: false,
+        description: `A label for people (the name stays the key): at most ${MAX_DISPLAY_NAME_LENGTH} characters once trimmed, one line, no control or invisible characters (invalid_field).`,
+      }),
     }) satisfies Record<GraphQLDeclarationField, unknown>,
 });
 
@@ -346,6 +356,8 @@ const EvolveAttributeInput = builder.inputType('EvolveAttributeInput', {
         description: 'Another default (for instances created from now on), or null for none.',
       }),
       filterable: t.boolean({ required: false, description: 'entity_ref only: turns filtering on or off.' }),
+      description: t.string({ required: false, description: 'Another description, or null for none.' }),
+      displayName: t.string({ required: false, description: 'Another display name, or null for none.' }),
     }) satisfies Record<Exclude<GraphQLDeclarationField, 'name'>, unknown>,
 });
 

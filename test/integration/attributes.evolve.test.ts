@@ -331,3 +331,89 @@ describe('a model document widening an enumeration: changed in place, never out 
     expect(refused.body.DATA.reason).toBe('plan_not_applicable');
   });
 });
+
+describe('descriptions and display names: bounded, stored, listed, exported, planned, changed in place', () => {
+  it('declared, listed (REST and GraphQL), exported; a change of them is in place; bounds and characters refused with invalid_field', async ({
+    world,
+  }) => {
+    const { api, token, type } = await setup(world);
+    const path = `/entities/types/${type}/attributes`;
+    const declared = await api.post(path, {
+      ...grade(['A', 'B']),
+      description: '  Letter grade.\nA is best.  ',
+      display_name: 'Grade',
+    });
+    expect(declared.status, JSON.stringify(declared.body)).toBe(201);
+    expect(declared.body.DATA.attribute).toMatchObject({
+      description: 'Letter grade.\nA is best.',
+      display_name: 'Grade',
+    });
+    const row = (await listed(api, type))[0];
+    expect(row).toMatchObject({ description: 'Letter grade.\nA is best.', display_name: 'Grade' });
+    const gql = graphqlClient(world.app, token);
+    const attrs = (await gql.typeAttributes(type))?.attributes ?? [];
+    expect(attrs.find((a) => a.name === 'grade')).toMatchObject({
+      description: 'Letter grade.\nA is best.',
+      displayName: 'Grade',
+    });
+    const model = (await api.get('/entities/model')).body.DATA.model;
+    expect(model.types[0].attributes[0]).toMatchObject({
+      description: 'Letter grade.\nA is best.',
+      display_name: 'Grade',
+    });
+    // a document changing only the display name plans a change in place, and apply makes it
+    const document = {
+      format: MODEL_FORMAT,
+      types: [
+        { name: 'Card', attributes: [{ ...model.types[0].attributes[0], display_name: 'Letter grade' }] },
+      ],
+    };
+    const plan = await api.post('/entities/model/plan', document);
+    expect(plan.body.DATA.steps.map((s: any) => [s.action, s.changes])).toEqual([
+      ['evolve_attribute', [{ field: 'display_name', from: 'Grade', to: 'Letter grade' }]],
+    ]);
+    expect((await api.post('/entities/model/apply', { document })).body.DATA.matches).toBe(true);
+    const changed = await api.patch(`${path}/grade`, { description: null });
+    expect(changed.body.DATA.attribute).toMatchObject({ description: null, display_name: 'Letter grade' });
+    expect((await historyOf(api, type))[0]).toMatchObject({
+      kind: 'attribute_evolved',
+      before: { name: 'grade', description: 'Letter grade.\nA is best.' },
+      after: { name: 'grade', description: null },
+    });
+    // bounds: 1,000 and 256 characters (counted as characters, not UTF-16 units); one line for a display name
+    const ok = await api.post(path, {
+      name: 'long',
+      value_type: 'string',
+      cardinality: 'single',
+      description: '😀'.repeat(1000),
+      display_name: 'é'.repeat(256),
+    });
+    expect(ok.status).toBe(201);
+    const refusals: Record<string, unknown>[] = [
+      { description: 'x'.repeat(1001) },
+      { display_name: 'x'.repeat(257) },
+      { display_name: 'two\nlines' },
+      { description: 'bell\u0007' },
+      { display_name: 'zero\u200bwidth' },
+      { description: 42 },
+    ];
+    for (const extra of refusals) {
+      const res = await api.post(path, {
+        name: 'other',
+        value_type: 'string',
+        cardinality: 'single',
+        ...extra,
+      });
+      expect([JSON.stringify(extra).slice(0, 40), res.status, res.body.DATA.reason]).toEqual([
+        JSON.stringify(extra).slice(0, 40),
+        400,
+        'invalid_field',
+      ]);
+      const patched = await api.patch(`${path}/grade`, extra);
+      expect(patched.body.DATA.reason).toBe('invalid_field');
+    }
+    // an empty text is none
+    const blank = await api.patch(`${path}/grade`, { display_name: '   ' });
+    expect(blank.body.DATA.attribute.display_name).toBeNull();
+  });
+});

@@ -137,6 +137,7 @@ describe('help and usage errors', () => {
       'types create NAME',
       'attributes list TYPE',
       'attributes declare TYPE NAME',
+      'attributes change TYPE NAME',
       'withdraw TYPE NAME',
       'purge',
       'token --tenant T',
@@ -338,6 +339,8 @@ describe('attributes', () => {
         default_value: 'silver',
         filterable: false,
         origin: 'user_defined',
+        description: null,
+        display_name: null,
       },
       usage: { declared: 1, limit: 200 },
     });
@@ -463,6 +466,91 @@ describe('attributes', () => {
     const refused = await run(world, [...args, '--cardinality', 'single', '--ref-type', 'nobody'], { token });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^error: unknown_entity_type: .*"nobody"/);
+  });
+});
+
+describe('attributes change', () => {
+  it('--add-values widens in place (guid and values kept), texts for people are set and cleared; a change not in place exits 1', async ({
+    world,
+  }) => {
+    const { token, api } = await setup(world);
+    const card = await createType(api, 'Card');
+    const declared = await run(
+      world,
+      [
+        'attributes',
+        'declare',
+        'Card',
+        'grade',
+        '--value-type',
+        'string',
+        '--cardinality',
+        'single',
+        '--allowed-values',
+        '["A","B"]',
+        '--description',
+        'Letter grade',
+        '--display-name',
+        'Grade',
+      ],
+      { token },
+    );
+    expect(declared.code, declared.stderr).toBe(0);
+    expect(declared.stdout).toMatch(/│ display name +│ Grade +│/);
+    const guid = (await api.get(`/entities/types/${card}/attributes`)).body.DATA.attributes.find(
+      (a: any) => a.name === 'grade',
+    ).guid;
+    const e = await api.post('/entities', { type_guid: card, name: 'e', values: { grade: 'B' } });
+    const dry = await run(
+      world,
+      ['attributes', 'change', 'card', 'grade', '--add-values', '["C"]', '--dry-run'],
+      {
+        token,
+      },
+    );
+    expect(dry.stdout).toContain(
+      'Dry run: "grade" on type "Card" can change in place (allowed_values +1 ("C"))',
+    );
+    const widened = await run(world, ['attributes', 'change', 'card', 'grade', '--add-values', '["C"]'], {
+      token,
+    });
+    expect(widened.code, widened.stderr).toBe(0);
+    expect(widened.stdout).toContain(
+      'Changed "grade" on type "Card" in place: allowed_values +1 ("C"). Its guid and values are kept.',
+    );
+    const again = await run(
+      world,
+      ['attributes', 'change', 'card', 'grade', '--allowed-values', '["A","B","C"]'],
+      {
+        token,
+      },
+    );
+    expect(again.stdout).toContain('already is as asked; nothing was written');
+    const cleared = await runJson(
+      world,
+      ['attributes', 'change', 'Card', 'grade', '--description', ''],
+      token,
+    );
+    expect(cleared).toMatchObject({
+      changed: true,
+      attribute: { guid, description: null, display_name: 'Grade' },
+    });
+    expect((await api.get(`/entities/${e.body.DATA.entity.guid}`)).body.DATA.entity.values.grade).toBe('B');
+    const narrowed = await run(
+      world,
+      ['attributes', 'change', 'Card', 'grade', '--allowed-values', '["A"]'],
+      {
+        token,
+      },
+    );
+    expect(narrowed.code).toBe(1);
+    expect(narrowed.stderr).toMatch(/^error: attribute_change_not_in_place: "grade" cannot change in place/);
+    const nothing = await run(world, ['attributes', 'change', 'Card', 'grade'], { token });
+    expect(nothing.code).toBe(2);
+    // the history says what the change in place changed
+    const history = await run(world, ['history', 'Card'], { token });
+    expect(history.stdout).toContain('changed "grade" in place: allowed_values +1 ("C")');
+    expect(history.stdout).toContain('declared "grade": string, single, one of "A", "B"');
   });
 });
 

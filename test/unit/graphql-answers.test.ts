@@ -44,6 +44,8 @@ describe('the fields whose answers may be kept', () => {
       'allowedValuesUsage',
       'cardinality',
       'defaultValue',
+      'description',
+      'displayName',
       'filterable',
       'guid',
       'name',

@@ -164,15 +164,39 @@ export function stepLine(step: Step): string {
   return step.blocked ? `${line}\n    ! refused now: ${step.blocked.reason}: ${step.blocked.message}` : line;
 }
 
+/** What the tenant has that the file does not mention, under its own heading (nothing when there is none). */
+function renderDrift(io: Io, plan: Plan) {
+  const { types, unmanaged, more } = plan.drift;
+  const withdrawn = plan.steps.filter((s) => s.action === 'withdraw_attribute');
+  if (types.length + unmanaged.length + withdrawn.length === 0) return;
+  io.out('Not in the file (drift):\n');
+  for (const t of types) {
+    io.out(`  · type ${quoted(t.name)} (${plural(t.attributes, 'attribute')}): left alone\n`);
+  }
+  if (more) io.out('  · and more types (the list stops at 1,000): left alone\n');
+  for (const t of unmanaged) {
+    io.out(
+      `  · the ${plural(t.attributes, 'attribute')} of ${quoted(t.name)} (listed without \`attributes\`): left alone\n`,
+    );
+  }
+  for (const s of withdrawn) {
+    io.out(
+      `  · ${quoted(s.attribute ?? '')} of ${quoted(s.type)}: withdrawn with --allow-withdraw (see above)\n`,
+    );
+  }
+}
+
 function renderPlan(io: Io, plan: Plan, file: string, where: string) {
   const unchanged = `Unchanged: ${plural(plan.unchanged.types, 'type')}, ${plural(plan.unchanged.attributes, 'attribute')}.`;
   if (plan.steps.length === 0) {
     io.out(`No changes: ${where} matches ${file}. ${unchanged}\n`);
+    renderDrift(io, plan);
     return;
   }
   io.out(`Plan for ${file} on ${where}: ${plural(plan.steps.length, 'change')}.\n`);
   for (const step of plan.steps) io.out(`  ${stepLine(step)}\n`);
   io.out(`${unchanged}\n`);
+  renderDrift(io, plan);
   const blocked = plan.steps.filter((s) => s.blocked && s.blocked.reason !== 'attribute_def_withdrawn');
   if (blocked.length > 0) {
     io.out(
@@ -230,7 +254,9 @@ export const modelPlan: Command = {
     'kept), to redeclare (any other change: the service carries the stored values the new definition accepts, and\n' +
     'the plan counts them) and to declare; a step the service would refuse now says\n' +
     'why. Types the file does not list are left alone, and so are the definitions of a type listed without\n' +
-    '`attributes`. Writes nothing. Exit status: 0 no changes, 2 changes (as terraform plan -detailed-exitcode);\n' +
+    '`attributes`: both are listed under "Not in the file (drift)" (and in --json, `drift`), with the definitions\n' +
+    'the file leaves out of a type it lists (withdrawn with --allow-withdraw). Writes nothing.\n' +
+    'Exit status: 0 no changes, 2 changes (as terraform plan -detailed-exitcode);\n' +
     'a usage error is 2 as well, with its message on stderr; 1 when --expect-tenant names another tenant.',
   examples: [
     'metamodel plan -f model.yaml',

@@ -295,6 +295,32 @@ export type ModelAttributeSpec = {
 };
 export type ModelDocument = z.output<typeof ModelDocument>;
 
+/** A type of the tenant a plan leaves as it is, with how many live definitions it has. */
+const DriftType = z.object({
+  name: z.string().describe("The type's name in the tenant."),
+  type_guid: z.string().describe('The type.'),
+  attributes: z.number().int().describe('Its live definitions declared by callers.'),
+});
+
+export const PlanDrift = z
+  .object({
+    types: z
+      .array(DriftType)
+      .describe(
+        `Types an export would list (user-defined, or carrying your definitions) that the document does not name, by any name: left alone (a plan never deletes a type). At most ${MODEL_MAX_TYPES}, in name order.`,
+      ),
+    unmanaged: z
+      .array(DriftType)
+      .describe(
+        'Types the document lists without `attributes`: their definitions are left alone, whatever they are.',
+      ),
+    more: z.boolean().describe(`More types than ${MODEL_MAX_TYPES} are not named: the list stops there.`),
+  })
+  .describe(
+    'What the tenant has that the document does not mention (its drift): left alone. (Definitions of a type the document lists with `attributes` but not the definition are withdraw_attribute steps: withdrawn only with allow_withdraw.)',
+  );
+export type PlanDrift = z.output<typeof PlanDrift>;
+
 export const ModelPlan = z
   .object({
     tenant: z.string().describe("The tenant the plan is for: your token's."),
@@ -310,6 +336,7 @@ export const ModelPlan = z
         attributes: z.number().int().describe('Definitions the tenant has as stated.'),
       })
       .describe('Types and definitions of the document the tenant already has as stated.'),
+    drift: PlanDrift,
   })
   .describe('What applying a model document would change; no steps when the tenant matches it.');
 export type ModelPlan = z.output<typeof ModelPlan>;

@@ -214,10 +214,11 @@ export async function readModelDefinitions(
 }
 
 /**
- * The user-defined types of the tenant other than `listed` (name keys), each with the name keys of its live
- * definitions: at most `maxTypes` types, names only (what a plan compares to guess a rename written by hand).
+ * The types an export would list (user-defined, or carrying a live definition declared by a caller) other than
+ * `listed` (guids), in name order, each with the name keys of its live definitions: at most `maxTypes + 1` types,
+ * names only. What a plan reports as drift, and compares to guess a rename written by hand.
  */
-export async function readUnlistedTypeShapes(
+export async function readUnlistedTypes(
   run: Run,
   tenant: string,
   listed: readonly string[],
@@ -228,10 +229,15 @@ export async function readUnlistedTypeShapes(
        WITH a ORDER BY a.name_key
        RETURN collect(a.name_key) AS keys
      }
-     WITH t, keys WHERE t.origin = 'user_defined' AND NOT t.name_key IN $listed AND size(keys) > 0
+     WITH t, keys WHERE (t.origin = 'user_defined' OR size(keys) > 0) AND NOT t.guid IN $listed
      WITH t, keys LIMIT $limit
-     RETURN t.name AS name, keys`,
-    { tenant, listed, limit: neo4j.int(maxTypes) },
+     RETURN t.guid AS guid, t.name AS name, t.origin AS origin, keys`,
+    { tenant, listed, limit: neo4j.int(maxTypes + 1) },
   );
-  return rows.map((r) => ({ name: r.name as string, keys: r.keys as string[] }));
+  return rows.map((r) => ({
+    guid: r.guid as string,
+    name: r.name as string,
+    origin: r.origin as string,
+    keys: r.keys as string[],
+  }));
 }

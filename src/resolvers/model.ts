@@ -3,7 +3,13 @@
 // Over 300 lines: a plan is computed from the document as export writes it, so the two are kept side by side.
 
 import { charge, type RequestContext } from '../context.js';
-import type { ModelAttributeSpec, ModelDocument, ModelPlan, PlanStep } from '../contract/model-document.js';
+import type {
+  ModelAttributeSpec,
+  ModelDocument,
+  ModelPlan,
+  PlanDrift,
+  PlanStep,
+} from '../contract/model-document.js';
 import { countAttributeData, type DeclareFacts, type StoredAttribute } from '../db/attributes.js';
 import { readFormerNames } from '../db/changes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
@@ -12,7 +18,7 @@ import {
   readModel,
   readModelDefinitions,
   readPlanFacts,
-  readUnlistedTypeShapes,
+  readUnlistedTypes,
   resolveModelTypes,
 } from '../db/model.js';
 import { readModelVersion, versionTag } from '../db/model-version.js';
@@ -315,7 +321,7 @@ function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {
 /**
  * What applying the document would change, in the order to apply it: types created and renamed first (later
  * declarations may reference them), then withdrawals (freeing room under the 200 limit), then declarations.
- * Types the document does not list are left alone. A step apply would be refused at now says so (`blocked`).
+ * Types the document does not list are left alone, and reported (`drift`). A step apply would be refused at now says so (`blocked`).
  */
 export async function planModel(ctx: RequestContext, document: unknown): Promise<ModelPlan> {
   const tenant = ctx.viewer.tenant;
@@ -400,6 +406,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     const withdrawals: PlanStep[] = [];
     const declarations: PlanStep[] = [];
     const unchanged = { types: 0, attributes: 0 };
+    /** Types listed without `attributes`: their definitions are left alone (drift the plan reports). */
+    const unmanaged: PlanDrift['unmanaged'] = [];
     let impacts = 0;
     const impactOf = async (typeGuidValue: string, a: StoredAttribute) => {
       if (impacts >= PLAN_MAX_IMPACTS) return null;
@@ -474,6 +482,9 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       const withdrawn = current
         ? new Set(current.definitions.filter((a) => a.state === 'withdrawn').map((a) => a.name_key))
         : (purging.get(t.key) ?? new Set<string>());
+      if (current && !t.managed) {
+        unmanaged.push({ name: current.type.name, type_guid: current.type.guid, attributes: live.size });
+      }
       const carrying = (current && carryingOf.get(current.type.guid)) || { count: 0, json: 0, defaults: 0 };
       // The type as the plan's steps so far would leave it, for the declaration rules (what readDeclareFacts reads
       // for a declaration on its own): apply runs withdrawals and redeclarations first, then declarations, one after
@@ -592,33 +603,52 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         take(roomOf(d), 1);
       }
     }
-    // A type the document creates, with the very definitions (by name) of a type it does not list: most likely a
-    // rename written by hand without `renamed_from`. The plan says so (it cannot know).
-    const created = new Set(structural.flatMap((s) => (s.action === 'create_type' ? [s.type] : [])));
-    const creates = types.filter((t) => t.managed && t.attributes.length > 0 && created.has(t.name));
-    if (creates.length > 0) {
-      const shapes = await readUnlistedTypeShapes(run, tenant, [...listedTypes], MODEL_MAX_TYPES);
-      const byShape = new Map(shapes.map((u) => [[...u.keys].sort().join('\u0000'), u.name]));
-      for (const t of creates) {
-        const was = byShape.get(
-          t.attributes
-            .map((a) => a.key)
-            .sort()
-            .join('\u0000'),
-        );
-        const step = structural.find((s) => s.action === 'create_type' && s.type === t.name);
-        if (was !== undefined && step) step.looks_like_rename_of = was;
-      }
-    }
+    const drift = await driftOf(run, tenant, [...entryOf.keys()], types, structural);
+    drift.unmanaged = unmanaged;
     const steps = [...structural, ...withdrawals, ...declarations];
-    measureSteps(steps);
-    return { tenant, based_on: basedOn, steps, unchanged };
+    measureSteps(steps, drift);
+    return { tenant, based_on: basedOn, steps, unchanged, drift };
   });
 }
 
-/** Refuses a plan whose steps pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
-function measureSteps(steps: readonly PlanStep[]) {
-  let bytes = 2;
+/**
+ * The tenant's types the document does not name (its drift: left alone), read once. A type the document creates,
+ * with the very definitions (by name) of one of them, is most likely a rename written by hand without
+ * `renamed_from`: its step says so (the plan cannot know).
+ */
+async function driftOf(
+  run: Run,
+  tenant: string,
+  listedGuids: string[],
+  types: readonly CheckedType[],
+  structural: PlanStep[],
+): Promise<PlanDrift> {
+  const unlisted = await readUnlistedTypes(run, tenant, listedGuids, MODEL_MAX_TYPES);
+  const more = unlisted.length > MODEL_MAX_TYPES;
+  const shown = unlisted.slice(0, MODEL_MAX_TYPES);
+  const created = new Set(structural.flatMap((s) => (s.action === 'create_type' ? [s.type] : [])));
+  const shapeOf = (keys: readonly string[]) => [...keys].sort().join('\u0000');
+  const byShape = new Map(
+    shown
+      .filter((u) => u.origin === 'user_defined' && u.keys.length > 0)
+      .map((u) => [shapeOf(u.keys), u.name]),
+  );
+  for (const t of types) {
+    if (!t.managed || t.attributes.length === 0 || !created.has(t.name)) continue;
+    const was = byShape.get(shapeOf(t.attributes.map((a) => a.key)));
+    const step = structural.find((s) => s.action === 'create_type' && s.type === t.name);
+    if (was !== undefined && step) step.looks_like_rename_of = was;
+  }
+  return {
+    types: shown.map((u) => ({ name: u.name, type_guid: u.guid, attributes: u.keys.length })),
+    unmanaged: [],
+    more,
+  };
+}
+
+/** Refuses a plan whose steps (and drift) pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
+function measureSteps(steps: readonly PlanStep[], drift: PlanDrift) {
+  let bytes = 2 + utf8Bytes(JSON.stringify(drift));
   for (const step of steps) {
     bytes += utf8Bytes(JSON.stringify(step)) + 1;
     if (bytes > PLAN_MAX_STEP_BYTES) {

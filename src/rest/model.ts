@@ -30,6 +30,7 @@ export function modelRoutes(app: FastifyInstance) {
       based_on: plan.based_on,
       steps: plan.steps,
       unchanged: plan.unchanged,
+      drift: plan.drift,
     });
   });
 

@@ -131,6 +131,11 @@ const Plan = builder.objectRef<ModelPlan>('ModelPlan').implement({
         description: rowDescription(ModelPlanRow.shape.unchanged),
         resolve: (p) => p.unchanged,
       }),
+      drift: t.field({
+        type: 'JSON',
+        description: `${rowDescription(ModelPlanRow.shape.drift)} (JSON: {types, unmanaged, more}; each type {name, type_guid, attributes}.)`,
+        resolve: (p) => p.drift,
+      }),
     }),
 });
 

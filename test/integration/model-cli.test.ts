@@ -188,9 +188,18 @@ describe('metamodel export, plan, apply', () => {
         ],
       }),
     );
+    await createType(api, 'Elsewhere');
     const plan = await cli(world, token, 'plan', '-f', model);
     expect(plan.code).toBe(2);
     expect(plan.stdout).toContain('- withdraw "old" from "Asset" (removes 0 values from 0 instances)');
+    // what the file does not mention, under its own heading
+    expect(plan.stdout).toContain(
+      'Not in the file (drift):\n  · type "Elsewhere" (0 attributes): left alone\n  · "old" of "Asset": withdrawn with --allow-withdraw (see above)\n',
+    );
+    expect(JSON.parse((await cli(world, token, 'plan', '-f', model, '--json')).stdout).drift).toMatchObject({
+      types: [{ name: 'Elsewhere', attributes: 0 }],
+      unmanaged: [],
+    });
     expect(plan.stdout).toContain(
       '± redeclare "size" on "Asset": allowed_values +1 ("L"); required false → true (not a change in place: withdrawn, then declared anew by the service after the purge\'s grace, carrying 3 values)',
     );
@@ -243,6 +252,7 @@ describe('metamodel export, plan, apply', () => {
           },
         ],
       },
+      { name: 'Elsewhere', attributes: [] },
     ]);
     // every change of the apply says where it came from
     const history = (await api.get(`/entities/types/${guid}/history?page_size=3`)).body.DATA.changes;

@@ -256,8 +256,8 @@ export const modelPlan: Command = {
     'why. Types the file does not list are left alone, and so are the definitions of a type listed without\n' +
     '`attributes`: both are listed under "Not in the file (drift)" (and in --json, `drift`), with the definitions\n' +
     'the file leaves out of a type it lists (withdrawn with --allow-withdraw). Writes nothing.\n' +
-    'Exit status: 0 no changes, 2 changes (as terraform plan -detailed-exitcode);\n' +
-    'a usage error is 2 as well, with its message on stderr; 1 when --expect-tenant names another tenant.',
+    'Exit status, as terraform plan -detailed-exitcode: 0 no changes, 2 changes, 1 any error (refused, e.g.\n' +
+    '--expect-tenant names another tenant; a usage error; the service unreachable): never 2 for a mistake.',
   examples: [
     'metamodel plan -f model.yaml',
     'metamodel plan -f model.yaml --expect-tenant production --json',

@@ -135,6 +135,9 @@ describe('help and usage errors', () => {
     for (const command of [
       'types list',
       'types create NAME',
+      'types rename TYPE NAME',
+      'types release-name TYPE NAME',
+      'types delete TYPE',
       'attributes list TYPE',
       'attributes declare TYPE NAME',
       'attributes change TYPE NAME',
@@ -169,7 +172,10 @@ describe('help and usage errors', () => {
     const env = { METAMODEL_URL: `http://127.0.0.1:${await closedPort()}`, AUTH_JWT_SECRET: TEST_SECRET };
     const cases: [string[], RegExp][] = [
       [['frobnicate'], /^error: unknown command "frobnicate"\.\nusage: metamodel <command>/],
-      [['types'], /^error: "types" needs a command\.\nusage: metamodel types <list\|create>/],
+      [
+        ['types'],
+        /^error: "types" needs a command\.\nusage: metamodel types <list\|create\|rename\|release-name\|delete>/,
+      ],
       [['types', 'drop', 'x'], /^error: unknown command "types drop"\.\nusage: metamodel types/],
       [['types', 'list', '--bogus'], /^error: Unknown option '--bogus'.*\nusage: metamodel types list/],
       [['types', 'list', '--tenant', 'x'], /^error: --tenant does not apply to "types list"\.\nusage:/],
@@ -299,6 +305,45 @@ describe('types', () => {
     const res = await run(world, ['types', 'list', '--page-size', '0'], { token });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^error: invalid_page_size: .+\n$/);
+  });
+});
+
+describe('types rename, release-name, delete', () => {
+  it('rename says the old name still resolves and how to free it; create-or-get by a former name says so; release-name frees it; delete', async ({
+    world,
+  }) => {
+    const { token, api } = await setup(world);
+    const guid = await createType(api, 'Quarterly Report');
+    const renamed = await run(world, ['types', 'rename', 'quarterly report', 'Report'], { token });
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(renamed.stdout).toBe(
+      `Renamed type "Quarterly Report" to "Report" (${guid}). "Quarterly Report" still resolves to it; free it with: metamodel types release-name Report 'Quarterly Report'\n`,
+    );
+    const former = await run(world, ['types', 'create', 'Quarterly Report'], { token });
+    expect(former.code).toBe(0);
+    expect(former.stdout).toBe(
+      `"Quarterly Report" is a former name of type "Report" (${guid}): it still resolves to that type, so nothing was created.\n` +
+        `To create a new type under it, free the name first: metamodel types release-name Report 'Quarterly Report'\n`,
+    );
+    const released = await run(world, ['types', 'release-name', 'Report', 'Quarterly Report'], { token });
+    expect(released.code, released.stderr).toBe(0);
+    expect(released.stdout).toContain('Released "Quarterly Report": it no longer resolves to type "Report"');
+    const fresh = await run(world, ['types', 'create', 'Quarterly Report'], { token });
+    expect(fresh.stdout).toMatch(/^Created type "Quarterly Report" \(/);
+    expect(fresh.stdout).not.toContain(guid);
+    const same = await run(world, ['types', 'create', ' report '], { token });
+    expect(same.stdout).toBe(`Type "Report" already existed (${guid}); nothing was changed.\n`);
+    const deleted = await run(world, ['types', 'delete', 'Report'], { token });
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toContain(`Deleted type "Report" (${guid})`);
+    expect((await api.get(`/entities/types/${guid}`)).status).toBe(404);
+    const system = await run(world, ['types', 'delete', 'table'], { token });
+    expect([system.code, system.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^error: type_not_user_defined: /),
+    ]);
+    const missing = await run(world, ['types', 'rename', 'Report'], { token });
+    expect(missing.code).toBe(2);
   });
 });
 

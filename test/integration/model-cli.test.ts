@@ -466,10 +466,13 @@ describe('metamodel export, plan, apply', () => {
     dir,
   }) => {
     const { token } = await tenant(world);
-    expect((await cli(world, token, 'plan')).code).toBe(2);
-    expect((await cli(world, token, 'plan', '-f', path.join(dir, 'absent.yaml'))).stderr).toContain(
-      'cannot read',
-    );
+    // plan exits as terraform plan -detailed-exitcode: a usage error is 1 (an error), never 2 (changes)
+    expect((await cli(world, token, 'plan')).code).toBe(1);
+    expect((await cli(world, token, 'plan', '--nonsense', '-f', 'x')).code).toBe(1);
+    const absent = await cli(world, token, 'plan', '-f', path.join(dir, 'absent.yaml'));
+    expect([absent.code, absent.stderr]).toEqual([1, expect.stringContaining('cannot read')]);
+    // other commands keep 2 for a usage error
+    expect((await cli(world, token, 'apply')).code).toBe(2);
     const broken = file(dir, 'broken.yaml', 'types: [unclosed');
     const unreadable = (await cli(world, token, 'plan', '-f', broken)).stderr;
     expect(unreadable).toContain('is not YAML or JSON');

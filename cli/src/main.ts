@@ -193,6 +193,7 @@ async function runMain(
       return fault(EXIT.usage);
     }
     if (err instanceof Refusal) {
+      if (err.detail) io.err(err.detail);
       io.err(`error: ${err.reason}: ${err.envelope.MESSAGE}\n`);
       if (err.where) {
         const { service, tenant, file } = err.where;

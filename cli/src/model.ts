@@ -8,6 +8,7 @@ import type { ApplyReport, ModelPlan, PlanStep } from '../../src/contract/model-
 import type { FieldChange } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
 import { type Command, type Ctx, type OptionSpec, quoted, stringOption, type Values } from './command.js';
+import { type DocumentProblem, problemLines } from './locate.js';
 import type { Io } from './output.js';
 import { json, plural } from './output.js';
 
@@ -36,7 +37,7 @@ const EXPECT_TENANT_OPTION: OptionSpec = {
   help: "refuse to act unless the token's tenant is TENANT",
 };
 
-function readModelFile(values: Values): { document: unknown; file: string } {
+function readModelFile(values: Values): { document: unknown; file: string; text: string } {
   const file = stringOption(values, 'file');
   if (file === undefined) throw new UsageError('-f FILE is required (a model document: YAML or JSON).');
   let text: string;
@@ -49,7 +50,7 @@ function readModelFile(values: Values): { document: unknown; file: string } {
   }
   try {
     // YAML 1.2 reads JSON too.
-    return { document: YAML.parse(text, { maxAliasCount: 100 }), file };
+    return { document: YAML.parse(text, { maxAliasCount: 100 }), file, text };
   } catch (err) {
     // The parser's whole message: where, and the line with a caret under the place.
     throw new UsageError(`${file} is not YAML or JSON: ${(err as Error).message.trimEnd()}`);
@@ -68,13 +69,26 @@ const whereText = (client: Client, tenant: string) => `tenant ${quoted(tenant)} 
  * Runs a command that acts on the tenant through the service; a refusal says where it was refused (the service, the
  * file, and the tenant when the service names it), in its text and its --json.
  */
-async function sayingWhere<T>(client: Client, file: string, act: () => Promise<T>): Promise<T> {
+async function sayingWhere<T>(
+  client: Client,
+  file: string,
+  act: () => Promise<T>,
+  text?: string,
+): Promise<T> {
   try {
     return await act();
   } catch (err) {
     if (err instanceof Refusal) {
-      const tenant = (err.envelope.DATA as { tenant?: unknown } | undefined)?.tenant;
+      const data = err.envelope.DATA as
+        | { tenant?: unknown; problems?: unknown; problem_count?: unknown }
+        | undefined;
+      const tenant = data?.tenant;
       err.where = { service: serviceOf(client), file, ...(typeof tenant === 'string' ? { tenant } : {}) };
+      // Every problem of the file, each at its line and column (also in --json: `line`, `column`).
+      if (text !== undefined && Array.isArray(data?.problems)) {
+        const problems = data.problems as DocumentProblem[];
+        err.detail = problemLines(file, text, problems, Number(data.problem_count ?? problems.length));
+      }
     }
     throw err;
   }
@@ -230,10 +244,18 @@ export const modelExport: Command = {
     'metamodel export --json > model.json',
   ],
   async run(ctx, _args, values) {
-    const { model } = await ctx.client().request<{ model: unknown }>('GET', '/entities/model', {
+    const client = ctx.client();
+    const { model } = await client.request<{ model: Record<string, unknown> }>('GET', '/entities/model', {
       query: { former_names: values['former-names'] === true ? 'true' : undefined },
     });
-    ctx.io.out(ctx.json ? json(model) : YAML.stringify(model, { lineWidth: 0 }));
+    // The document's JSON Schema, named in the file, so that an editor validates it as it is typed (the YAML
+    // language server reads the modeline; JSON editors read `$schema`); a plan ignores both.
+    const schema = `${serviceOf(client)}/schemas/metamodel.json`;
+    ctx.io.out(
+      ctx.json
+        ? json({ $schema: schema, ...model })
+        : `# yaml-language-server: $schema=${schema}\n${YAML.stringify(model, { lineWidth: 0 })}`,
+    );
   },
 };
 
@@ -263,13 +285,18 @@ export const modelPlan: Command = {
     'metamodel plan -f model.yaml --expect-tenant production --json',
   ],
   async run(ctx, _args, values) {
-    const { document, file } = readModelFile(values);
+    const { document, file, text } = readModelFile(values);
     const client = ctx.client();
-    const plan = await sayingWhere(client, file, async () => {
-      const made = await planFor(client, document);
-      expectTenant(values, made.tenant);
-      return made;
-    });
+    const plan = await sayingWhere(
+      client,
+      file,
+      async () => {
+        const made = await planFor(client, document);
+        expectTenant(values, made.tenant);
+        return made;
+      },
+      text,
+    );
     if (ctx.json) ctx.io.out(json({ service: serviceOf(client), file, ...plan }));
     else {
       renderPlan(ctx.io, plan, file, whereText(client, plan.tenant));
@@ -341,9 +368,9 @@ export const modelApply: Command = {
     'metamodel apply -f model.yaml --based-on "$(metamodel plan -f model.yaml --json | jq -r .based_on)"',
   ],
   async run(ctx, _args, values) {
-    const { document, file } = readModelFile(values);
+    const { document, file, text } = readModelFile(values);
     const client = ctx.client();
-    return sayingWhere(client, file, () => applyFile(ctx, client, document, file, values));
+    return sayingWhere(client, file, () => applyFile(ctx, client, document, file, values), text);
   },
 };
 

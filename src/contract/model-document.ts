@@ -231,6 +231,12 @@ export const ModelDocument = named(
   'ModelDocument',
   `A tenant's metamodel as one document (\`${MODEL_FORMAT}\`): its user-defined types and any type carrying definitions declared by callers, in normalised-name order, each with its live definitions in name order. Types are referenced by name, never by guid, so a document moves between tenants and environments.`,
   z.strictObject({
+    $schema: z
+      .string()
+      .optional()
+      .describe(
+        "The JSON Schema of the document (/schemas/metamodel.json), for editors; read by no plan (the CLI's JSON export writes it).",
+      ),
     format: z.literal(MODEL_FORMAT).describe('The document format and its version.'),
     types: z.array(ModelType).max(MODEL_MAX_TYPES),
   }),

@@ -54,6 +54,19 @@ const withdraws = (s: PlanStep) => s.action === 'withdraw_attribute' || s.action
 /** A declaration of a name being purged: not an error, a wait. */
 const waitsForPurge = (s: PlanStep) => s.blocked?.reason === 'attribute_def_withdrawn';
 
+/**
+ * The plan, and the tenant's model mark read right after it. The model may change in between (the service's own
+ * change, a carry ending or the purge, is enough); a caller that pinned no version (`based_on`) wants the document
+ * applied to the state there is, so the plan is made again (at most three times) rather than refused.
+ */
+async function planAndMark(ctx: RequestContext, document: unknown, replan: boolean) {
+  for (let attempt = 1; ; attempt += 1) {
+    const plan: ModelPlan = await planModel(ctx, document);
+    const mark = await ctx.db.read((run) => readModelMark(run, ctx.viewer.tenant));
+    if (!replan || attempt >= 3 || versionTag(mark.version) === plan.based_on) return { plan, mark };
+  }
+}
+
 /** Checks everything, then acts: see the module's comment. */
 export async function applyModel(
   ctx: RequestContext,
@@ -66,7 +79,7 @@ export async function applyModel(
       `This token is for tenant "${tenant}", not "${input.expectTenant}": nothing was applied.`,
     ).with({ tenant });
   }
-  const plan: ModelPlan = await planModel(ctx, input.document);
+  const { plan, mark } = await planAndMark(ctx, input.document, input.basedOn === undefined);
   if (input.basedOn !== undefined && input.basedOn !== plan.based_on) {
     throw refuse(
       'model_changed',
@@ -106,7 +119,7 @@ export async function applyModel(
   // Every transaction of the steps: the tenant's model as this apply left it, else the apply stops. The service's
   // own changes meanwhile (the purge removing a withdrawn definition, a carry declaring its new definition) are not
   // another caller's: they do not stop it.
-  let expected: ModelMark = await ctx.db.read((run) => readModelMark(run, tenant));
+  let expected: ModelMark = mark;
   if (versionTag(expected.version) !== plan.based_on) {
     throw refuse(
       'model_changed',

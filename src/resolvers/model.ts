@@ -23,16 +23,15 @@ import {
 } from '../db/model.js';
 import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
-import { type AppError, isAppError, type Reason, refuse } from '../errors.js';
+import { isAppError, type Reason, refuse } from '../errors.js';
 import {
   IMPACT_SCAN_MAX,
   keptFormerNames,
-  MAX_ATTRIBUTE_DEFS,
   MAX_FORMER_NAMES,
   MAX_FORMER_NAMES_JSON_BYTES,
   utf8Bytes,
 } from '../model/limits.js';
-import { cleanName, nameKey, typeGuid } from '../model/names.js';
+import { nameKey, typeGuid } from '../model/names.js';
 import {
   MODEL_FORMAT,
   MODEL_MAX_DEFINITION_BYTES,
@@ -53,11 +52,13 @@ import {
   roomOf,
 } from './attributes.js';
 import { countCarry } from './carry.js';
-import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
+import type { CheckedDeclaration } from './declaration.js';
 import { inPlaceBlockers } from './evolution.js';
-import { attributeSpec, differences, SampleBudget, specOf, summarise } from './model-summaries.js';
+import { type CheckedType, checkModelDocument, invalidModel } from './model-check.js';
+import { attributeSpec, differences, SampleBudget, summarise } from './model-summaries.js';
 
 export type { ModelPlan, PlanStep };
+export { checkModelDocument };
 
 /** The names of the types the definitions reference, by guid. */
 async function referencedNames(run: Run, tenant: string, definitions: readonly StoredAttribute[]) {
@@ -133,174 +134,6 @@ export async function exportModel(
 const blockedBy = (reason: Reason, message: string): Pick<PlanStep, 'blocked'> => ({
   blocked: { reason, message },
 });
-
-const invalidModel = (where: string, what: string) => refuse('invalid_model', `${where}: ${what}`);
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A refusal of a part of the document, its message prefixed with where the part is (any other error as it is). */
-function located(e: unknown, where: string): unknown {
-  if (isAppError(e)) {
-    const refusal = e as AppError;
-    refusal.message = `${where}: ${refusal.message}`;
-  }
-  return e;
-}
-
-/** `check()`, a refusal from it located at `where`. */
-function at<T>(where: string, check: () => T): T {
-  try {
-    return check();
-  } catch (e) {
-    throw located(e, where);
-  }
-}
-
-interface CheckedType {
-  name: string;
-  key: string;
-  /** Former names, most recent first (empty: none). */
-  renamedFrom: { name: string; key: string }[];
-  /** Whether the document lists the type's definitions (`attributes` present): if not, they are left alone. */
-  managed: boolean;
-  attributes: {
-    spec: ModelAttributeSpec;
-    key: string;
-    refKey: string | null;
-    /** The declaration as its rules read it (allowed_ref_type still the document's name). */
-    declaration: CheckedDeclaration;
-  }[];
-}
-
-/** The document's shape and every declaration's rules (the declare endpoint's own checks, with their reasons). */
-export async function checkModelDocument(
-  document: unknown,
-  /** Called at each turn given (a GraphQL operation checks its time budget there). */
-  tick: () => void = () => {},
-): Promise<CheckedType[]> {
-  if (!isObject(document)) throw invalidModel('document', 'must be an object');
-  for (const field of Object.keys(document)) {
-    if (field !== 'format' && field !== 'types') throw invalidModel('document', `unknown field "${field}"`);
-  }
-  if (document.format !== MODEL_FORMAT) throw invalidModel('format', `must be "${MODEL_FORMAT}"`);
-  const types = document.types;
-  if (!Array.isArray(types)) throw invalidModel('types', 'must be a list');
-  if (types.length > MODEL_MAX_TYPES) throw invalidModel('types', `more than ${MODEL_MAX_TYPES} types`);
-  // As many definitions as an export holds at most, counted before any is checked: a document of 1,000 types of 61
-  // definitions each was planned into a 24 MB answer.
-  let definitions = 0;
-  for (const t of types) if (isObject(t) && Array.isArray(t.attributes)) definitions += t.attributes.length;
-  if (definitions > MODEL_MAX_DEFINITIONS) {
-    throw modelTooLarge(
-      `the document holds ${definitions.toLocaleString('en-US')} definitions (at most ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')})`,
-    );
-  }
-  const seen = new Set<string>();
-  const checked: CheckedType[] = [];
-  // Checking 50,000 definitions in one piece held the one thread 100 to 180 ms: a type at a time, a turn given
-  // whenever the work has held the thread TURN_MS.
-  const clock = new TurnClock();
-  for (const [i, t] of types.entries()) {
-    if (clock.due()) {
-      tick();
-      await clock.turn();
-    }
-    checked.push(checkModelType(t, i, seen));
-  }
-  return checked;
-}
-
-/** One type of the document (its place `i`), its name's key added to `seen`. */
-function checkModelType(t: unknown, i: number, seen: Set<string>): CheckedType {
-  const where = `types[${i}]`;
-  if (!isObject(t)) throw invalidModel(where, 'must be an object');
-  for (const field of Object.keys(t)) {
-    if (!['name', 'renamed_from', 'attributes'].includes(field)) {
-      throw invalidModel(where, `unknown field "${field}"`);
-    }
-  }
-  if (typeof t.name !== 'string') throw invalidModel(`${where}.name`, 'must be a string');
-  const name = at(`${where}.name`, () => cleanName(t.name as string));
-  const key = nameKey(name);
-  if (seen.has(key)) throw invalidModel(`${where}.name`, `"${name}" is listed twice`);
-  seen.add(key);
-  const renamedFrom: CheckedType['renamedFrom'] = [];
-  if (t.renamed_from !== undefined) {
-    const names = typeof t.renamed_from === 'string' ? [t.renamed_from] : t.renamed_from;
-    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_FORMER_NAMES) {
-      throw invalidModel(
-        `${where}.renamed_from`,
-        `must be a name or a list of 1 to ${MAX_FORMER_NAMES} names`,
-      );
-    }
-    for (const [k, n] of names.entries()) {
-      if (typeof n !== 'string') throw invalidModel(`${where}.renamed_from`, 'must hold names (strings)');
-      const from = at(`${where}.renamed_from${typeof t.renamed_from === 'string' ? '' : `[${k}]`}`, () =>
-        cleanName(n),
-      );
-      renamedFrom.push({ name: from, key: nameKey(from) });
-    }
-  }
-  // A type listed without `attributes` leaves its definitions alone (they are managed elsewhere); `attributes:`
-  // written with nothing after it (null) is refused: the document means either, and one of them withdraws.
-  const managed = t.attributes !== undefined;
-  if (t.attributes === null) {
-    throw invalidModel(
-      `${where}.attributes`,
-      'is empty: write `attributes: []` to withdraw every definition, or leave the key out to leave them alone',
-    );
-  }
-  const attributes = t.attributes ?? [];
-  if (!Array.isArray(attributes)) throw invalidModel(`${where}.attributes`, 'must be a list');
-  if (attributes.length > MAX_ATTRIBUTE_DEFS) {
-    throw refuse(
-      'too_many_attribute_defs',
-      `${where}.attributes: more than ${MAX_ATTRIBUTE_DEFS} definitions, the limit of one type`,
-    );
-  }
-  const names = new Set<string>();
-  return {
-    name,
-    key,
-    renamedFrom,
-    managed,
-    attributes: attributes.map((a, j) => checkModelAttribute(a, where, j, names)),
-  };
-}
-
-/**
- * One definition of a type of the document (at `where`, its place `j`), its name's key added to `names`. Where it is
- * is written out only for a refusal: a location string and two closures per definition, with the specification's
- * spreads, cost about 600 bytes each, 31 MB for a document at its bound.
- */
-function checkModelAttribute(
-  a: unknown,
-  where: string,
-  j: number,
-  names: Set<string>,
-): CheckedType['attributes'][number] {
-  if (!isObject(a)) throw invalidModel(attributePlace(where, j), 'must be an object');
-  let d: CheckedDeclaration;
-  try {
-    d = checkDeclaration(a);
-  } catch (e) {
-    throw located(e, attributePlace(where, j));
-  }
-  if (names.has(d.key)) throw invalidModel(attributePlace(where, j), `"${d.name}" is listed twice`);
-  names.add(d.key);
-  let refKey: string | null = null;
-  if (d.allowedRefType !== null) {
-    try {
-      refKey = nameKey(cleanName(d.allowedRefType));
-    } catch (e) {
-      throw located(e, `${attributePlace(where, j)}.allowed_ref_type`);
-    }
-  }
-  return { spec: specOf(d), key: d.key, refKey, declaration: d };
-}
-
-const attributePlace = (where: string, j: number) => `${where}.attributes[${j}]`;
 
 /** Two specifications alike but for the referenced type (compared apart, by what each name resolves to). */
 function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {

@@ -453,6 +453,77 @@ describe('metamodel export, plan, apply', () => {
     expect(names).not.toContain('code');
   });
 
+  it('a file with three mistakes reports all three at once, each with its type, attribute, line and column (YAML and JSON); the export names its JSON Schema', async ({
+    world,
+    dir,
+  }) => {
+    const { token } = await tenant(world);
+    const yaml = [
+      'format: entity-metamodel/v1',
+      'types:',
+      '  - name: Person',
+      '    attributes: []',
+      '  - name: Report',
+      '    attributes:',
+      '      - name: title',
+      '        value_type: string',
+      '        cardinality: single',
+      '      - name: grade',
+      '        value_type: strng',
+      '        cardinality: single',
+      '      - name: owner',
+      '        value_type: entity_ref',
+      '        cardinality: single',
+      '        allowed_ref_type: Person',
+      '        descripton: who owns it',
+      '  - name: person',
+      '',
+    ].join('\n');
+    const model = file(dir, 'three.yaml', yaml);
+    for (const command of ['plan', 'apply']) {
+      const res = await cli(world, token, command, '-f', model);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`3 problems in ${model}; nothing was done:\n`);
+      expect(res.stderr).toContain(
+        `${model}:11:9: unknown_value_type: type "Report", attribute "grade": types[1].attributes[1]: value_type must be`,
+      );
+      expect(res.stderr).toContain(
+        `${model}:17:9: unknown_field: type "Report", attribute "owner": types[1].attributes[2]: Unknown field "descripton".`,
+      );
+      expect(res.stderr).toContain(
+        `${model}:18:5: invalid_model: type "person": types[2].name: "person" is listed twice`,
+      );
+    }
+    // the same document as JSON: the same problems, at the JSON text's lines
+    const asJson = file(dir, 'three.json', JSON.stringify(YAML.parse(yaml), null, 2));
+    const json = await cli(world, token, 'plan', '-f', asJson, '--json');
+    expect(json.code).toBe(1);
+    const data = JSON.parse(json.stdout);
+    expect(data).toMatchObject({ reason: 'unknown_value_type', problem_count: 3 });
+    const lines = JSON.stringify(YAML.parse(yaml), null, 2).split('\n');
+    expect(
+      data.problems.map((p: any) => [
+        p.type,
+        p.attribute,
+        p.at,
+        (lines[p.line - 1] ?? '').trim().split(':')[0],
+      ]),
+    ).toEqual([
+      ['Report', 'grade', 'types[1].attributes[1].value_type', '"value_type"'],
+      ['Report', 'owner', 'types[1].attributes[2].descripton', '"descripton"'],
+      ['person', null, 'types[2].name', '"name"'],
+    ]);
+    // the export names the JSON Schema for editors; planned back, it changes nothing
+    const exported = await cli(world, token, 'export');
+    expect(exported.stdout.split('\n')[0]).toBe(
+      `# yaml-language-server: $schema=${world.url}/schemas/metamodel.json`,
+    );
+    const exportedJson = JSON.parse((await cli(world, token, 'export', '--json')).stdout);
+    expect(exportedJson.$schema).toBe(`${world.url}/schemas/metamodel.json`);
+    const back = file(dir, 'back.json', JSON.stringify(exportedJson));
+    expect((await cli(world, token, 'plan', '-f', back)).code).toBe(0);
+  });
+
   it('apply --help documents its exit statuses', async ({ world }) => {
     const { token } = await tenant(world);
     const help = await cli(world, token, 'apply', '--help');

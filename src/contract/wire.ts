@@ -163,6 +163,23 @@ export const AttributeRow = named(
       .string()
       .nullable()
       .describe('A label for people (at most 256 characters; the name stays the key); null when none.'),
+    redeclaring: z
+      .object({
+        since: z
+          .string()
+          .nullable()
+          .describe('When the redeclaration began (the old definition was withdrawn).'),
+        ends_after: z
+          .string()
+          .nullable()
+          .describe(
+            "The earliest it can end: the purge's grace after it began; the carry's pass over the instances follows.",
+          ),
+      })
+      .nullable()
+      .describe(
+        'Being redeclared, its values carried to the definition stated anew: the row shows the definition as it will be (the old one is withdrawn, the new one declared when the carry ends); null otherwise.',
+      ),
   }),
 );
 

@@ -24,6 +24,13 @@ export interface StoredAttribute {
   /** For people: what it is for, and a label (null: none). */
   description: string | null;
   display_name: string | null;
+  /**
+   * A withdrawn definition carrying its values to the one stated anew: that declaration (db/carry.ts CarrySpec, as
+   * JSON text); null otherwise. The reads of live definitions return these too, shown as they will be.
+   */
+  carry?: string | null;
+  /** A definition shown as it will be once its carried redeclaration ends (resolvers/redeclaring.ts). */
+  redeclaring?: { since: string | null; ends_after: string | null } | null;
   state: 'live' | 'withdrawn';
   created_at: string;
   withdrawn_at: string | null;
@@ -64,6 +71,7 @@ const ATTR_FIELDS = [
   'default_value_size',
   'description',
   'display_name',
+  'carry',
 ] as const satisfies readonly (keyof StoredAttribute)[];
 
 const TEMPORAL = new Set<string>(['created_at', 'withdrawn_at', 'purge_completed_at']);
@@ -103,6 +111,7 @@ const projection = (light: boolean) =>
   `[${ATTR_FIELDS.map((f) => {
     if (light && HEAVY.has(f)) return 'null';
     if (TEMPORAL.has(f)) return `toString(a.${f})`;
+    if (f === 'carry') return 'CASE WHEN a.carrying = true THEN a.carry ELSE null END';
     return SIZES[f] ?? `a.${f}`;
   }).join(', ')}]`;
 
@@ -150,6 +159,8 @@ export interface DeclareFacts {
   typeFound: boolean;
   typeNameKey: string | null;
   existingState: 'live' | 'withdrawn' | null;
+  /** The withdrawn definition of that name is being redeclared, its values carried (it is declared anew by the service). */
+  existingCarrying?: boolean;
   liveCount: number;
   /** Redeclarations carrying values on the type: each will declare a definition, so each holds its room. */
   carryingCount: number;
@@ -186,7 +197,8 @@ export async function readDeclareFacts(
        OPTIONAL MATCH (e:Entity {guid: g}) WHERE e.tenant = $tenant
        RETURN collect({guid: g, type_guid: e.type_guid}) AS referents
      }
-     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live, carrying, jsonBytes,
+     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState,
+            x.carrying = true AS existingCarrying, live, carrying, jsonBytes,
             defaultBytes,
             r IS NOT NULL AS refTypeFound, referents`,
     { ...p, refType: p.refType ?? '' },
@@ -196,6 +208,7 @@ export async function readDeclareFacts(
     typeFound: row.typeFound === true,
     typeNameKey: (row.typeNameKey as string | null) ?? null,
     existingState: (row.existingState as 'live' | 'withdrawn' | null) ?? null,
+    existingCarrying: row.existingCarrying === true,
     liveCount: Number(row.live ?? 0),
     carryingCount: Number(row.carrying ?? 0),
     liveJsonBytes: Number(row.jsonBytes ?? 0),
@@ -292,7 +305,8 @@ export async function insertAttributes(
 
 /**
  * Definitions in one state declared on each of the given types (platform attributes excluded), by name, as light
- * rows (no enumeration or default text), at most `limit` per type.
+ * rows (no enumeration or default text), at most `limit` per type; `live` includes the redeclarations carrying values
+ * (with their carry: they are shown as they will be).
  */
 export async function findAttributesOfTypes(
   run: Run,
@@ -306,7 +320,7 @@ export async function findAttributesOfTypes(
      CALL {
        WITH g
        MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = $state AND a.origin = 'user_defined'
+       WHERE (a.state = $state OR ($state = 'live' AND a.carrying = true)) AND a.origin = 'user_defined'
        WITH a ORDER BY a.name_key LIMIT $limit
        RETURN collect(${LIGHT_ATTR_PROJECTION}) AS attrs
      }
@@ -339,7 +353,7 @@ export async function findAttributesApplyingTo(run: Run, tenant: string, typeGui
      CALL {
        WITH t
        OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = 'live' AND a.origin = 'user_defined'
+       WHERE (a.state = 'live' OR a.carrying = true) AND a.origin = 'user_defined'
        WITH a ORDER BY a.name_key
        RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS own
      }
@@ -354,12 +368,16 @@ export async function findAttributesApplyingTo(run: Run, tenant: string, typeGui
   );
   const row = rows[0];
   if (!row) return null;
+  const declared = toStoredAttributes(row.own);
   return {
     version: (row.version as string | null) ?? '',
     typeVersion: row.typeVersion as string,
     creatable: row.creatable as boolean | null,
     nameKey: row.nameKey as string,
-    own: toStoredAttributes(row.own),
+    /** Its own live definitions: what entity writes and reads apply. */
+    own: declared.filter((a) => a.state === 'live'),
+    /** Its own definitions, with those being redeclared (carrying values), in name order: what a listing shows. */
+    listed: declared,
     platform: toStoredAttributes(row.platform),
   };
 }

@@ -18,12 +18,15 @@ import {
 } from './entity-types.js';
 import type { Run } from './run.js';
 
-/** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
+/**
+ * Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers, and
+ * those being redeclared (carrying their values), which an export shows as they will be.
+ */
 const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
      CALL {
        WITH t
        OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = 'live' AND a.origin = 'user_defined'`;
+       WHERE (a.state = 'live' OR a.carrying = true) AND a.origin = 'user_defined'`;
 
 /**
  * Cypher: the bytes a definition (`a`, of the type `t`) takes at most in a model document's rows beside its texts:
@@ -41,7 +44,7 @@ export async function measureModel(run: Run, tenant: string, maxTypes: number) {
   const rows = await run(
     `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
        RETURN count(a) AS definitions,
-              sum(${TEXT_LENGTHS.json}) AS bytes,
+              sum(CASE WHEN a.state = 'live' THEN ${TEXT_LENGTHS.json} ELSE coalesce(a.carry_json_bytes, 0) END) AS bytes,
               sum(${DEFINITION_ROW_BYTES}) AS rows
      }
      WITH t, definitions, bytes, rows WHERE t.origin = 'user_defined' OR definitions > 0

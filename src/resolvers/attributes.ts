@@ -33,6 +33,7 @@ import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
 import { authorOf, changeBy } from './change-author.js';
 import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
+import { asTheyWillBe } from './redeclaring.js';
 import { requireTypeVersion } from './type-version.js';
 
 /** Most attributes listed for a type: its own live definitions and the platform's. */
@@ -60,6 +61,7 @@ export function toAttributeRow(a: StoredAttribute): AttributeRow {
     origin: a.origin,
     description: a.description ?? null,
     display_name: a.display_name ?? null,
+    redeclaring: a.redeclaring ?? null,
   };
 }
 
@@ -69,7 +71,7 @@ export function toAttributeRow(a: StoredAttribute): AttributeRow {
  */
 export function attributeRowJson(a: StoredAttribute): string {
   const text = (v: unknown) => JSON.stringify(v);
-  return `{"guid":${text(a.guid)},"name":${text(a.name)},"owner_type":${text(ownerTypeOf(a))},"value_type":${text(a.value_type)},"cardinality":${text(a.cardinality)},"allowed_values":${a.allowed_values_json ?? 'null'},"allowed_ref_type":${text(a.allowed_ref_type ?? null)},"required":${a.required === true},"default_value":${a.default_value_json ?? 'null'},"filterable":${a.filterable === true},"origin":${text(a.origin)},"description":${text(a.description ?? null)},"display_name":${text(a.display_name ?? null)}}`;
+  return `{"guid":${text(a.guid)},"name":${text(a.name)},"owner_type":${text(ownerTypeOf(a))},"value_type":${text(a.value_type)},"cardinality":${text(a.cardinality)},"allowed_values":${a.allowed_values_json ?? 'null'},"allowed_ref_type":${text(a.allowed_ref_type ?? null)},"required":${a.required === true},"default_value":${a.default_value_json ?? 'null'},"filterable":${a.filterable === true},"origin":${text(a.origin)},"description":${text(a.description ?? null)},"display_name":${text(a.display_name ?? null)},"redeclaring":${text(a.redeclaring ?? null)}}`;
 }
 
 /**
@@ -111,7 +113,7 @@ export async function attributesOf(ctx: RequestContext, type: StoredType) {
     ctx.loaders.platformAttributes(),
     ctx.loaders.ownAttributesByType.load(type.guid),
   ]);
-  return orderAttributes(platform, own, type.name_key);
+  return orderAttributes(platform, asTheyWillBe(own, ctx.services.config.PURGE_GRACE_SECONDS), type.name_key);
 }
 
 /** Live definitions declared on the type, against the 200 limit. */
@@ -266,10 +268,17 @@ export function checkNewDeclaration(
   if (facts.existingState === 'live') {
     throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
   }
+  // (one message wherever the name is met: a declaration, a plan's step, an apply's wait)
+  if (facts.existingState === 'withdrawn' && facts.existingCarrying) {
+    throw refuse(
+      'attribute_def_withdrawn',
+      `"${d.name}" is being redeclared, its values carried: the service declares it anew once the purge's grace has passed and its values are carried (see its redeclaring.ends_after); declare nothing meanwhile.`,
+    );
+  }
   if (facts.existingState === 'withdrawn') {
     throw refuse(
       'attribute_def_withdrawn',
-      `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
+      `"${d.name}" was withdrawn and its data is still being removed: the name is free once the purge has removed it (a pass that begins the purge's grace after the withdrawal: the daily purge, or \`metamodel purge\` now).`,
     );
   }
   // A redeclaration carrying values holds its room until it ends (its definition is declared then).
@@ -411,8 +420,12 @@ const listingLoader =
     const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
     if (!found) return null;
     return {
-      attributes: orderAttributes(found.platform, found.own, found.nameKey),
-      declared: found.own.length,
+      attributes: orderAttributes(
+        found.platform,
+        asTheyWillBe(found.listed, ctx.services.config.PURGE_GRACE_SECONDS),
+        found.nameKey,
+      ),
+      declared: found.listed.length,
       typeVersion: found.typeVersion,
     };
   };

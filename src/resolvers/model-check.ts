@@ -2,6 +2,7 @@
 // checked before a plan reads anything. Every problem of the document is reported in one answer, like a compiler:
 // each with where it is (a path into the document, which the CLI turns into the file's line and column), the type
 // and the attribute it concerns, and its reason; the refusal carries the first one's reason and message.
+// Over 300 lines: the document's rules are read top-down as one grammar (document, type, former names, definition).
 
 import type { ModelAttributeSpec } from '../contract/model-document.js';
 import { type AppError, isAppError, type Reason, refuse } from '../errors.js';

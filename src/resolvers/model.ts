@@ -56,6 +56,7 @@ import type { CheckedDeclaration } from './declaration.js';
 import { inPlaceBlockers } from './evolution.js';
 import { type CheckedType, checkModelDocument, invalidModel } from './model-check.js';
 import { attributeSpec, differences, SampleBudget, summarise } from './model-summaries.js';
+import { asItWillBe, asTheyWillBe } from './redeclaring.js';
 
 export type { ModelPlan, PlanStep };
 export { checkModelDocument };
@@ -96,7 +97,11 @@ export async function exportModel(
     if (rows > MODEL_MAX_ROW_BYTES) throw rowsTooLarge(rows);
     // A GraphQL operation pays for what it is about to read, before it reads it.
     charge(ctx, size.types + size.definitions, size.bytes + rows);
-    const entries = await readModel(run, tenant, MODEL_MAX_TYPES);
+    // (a definition being redeclared as it will be: an export made meanwhile applies later as a no-op)
+    const entries = (await readModel(run, tenant, MODEL_MAX_TYPES)).map((e) => ({
+      ...e,
+      live: asTheyWillBe(e.live, ctx.services.config.PURGE_GRACE_SECONDS),
+    }));
     const refName = await referencedNames(
       run,
       tenant,
@@ -315,6 +320,11 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       const withdrawn = current
         ? new Set(current.definitions.filter((a) => a.state === 'withdrawn').map((a) => a.name_key))
         : (purging.get(t.key) ?? new Set<string>());
+      // Redeclarations carrying values, as they will be: a document stating one so has nothing to change.
+      const grace = ctx.services.config.PURGE_GRACE_SECONDS;
+      const carried = new Map(
+        (current?.definitions ?? []).filter((a) => a.carry).map((a) => [a.name_key, asItWillBe(a, grace)]),
+      );
       if (current && !t.managed) {
         unmanaged.push({ name: current.type.name, type_guid: current.type.guid, attributes: live.size });
       }
@@ -377,6 +387,13 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           ...a.declaration,
           allowedRefType: refGuid === undefined ? null : (refGuid ?? ''),
         };
+        const willBe = carried.get(a.key);
+        if (!existing && willBe && (willBe.allowed_ref_type ?? undefined) === (refGuid ?? undefined)) {
+          if (sameSpec(attributeSpec(willBe, refName), a.spec)) {
+            unchanged.attributes += 1;
+            continue;
+          }
+        }
         if (existing) {
           const now = attributeSpec(existing, refName);
           const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
@@ -427,6 +444,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       for (const { a, step } of pending) {
         const d = a.declaration;
         facts.existingState = withdrawn.has(a.key) ? 'withdrawn' : null;
+        facts.existingCarrying = carried.has(a.key);
         const blocked = blockedIf(() => checkNewDeclaration(facts, d, aboutRefs(d)));
         if (blocked.blocked) {
           Object.assign(step, blocked);

@@ -77,6 +77,12 @@ const AttributeStateEnum = builder.enumType('AttributeState', {
 
 export const AttributeDefinition = builder.objectRef<StoredAttribute>('AttributeDefinition');
 
+type Redeclaring = NonNullable<StoredAttribute['redeclaring']>;
+const RedeclaringObject = builder.objectRef<Redeclaring>('AttributeRedeclaring').implement({
+  description: rowDescription(AttributeRow.shape.redeclaring),
+  fields: (t) => rowFields(t, AttributeRow.shape.redeclaring.unwrap().shape),
+});
+
 /**
  * One of a definition's JSON texts: on the row, or, for a light row (GraphQL lists leave the texts out), loaded
  * after the operation is charged for its size, so a query cannot pull megabytes of enumerations it did not pay for.
@@ -154,6 +160,12 @@ AttributeDefinition.implement({
         resolve: (a) => a.filterable === true,
       }),
       origin: t.exposeString('origin', { description: rowDescription(ROW.origin) }),
+      redeclaring: t.field({
+        type: RedeclaringObject,
+        nullable: true,
+        description: rowDescription(ROW.redeclaring),
+        resolve: (a) => a.redeclaring ?? null,
+      }),
     }),
     allowedValuesUsage: t.field({
       type: Usage,
@@ -208,7 +220,7 @@ builder.objectField(EntityType, 'attributes', (t) =>
   t.field({
     type: [AttributeDefinition],
     description:
-      'Every attribute applying to the type: the five platform attributes (fixed order), then its own live definitions in name order. Withdrawn definitions are absent. Unpaged: at most 205 entries.',
+      'Every attribute applying to the type: the five platform attributes (fixed order), then its own live definitions in name order. Withdrawn definitions are absent, but one being redeclared (its values carried) is shown as it will be, with redeclaring set. Unpaged: at most 205 entries.',
     resolve: async (type, _args, ctx) => {
       const attributes = await attributesOf(ctx, type);
       charge(ctx, attributes.length);

@@ -111,6 +111,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
     'allowedValuesUsage',
     'state',
   ]),
+  ...fromParent('AttributeRedeclaring', ['since', 'endsAfter']),
   'WithdrawnAttribute.valuesRemaining': read(
     INSTANCE_WALK_COST,
     "one count over the type's instances, within the operation's time budget",

@@ -48,6 +48,7 @@ describe('declare: success and defaults', () => {
       origin: 'user_defined',
       description: null,
       display_name: null,
+      redeclaring: null,
     });
     expect(res.body.DATA.usage).toEqual({ declared: 1, limit: 200 });
     expect((await list()).find((a) => a.guid === row.guid)).toEqual(row);

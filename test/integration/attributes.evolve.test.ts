@@ -4,9 +4,12 @@
 // values readable at every instant.
 
 import { describe, expect } from 'vitest';
+import { createExecutor } from '../../src/db/executor.js';
+import { acquireLease, releaseLease } from '../../src/db/purge.js';
 import { MODEL_FORMAT } from '../../src/model/plans.js';
 import { it } from '../fixtures.js';
 import {
+  carriesDone,
   createType,
   graphqlClient,
   newTenant,
@@ -415,5 +418,77 @@ describe('descriptions and display names: bounded, stored, listed, exported, pla
     // an empty text is none
     const blank = await api.patch(`${path}/grade`, { display_name: '   ' });
     expect(blank.body.DATA.attribute.display_name).toBeNull();
+  });
+});
+
+describe('a carried redeclaration is shown as it will be: nothing disappears meanwhile', () => {
+  it('listing, GraphQL and export show the new definition marked redeclaring; an export made then applies as a no-op, then and after', async ({
+    world,
+  }) => {
+    const { tenant, token, api, type } = await setup(world);
+    const declared = await api.post(`/entities/types/${type}/attributes`, grade(['A', 'B']));
+    const oldGuid = declared.body.DATA.attribute.guid;
+    await entitiesWith(api, type, [{ grade: 'A' }, { grade: 'B' }]);
+    // Hold the carry: an instance of our own takes its lease, so no purger of the suite ends it meanwhile.
+    const db = createExecutor(world.driver);
+    expect(await db.write((run) => acquireLease(run, `purge-def:${oldGuid}`, 'holder', 60))).toBe(true);
+    try {
+      const narrowed = { format: MODEL_FORMAT, types: [{ name: 'Card', attributes: [grade(['A', 'C'])] }] };
+      const applied = await api.post('/entities/model/apply', { document: narrowed, allow_withdraw: true });
+      expect(applied.body.DATA.carrying.map((s: any) => s.attribute)).toEqual(['grade']);
+      const row = (await listed(api, type)).find((a: any) => a.name === 'grade');
+      expect(row).toMatchObject({
+        guid: oldGuid,
+        allowed_values: ['A', 'C'],
+        redeclaring: { since: expect.any(String), ends_after: expect.any(String) },
+      });
+      expect(Date.parse(row.redeclaring.ends_after)).toBeGreaterThanOrEqual(
+        Date.parse(row.redeclaring.since),
+      );
+      const gql = graphqlClient(world.app, token);
+      const answer = (await gql.request(
+        `query($g: ID!) { entityType(guid: $g) { attributes { name allowedValues redeclaring { since endsAfter } } } }` as any,
+        { g: type } as any,
+      )) as any;
+      expect(answer.entityType.attributes.find((a: any) => a.name === 'grade')).toMatchObject({
+        allowedValues: ['A', 'C'],
+        redeclaring: { since: row.redeclaring.since, endsAfter: row.redeclaring.ends_after },
+      });
+      const exported = (await api.get('/entities/model')).body.DATA.model;
+      expect(exported.types).toEqual([{ name: 'Card', attributes: [grade(['A', 'C'])] }]);
+      // the export made in the window: planned and applied now, nothing to do (nothing withdrawn for good)
+      const plan = await api.post('/entities/model/plan', exported);
+      expect(plan.body.DATA).toMatchObject({ steps: [], unchanged: { attributes: 1 } });
+      const again = await api.post('/entities/model/apply', { document: exported, allow_withdraw: true });
+      expect(again.body.DATA.applied).toEqual([]);
+      // another statement of the name meanwhile waits, with the message a declaration gets
+      const other = await api.post('/entities/model/plan', {
+        format: MODEL_FORMAT,
+        types: [{ name: 'Card', attributes: [grade(['A', 'B', 'C'])] }],
+      });
+      expect(other.body.DATA.steps).toEqual([
+        expect.objectContaining({
+          action: 'declare_attribute',
+          blocked: {
+            reason: 'attribute_def_withdrawn',
+            message: expect.stringContaining('is being redeclared'),
+          },
+        }),
+      ]);
+      const direct = await api.post(`/entities/types/${type}/attributes`, grade(['A']));
+      expect(direct.body.MESSAGE).toBe(other.body.DATA.steps[0].blocked.message);
+    } finally {
+      await db.write((run) => releaseLease(run, `purge-def:${oldGuid}`, 'holder'));
+    }
+    await carriesDone(world, tenant);
+    const after = (await listed(api, type)).find((a: any) => a.name === 'grade');
+    expect(after).toMatchObject({ allowed_values: ['A', 'C'], redeclaring: null });
+    expect(after.guid).not.toBe(oldGuid);
+    const exportedDuring = {
+      format: MODEL_FORMAT,
+      types: [{ name: 'Card', attributes: [grade(['A', 'C'])] }],
+    };
+    const later = await api.post('/entities/model/apply', { document: exportedDuring, allow_withdraw: true });
+    expect(later.body.DATA).toMatchObject({ applied: [], matches: true });
   });
 });

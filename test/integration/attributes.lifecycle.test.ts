@@ -61,6 +61,7 @@ describe('GET /entities/types/{guid}/attributes', () => {
         origin: 'system',
         description: null,
         display_name: null,
+        redeclaring: null,
       });
     }
   });

@@ -386,6 +386,7 @@ describe('attributes', () => {
         origin: 'user_defined',
         description: null,
         display_name: null,
+        redeclaring: null,
       },
       usage: { declared: 1, limit: 200 },
     });

@@ -51,6 +51,7 @@ describe('the fields whose answers may be kept', () => {
       'name',
       'origin',
       'ownerType',
+      'redeclaring',
       'required',
       'state',
       'valueType',

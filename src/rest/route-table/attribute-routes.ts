@@ -114,7 +114,7 @@ export const ATTRIBUTE_ROUTES = {
     tag: 'Attributes',
     summary: 'List the attributes applying to a type',
     description:
-      'The five platform attributes (owner_type null) first, then the type’s own live definitions by name. Not paged.',
+      'The five platform attributes (owner_type null) first, then the type’s own live definitions by name; one being redeclared (its values carried) is listed as it will be, with `redeclaring` set. Not paged.',
     auth: 'bearer',
     params: guidParams,
     answers: {

@@ -117,7 +117,7 @@ export type ValueType =
   /** Text, at most 65,536 characters per value. */
   | 'string';
 
-export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
+export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
 
 export type DeclareAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -128,7 +128,7 @@ export type DeclareAttributeMutationVariables = Exact<{
 }>;
 
 
-export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type EvolveAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -140,7 +140,7 @@ export type EvolveAttributeMutationVariables = Exact<{
 }>;
 
 
-export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type WithdrawAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -151,14 +151,14 @@ export type WithdrawAttributeMutationVariables = Exact<{
 }>;
 
 
-export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type TypeAttributesQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
+export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
 
 export type CatalogWithAttributesQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -290,6 +290,10 @@ export const AttributeFieldsFragmentDoc = new TypedDocumentString(`
   filterable
   description
   displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -373,6 +377,10 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
   filterable
   description
   displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -416,6 +424,10 @@ export const EvolveAttributeDocument = new TypedDocumentString(`
   filterable
   description
   displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -460,6 +472,10 @@ export const WithdrawAttributeDocument = new TypedDocumentString(`
   filterable
   description
   displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -508,6 +524,10 @@ export const TypeAttributesDocument = new TypedDocumentString(`
   filterable
   description
   displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {

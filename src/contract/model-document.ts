@@ -323,7 +323,7 @@ export const PlanDrift = z
     more: z.boolean().describe(`More types than ${MODEL_MAX_TYPES} are not named: the list stops there.`),
   })
   .describe(
-    'What the tenant has that the document does not mention (its drift): left alone. (Definitions of a type the document lists with `attributes` but not the definition are withdraw_attribute steps: withdrawn only with allow_withdraw.)',
+    'What the tenant has that the document does not mention (its drift), left alone: `types` and `unmanaged`, each type `{name, type_guid, attributes}`, and `more`. Definitions of a type the document lists with `attributes` but not the definition are withdraw_attribute steps instead: withdrawn only with allow_withdraw.',
   );
 export type PlanDrift = z.output<typeof PlanDrift>;
 

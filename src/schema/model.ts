@@ -133,7 +133,7 @@ const Plan = builder.objectRef<ModelPlan>('ModelPlan').implement({
       }),
       drift: t.field({
         type: 'JSON',
-        description: `${rowDescription(ModelPlanRow.shape.drift)} (JSON: {types, unmanaged, more}; each type {name, type_guid, attributes}.)`,
+        description: rowDescription(ModelPlanRow.shape.drift),
         resolve: (p) => p.drift,
       }),
     }),

@@ -178,6 +178,19 @@ export function stepLine(step: Step): string {
   return step.blocked ? `${line}\n    ! refused now: ${step.blocked.reason}: ${step.blocked.message}` : line;
 }
 
+/** Definitions a carried redeclaration under way will declare as the file states them: one message for plan and apply. */
+function renderRedeclaring(io: Io, redeclaring: Plan['redeclaring']) {
+  if (redeclaring.length === 0) return;
+  io.out(
+    `Being redeclared as the file states them (the service declares each once its values are carried, after the purge's grace): ${redeclaring
+      .map(
+        (r) =>
+          `${quoted(r.attribute)} on ${quoted(r.type)}${r.ends_after ? ` (not before ${r.ends_after})` : ''}`,
+      )
+      .join(', ')}\n`,
+  );
+}
+
 /** What the tenant has that the file does not mention, under its own heading (nothing when there is none). */
 function renderDrift(io: Io, plan: Plan) {
   const { types, unmanaged, more } = plan.drift;
@@ -204,12 +217,14 @@ function renderPlan(io: Io, plan: Plan, file: string, where: string) {
   const unchanged = `Unchanged: ${plural(plan.unchanged.types, 'type')}, ${plural(plan.unchanged.attributes, 'attribute')}.`;
   if (plan.steps.length === 0) {
     io.out(`No changes: ${where} matches ${file}. ${unchanged}\n`);
+    renderRedeclaring(io, plan.redeclaring);
     renderDrift(io, plan);
     return;
   }
   io.out(`Plan for ${file} on ${where}: ${plural(plan.steps.length, 'change')}.\n`);
   for (const step of plan.steps) io.out(`  ${stepLine(step)}\n`);
   io.out(`${unchanged}\n`);
+  renderRedeclaring(io, plan.redeclaring);
   renderDrift(io, plan);
   const blocked = plan.steps.filter((s) => s.blocked && s.blocked.reason !== 'attribute_def_withdrawn');
   if (blocked.length > 0) {
@@ -357,8 +372,9 @@ export const modelApply: Command = {
     'writing nothing, when a step would be refused, when steps withdraw definitions and --allow-withdraw is not\n' +
     'given (all are listed), when the token is not for --expect-tenant, or when the tenant changed since the plan\n' +
     '--based-on names. Then it applies the steps in order; another change of the tenant between two steps stops it\n' +
-    'with what was done and what remains (apply again to finish). A definition stated differently is withdrawn\n' +
-    'and declared anew by the service once the purge grace has passed, with every stored value it accepts (those\n' +
+    'with what was done and what remains (apply again to finish). A definition stated differently is changed in\n' +
+    'place when every stored value survives the change; otherwise it is withdrawn and declared anew by the\n' +
+    "service once its values are carried (after the purge's grace), with every stored value it accepts (those\n" +
     'it refuses are reported in its history record). Every change records why: "apply FILE @ COMMIT: REASON".\n' +
     'Exit status: 0 the tenant matches the file; 1 refused or stopped; 4 applied, but redeclarations are still\n' +
     'carrying values or names are still being purged (run again later, or pass --wait); 2 usage; 3 unreachable.',
@@ -417,6 +433,7 @@ async function applyFile(ctx: Ctx, client: Client, document: unknown, file: stri
     waiting: report.waiting,
     remaining: report.remaining,
     stopped: report.stopped,
+    redeclaring: report.redeclaring,
     matches: report.matches,
   };
   if (!ctx.json) renderApply(ctx.io, total, whereText(client, report.tenant));
@@ -476,6 +493,7 @@ function renderApply(
     waiting: Step[];
     remaining: Step[];
     stopped: ApplyReport['stopped'];
+    redeclaring: ApplyReport['redeclaring'];
     matches: boolean;
   },
   where: string,
@@ -494,9 +512,10 @@ function renderApply(
     io.out(`Stopped at (${r.stopped.reason}):\n  ${stepLine(r.stopped.step).split('\n')[0]}\n`);
     io.out(`Not applied: ${plural(r.remaining.length, 'step')}; apply again to finish.\n`);
   }
+  renderRedeclaring(io, r.redeclaring);
   if (r.carrying.length > 0) {
     io.out(
-      `Carrying values (the service declares each anew once the purge grace has passed): ${r.carrying.map((s) => `${quoted(s.attribute ?? '')} on ${quoted(s.type)}`).join(', ')}\n`,
+      `Carrying values (the service declares each anew once its values are carried, after the purge's grace): ${r.carrying.map((s) => `${quoted(s.attribute ?? '')} on ${quoted(s.type)}`).join(', ')}\n`,
     );
   }
   if (r.waiting.length > 0) {

@@ -327,6 +327,14 @@ export const PlanDrift = z
   );
 export type PlanDrift = z.output<typeof PlanDrift>;
 
+/** A definition a carried redeclaration will declare as the document states it. */
+const PlanRedeclaring = z.object({
+  type: z.string().describe("The type's name in the document."),
+  type_guid: z.string().describe('The type.'),
+  attribute: z.string().describe('The definition.'),
+  ends_after: z.string().nullable().describe('The earliest the redeclaration can end.'),
+});
+
 export const ModelPlan = z
   .object({
     tenant: z.string().describe("The tenant the plan is for: your token's."),
@@ -343,6 +351,11 @@ export const ModelPlan = z
       })
       .describe('Types and definitions of the document the tenant already has as stated.'),
     drift: PlanDrift,
+    redeclaring: z
+      .array(PlanRedeclaring)
+      .describe(
+        'Definitions the document states as a redeclaration under way will declare them (its values being carried): nothing to do, but the tenant matches only once the service has declared them.',
+      ),
   })
   .describe('What applying a model document would change; no steps when the tenant matches it.');
 export type ModelPlan = z.output<typeof ModelPlan>;
@@ -378,6 +391,11 @@ export const ApplyReport = z.object({
     .object({ step: PlanStep, reason: z.enum(REASONS), message: z.string() })
     .nullable()
     .describe('The step refused on the way (a race), with its reason.'),
-  matches: z.boolean().describe('The tenant matches the document (nothing carrying, waiting or remaining).'),
+  redeclaring: z
+    .array(PlanRedeclaring)
+    .describe("Definitions already being redeclared as the document states them (the plan's `redeclaring`)."),
+  matches: z
+    .boolean()
+    .describe('The tenant matches the document (nothing carrying, being redeclared, waiting or remaining).'),
 });
 export type ApplyReport = z.output<typeof ApplyReport>;

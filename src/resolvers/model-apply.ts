@@ -114,6 +114,7 @@ export async function applyModel(
     remaining: [],
     more: false,
     stopped: null,
+    redeclaring: plan.redeclaring,
     matches: false,
   };
   // Every transaction of the steps: the tenant's model as this apply left it, else the apply stops. The service's
@@ -163,7 +164,10 @@ export async function applyModel(
   }
   report.model_version = versionTag(expected.version);
   report.matches =
-    report.remaining.length === 0 && report.carrying.length === 0 && report.waiting.length === 0;
+    report.remaining.length === 0 &&
+    report.carrying.length === 0 &&
+    report.waiting.length === 0 &&
+    report.redeclaring.length === 0;
   return report;
 }
 

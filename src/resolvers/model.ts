@@ -244,6 +244,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     const withdrawals: PlanStep[] = [];
     const declarations: PlanStep[] = [];
     const unchanged = { types: 0, attributes: 0 };
+    /** Definitions a carried redeclaration under way will declare as the document states them. */
+    const redeclaring: ModelPlan['redeclaring'] = [];
     /** Types listed without `attributes`: their definitions are left alone (drift the plan reports). */
     const unmanaged: PlanDrift['unmanaged'] = [];
     let impacts = 0;
@@ -390,7 +392,12 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         const willBe = carried.get(a.key);
         if (!existing && willBe && (willBe.allowed_ref_type ?? undefined) === (refGuid ?? undefined)) {
           if (sameSpec(attributeSpec(willBe, refName), a.spec)) {
-            unchanged.attributes += 1;
+            redeclaring.push({
+              type: t.name,
+              type_guid: guid as string,
+              attribute: willBe.name,
+              ends_after: willBe.redeclaring?.ends_after ?? null,
+            });
             continue;
           }
         }
@@ -458,7 +465,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     drift.unmanaged = unmanaged;
     const steps = [...structural, ...withdrawals, ...declarations];
     measureSteps(steps, drift);
-    return { tenant, based_on: basedOn, steps, unchanged, drift };
+    return { tenant, based_on: basedOn, steps, unchanged, drift, redeclaring };
   });
 }
 

@@ -31,6 +31,7 @@ export function modelRoutes(app: FastifyInstance) {
       steps: plan.steps,
       unchanged: plan.unchanged,
       drift: plan.drift,
+      redeclaring: plan.redeclaring,
     });
   });
 

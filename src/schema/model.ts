@@ -136,6 +136,11 @@ const Plan = builder.objectRef<ModelPlan>('ModelPlan').implement({
         description: rowDescription(ModelPlanRow.shape.drift),
         resolve: (p) => p.drift,
       }),
+      redeclaring: t.field({
+        type: 'JSON',
+        description: rowDescription(ModelPlanRow.shape.redeclaring),
+        resolve: (p) => p.redeclaring,
+      }),
     }),
 });
 

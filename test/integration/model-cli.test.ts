@@ -229,7 +229,7 @@ describe('metamodel export, plan, apply', () => {
     expect(bold.code, bold.stdout + bold.stderr).toBe(4);
     expect(bold.stdout).toContain('Applied 2 steps');
     expect(bold.stdout).toContain(
-      'Carrying values (the service declares each anew once the purge grace has passed): "size" on "Asset"',
+      'Carrying values (the service declares each anew once its values are carried, after the purge\'s grace): "size" on "Asset"',
     );
     const waited = await cli(world, token, 'apply', '-f', model, '--allow-withdraw', '--wait');
     expect(waited.code, waited.stdout + waited.stderr).toBe(0);

@@ -334,6 +334,7 @@ describe('plan: POST /entities/model/plan', () => {
       unchanged: { types: 4, attributes: 5 },
       // (the export names every type an export lists: nothing is left out)
       drift: { types: [], unmanaged: [], more: false },
+      redeclaring: [],
     });
 
     const empty = await tenantApi(world);

@@ -690,6 +690,26 @@ export const DOOR_SHAPES: DoorShape[] = [
     },
   },
   {
+    name: 'describe-type',
+    label:
+      "A type's description and display name set to what it holds (writes nothing after the first), over REST and GraphQL",
+    doors: ['renameEntityType', 'Mutation.describeEntityType'],
+    expected: ['200', '200 data', ...ADMITTED],
+    through: A_SHARE,
+    requests: 64,
+    concurrency: 16,
+    request: (s, i) =>
+      i % 2
+        ? gql(
+            `mutation { describeEntityType(guid: "${s.plainType}", description: "${'d'.repeat(1000)}") { version } }`,
+          )
+        : {
+            method: 'PATCH',
+            path: `/entities/types/${s.plainType}`,
+            body: { description: 'd'.repeat(1000) },
+          },
+  },
+  {
     name: 'rename-delete',
     label:
       'PATCH to the name it has (writes nothing), DELETE of an unknown type, a release of a 256-character name the type never had (writes nothing) and of its current name (refused)',

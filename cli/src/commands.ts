@@ -7,7 +7,14 @@ import { changes, history } from './history.js';
 import { modelApply, modelExport, modelPlan } from './model.js';
 import { purge } from './purge.js';
 import { tokenCommand } from './token.js';
-import { typesCreate, typesDelete, typesList, typesReleaseName, typesRename } from './types.js';
+import {
+  typesCreate,
+  typesDelete,
+  typesDescribe,
+  typesList,
+  typesReleaseName,
+  typesRename,
+} from './types.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:4000';
 
@@ -31,6 +38,7 @@ export const COMMANDS: Command[] = [
   typesList,
   typesCreate,
   typesRename,
+  typesDescribe,
   typesReleaseName,
   typesDelete,
   attributesList,

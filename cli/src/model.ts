@@ -165,6 +165,8 @@ export function stepLine(step: Step): string {
           : `+ create type ${type}\n    ? ${quoted(step.looks_like_rename_of)} has definitions of the same names and is not in the file: if this is a rename, add \`renamed_from: ${step.looks_like_rename_of}\` to ${type} (else ${quoted(step.looks_like_rename_of)} stays as it is)`;
       case 'rename_type':
         return `~ rename type ${quoted(step.from ?? '')} to ${type}`;
+      case 'describe_type':
+        return `~ describe type ${type}: ${changesText(step.changes)}`;
       case 'withdraw_attribute':
         return `- withdraw ${attr} from ${type}${impactText(step.impact)}`;
       case 'redeclare_attribute':

@@ -1,4 +1,5 @@
 // Entity types from the command line: listing, create-or-get, rename, delete, and releasing a former name.
+import { UsageError } from './client.js';
 import { type Command, quoted, stringOption } from './command.js';
 import { json, table } from './output.js';
 import { listTypesPage, MAX_PAGE_SIZE, type TypeRow } from './type-resolver.js';
@@ -161,6 +162,47 @@ export const typesDelete: Command = {
     if (ctx.json) return ctx.io.out(json(data));
     ctx.io.out(
       `Deleted type ${quoted(type.name)} (${type.guid}); its live definitions were withdrawn (their values are being purged).\n`,
+    );
+  },
+};
+
+export const typesDescribe: Command = {
+  path: ['types', 'describe'],
+  args: ['TYPE'],
+  options: {
+    description: { type: 'string', value: 'TEXT', help: 'what the type is for (at most 1,000 characters)' },
+    'display-name': { type: 'string', value: 'TEXT', help: 'a label for people (at most 256 characters)' },
+  },
+  service: true,
+  synopsis: 'TYPE [--description TEXT] [--display-name TEXT]',
+  summary: "Set a type's description and display name (an empty text removes one)",
+  description:
+    'Sets the texts for people of TYPE (PATCH /entities/types/{guid}); an option left out keeps its text, an\n' +
+    'empty one removes it. Any type may carry them; a model file states them too (description, display_name).',
+  examples: [
+    'metamodel types describe Report --display-name "Quarterly report" --description "One per quarter"',
+  ],
+  async run(ctx, [typeRef], values) {
+    const body: Record<string, unknown> = {};
+    for (const [option, field] of [
+      ['description', 'description'],
+      ['display-name', 'display_name'],
+    ] as const) {
+      const text = stringOption(values, option);
+      if (text !== undefined) body[field] = text === '' ? null : text;
+    }
+    if (Object.keys(body).length === 0) throw new UsageError('give --description or --display-name.');
+    const type = await ctx.types().resolve(typeRef!);
+    const data = await ctx
+      .client()
+      .request<{ entity_type: TypeRow }>('PATCH', `/entities/types/${encodeURIComponent(type.guid)}`, {
+        body,
+      });
+    if (ctx.json) return ctx.io.out(json(data));
+    const row = data.entity_type;
+    const said = (v: string | undefined) => (v ? quoted(v) : 'none');
+    ctx.io.out(
+      `Type ${quoted(row.name)}: display name ${said(row.display_name)}, description ${said(row.description)}.\n`,
     );
   },
 };

@@ -97,6 +97,8 @@ export type ModelChangeKind =
   | 'type_created'
   /** A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes). */
   | 'type_deleted'
+  /** A type's description or display name was changed (before and after carry the name and the texts that changed). */
+  | 'type_described'
   /** A former name of a type was released: it no longer resolves to the type (before carries the name and the guid it resolved to, after the guid a type created under it will take). */
   | 'type_name_released'
   /** A user-defined type was renamed (before and after carry the names). */
@@ -177,21 +179,21 @@ export type EntitiesQueryVariables = Exact<{
 
 export type EntitiesQuery = { entities: { nextCursor: string | null, entities: Array<{ guid: string, name: string, typeGuid: string }> } };
 
-export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null };
+export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null };
 
 export type EntityTypeByGuidQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypeByNameQueryVariables = Exact<{
   name: string;
 }>;
 
 
-export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypesPageQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -199,7 +201,7 @@ export type EntityTypesPageQueryVariables = Exact<{
 }>;
 
 
-export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type CreateEntityTypeMutationVariables = Exact<{
   name: string;
@@ -207,7 +209,7 @@ export type CreateEntityTypeMutationVariables = Exact<{
 }>;
 
 
-export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
+export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
 
 export type RenameEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -217,7 +219,7 @@ export type RenameEntityTypeMutationVariables = Exact<{
 }>;
 
 
-export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } };
+export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } };
 
 export type ReleaseFormerNameMutationVariables = Exact<{
   guid: string;
@@ -227,7 +229,7 @@ export type ReleaseFormerNameMutationVariables = Exact<{
 }>;
 
 
-export type ReleaseFormerNameMutation = { releaseFormerName: { released: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
+export type ReleaseFormerNameMutation = { releaseFormerName: { released: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
 
 export type DeleteEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -320,6 +322,8 @@ export const EntityTypeFieldsFragmentDoc = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -593,6 +597,8 @@ export const EntityTypeByGuidDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -621,6 +627,8 @@ export const EntityTypeByNameDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -658,6 +666,8 @@ export const EntityTypesPageDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -689,6 +699,8 @@ export const CreateEntityTypeDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -722,6 +734,8 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -758,6 +772,8 @@ export const ReleaseFormerNameDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name

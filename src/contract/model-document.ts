@@ -217,6 +217,16 @@ export const ModelType = named(
       .describe(
         `For a plan: when \`name\` resolves to no type, the type the first of these names that resolves resolves to is renamed to \`name\`. One name or a list (at most ${MAX_FORMER_NAMES}), most recent first, as an export with former names writes it.`,
       ),
+    description: z
+      .string()
+      .max(MAX_DESCRIPTION_LENGTH)
+      .optional()
+      .describe('What the type is for, for people (at most 1,000 characters); left out: none.'),
+    display_name: z
+      .string()
+      .max(MAX_DISPLAY_NAME_LENGTH)
+      .optional()
+      .describe('A label for people (at most 256 characters); left out: none.'),
     attributes: z
       .array(ModelAttribute)
       .max(MAX_ATTRIBUTE_DEFS)
@@ -286,6 +296,12 @@ export const PlanStep = named(
         `What withdrawing removes (a withdrawal's dry run); null past the first ${PLAN_MAX_IMPACTS} withdrawals of a plan.`,
       ),
     blocked: PlanBlocked.optional().describe('Applying the step now would be refused with this reason.'),
+    texts: z
+      .object({ description: z.string().nullable(), display_name: z.string().nullable() })
+      .optional()
+      .describe(
+        "describe_type: the type's description and display name as the document states them (null: none).",
+      ),
     carry: PlanCarry.nullable()
       .optional()
       .describe(

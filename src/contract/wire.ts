@@ -80,6 +80,16 @@ export const EntityTypeRow = named(
       .string()
       .optional()
       .describe("Managed types: text to show where an instance's name cannot be edited."),
+    description: z
+      .string()
+      .optional()
+      .describe(
+        'What the type is for, for people (at most 1,000 characters; PATCH /entities/types/{guid}); none when not set.',
+      ),
+    display_name: z
+      .string()
+      .optional()
+      .describe('A label for people (at most 256 characters; the name stays the key); none when not set.'),
     created_at: z.iso
       .datetime()
       .optional()

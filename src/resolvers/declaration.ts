@@ -88,7 +88,7 @@ const present = (v: unknown) => v !== undefined && v !== null;
  * A text for people (`description`, `display_name`): trimmed, null when absent or empty, at most `max` characters,
  * well-formed (a body's strings are), no control or invisible character but, where `lines`, line breaks and tabs.
  */
-function optionalText(input: DeclareInput, field: string, max: number, lines: boolean): string | null {
+export function optionalText(input: DeclareInput, field: string, max: number, lines: boolean): string | null {
   const v = input[field];
   if (!present(v)) return null;
   if (typeof v !== 'string') throw refuse('invalid_field', `"${field}" must be a string.`);

@@ -17,6 +17,7 @@ import { declareAttribute, withdrawAttribute } from './attributes.js';
 import { createOrGetEntityType, findEntityTypeByName, renameEntityType } from './entity-types.js';
 import { evolveAttribute } from './evolution.js';
 import { type ModelPlan, type PlanStep, planModel } from './model.js';
+import { describeEntityType } from './type-texts.js';
 
 export type { ApplyReport };
 
@@ -187,6 +188,10 @@ async function applyStep(ctx: RequestContext, step: PlanStep) {
     }
     case 'rename_type': {
       await renameEntityType(ctx, step.type_guid as string, step.type);
+      return;
+    }
+    case 'describe_type': {
+      await describeEntityType(ctx, await typeOf(ctx, step), step.texts ?? {});
       return;
     }
     case 'withdraw_attribute': {

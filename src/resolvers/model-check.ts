@@ -6,11 +6,21 @@
 
 import type { ModelAttributeSpec } from '../contract/model-document.js';
 import { type AppError, isAppError, type Reason, refuse } from '../errors.js';
-import { MAX_ATTRIBUTE_DEFS, MAX_FORMER_NAMES } from '../model/limits.js';
+import {
+  MAX_ATTRIBUTE_DEFS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
+  MAX_FORMER_NAMES,
+} from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
 import { MODEL_FORMAT, MODEL_MAX_DEFINITIONS, MODEL_MAX_TYPES } from '../model/plans.js';
 import { TurnClock } from '../turns.js';
-import { type CheckedDeclaration, checkDeclaration, DECLARATION_FIELDS } from './declaration.js';
+import {
+  type CheckedDeclaration,
+  checkDeclaration,
+  DECLARATION_FIELDS,
+  optionalText,
+} from './declaration.js';
 import { specOf } from './model-summaries.js';
 
 export const invalidModel = (where: string, what: string) => refuse('invalid_model', `${where}: ${what}`);
@@ -117,6 +127,8 @@ export interface CheckedType {
   renamedFrom: { name: string; key: string }[];
   /** Whether the document lists the type's definitions (`attributes` present): if not, they are left alone. */
   managed: boolean;
+  /** Its description and display name as the document states them (null: none). */
+  texts: { description: string | null; display_name: string | null };
   attributes: {
     spec: ModelAttributeSpec;
     key: string;
@@ -210,7 +222,7 @@ function checkModelType(t: unknown, i: number, seen: Set<string>, problems: Prob
   const before = problems.count;
   place.type = typeof t.name === 'string' ? t.name.trim() : null;
   for (const field of Object.keys(t)) {
-    if (!['name', 'renamed_from', 'attributes'].includes(field)) {
+    if (!['name', 'renamed_from', 'attributes', 'description', 'display_name'].includes(field)) {
       problems.add(invalidModel(where, `unknown field "${field}"`), {
         ...place,
         path: [...place.path, field],
@@ -226,6 +238,14 @@ function checkModelType(t: unknown, i: number, seen: Set<string>, problems: Prob
     return cleaned;
   });
   const renamedFrom = formerNamesOf(t, i, place.type, problems);
+  const texts = { description: null as string | null, display_name: null as string | null };
+  for (const [field, max, lines] of [
+    ['description', MAX_DESCRIPTION_LENGTH, true],
+    ['display_name', MAX_DISPLAY_NAME_LENGTH, false],
+  ] as const) {
+    const textPlace = { ...place, at: `${where}.${field}`, path: [...place.path, field] };
+    texts[field] = problems.attempt(textPlace, () => optionalText(t, field, max, lines));
+  }
   // A type listed without `attributes` leaves its definitions alone (they are managed elsewhere); `attributes:`
   // written with nothing after it (null) is refused: the document means either, and one of them withdraws.
   const managed = t.attributes !== undefined;
@@ -255,6 +275,7 @@ function checkModelType(t: unknown, i: number, seen: Set<string>, problems: Prob
     key: nameKey(name),
     renamedFrom,
     managed,
+    texts,
     attributes: checked.filter((a) => a !== null),
   };
 }

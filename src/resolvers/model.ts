@@ -10,6 +10,7 @@ import type {
   PlanDrift,
   PlanStep,
 } from '../contract/model-document.js';
+import type { FieldChange } from '../contract/wire.js';
 import { countAttributeData, type DeclareFacts, type StoredAttribute } from '../db/attributes.js';
 import { readFormerNames } from '../db/changes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
@@ -126,6 +127,8 @@ export async function exportModel(
         return {
           name: e.type.name,
           ...(was.length > 0 ? { renamed_from: was } : {}),
+          ...(e.type.description ? { description: e.type.description } : {}),
+          ...(e.type.display_name ? { display_name: e.type.display_name } : {}),
           attributes: e.live.map((a) => attributeSpec(a, refName)),
         };
       }),
@@ -313,6 +316,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       } else if (!renamed) {
         unchanged.types += 1;
       }
+      const described = describeStep(t, current?.type ?? null);
+      if (described) structural.push(described);
       const guid = current?.type.guid ?? null;
       const live = new Map(
         (current?.definitions ?? []).filter((a) => a.state === 'live').map((a) => [a.name_key, a]),
@@ -532,6 +537,17 @@ function blockedIf(check: () => void): Pick<PlanStep, 'blocked'> {
     if (!isAppError(e)) throw e;
     return { blocked: { reason: e.reason, message: e.message } };
   }
+}
+
+/** A step setting a type's description and display name, when the document states others than the type has. */
+function describeStep(t: CheckedType, type: StoredType | null): PlanStep | null {
+  const changes: FieldChange[] = [];
+  for (const field of ['description', 'display_name'] as const) {
+    const from = type?.[field] ?? null;
+    if (from !== t.texts[field]) changes.push({ field, from, to: t.texts[field] });
+  }
+  if (changes.length === 0) return null;
+  return { action: 'describe_type', type: t.name, type_guid: type?.guid ?? null, texts: t.texts, changes };
 }
 
 function renameStep(name: string, type: StoredType): PlanStep {

@@ -61,6 +61,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   'Mutation.createEntityType': read(WRITE_COST, 'a create-or-get: the name, its tombstone, one write'),
   'Mutation.renameEntityType': read(WRITE_COST, 'the type and the name, one write'),
   'Mutation.releaseFormerName': read(WRITE_COST, 'the type and the name, one write'),
+  'Mutation.describeEntityType': read(WRITE_COST, 'the type, one write'),
   'Mutation.deleteEntityType': read(
     WRITE_COST,
     'the type, its referrers and definitions (200 at most), one write',

@@ -91,6 +91,12 @@ const Step = builder.objectRef<PlanStep>('ModelPlanStep').implement({
         description: jsonDescription('changes', FieldChange),
         resolve: (s) => s.changes ?? null,
       }),
+      texts: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: rowDescription(step.texts),
+        resolve: (s) => s.texts ?? null,
+      }),
       impact: t.field({
         type: Impact,
         nullable: true,

@@ -500,3 +500,80 @@ describe('a carried redeclaration is shown as it will be: nothing disappears mea
     expect(later.body.DATA).toMatchObject({ applied: [], matches: true });
   });
 });
+
+describe("a type's description and display name", () => {
+  it('set over REST (PATCH, with or without a rename) and GraphQL, recorded, exported, planned and applied; bounds refused', async ({
+    world,
+  }) => {
+    const { token, api, type } = await setup(world);
+    const described = await api.patch(`/entities/types/${type}`, {
+      description: 'Playing cards.\nOne per deck.',
+      display_name: 'Card',
+    });
+    expect(described.status, JSON.stringify(described.body)).toBe(200);
+    expect(described.body.DATA.entity_type).toMatchObject({
+      name: 'Card',
+      description: 'Playing cards.\nOne per deck.',
+      display_name: 'Card',
+    });
+    expect(described.headers.etag).toBe(`W/"${described.body.DATA.entity_type.version}"`);
+    const history = (await api.get(`/entities/types/${type}/history?page_size=5`)).body.DATA.changes;
+    expect(history[0]).toMatchObject({
+      kind: 'type_described',
+      before: { name: 'Card', description: null, display_name: null },
+      after: { name: 'Card', description: 'Playing cards.\nOne per deck.', display_name: 'Card' },
+    });
+    // the same again writes nothing; a rename and a text in one body
+    await api.patch(`/entities/types/${type}`, { display_name: 'Card' });
+    expect((await api.get(`/entities/types/${type}/history?page_size=5`)).body.DATA.changes).toHaveLength(
+      history.length,
+    );
+    const both = await api.patch(`/entities/types/${type}`, { name: 'Cards', display_name: null });
+    expect(both.body.DATA.entity_type).toMatchObject({
+      name: 'Cards',
+      description: 'Playing cards.\nOne per deck.',
+    });
+    expect(both.body.DATA.entity_type.display_name).toBeUndefined();
+    const gql = graphqlClient(world.app, token);
+    const answer = (await gql.request(
+      'mutation($g: ID!) { describeEntityType(guid: $g, displayName: "Deck card") { name description displayName } }' as any,
+      { g: type } as any,
+    )) as any;
+    expect(answer.describeEntityType).toEqual({
+      name: 'Cards',
+      description: 'Playing cards.\nOne per deck.',
+      displayName: 'Deck card',
+    });
+    for (const body of [{ description: 'x'.repeat(1001) }, { display_name: 'a\nb' }, { display_name: 42 }]) {
+      const res = await api.patch(`/entities/types/${type}`, body);
+      expect([res.status, res.body.DATA.reason]).toEqual([400, 'invalid_field']);
+    }
+    expect((await api.patch(`/entities/types/${type}`, {})).body.DATA.reason).toBe('empty_value');
+    // exported, and a document stating others plans describe_type; applied, the type says so
+    const model = (await api.get('/entities/model')).body.DATA.model;
+    expect(model.types[0]).toMatchObject({
+      name: 'Cards',
+      description: 'Playing cards.\nOne per deck.',
+      display_name: 'Deck card',
+    });
+    const document = { ...model, types: [{ ...model.types[0], description: 'Cards of a deck.' }] };
+    const plan = await api.post('/entities/model/plan', document);
+    expect(plan.body.DATA.steps).toEqual([
+      expect.objectContaining({
+        action: 'describe_type',
+        type: 'Cards',
+        changes: [{ field: 'description', from: 'Playing cards.\nOne per deck.', to: 'Cards of a deck.' }],
+      }),
+    ]);
+    expect((await api.post('/entities/model/apply', { document })).body.DATA.matches).toBe(true);
+    expect((await api.get(`/entities/types/${type}`)).body.DATA.entity_type.description).toBe(
+      'Cards of a deck.',
+    );
+    expect((await api.post('/entities/model/plan', document)).body.DATA.steps).toEqual([]);
+    // a type the document creates with texts is created, then described
+    const fresh = { format: MODEL_FORMAT, types: [{ name: 'Deck', display_name: 'A deck', attributes: [] }] };
+    const created = await api.post('/entities/model/apply', { document: fresh });
+    expect(created.body.DATA.applied.map((s: any) => s.action)).toEqual(['create_type', 'describe_type']);
+    expect((await api.get('/entities/types/by-name/Deck')).body.DATA.entity_type.display_name).toBe('A deck');
+  });
+});

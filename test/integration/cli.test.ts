@@ -137,6 +137,7 @@ describe('help and usage errors', () => {
       'types create NAME',
       'types rename TYPE NAME',
       'types release-name TYPE NAME',
+      'types describe TYPE',
       'types delete TYPE',
       'attributes list TYPE',
       'attributes declare TYPE NAME',
@@ -174,7 +175,7 @@ describe('help and usage errors', () => {
       [['frobnicate'], /^error: unknown command "frobnicate"\.\nusage: metamodel <command>/],
       [
         ['types'],
-        /^error: "types" needs a command\.\nusage: metamodel types <list\|create\|rename\|release-name\|delete>/,
+        /^error: "types" needs a command\.\nusage: metamodel types <list\|create\|rename\|describe\|release-name\|delete>/,
       ],
       [['types', 'drop', 'x'], /^error: unknown command "types drop"\.\nusage: metamodel types/],
       [['types', 'list', '--bogus'], /^error: Unknown option '--bogus'.*\nusage: metamodel types list/],
@@ -333,6 +334,10 @@ describe('types rename, release-name, delete', () => {
     expect(fresh.stdout).not.toContain(guid);
     const same = await run(world, ['types', 'create', ' report '], { token });
     expect(same.stdout).toBe(`Type "Report" already existed (${guid}); nothing was changed.\n`);
+    const describedType = await run(world, ['types', 'describe', 'Report', '--display-name', 'Quarterly'], {
+      token,
+    });
+    expect(describedType.stdout).toBe('Type "Report": display name "Quarterly", description none.\n');
     const deleted = await run(world, ['types', 'delete', 'Report'], { token });
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stdout).toContain(`Deleted type "Report" (${guid})`);

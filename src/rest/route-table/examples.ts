@@ -81,6 +81,11 @@ export const BODY_EXAMPLES: Partial<Record<RouteKey, Record<string, BodyExample>
       description: 'The guid in the path is the type renamed; it keeps its guid.',
       value: { name: 'Data asset' },
     },
+    describe: {
+      summary: 'Describe the type (its name stays)',
+      description: 'A description and a display name, for people; null (or empty) removes one.',
+      value: { description: 'A curated dataset with an owner and a tier.', display_name: 'Data product' },
+    },
   },
   releaseFormerName: {
     release: {

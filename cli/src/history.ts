@@ -32,6 +32,8 @@ export function changeText(c: Change): string {
       return `renamed type ${name(c.before)} to ${name(c.after)}`;
     case 'type_deleted':
       return `deleted type ${name(c.before)}`;
+    case 'type_described':
+      return `described type ${name(c.after)}: ${evolvedText(c.before ?? {}, c.after ?? {})}`;
     case 'managed_type_set_up':
       return `set up managed type ${name(c.after)}`;
     case 'attribute_declared': {

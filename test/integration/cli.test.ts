@@ -338,6 +338,9 @@ describe('types rename, release-name, delete', () => {
       token,
     });
     expect(describedType.stdout).toBe('Type "Report": display name "Quarterly", description none.\n');
+    expect((await run(world, ['history', 'Report'], { token })).stdout).toContain(
+      'described type "Report": display_name null → "Quarterly"',
+    );
     const deleted = await run(world, ['types', 'delete', 'Report'], { token });
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(deleted.stdout).toContain(`Deleted type "Report" (${guid})`);

@@ -665,6 +665,51 @@ export const DOOR_SHAPES: DoorShape[] = [
     request: (s) => ({ method: 'DELETE', path: `/entities/attributes/${s.countedType}/n?dry_run=true` }),
   },
   {
+    name: 'evolve-in-place',
+    label:
+      'PATCH …/attributes/{name} (and GraphQL evolveAttribute) on a type with 60,000 instances: a change that changes nothing, one not in place, an unknown name (nothing written)',
+    doors: ['evolveAttribute', 'Mutation.evolveAttribute'],
+    expected: [
+      '200',
+      '409 attribute_change_not_in_place',
+      '404 attribute_def_not_found',
+      '200 data',
+      ...ADMITTED,
+    ],
+    through: A_SHARE,
+    requests: 128,
+    concurrency: 16,
+    request: (s, i) => {
+      const path = `/entities/types/${s.countedType}/attributes/${i % 4 === 2 ? 'never_declared' : 'n'}`;
+      if (i % 4 === 3) {
+        return gql(
+          `mutation { evolveAttribute(typeGuid: "${s.countedType}", name: "n", input: {required: false}) { changed } }`,
+        );
+      }
+      return { method: 'PATCH', path, body: i % 4 === 1 ? { value_type: 'string' } : { required: false } };
+    },
+  },
+  {
+    name: 'describe-type',
+    label:
+      "A type's description and display name set to what it holds (writes nothing after the first), over REST and GraphQL",
+    doors: ['renameEntityType', 'Mutation.describeEntityType'],
+    expected: ['200', '200 data', ...ADMITTED],
+    through: A_SHARE,
+    requests: 64,
+    concurrency: 16,
+    request: (s, i) =>
+      i % 2
+        ? gql(
+            `mutation { describeEntityType(guid: "${s.plainType}", description: "${'d'.repeat(1000)}") { version } }`,
+          )
+        : {
+            method: 'PATCH',
+            path: `/entities/types/${s.plainType}`,
+            body: { description: 'd'.repeat(1000) },
+          },
+  },
+  {
     name: 'rename-delete',
     label:
       'PATCH to the name it has (writes nothing), DELETE of an unknown type, a release of a 256-character name the type never had (writes nothing) and of its current name (refused)',

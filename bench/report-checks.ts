@@ -2,6 +2,7 @@
 // per request, the writes' ratio to baseline (b) against a fixed floor, the deep page uncached too, and the hostile
 // storm's phases (bench/report.ts holds the figures they read). A target whose figure was not measured is missed,
 // never met (test/unit/verdicts-bench.test.ts plants each).
+// Over 300 lines: one check per target, each beside the figures it reads; split, the list of targets would scatter.
 import { probeVerdict } from './probe-verdict.js';
 import {
   CACHED_PAGES,

@@ -63,6 +63,7 @@ export const REFUSALS = {
   invalid_default_value: 400,
   default_value_not_allowed: 400,
   attribute_def_not_found: 404,
+  attribute_change_not_in_place: 409,
   attribute_defs_too_large: 400,
   defaults_too_large: 400,
   type_not_creatable: 409,

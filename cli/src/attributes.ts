@@ -1,16 +1,34 @@
-// Attribute definitions from the command line: list, declare, withdraw.
+// Attribute definitions from the command line: list, declare, withdraw (a change in place: attribute-change.ts).
 
 import type { AttributeRow as WireAttributeRow } from '../../src/contract/wire.js';
 import { UsageError } from './client.js';
-import { type Command, type Ctx, jsonOption, quoted, stringOption, type Values } from './command.js';
+import {
+  type Command,
+  type Ctx,
+  jsonOption,
+  type OptionSpec,
+  quoted,
+  stringOption,
+  type Values,
+} from './command.js';
 import { cell, json, listCell, record, table } from './output.js';
 import type { TypeRow } from './type-resolver.js';
+
+/** The texts for people a declaration and a change take. */
+export const TEXT_OPTIONS = {
+  description: {
+    type: 'string',
+    value: 'TEXT',
+    help: 'what the attribute is for (at most 1,000 characters)',
+  },
+  'display-name': { type: 'string', value: 'TEXT', help: 'a label for people (at most 256 characters)' },
+} satisfies Record<string, OptionSpec>;
 
 /** A definition as the REST API lists it (its schema in the REST contract), with `state` when withdrawn. */
 export type AttributeRow = WireAttributeRow & { state?: string };
 
 /** Names of the referenced types, for display (a guid that no longer resolves is shown as it is). */
-async function refTypeNames(ctx: Ctx, attributes: AttributeRow[]): Promise<Map<string, string>> {
+export async function refTypeNames(ctx: Ctx, attributes: AttributeRow[]): Promise<Map<string, string>> {
   const guids = [...new Set(attributes.map((a) => a.allowed_ref_type).filter((g): g is string => !!g))];
   const names = new Map<string, string>();
   await Promise.all(
@@ -42,7 +60,7 @@ function flags(a: AttributeRow): string {
   return out.join(', ');
 }
 
-function attributeRecord(a: AttributeRow, refNames: Map<string, string>): [string, string][] {
+export function attributeRecord(a: AttributeRow, refNames: Map<string, string>): [string, string][] {
   return [
     ['name', a.name],
     ['guid', a.guid],
@@ -59,6 +77,8 @@ function attributeRecord(a: AttributeRow, refNames: Map<string, string>): [strin
     ['filterable', String(a.filterable)],
     ['default value', cell(a.default_value)],
     ['origin', a.origin],
+    ...(a.display_name ? ([['display name', a.display_name]] as [string, string][]) : []),
+    ...(a.description ? ([['description', a.description]] as [string, string][]) : []),
     ...(a.state ? ([['state', a.state]] as [string, string][]) : []),
   ];
 }
@@ -129,16 +149,20 @@ export const attributesDeclare: Command = {
       value: 'JSON',
       help: `default value as JSON: '"silver"', 42, '["a","b"]'; an entity guid (quoted) for references`,
     },
+    description: TEXT_OPTIONS.description,
+    'display-name': TEXT_OPTIONS['display-name'],
     'dry-run': { type: 'boolean', help: 'only check: the service validates and writes nothing' },
   },
   service: true,
   synopsis:
     'TYPE NAME --value-type T --cardinality single|multi [--allowed-values JSON] [--ref-type TYPE] ' +
-    '[--required] [--filterable] [--default JSON] [--dry-run]',
+    '[--required] [--filterable] [--default JSON] [--description TEXT] [--display-name TEXT] [--dry-run]',
   summary: 'Declare an attribute definition on a type',
   description:
-    'Declares the attribute NAME on TYPE. A definition cannot be edited afterwards: to change it, withdraw it\n' +
-    "and declare it anew. Every rule is the service's: a refused declaration prints its reason and exits 1.\n" +
+    'Declares the attribute NAME on TYPE. Afterwards `attributes change` changes it in place where every stored\n' +
+    'value survives (values added, required dropped, filterable, default, description, display name); any other\n' +
+    "change is a redeclaration (through a model file). Every rule is the service's: a refused declaration prints\n" +
+    'its reason and exits 1.\n' +
     '--required and --filterable are sent only when given (the service refuses filterable on non-references).',
   examples: [
     `metamodel attributes declare Report tier --value-type string --cardinality single --allowed-values '["gold","silver"]' --default '"silver"'`,
@@ -187,6 +211,10 @@ function declarationBody(name: string, values: Values): Record<string, unknown> 
   if (values.filterable === true) body.filterable = true;
   const defaultValue = jsonOption(values, 'default', `a string needs quotes: --default '"silver"'`);
   if (defaultValue !== undefined) body.default_value = defaultValue;
+  const description = stringOption(values, 'description');
+  if (description !== undefined) body.description = description;
+  const displayName = stringOption(values, 'display-name');
+  if (displayName !== undefined) body.display_name = displayName;
   return body;
 }
 

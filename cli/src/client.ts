@@ -10,6 +10,8 @@ export type Data = Record<string, unknown>;
 export class Refusal extends Error {
   /** Where the refused command acted (the service, the tenant, the file), when it says so: shown with the refusal. */
   where?: { service: string; tenant?: string; file?: string };
+  /** Lines to print before the refusal's own (a model document's problems, each at its line in the file). */
+  detail?: string;
 
   constructor(
     readonly status: number,

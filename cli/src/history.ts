@@ -32,16 +32,20 @@ export function changeText(c: Change): string {
       return `renamed type ${name(c.before)} to ${name(c.after)}`;
     case 'type_deleted':
       return `deleted type ${name(c.before)}`;
+    case 'type_described':
+      return `described type ${name(c.after)}: ${evolvedText(c.before ?? {}, c.after ?? {})}`;
     case 'managed_type_set_up':
       return `set up managed type ${name(c.after)}`;
     case 'attribute_declared': {
       const a = c.after ?? {};
       const carried = a.carried as { kept: number; refused: number } | undefined;
       return (
-        `declared ${name(a)}: ${String(a.value_type)}, ${String(a.cardinality)}` +
+        `declared ${name(a)}: ${String(a.value_type)}, ${String(a.cardinality)}${enumText(a.allowed_values)}` +
         (carried ? ` (carried ${plural(carried.kept, 'value')}, ${carried.refused} refused)` : '')
       );
     }
+    case 'attribute_evolved':
+      return `changed ${name(c.after)} in place: ${evolvedText(c.before ?? {}, c.after ?? {})}`;
     case 'attribute_withdrawn':
       return `withdrew ${name(c.before)}${c.after?.carrying_values ? ' (redeclared: its values carried)' : ''}`;
     case 'attribute_removed':
@@ -49,6 +53,32 @@ export function changeText(c: Change): string {
     default:
       return c.kind;
   }
+}
+
+/** An enumeration as a history line shows it: its first values. */
+function enumText(values: unknown): string {
+  if (!Array.isArray(values)) return '';
+  const shown = values.slice(0, 5).map((v) => JSON.stringify(v));
+  return `, one of ${shown.join(', ')}${values.length > shown.length ? `, … (${values.length})` : ''}`;
+}
+
+/** What a change in place changed, field by field; an enumeration by the values it added and removed. */
+export function evolvedText(before: Record<string, unknown>, after: Record<string, unknown>): string {
+  return Object.keys(after)
+    .filter((field) => field !== 'name')
+    .map((field) => {
+      const was = before[field];
+      const now = after[field];
+      if (field === 'allowed_values' && Array.isArray(was) && Array.isArray(now)) {
+        const key = (v: unknown) => JSON.stringify(v);
+        const had = new Set(was.map(key));
+        const added = now.filter((v) => !had.has(key(v))).map(key);
+        return `allowed_values +${added.length}${added.length > 0 ? ` (${added.slice(0, 5).join(', ')}${added.length > 5 ? ', …' : ''})` : ''}`;
+      }
+      const text = (v: unknown) => (Array.isArray(v) ? `${v.length} values` : JSON.stringify(v ?? null));
+      return `${field} ${text(was)} → ${text(now)}`;
+    })
+    .join('; ');
 }
 
 const rows = (changes: Change[]) =>

@@ -1,118 +1,29 @@
 // `metamodel`: the command-line client of the metamodel service's REST API (cli/bin/metamodel.mjs runs this).
 // Exit status: 0 done; 1 the service refused; 2 usage error; 3 no usable answer (unreachable, not an envelope);
-// 4 apply done as far as it can be, the tenant not matching the file yet (carries, purges).
+// 4 apply done as far as it can be, the tenant not matching the file yet (carries, purges). `plan`: 0, 2 changes,
+// 1 any error (terraform plan -detailed-exitcode).
 
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { attributesDeclare, attributesList, withdraw } from './attributes.js';
 import { Client, Refusal, TransportError, UsageError } from './client.js';
-import type { Command, Ctx, OptionSpec, Values } from './command.js';
-import { changes, history } from './history.js';
-import { modelApply, modelExport, modelPlan } from './model.js';
+import type { Command, Ctx, Values } from './command.js';
+import {
+  COMMANDS,
+  commandHelp,
+  commandName,
+  DEFAULT_URL,
+  GLOBAL_OPTIONS,
+  GROUPS,
+  generalHelp,
+  groupHelp,
+  SERVICE_OPTIONS,
+  usageLine,
+} from './commands.js';
 import { type Io, json, processIo } from './output.js';
-import { purge } from './purge.js';
-import { tokenCommand } from './token.js';
 import { TypeResolver } from './type-resolver.js';
-import { typesCreate, typesList } from './types.js';
 
-export const DEFAULT_URL = 'http://127.0.0.1:4000';
+export { COMMANDS, DEFAULT_URL, generalHelp };
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, waiting: 4 } as const;
-
-const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  url: {
-    type: 'string',
-    value: 'URL',
-    help: `service address (default: $METAMODEL_URL, else ${DEFAULT_URL})`,
-  },
-  token: {
-    type: 'string',
-    value: 'JWT',
-    help: 'bearer token (default: $METAMODEL_TOKEN; prefer the variable, arguments show in ps)',
-  },
-  json: { type: 'boolean', help: 'print the response DATA as JSON on stdout instead of a table' },
-  help: { type: 'boolean', short: 'h', help: 'show help' },
-};
-const SERVICE_OPTIONS = new Set(['url', 'token']);
-
-export const COMMANDS: Command[] = [
-  typesList,
-  typesCreate,
-  attributesList,
-  attributesDeclare,
-  withdraw,
-  modelExport,
-  modelPlan,
-  modelApply,
-  history,
-  changes,
-  purge,
-  tokenCommand,
-];
-
-const GROUPS: Record<string, string> = {
-  types: 'entity types',
-  attributes: 'attribute definitions of a type',
-};
-
-const commandName = (c: Command) => c.path.join(' ');
-const usageLine = (c: Command) => `usage: metamodel ${commandName(c)} ${c.synopsis} [global options]`.trim();
-
-function optionLines(options: Record<string, OptionSpec>): string {
-  const rows = Object.entries(options).map(([name, spec]) => {
-    const flag = `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.value ? ` ${spec.value}` : ''}`;
-    return [flag, spec.help] as const;
-  });
-  const width = Math.max(...rows.map(([flag]) => flag.length));
-  return rows.map(([flag, help]) => `  ${flag.padEnd(width)}  ${help}`).join('\n');
-}
-
-const TYPE_NOTE =
-  'TYPE is a type guid or a type name. A name is resolved by the service (GET /entities/types/by-name), compared\n' +
-  'trimmed and ignoring letter case; a renamed type is also found by the name it was created under. It is never\n' +
-  'created.';
-
-function commandHelp(c: Command): string {
-  const own = Object.keys(c.options).length > 0 ? `\nOptions:\n${optionLines(c.options)}\n` : '';
-  const global = Object.fromEntries(
-    Object.entries(GLOBAL_OPTIONS).filter(([name]) => c.service || !SERVICE_OPTIONS.has(name)),
-  );
-  const typeNote = c.args.includes('TYPE') || 'ref-type' in c.options ? `\n${TYPE_NOTE}\n` : '';
-  return (
-    `${usageLine(c)}\n\n${c.summary}.\n\n${c.description}\n${typeNote}${own}` +
-    `\nGlobal options:\n${optionLines(global)}\n\nExamples:\n${c.examples.map((e) => `  ${e}`).join('\n')}\n`
-  );
-}
-
-function listing(commands: Command[]): string {
-  return commands
-    .map((c) => {
-      const usage = `${commandName(c)} ${c.synopsis}`.trim();
-      return `  ${usage}\n      ${c.summary}`;
-    })
-    .join('\n');
-}
-
-function groupHelp(group: string): string {
-  const commands = COMMANDS.filter((c) => c.path[0] === group);
-  return (
-    `usage: metamodel ${group} <${commands.map((c) => c.path[1]).join('|')}> ... [options]\n\n` +
-    `Commands for ${GROUPS[group]}:\n${listing(commands)}\n\nRun \`metamodel ${group} <command> --help\` for its options.\n`
-  );
-}
-
-export function generalHelp(): string {
-  return (
-    'usage: metamodel <command> [arguments] [options]\n\n' +
-    'Command-line client of the entity metamodel service (its REST API).\n\n' +
-    `Commands:\n${listing(COMMANDS)}\n\n${TYPE_NOTE}\n\n` +
-    `Global options:\n${optionLines(GLOBAL_OPTIONS)}\n\n` +
-    'Exit status: 0 done; 1 the service refused (stderr: "error: <reason>: <message>"; with --json the\n' +
-    'refusal DATA goes to stdout too); 2 usage error; 3 the service could not be reached or did not answer\n' +
-    'with an envelope; 4 apply: applied, but the tenant does not match the file yet (values being carried,\n' +
-    'names being purged).\n\n' +
-    'Run `metamodel <command> --help` (e.g. `metamodel attributes declare --help`) for a command.\n'
-  );
-}
 
 /** Every option any command takes, for the one parseArgs pass (an option means the same wherever it is used). */
 function parseConfig(): NonNullable<ParseArgsConfig['options']> {
@@ -169,8 +80,51 @@ function parse(argv: string[]): Parsed {
   }
 }
 
+/**
+ * `plan` exits as terraform plan -detailed-exitcode: 0 no changes, 2 changes, 1 any error (a usage error and an
+ * unreachable service included), so that a script never reads a mistake as "changes". (Before the command is
+ * known, a usage error of `metamodel plan …` is recognised by its first word.)
+ */
+function failed(code: number, command: Command | undefined, argv: readonly string[]): number {
+  const planning = command ? command.path[0] === 'plan' : argv.find((a) => !a.startsWith('-')) === 'plan';
+  return planning ? EXIT.refused : code;
+}
+
+/** The command's positional arguments, once every option given is one it takes and the count is right. */
+function argumentsOf(command: Command, parsed: Parsed, words: string[]): string[] {
+  const allowed = new Set([
+    ...Object.keys(command.options),
+    ...Object.keys(GLOBAL_OPTIONS).filter((name) => command.service || !SERVICE_OPTIONS.has(name)),
+  ]);
+  for (const option of parsed.given) {
+    if (!allowed.has(option.name)) {
+      throw new UsageError(`${option.rawName} does not apply to "${commandName(command)}".`);
+    }
+  }
+  const args = words.slice(command.path.length);
+  if (args.length < command.args.length) {
+    throw new UsageError(`missing ${command.args.slice(args.length).join(' ')}.`);
+  }
+  if (args.length > command.args.length) {
+    throw new UsageError(
+      `unexpected argument "${args[command.args.length]}" (quote a name that has spaces).`,
+    );
+  }
+  return args;
+}
+
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
+  const status = await runMain(argv, io);
+  return status.failed ? failed(status.code, status.command, argv) : status.code;
+}
+
+async function runMain(
+  argv: string[],
+  io: Io,
+): Promise<{ code: number; failed: boolean; command?: Command | undefined }> {
   let command: Command | undefined;
+  const done = (code: number) => ({ code, failed: false, command });
+  const fault = (code: number) => ({ code, failed: true, command });
   let client: Client | undefined;
   let wantJson = false;
   try {
@@ -189,15 +143,15 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
       if (first === undefined) {
         if (help) {
           io.out(generalHelp());
-          return EXIT.ok;
+          return done(EXIT.ok);
         }
         io.err(generalHelp());
-        return EXIT.usage;
+        return fault(EXIT.usage);
       }
       if (first in GROUPS) {
         if (second === undefined && help) {
           io.out(groupHelp(first));
-          return EXIT.ok;
+          return done(EXIT.ok);
         }
         throw new UsageError(
           second === undefined ? `"${first}" needs a command.` : `unknown command "${first} ${second}".`,
@@ -208,27 +162,10 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     }
     if (help) {
       io.out(commandHelp(command));
-      return EXIT.ok;
+      return done(EXIT.ok);
     }
 
-    const allowed = new Set([
-      ...Object.keys(command.options),
-      ...Object.keys(GLOBAL_OPTIONS).filter((name) => command!.service || !SERVICE_OPTIONS.has(name)),
-    ]);
-    for (const option of parsed.given) {
-      if (!allowed.has(option.name)) {
-        throw new UsageError(`${option.rawName} does not apply to "${commandName(command)}".`);
-      }
-    }
-    const args = words.slice(command.path.length);
-    if (args.length < command.args.length) {
-      throw new UsageError(`missing ${command.args.slice(args.length).join(' ')}.`);
-    }
-    if (args.length > command.args.length) {
-      throw new UsageError(
-        `unexpected argument "${args[command.args.length]}" (quote a name that has spaces).`,
-      );
-    }
+    const args = argumentsOf(command, parsed, words);
 
     let resolver: TypeResolver | undefined;
     const ctx: Ctx = {
@@ -249,13 +186,14 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
     // Check --url before anything else runs, so a bad address is a usage error whatever the command does first.
     if (command.service) ctx.client();
     const status = await command.run(ctx, args, values);
-    return typeof status === 'number' ? status : EXIT.ok;
+    return done(typeof status === 'number' ? status : EXIT.ok);
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`error: ${err.message}\n${err.usage ?? (command ? usageLine(command) : usageFor([]))}\n`);
-      return EXIT.usage;
+      return fault(EXIT.usage);
     }
     if (err instanceof Refusal) {
+      if (err.detail) io.err(err.detail);
       io.err(`error: ${err.reason}: ${err.envelope.MESSAGE}\n`);
       if (err.where) {
         const { service, tenant, file } = err.where;
@@ -267,14 +205,14 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
         );
       }
       if (wantJson) io.out(json({ ...err.where, ...err.envelope.DATA }));
-      return EXIT.refused;
+      return fault(EXIT.refused);
     }
     if (err instanceof TransportError) {
       io.err(`error: ${err.message}\n`);
-      return EXIT.unreachable;
+      return fault(EXIT.unreachable);
     }
     io.err(`error: ${(err as Error)?.message ?? String(err)}\n`);
-    return EXIT.refused;
+    return fault(EXIT.refused);
   }
 }
 

@@ -8,6 +8,7 @@ import type { ApplyReport, ModelPlan, PlanStep } from '../../src/contract/model-
 import type { FieldChange } from '../../src/contract/wire.js';
 import { type Client, Refusal, UsageError } from './client.js';
 import { type Command, type Ctx, type OptionSpec, quoted, stringOption, type Values } from './command.js';
+import { type DocumentProblem, problemLines } from './locate.js';
 import type { Io } from './output.js';
 import { json, plural } from './output.js';
 
@@ -36,7 +37,7 @@ const EXPECT_TENANT_OPTION: OptionSpec = {
   help: "refuse to act unless the token's tenant is TENANT",
 };
 
-function readModelFile(values: Values): { document: unknown; file: string } {
+function readModelFile(values: Values): { document: unknown; file: string; text: string } {
   const file = stringOption(values, 'file');
   if (file === undefined) throw new UsageError('-f FILE is required (a model document: YAML or JSON).');
   let text: string;
@@ -49,7 +50,7 @@ function readModelFile(values: Values): { document: unknown; file: string } {
   }
   try {
     // YAML 1.2 reads JSON too.
-    return { document: YAML.parse(text, { maxAliasCount: 100 }), file };
+    return { document: YAML.parse(text, { maxAliasCount: 100 }), file, text };
   } catch (err) {
     // The parser's whole message: where, and the line with a caret under the place.
     throw new UsageError(`${file} is not YAML or JSON: ${(err as Error).message.trimEnd()}`);
@@ -68,13 +69,26 @@ const whereText = (client: Client, tenant: string) => `tenant ${quoted(tenant)} 
  * Runs a command that acts on the tenant through the service; a refusal says where it was refused (the service, the
  * file, and the tenant when the service names it), in its text and its --json.
  */
-async function sayingWhere<T>(client: Client, file: string, act: () => Promise<T>): Promise<T> {
+async function sayingWhere<T>(
+  client: Client,
+  file: string,
+  act: () => Promise<T>,
+  text?: string,
+): Promise<T> {
   try {
     return await act();
   } catch (err) {
     if (err instanceof Refusal) {
-      const tenant = (err.envelope.DATA as { tenant?: unknown } | undefined)?.tenant;
+      const data = err.envelope.DATA as
+        | { tenant?: unknown; problems?: unknown; problem_count?: unknown }
+        | undefined;
+      const tenant = data?.tenant;
       err.where = { service: serviceOf(client), file, ...(typeof tenant === 'string' ? { tenant } : {}) };
+      // Every problem of the file, each at its line and column (also in --json: `line`, `column`).
+      if (text !== undefined && Array.isArray(data?.problems)) {
+        const problems = data.problems as DocumentProblem[];
+        err.detail = problemLines(file, text, problems, Number(data.problem_count ?? problems.length));
+      }
     }
     throw err;
   }
@@ -151,10 +165,14 @@ export function stepLine(step: Step): string {
           : `+ create type ${type}\n    ? ${quoted(step.looks_like_rename_of)} has definitions of the same names and is not in the file: if this is a rename, add \`renamed_from: ${step.looks_like_rename_of}\` to ${type} (else ${quoted(step.looks_like_rename_of)} stays as it is)`;
       case 'rename_type':
         return `~ rename type ${quoted(step.from ?? '')} to ${type}`;
+      case 'describe_type':
+        return `~ describe type ${type}: ${changesText(step.changes)}`;
       case 'withdraw_attribute':
         return `- withdraw ${attr} from ${type}${impactText(step.impact)}`;
       case 'redeclare_attribute':
-        return `± redeclare ${attr} on ${type}: ${changesText(step.changes)} (definitions are immutable: withdrawn, then declared anew by the service after the purge's grace${carryText(step.carry)})`;
+        return `± redeclare ${attr} on ${type}: ${changesText(step.changes)} (not a change in place: withdrawn, then declared anew by the service after the purge's grace${carryText(step.carry)})`;
+      case 'evolve_attribute':
+        return `~ change ${attr} on ${type} in place: ${changesText(step.changes)} (its values are kept)`;
       case 'declare_attribute':
         return `+ declare ${attr} on ${type}: ${specText(step.spec)}`;
     }
@@ -162,15 +180,54 @@ export function stepLine(step: Step): string {
   return step.blocked ? `${line}\n    ! refused now: ${step.blocked.reason}: ${step.blocked.message}` : line;
 }
 
+/** Definitions a carried redeclaration under way will declare as the file states them: one message for plan and apply. */
+function renderRedeclaring(io: Io, redeclaring: Plan['redeclaring']) {
+  if (redeclaring.length === 0) return;
+  io.out(
+    `Being redeclared as the file states them (the service declares each once its values are carried, after the purge's grace): ${redeclaring
+      .map(
+        (r) =>
+          `${quoted(r.attribute)} on ${quoted(r.type)}${r.ends_after ? ` (not before ${r.ends_after})` : ''}`,
+      )
+      .join(', ')}\n`,
+  );
+}
+
+/** What the tenant has that the file does not mention, under its own heading (nothing when there is none). */
+function renderDrift(io: Io, plan: Plan) {
+  const { types, unmanaged, more } = plan.drift;
+  const withdrawn = plan.steps.filter((s) => s.action === 'withdraw_attribute');
+  if (types.length + unmanaged.length + withdrawn.length === 0) return;
+  io.out('Not in the file (drift):\n');
+  for (const t of types) {
+    io.out(`  · type ${quoted(t.name)} (${plural(t.attributes, 'attribute')}): left alone\n`);
+  }
+  if (more) io.out('  · and more types (the list stops at 1,000): left alone\n');
+  for (const t of unmanaged) {
+    io.out(
+      `  · the ${plural(t.attributes, 'attribute')} of ${quoted(t.name)} (listed without \`attributes\`): left alone\n`,
+    );
+  }
+  for (const s of withdrawn) {
+    io.out(
+      `  · ${quoted(s.attribute ?? '')} of ${quoted(s.type)}: withdrawn with --allow-withdraw (see above)\n`,
+    );
+  }
+}
+
 function renderPlan(io: Io, plan: Plan, file: string, where: string) {
   const unchanged = `Unchanged: ${plural(plan.unchanged.types, 'type')}, ${plural(plan.unchanged.attributes, 'attribute')}.`;
   if (plan.steps.length === 0) {
     io.out(`No changes: ${where} matches ${file}. ${unchanged}\n`);
+    renderRedeclaring(io, plan.redeclaring);
+    renderDrift(io, plan);
     return;
   }
   io.out(`Plan for ${file} on ${where}: ${plural(plan.steps.length, 'change')}.\n`);
   for (const step of plan.steps) io.out(`  ${stepLine(step)}\n`);
   io.out(`${unchanged}\n`);
+  renderRedeclaring(io, plan.redeclaring);
+  renderDrift(io, plan);
   const blocked = plan.steps.filter((s) => s.blocked && s.blocked.reason !== 'attribute_def_withdrawn');
   if (blocked.length > 0) {
     io.out(
@@ -204,10 +261,18 @@ export const modelExport: Command = {
     'metamodel export --json > model.json',
   ],
   async run(ctx, _args, values) {
-    const { model } = await ctx.client().request<{ model: unknown }>('GET', '/entities/model', {
+    const client = ctx.client();
+    const { model } = await client.request<{ model: Record<string, unknown> }>('GET', '/entities/model', {
       query: { former_names: values['former-names'] === true ? 'true' : undefined },
     });
-    ctx.io.out(ctx.json ? json(model) : YAML.stringify(model, { lineWidth: 0 }));
+    // The document's JSON Schema, named in the file, so that an editor validates it as it is typed (the YAML
+    // language server reads the modeline; JSON editors read `$schema`); a plan ignores both.
+    const schema = `${serviceOf(client)}/schemas/metamodel.json`;
+    ctx.io.out(
+      ctx.json
+        ? json({ $schema: schema, ...model })
+        : `# yaml-language-server: $schema=${schema}\n${YAML.stringify(model, { lineWidth: 0 })}`,
+    );
   },
 };
 
@@ -224,23 +289,31 @@ export const modelPlan: Command = {
   description:
     'Asks the service for the plan (POST /entities/model/plan) and prints it, headed by the tenant and the\n' +
     'service it was made on: types to create or rename, definitions to withdraw (with what withdrawing removes),\n' +
-    'to redeclare (a changed specification: definitions are immutable; the service carries the stored values the\n' +
-    'new definition accepts, and the plan counts them) and to declare; a step the service would refuse now says\n' +
+    'to change in place (values added to an enumeration, required dropped, filterable, a default: at once, values\n' +
+    'kept), to redeclare (any other change: the service carries the stored values the new definition accepts, and\n' +
+    'the plan counts them) and to declare; a step the service would refuse now says\n' +
     'why. Types the file does not list are left alone, and so are the definitions of a type listed without\n' +
-    '`attributes`. Writes nothing. Exit status: 0 no changes, 2 changes (as terraform plan -detailed-exitcode);\n' +
-    'a usage error is 2 as well, with its message on stderr; 1 when --expect-tenant names another tenant.',
+    '`attributes`: both are listed under "Not in the file (drift)" (and in --json, `drift`), with the definitions\n' +
+    'the file leaves out of a type it lists (withdrawn with --allow-withdraw). Writes nothing.\n' +
+    'Exit status, as terraform plan -detailed-exitcode: 0 no changes, 2 changes, 1 any error (refused, e.g.\n' +
+    '--expect-tenant names another tenant; a usage error; the service unreachable): never 2 for a mistake.',
   examples: [
     'metamodel plan -f model.yaml',
     'metamodel plan -f model.yaml --expect-tenant production --json',
   ],
   async run(ctx, _args, values) {
-    const { document, file } = readModelFile(values);
+    const { document, file, text } = readModelFile(values);
     const client = ctx.client();
-    const plan = await sayingWhere(client, file, async () => {
-      const made = await planFor(client, document);
-      expectTenant(values, made.tenant);
-      return made;
-    });
+    const plan = await sayingWhere(
+      client,
+      file,
+      async () => {
+        const made = await planFor(client, document);
+        expectTenant(values, made.tenant);
+        return made;
+      },
+      text,
+    );
     if (ctx.json) ctx.io.out(json({ service: serviceOf(client), file, ...plan }));
     else {
       renderPlan(ctx.io, plan, file, whereText(client, plan.tenant));
@@ -301,8 +374,9 @@ export const modelApply: Command = {
     'writing nothing, when a step would be refused, when steps withdraw definitions and --allow-withdraw is not\n' +
     'given (all are listed), when the token is not for --expect-tenant, or when the tenant changed since the plan\n' +
     '--based-on names. Then it applies the steps in order; another change of the tenant between two steps stops it\n' +
-    'with what was done and what remains (apply again to finish). A definition stated differently is withdrawn\n' +
-    'and declared anew by the service once the purge grace has passed, with every stored value it accepts (those\n' +
+    'with what was done and what remains (apply again to finish). A definition stated differently is changed in\n' +
+    'place when every stored value survives the change; otherwise it is withdrawn and declared anew by the\n' +
+    "service once its values are carried (after the purge's grace), with every stored value it accepts (those\n" +
     'it refuses are reported in its history record). Every change records why: "apply FILE @ COMMIT: REASON".\n' +
     'Exit status: 0 the tenant matches the file; 1 refused or stopped; 4 applied, but redeclarations are still\n' +
     'carrying values or names are still being purged (run again later, or pass --wait); 2 usage; 3 unreachable.',
@@ -312,9 +386,9 @@ export const modelApply: Command = {
     'metamodel apply -f model.yaml --based-on "$(metamodel plan -f model.yaml --json | jq -r .based_on)"',
   ],
   async run(ctx, _args, values) {
-    const { document, file } = readModelFile(values);
+    const { document, file, text } = readModelFile(values);
     const client = ctx.client();
-    return sayingWhere(client, file, () => applyFile(ctx, client, document, file, values));
+    return sayingWhere(client, file, () => applyFile(ctx, client, document, file, values), text);
   },
 };
 
@@ -361,6 +435,7 @@ async function applyFile(ctx: Ctx, client: Client, document: unknown, file: stri
     waiting: report.waiting,
     remaining: report.remaining,
     stopped: report.stopped,
+    redeclaring: report.redeclaring,
     matches: report.matches,
   };
   if (!ctx.json) renderApply(ctx.io, total, whereText(client, report.tenant));
@@ -420,6 +495,7 @@ function renderApply(
     waiting: Step[];
     remaining: Step[];
     stopped: ApplyReport['stopped'];
+    redeclaring: ApplyReport['redeclaring'];
     matches: boolean;
   },
   where: string,
@@ -438,9 +514,10 @@ function renderApply(
     io.out(`Stopped at (${r.stopped.reason}):\n  ${stepLine(r.stopped.step).split('\n')[0]}\n`);
     io.out(`Not applied: ${plural(r.remaining.length, 'step')}; apply again to finish.\n`);
   }
+  renderRedeclaring(io, r.redeclaring);
   if (r.carrying.length > 0) {
     io.out(
-      `Carrying values (the service declares each anew once the purge grace has passed): ${r.carrying.map((s) => `${quoted(s.attribute ?? '')} on ${quoted(s.type)}`).join(', ')}\n`,
+      `Carrying values (the service declares each anew once its values are carried, after the purge's grace): ${r.carrying.map((s) => `${quoted(s.attribute ?? '')} on ${quoted(s.type)}`).join(', ')}\n`,
     );
   }
   if (r.waiting.length > 0) {

@@ -1,4 +1,5 @@
-// Entity types from the command line: listing and create-or-get.
+// Entity types from the command line: listing, create-or-get, rename, delete, and releasing a former name.
+import { UsageError } from './client.js';
 import { type Command, quoted, stringOption } from './command.js';
 import { json, table } from './output.js';
 import { listTypesPage, MAX_PAGE_SIZE, type TypeRow } from './type-resolver.js';
@@ -90,10 +91,147 @@ export const typesCreate: Command = {
       .request<{ entity_type: TypeRow; created: boolean }>('POST', '/entities/types', { body: { name } });
     if (ctx.json) return ctx.io.out(json(data));
     const { entity_type: row } = data;
+    if (data.created) return ctx.io.out(`Created type ${quoted(row.name)} (${row.guid}).\n`);
+    // Found under another name: the one given is a name the type had (created under, renamed from), which still
+    // resolves to it until released. (A display check only: the service compared the names.)
+    const fold = (n: string) => n.trim().normalize('NFC').toLowerCase();
+    if (fold(row.name) !== fold(name!)) {
+      return ctx.io.out(
+        `${quoted(name!.trim())} is a former name of type ${quoted(row.name)} (${row.guid}): it still resolves to that type, so nothing was created.\n` +
+          `To create a new type under it, free the name first: metamodel types release-name ${shellWord(row.name)} ${shellWord(name!.trim())}\n`,
+      );
+    }
+    ctx.io.out(`Type ${quoted(row.name)} already existed (${row.guid}); nothing was changed.\n`);
+  },
+};
+
+/** A word as a shell reads it back: quoted when it holds anything but plain characters. */
+const shellWord = (word: string) =>
+  /^[\w.@%+=:,/-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+
+export const typesRename: Command = {
+  path: ['types', 'rename'],
+  args: ['TYPE', 'NAME'],
+  options: {},
+  service: true,
+  synopsis: 'TYPE NAME',
+  summary: 'Rename a user-defined type (its guid, definitions and entities are kept)',
+  description:
+    'Renames TYPE to NAME (PATCH /entities/types/{guid}). The name it had keeps resolving to it (create-or-get\n' +
+    'and TYPE arguments find it by that name) until released with `metamodel types release-name`.',
+  examples: ['metamodel types rename "Quarterly Report" Report'],
+  async run(ctx, [typeRef, name]) {
+    const type = await ctx.types().resolve(typeRef!);
+    const data = await ctx
+      .client()
+      .request<{ entity_type: TypeRow }>('PATCH', `/entities/types/${encodeURIComponent(type.guid)}`, {
+        body: { name },
+      });
+    if (ctx.json) return ctx.io.out(json(data));
+    const row = data.entity_type;
+    if (row.name === type.name) {
+      return ctx.io.out(`Type ${quoted(row.name)} already has that name; nothing was changed.\n`);
+    }
     ctx.io.out(
-      data.created
-        ? `Created type ${quoted(row.name)} (${row.guid}).\n`
-        : `Type ${quoted(row.name)} already existed (${row.guid}); nothing was changed.\n`,
+      `Renamed type ${quoted(type.name)} to ${quoted(row.name)} (${row.guid}). ${quoted(type.name)} still resolves to it; ` +
+        `free it with: metamodel types release-name ${shellWord(row.name)} ${shellWord(type.name)}\n`,
+    );
+  },
+};
+
+export const typesDelete: Command = {
+  path: ['types', 'delete'],
+  args: ['TYPE'],
+  options: {},
+  service: true,
+  synopsis: 'TYPE',
+  summary: 'Delete a user-defined type (its live definitions are withdrawn; its entities remain)',
+  description:
+    'Deletes TYPE (DELETE /entities/types/{guid}). Its live definitions are withdrawn with it (their values are\n' +
+    'purged); its entities remain and keep its guid, so creating a type under its name again reattaches them.\n' +
+    "Refused while other types' definitions refer to it (type_referenced), and for system and managed types.",
+  examples: ['metamodel types delete Report'],
+  async run(ctx, [typeRef]) {
+    const type = await ctx.types().resolve(typeRef!);
+    const data = await ctx
+      .client()
+      .request<{ guid: string; deleted: boolean }>(
+        'DELETE',
+        `/entities/types/${encodeURIComponent(type.guid)}`,
+      );
+    if (ctx.json) return ctx.io.out(json(data));
+    ctx.io.out(
+      `Deleted type ${quoted(type.name)} (${type.guid}); its live definitions were withdrawn (their values are being purged).\n`,
+    );
+  },
+};
+
+export const typesDescribe: Command = {
+  path: ['types', 'describe'],
+  args: ['TYPE'],
+  options: {
+    description: { type: 'string', value: 'TEXT', help: 'what the type is for (at most 1,000 characters)' },
+    'display-name': { type: 'string', value: 'TEXT', help: 'a label for people (at most 256 characters)' },
+  },
+  service: true,
+  synopsis: 'TYPE [--description TEXT] [--display-name TEXT]',
+  summary: "Set a type's description and display name (an empty text removes one)",
+  description:
+    'Sets the texts for people of TYPE (PATCH /entities/types/{guid}); an option left out keeps its text, an\n' +
+    'empty one removes it. Any type may carry them; a model file states them too (description, display_name).',
+  examples: [
+    'metamodel types describe Report --display-name "Quarterly report" --description "One per quarter"',
+  ],
+  async run(ctx, [typeRef], values) {
+    const body: Record<string, unknown> = {};
+    for (const [option, field] of [
+      ['description', 'description'],
+      ['display-name', 'display_name'],
+    ] as const) {
+      const text = stringOption(values, option);
+      if (text !== undefined) body[field] = text === '' ? null : text;
+    }
+    if (Object.keys(body).length === 0) throw new UsageError('give --description or --display-name.');
+    const type = await ctx.types().resolve(typeRef!);
+    const data = await ctx
+      .client()
+      .request<{ entity_type: TypeRow }>('PATCH', `/entities/types/${encodeURIComponent(type.guid)}`, {
+        body,
+      });
+    if (ctx.json) return ctx.io.out(json(data));
+    const row = data.entity_type;
+    const said = (v: string | undefined) => (v ? quoted(v) : 'none');
+    ctx.io.out(
+      `Type ${quoted(row.name)}: display name ${said(row.display_name)}, description ${said(row.description)}.\n`,
+    );
+  },
+};
+
+export const typesReleaseName: Command = {
+  path: ['types', 'release-name'],
+  args: ['TYPE', 'NAME'],
+  options: {},
+  service: true,
+  synopsis: 'TYPE NAME',
+  summary: 'Release a former name of a type, so that creating a type under it makes a new one',
+  description:
+    'A renamed type is still found by the names it had (create-or-get answers it). Releasing NAME ends that\n' +
+    '(POST /entities/types/{guid}/former-names/release): `metamodel types create NAME` then creates a new type.',
+  examples: ['metamodel types release-name Report "Quarterly Report"'],
+  async run(ctx, [typeRef, name]) {
+    const type = await ctx.types().resolve(typeRef!);
+    const data = await ctx
+      .client()
+      .request<{ entity_type: TypeRow; released: boolean }>(
+        'POST',
+        `/entities/types/${encodeURIComponent(type.guid)}/former-names/release`,
+        { body: { name } },
+      );
+    if (ctx.json) return ctx.io.out(json(data));
+    ctx.io.out(
+      data.released
+        ? `Released ${quoted(name!.trim())}: it no longer resolves to type ${quoted(data.entity_type.name)}; creating a type under it now makes a new type.\n`
+        : `${quoted(name!.trim())} was already released from type ${quoted(data.entity_type.name)}; nothing was changed.\n`,
     );
   },
 };

@@ -28,6 +28,10 @@ export type DeclareAttributeInput = {
   cardinality: string;
   /** Applied when an instance is created without a value: must fit valueType and cardinality (invalid_default_value) and the enumeration (default_value_not_allowed); at most 64 KB of JSON. For references an entity guid of allowedRefType (referent_not_found, ref_type_mismatch). */
   defaultValue?: unknown;
+  /** What the attribute is for, for people: at most 1,000 characters once trimmed, line breaks and tabs allowed, no other control or invisible characters (invalid_field). */
+  description?: string | null | undefined;
+  /** A label for people (the name stays the key): at most 256 characters once trimmed, one line, no control or invisible characters (invalid_field). */
+  displayName?: string | null | undefined;
   /** Whether the attribute can be filtered on; default false. entity_ref only: sent at all on another value type is filterable_not_supported. */
   filterable?: boolean | null | undefined;
   /** Attribute name, unique within the type (letter case ignored): at most 256 characters after trimming. Refusals: empty_value, name_too_long, invalid_field (control characters; __proto__, constructor, prototype), attribute_def_already_exists (also the platform names), attribute_def_withdrawn. */
@@ -55,10 +59,34 @@ export type EntityTypeOrigin =
   /** Created by a caller (createEntityType); a catalog level under its own name. */
   | 'user_defined';
 
+/** A change of a live definition in place: the fields to change (the name is an argument). A field given replaces the stored one; null resets it to its default (no enumeration, no default, false); a field left out is kept. Only changes every stored value survives are made (attribute_change_not_in_place otherwise). */
+export type EvolveAttributeInput = {
+  /** Only the one it has: it cannot change in place. */
+  allowedRefType?: string | null | undefined;
+  /** The enumeration: a superset of the current one (values added), or null for none. */
+  allowedValues?: Array<unknown> | null | undefined;
+  /** Only the one it has: it cannot change in place. */
+  cardinality?: string | null | undefined;
+  /** Another default (for instances created from now on), or null for none. */
+  defaultValue?: unknown;
+  /** Another description, or null for none. */
+  description?: string | null | undefined;
+  /** Another display name, or null for none. */
+  displayName?: string | null | undefined;
+  /** entity_ref only: turns filtering on or off. */
+  filterable?: boolean | null | undefined;
+  /** false (or null) drops the requirement; true only if it was required. */
+  required?: boolean | null | undefined;
+  /** Only the one it has: it cannot change in place. */
+  valueType?: string | null | undefined;
+};
+
 /** What a change of the metamodel did. */
 export type ModelChangeKind =
   /** An attribute definition was declared (after carries its specification). */
   | 'attribute_declared'
+  /** A live definition was changed in place (same guid, stored values untouched): before and after carry the fields that changed, with the name. */
+  | 'attribute_evolved'
   /** The daily purge removed a withdrawn definition once its data was gone (no actor, no request id). */
   | 'attribute_removed'
   /** An attribute definition was withdrawn. */
@@ -69,6 +97,8 @@ export type ModelChangeKind =
   | 'type_created'
   /** A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes). */
   | 'type_deleted'
+  /** A type's description or display name was changed (before and after carry the name and the texts that changed). */
+  | 'type_described'
   /** A former name of a type was released: it no longer resolves to the type (before carries the name and the guid it resolved to, after the guid a type created under it will take). */
   | 'type_name_released'
   /** A user-defined type was renamed (before and after carry the names). */
@@ -89,7 +119,7 @@ export type ValueType =
   /** Text, at most 65,536 characters per value. */
   | 'string';
 
-export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
+export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
 
 export type DeclareAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -100,7 +130,19 @@ export type DeclareAttributeMutationVariables = Exact<{
 }>;
 
 
-export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+
+export type EvolveAttributeMutationVariables = Exact<{
+  typeGuid: string;
+  name: string;
+  input: EvolveAttributeInput;
+  dryRun?: boolean | null | undefined;
+  ifVersion?: string | null | undefined;
+  reason?: string | null | undefined;
+}>;
+
+
+export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type WithdrawAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -111,14 +153,14 @@ export type WithdrawAttributeMutationVariables = Exact<{
 }>;
 
 
-export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
 
 export type TypeAttributesQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, origin: string, state: AttributeState, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
+export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
 
 export type CatalogWithAttributesQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -137,21 +179,21 @@ export type EntitiesQueryVariables = Exact<{
 
 export type EntitiesQuery = { entities: { nextCursor: string | null, entities: Array<{ guid: string, name: string, typeGuid: string }> } };
 
-export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null };
+export type EntityTypeFieldsFragment = { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null };
 
 export type EntityTypeByGuidQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByGuidQuery = { entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypeByNameQueryVariables = Exact<{
   name: string;
 }>;
 
 
-export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
+export type EntityTypeByNameQuery = { entityTypeByName: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } | null };
 
 export type EntityTypesPageQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -159,7 +201,7 @@ export type EntityTypesPageQueryVariables = Exact<{
 }>;
 
 
-export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type EntityTypesPageQuery = { entityTypes: { edges: Array<{ cursor: string, node: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type CreateEntityTypeMutationVariables = Exact<{
   name: string;
@@ -167,7 +209,7 @@ export type CreateEntityTypeMutationVariables = Exact<{
 }>;
 
 
-export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
+export type CreateEntityTypeMutation = { createEntityType: { created: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
 
 export type RenameEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -177,7 +219,7 @@ export type RenameEntityTypeMutationVariables = Exact<{
 }>;
 
 
-export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } };
+export type RenameEntityTypeMutation = { renameEntityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } };
 
 export type ReleaseFormerNameMutationVariables = Exact<{
   guid: string;
@@ -187,7 +229,7 @@ export type ReleaseFormerNameMutationVariables = Exact<{
 }>;
 
 
-export type ReleaseFormerNameMutation = { releaseFormerName: { released: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
+export type ReleaseFormerNameMutation = { releaseFormerName: { released: boolean, entityType: { guid: string, name: string, origin: EntityTypeOrigin, catalogLevel: boolean | null, vocabulary: boolean | null, label: string | null, icon: string | null, creatable: boolean | null, nameLockedHint: string | null, description: string | null, displayName: string | null, createdAt: string | null, version: string, formerNames: Array<{ name: string, leftAt: string, releasedAt: string | null }> | null, parentType: { guid: string, name: string } | null } } };
 
 export type DeleteEntityTypeMutationVariables = Exact<{
   guid: string;
@@ -248,6 +290,12 @@ export const AttributeFieldsFragmentDoc = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -274,6 +322,8 @@ export const EntityTypeFieldsFragmentDoc = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -329,6 +379,12 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -343,6 +399,53 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
     limit
   }
 }`) as unknown as TypedDocumentString<DeclareAttributeMutation, DeclareAttributeMutationVariables>;
+export const EvolveAttributeDocument = new TypedDocumentString(`
+    mutation EvolveAttribute($typeGuid: ID!, $name: String!, $input: EvolveAttributeInput!, $dryRun: Boolean, $ifVersion: String, $reason: String) {
+  evolveAttribute(
+    typeGuid: $typeGuid
+    name: $name
+    input: $input
+    dryRun: $dryRun
+    ifVersion: $ifVersion
+    reason: $reason
+  ) {
+    dryRun
+    changed
+    changes
+    attribute {
+      ...AttributeFields
+    }
+  }
+}
+    fragment AttributeFields on AttributeDefinition {
+  guid
+  name
+  valueType
+  cardinality
+  allowedValues
+  required
+  defaultValue
+  filterable
+  description
+  displayName
+  redeclaring {
+    since
+    endsAfter
+  }
+  origin
+  state
+  ownerType {
+    guid
+  }
+  allowedRefType {
+    guid
+    name
+  }
+  allowedValuesUsage {
+    used
+    limit
+  }
+}`) as unknown as TypedDocumentString<EvolveAttributeMutation, EvolveAttributeMutationVariables>;
 export const WithdrawAttributeDocument = new TypedDocumentString(`
     mutation WithdrawAttribute($typeGuid: ID!, $name: String!, $dryRun: Boolean, $ifVersion: String, $reason: String) {
   withdrawAttribute(
@@ -371,6 +474,12 @@ export const WithdrawAttributeDocument = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -417,6 +526,12 @@ export const TypeAttributesDocument = new TypedDocumentString(`
   required
   defaultValue
   filterable
+  description
+  displayName
+  redeclaring {
+    since
+    endsAfter
+  }
   origin
   state
   ownerType {
@@ -482,6 +597,8 @@ export const EntityTypeByGuidDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -510,6 +627,8 @@ export const EntityTypeByNameDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -547,6 +666,8 @@ export const EntityTypesPageDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -578,6 +699,8 @@ export const CreateEntityTypeDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -611,6 +734,8 @@ export const RenameEntityTypeDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name
@@ -647,6 +772,8 @@ export const ReleaseFormerNameDocument = new TypedDocumentString(`
   icon
   creatable
   nameLockedHint
+  description
+  displayName
   createdAt
   formerNames {
     name

@@ -20,6 +20,9 @@ import {
   type EntityTypeFieldsFragment,
   EntityTypesPageDocument,
   type EntityTypesPageQuery,
+  EvolveAttributeDocument,
+  type EvolveAttributeInput,
+  type EvolveAttributeMutation,
   ModelChangesDocument,
   type ModelChangesQuery,
   type ModelChangesQueryVariables,
@@ -304,6 +307,26 @@ export function createMetamodelClient(options: MetamodelClientOptions) {
     ): Promise<DeclareAttributeMutation['declareAttribute']> =>
       (await request(DeclareAttributeDocument, { typeGuid, input, ...dry(options), ...conditional(options) }))
         .declareAttribute,
+
+    /**
+     * Changes a live attribute definition in place (values added to its enumeration, required dropped, filterable,
+     * another default): its guid and values kept. Any other change is refused (attribute_change_not_in_place).
+     */
+    evolveAttribute: async (
+      typeGuid: string,
+      name: string,
+      input: EvolveAttributeInput,
+      options?: { dryRun?: boolean } & Conditional,
+    ): Promise<EvolveAttributeMutation['evolveAttribute']> =>
+      (
+        await request(EvolveAttributeDocument, {
+          typeGuid,
+          name,
+          input,
+          ...dry(options),
+          ...conditional(options),
+        })
+      ).evolveAttribute,
 
     /** The attributes applying to a type, its usage and withdrawn definitions; null for an unknown guid. */
     typeAttributes: async (typeGuid: string): Promise<TypeAttributesQuery['entityType']> =>

@@ -11,6 +11,8 @@ import {
   MAX_ALLOWED_VALUE_LENGTH,
   MAX_ALLOWED_VALUES,
   MAX_ATTRIBUTE_DEFS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
   MAX_FORMER_NAMES,
   MAX_MULTI_VALUES,
   MAX_STRING_VALUE,
@@ -143,8 +145,52 @@ export const DeclareBody = named(
         .boolean()
         .nullish()
         .describe('entity_ref only (default false); refused when sent on others.'),
+      description: z
+        .string()
+        .max(MAX_DESCRIPTION_LENGTH)
+        .nullish()
+        .describe(
+          `What the attribute is for, for people: at most ${MAX_DESCRIPTION_LENGTH.toLocaleString('en-US')} characters once trimmed, line breaks and tabs allowed, no other control or invisible characters (invalid_field). Changeable in place.`,
+        ),
+      display_name: z
+        .string()
+        .max(MAX_DISPLAY_NAME_LENGTH)
+        .nullish()
+        .describe(
+          `A label for people (the name stays the key): at most ${MAX_DISPLAY_NAME_LENGTH} characters once trimmed, one line, no control or invisible characters (invalid_field). Changeable in place.`,
+        ),
     })
     .meta(DECLARE_CONDITIONS),
+);
+
+/** A declaration's field, optional: sent, it replaces the stored one (null resets it to its default). */
+const changed = <T extends z.ZodType>(schema: T) => schema.optional();
+const D = DeclareBody.shape;
+
+export const EvolveBody = named(
+  'EvolveAttribute',
+  'A change of a live definition in place: the declaration fields to change (the name is in the path). A field sent replaces the stored one, null resets it to its default (no enumeration, no default, false); a field left out is kept. Only changes every stored value survives are made in place (attribute_change_not_in_place otherwise); the merged definition is checked by the declaration rules.',
+  z.strictObject({
+    value_type: changed(D.value_type).describe(
+      'Kind of value: only the one it has (it cannot change in place).',
+    ),
+    cardinality: changed(D.cardinality).describe('Only the one it has (it cannot change in place).'),
+    allowed_values: changed(D.allowed_values).describe(
+      'The enumeration: a superset of the current one (values added), or null for none (any value).',
+    ),
+    allowed_ref_type: changed(D.allowed_ref_type).describe(
+      'Only the one it has (it cannot change in place).',
+    ),
+    required: changed(D.required).describe(
+      'false (or null) drops the requirement; true only if it was required.',
+    ),
+    default_value: changed(D.default_value).describe(
+      'Another default (applied to instances created from now on), or null for none.',
+    ),
+    filterable: changed(D.filterable).describe('entity_ref only: turns filtering on or off.'),
+    description: changed(D.description).describe('Another description, or null for none.'),
+    display_name: changed(D.display_name).describe('Another display name, or null for none.'),
+  }),
 );
 
 // ——— The metamodel as a document ———
@@ -171,6 +217,16 @@ export const ModelType = named(
       .describe(
         `For a plan: when \`name\` resolves to no type, the type the first of these names that resolves resolves to is renamed to \`name\`. One name or a list (at most ${MAX_FORMER_NAMES}), most recent first, as an export with former names writes it.`,
       ),
+    description: z
+      .string()
+      .max(MAX_DESCRIPTION_LENGTH)
+      .optional()
+      .describe('What the type is for, for people (at most 1,000 characters); left out: none.'),
+    display_name: z
+      .string()
+      .max(MAX_DISPLAY_NAME_LENGTH)
+      .optional()
+      .describe('A label for people (at most 256 characters); left out: none.'),
     attributes: z
       .array(ModelAttribute)
       .max(MAX_ATTRIBUTE_DEFS)
@@ -185,6 +241,12 @@ export const ModelDocument = named(
   'ModelDocument',
   `A tenant's metamodel as one document (\`${MODEL_FORMAT}\`): its user-defined types and any type carrying definitions declared by callers, in normalised-name order, each with its live definitions in name order. Types are referenced by name, never by guid, so a document moves between tenants and environments.`,
   z.strictObject({
+    $schema: z
+      .string()
+      .optional()
+      .describe(
+        "The JSON Schema of the document (/schemas/metamodel.json), for editors; read by no plan (the CLI's JSON export writes it).",
+      ),
     format: z.literal(MODEL_FORMAT).describe('The document format and its version.'),
     types: z.array(ModelType).max(MODEL_MAX_TYPES),
   }),
@@ -234,6 +296,12 @@ export const PlanStep = named(
         `What withdrawing removes (a withdrawal's dry run); null past the first ${PLAN_MAX_IMPACTS} withdrawals of a plan.`,
       ),
     blocked: PlanBlocked.optional().describe('Applying the step now would be refused with this reason.'),
+    texts: z
+      .object({ description: z.string().nullable(), display_name: z.string().nullable() })
+      .optional()
+      .describe(
+        "describe_type: the type's description and display name as the document states them (null: none).",
+      ),
     carry: PlanCarry.nullable()
       .optional()
       .describe(
@@ -248,6 +316,40 @@ export type ModelAttributeSpec = {
   [K in keyof z.output<typeof ModelAttribute>]: Exclude<z.output<typeof ModelAttribute>[K], null>;
 };
 export type ModelDocument = z.output<typeof ModelDocument>;
+
+/** A type of the tenant a plan leaves as it is, with how many live definitions it has. */
+const DriftType = z.object({
+  name: z.string().describe("The type's name in the tenant."),
+  type_guid: z.string().describe('The type.'),
+  attributes: z.number().int().describe('Its live definitions declared by callers.'),
+});
+
+export const PlanDrift = z
+  .object({
+    types: z
+      .array(DriftType)
+      .describe(
+        `Types an export would list (user-defined, or carrying your definitions) that the document does not name, by any name: left alone (a plan never deletes a type). At most ${MODEL_MAX_TYPES}, in name order.`,
+      ),
+    unmanaged: z
+      .array(DriftType)
+      .describe(
+        'Types the document lists without `attributes`: their definitions are left alone, whatever they are.',
+      ),
+    more: z.boolean().describe(`More types than ${MODEL_MAX_TYPES} are not named: the list stops there.`),
+  })
+  .describe(
+    'What the tenant has that the document does not mention (its drift), left alone: `types` and `unmanaged`, each type `{name, type_guid, attributes}`, and `more`. Definitions of a type the document lists with `attributes` but not the definition are withdraw_attribute steps instead: withdrawn only with allow_withdraw.',
+  );
+export type PlanDrift = z.output<typeof PlanDrift>;
+
+/** A definition a carried redeclaration will declare as the document states it. */
+const PlanRedeclaring = z.object({
+  type: z.string().describe("The type's name in the document."),
+  type_guid: z.string().describe('The type.'),
+  attribute: z.string().describe('The definition.'),
+  ends_after: z.string().nullable().describe('The earliest the redeclaration can end.'),
+});
 
 export const ModelPlan = z
   .object({
@@ -264,6 +366,12 @@ export const ModelPlan = z
         attributes: z.number().int().describe('Definitions the tenant has as stated.'),
       })
       .describe('Types and definitions of the document the tenant already has as stated.'),
+    drift: PlanDrift,
+    redeclaring: z
+      .array(PlanRedeclaring)
+      .describe(
+        'Definitions the document states as a redeclaration under way will declare them (its values being carried): nothing to do, but the tenant matches only once the service has declared them.',
+      ),
   })
   .describe('What applying a model document would change; no steps when the tenant matches it.');
 export type ModelPlan = z.output<typeof ModelPlan>;
@@ -299,6 +407,11 @@ export const ApplyReport = z.object({
     .object({ step: PlanStep, reason: z.enum(REASONS), message: z.string() })
     .nullable()
     .describe('The step refused on the way (a race), with its reason.'),
-  matches: z.boolean().describe('The tenant matches the document (nothing carrying, waiting or remaining).'),
+  redeclaring: z
+    .array(PlanRedeclaring)
+    .describe("Definitions already being redeclared as the document states them (the plan's `redeclaring`)."),
+  matches: z
+    .boolean()
+    .describe('The tenant matches the document (nothing carrying, being redeclared, waiting or remaining).'),
 });
 export type ApplyReport = z.output<typeof ApplyReport>;

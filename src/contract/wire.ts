@@ -80,6 +80,16 @@ export const EntityTypeRow = named(
       .string()
       .optional()
       .describe("Managed types: text to show where an instance's name cannot be edited."),
+    description: z
+      .string()
+      .optional()
+      .describe(
+        'What the type is for, for people (at most 1,000 characters; PATCH /entities/types/{guid}); none when not set.',
+      ),
+    display_name: z
+      .string()
+      .optional()
+      .describe('A label for people (at most 256 characters; the name stays the key); none when not set.'),
     created_at: z.iso
       .datetime()
       .optional()
@@ -106,7 +116,7 @@ export type EntityTypeRow = z.output<typeof EntityTypeRow>;
 // schema/row-fields.ts) and their descriptions derive from it.
 export const AttributeRow = named(
   'AttributeDefinition',
-  'Declares that instances of a type may carry a value of a kind under a name. Cannot be edited or renamed: to change it, withdraw it and declare anew. As listed, every field is present on every row.',
+  'Declares that instances of a type may carry a value of a kind under a name. Never renamed. Changed in place only where every stored value survives the change (values added to its enumeration, required dropped, filterable, its default: PATCH …/attributes/{name}); any other change is a redeclaration (withdrawn and declared anew, its values carried, through a model document). As listed, every field is present on every row.',
   z.object({
     guid: guid('Identifier of the definition.'),
     name: z
@@ -153,6 +163,33 @@ export const AttributeRow = named(
     origin: z
       .enum(['system', 'user_defined'])
       .describe('`system` for the platform attributes, `user_defined` for declared ones.'),
+    description: z
+      .string()
+      .nullable()
+      .describe(
+        'What the attribute is for, as declared for people (at most 1,000 characters); null when none.',
+      ),
+    display_name: z
+      .string()
+      .nullable()
+      .describe('A label for people (at most 256 characters; the name stays the key); null when none.'),
+    redeclaring: z
+      .object({
+        since: z
+          .string()
+          .nullable()
+          .describe('When the redeclaration began (the old definition was withdrawn).'),
+        ends_after: z
+          .string()
+          .nullable()
+          .describe(
+            "The earliest it can end: the purge's grace after it began; the carry's pass over the instances follows.",
+          ),
+      })
+      .nullable()
+      .describe(
+        'Being redeclared, its values carried to the definition stated anew: the row shows the definition as it will be (the old one is withdrawn, the new one declared when the carry ends); null otherwise.',
+      ),
   }),
 );
 
@@ -274,6 +311,8 @@ export const FieldChange = named(
       'required',
       'default_value',
       'filterable',
+      'description',
+      'display_name',
     ]),
     from: z.unknown().optional().describe('The value now (absent: none, or too long to show).'),
     to: z.unknown().optional().describe('The value in the document (absent: none, or too long to show).'),

@@ -21,6 +21,16 @@ export interface StoredAttribute {
   required: boolean;
   default_value_json: string | null;
   filterable: boolean;
+  /** For people: what it is for, and a label (null: none). */
+  description: string | null;
+  display_name: string | null;
+  /**
+   * A withdrawn definition carrying its values to the one stated anew: that declaration (db/carry.ts CarrySpec, as
+   * JSON text); null otherwise. The reads of live definitions return these too, shown as they will be.
+   */
+  carry?: string | null;
+  /** A definition shown as it will be once its carried redeclaration ends (resolvers/redeclaring.ts). */
+  redeclaring?: { since: string | null; ends_after: string | null } | null;
   state: 'live' | 'withdrawn';
   created_at: string;
   withdrawn_at: string | null;
@@ -59,6 +69,9 @@ const ATTR_FIELDS = [
   'allowed_ref_type',
   'allowed_values_size',
   'default_value_size',
+  'description',
+  'display_name',
+  'carry',
 ] as const satisfies readonly (keyof StoredAttribute)[];
 
 const TEMPORAL = new Set<string>(['created_at', 'withdrawn_at', 'purge_completed_at']);
@@ -79,8 +92,10 @@ export const utf8BytesAtMost = (text: string) =>
  * statements waited behind it); a branch not taken is not read.
  */
 export const TEXT_LENGTHS = {
+  // (with the JSON text of its description and display name, stored as text_utf8: they count in the same budgets)
   json: `CASE WHEN a.json_utf8 IS NOT NULL THEN a.json_utf8
-        ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} + ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END`,
+        ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} + ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END
+        + CASE WHEN a.text_utf8 IS NULL THEN 0 ELSE a.text_utf8 END`,
   default: `CASE WHEN a.default_utf8 IS NOT NULL THEN a.default_utf8 ELSE ${utf8BytesAtMost("coalesce(a.default_value_json, '')")} END`,
   allowed: `CASE WHEN a.json_utf8 IS NOT NULL AND a.default_utf8 IS NOT NULL THEN a.json_utf8 - a.default_utf8
         ELSE ${utf8BytesAtMost("coalesce(a.allowed_values_json, '')")} END`,
@@ -96,6 +111,7 @@ const projection = (light: boolean) =>
   `[${ATTR_FIELDS.map((f) => {
     if (light && HEAVY.has(f)) return 'null';
     if (TEMPORAL.has(f)) return `toString(a.${f})`;
+    if (f === 'carry') return 'CASE WHEN a.carrying = true THEN a.carry ELSE null END';
     return SIZES[f] ?? `a.${f}`;
   }).join(', ')}]`;
 
@@ -143,6 +159,8 @@ export interface DeclareFacts {
   typeFound: boolean;
   typeNameKey: string | null;
   existingState: 'live' | 'withdrawn' | null;
+  /** The withdrawn definition of that name is being redeclared, its values carried (it is declared anew by the service). */
+  existingCarrying?: boolean;
   liveCount: number;
   /** Redeclarations carrying values on the type: each will declare a definition, so each holds its room. */
   carryingCount: number;
@@ -179,7 +197,8 @@ export async function readDeclareFacts(
        OPTIONAL MATCH (e:Entity {guid: g}) WHERE e.tenant = $tenant
        RETURN collect({guid: g, type_guid: e.type_guid}) AS referents
      }
-     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState, live, carrying, jsonBytes,
+     RETURN t IS NOT NULL AS typeFound, t.name_key AS typeNameKey, x.state AS existingState,
+            x.carrying = true AS existingCarrying, live, carrying, jsonBytes,
             defaultBytes,
             r IS NOT NULL AS refTypeFound, referents`,
     { ...p, refType: p.refType ?? '' },
@@ -189,6 +208,7 @@ export async function readDeclareFacts(
     typeFound: row.typeFound === true,
     typeNameKey: (row.typeNameKey as string | null) ?? null,
     existingState: (row.existingState as 'live' | 'withdrawn' | null) ?? null,
+    existingCarrying: row.existingCarrying === true,
     liveCount: Number(row.live ?? 0),
     carryingCount: Number(row.carrying ?? 0),
     liveJsonBytes: Number(row.jsonBytes ?? 0),
@@ -212,6 +232,10 @@ export interface NewAttribute {
   json_utf8: number;
   /** UTF-8 bytes of the default's JSON text, summed against the type's defaults budget the same way. */
   default_utf8: number;
+  description?: string | null;
+  display_name?: string | null;
+  /** UTF-8 bytes of the description's and display name's JSON texts, summed with json_utf8 (TEXT_LENGTHS.json). */
+  text_utf8?: number;
 }
 
 /**
@@ -281,7 +305,8 @@ export async function insertAttributes(
 
 /**
  * Definitions in one state declared on each of the given types (platform attributes excluded), by name, as light
- * rows (no enumeration or default text), at most `limit` per type.
+ * rows (no enumeration or default text), at most `limit` per type; `live` includes the redeclarations carrying values
+ * (with their carry: they are shown as they will be).
  */
 export async function findAttributesOfTypes(
   run: Run,
@@ -295,7 +320,7 @@ export async function findAttributesOfTypes(
      CALL {
        WITH g
        MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: g}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = $state AND a.origin = 'user_defined'
+       WHERE (a.state = $state OR ($state = 'live' AND a.carrying = true)) AND a.origin = 'user_defined'
        WITH a ORDER BY a.name_key LIMIT $limit
        RETURN collect(${LIGHT_ATTR_PROJECTION}) AS attrs
      }
@@ -328,7 +353,7 @@ export async function findAttributesApplyingTo(run: Run, tenant: string, typeGui
      CALL {
        WITH t
        OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = 'live' AND a.origin = 'user_defined'
+       WHERE (a.state = 'live' OR a.carrying = true) AND a.origin = 'user_defined'
        WITH a ORDER BY a.name_key
        RETURN [x IN collect(${ATTR_PROJECTION}) WHERE x[0] IS NOT NULL] AS own
      }
@@ -343,12 +368,16 @@ export async function findAttributesApplyingTo(run: Run, tenant: string, typeGui
   );
   const row = rows[0];
   if (!row) return null;
+  const declared = toStoredAttributes(row.own);
   return {
     version: (row.version as string | null) ?? '',
     typeVersion: row.typeVersion as string,
     creatable: row.creatable as boolean | null,
     nameKey: row.nameKey as string,
-    own: toStoredAttributes(row.own),
+    /** Its own live definitions: what entity writes and reads apply. */
+    own: declared.filter((a) => a.state === 'live'),
+    /** Its own definitions, with those being redeclared (carrying values), in name order: what a listing shows. */
+    listed: declared,
     platform: toStoredAttributes(row.platform),
   };
 }
@@ -385,6 +414,41 @@ export async function markWithdrawn(run: Run, tenant: string, guid: string, chan
      ${recordChange({ typeGuid: 'a.owner_guid', attributeGuid: 'a.guid', imports: ['a'] })}
      RETURN ${ATTR_PROJECTION} AS attr`,
     { tenant, guid, ...change },
+  );
+  return rows[0] ? toStoredAttribute(rows[0].attr) : null;
+}
+
+/** The fields a definition may change in place (resolvers/evolution.ts decides which changes qualify). */
+export interface EvolvedFields {
+  allowed_values_json: string | null;
+  required: boolean;
+  default_value_json: string | null;
+  filterable: boolean;
+  json_utf8: number;
+  default_utf8: number;
+  description: string | null;
+  display_name: string | null;
+  text_utf8: number;
+}
+
+/**
+ * Changes a live definition in place (its guid, name, kind and stored values untouched) and records the change, in
+ * one statement; null when it is no longer live. Setting a property to null removes it, as a declaration leaves it.
+ */
+export async function evolveDefinition(
+  run: Run,
+  tenant: string,
+  guid: string,
+  fields: EvolvedFields,
+  change: ChangeRecord,
+) {
+  const rows = await run(
+    `MATCH (a:AttributeDefinition {guid: $guid}) WHERE a.tenant = $tenant AND a.state = 'live'
+     SET a += $fields, a.evolved_at = datetime()
+     WITH a
+     ${recordChange({ typeGuid: 'a.owner_guid', attributeGuid: 'a.guid', imports: ['a'] })}
+     RETURN ${ATTR_PROJECTION} AS attr`,
+    { tenant, guid, fields, ...change },
   );
   return rows[0] ? toStoredAttribute(rows[0].attr) : null;
 }

@@ -227,6 +227,26 @@ export async function renameType(
   return first(rows);
 }
 
+/** Sets a type's texts for people (null removes one), raises its version and records the change, in one statement. */
+export async function describeType(
+  run: Run,
+  tenant: string,
+  guid: string,
+  texts: { description: string | null; display_name: string | null },
+  change: ChangeRecord,
+) {
+  const rows = await run(
+    `MATCH (t:EntityType {guid: $guid}) WHERE t.tenant = $tenant
+     SET t.description = $description, t.display_name = $displayName, t.updated_at = datetime()
+     ${raiseVersion('t')}
+     WITH t
+     ${recordChange({ typeGuid: 't.guid', imports: ['t'] })}
+     RETURN ${PROJECTION}`,
+    { tenant, guid, description: texts.description, displayName: texts.display_name, ...change },
+  );
+  return first(rows);
+}
+
 /**
  * Releases the name `key`, which resolves to the type `guid` as a former name: from now on it resolves to `next`, the
  * guid a type created under the name will take (none holds it yet). The type's former names (with the release marked)

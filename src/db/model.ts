@@ -18,12 +18,15 @@ import {
 } from './entity-types.js';
 import type { Run } from './run.js';
 
-/** Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers. */
+/**
+ * Each type of the tenant in name order, and (in a subquery left open) its live definitions declared by callers, and
+ * those being redeclared (carrying their values), which an export shows as they will be.
+ */
 const EACH_TYPE_WITH_LIVE_DEFINITIONS = `MATCH (t:EntityType) WHERE t.tenant = $tenant AND t.name_key >= ''
      CALL {
        WITH t
        OPTIONAL MATCH (a:AttributeDefinition {tenant: $tenant, owner_guid: t.guid}) USING INDEX a:AttributeDefinition(tenant, owner_guid)
-       WHERE a.state = 'live' AND a.origin = 'user_defined'`;
+       WHERE (a.state = 'live' OR a.carrying = true) AND a.origin = 'user_defined'`;
 
 /**
  * Cypher: the bytes a definition (`a`, of the type `t`) takes at most in a model document's rows beside its texts:
@@ -41,7 +44,7 @@ export async function measureModel(run: Run, tenant: string, maxTypes: number) {
   const rows = await run(
     `${EACH_TYPE_WITH_LIVE_DEFINITIONS}
        RETURN count(a) AS definitions,
-              sum(${TEXT_LENGTHS.json}) AS bytes,
+              sum(CASE WHEN a.state = 'live' THEN ${TEXT_LENGTHS.json} ELSE coalesce(a.carry_json_bytes, 0) END) AS bytes,
               sum(${DEFINITION_ROW_BYTES}) AS rows
      }
      WITH t, definitions, bytes, rows WHERE t.origin = 'user_defined' OR definitions > 0
@@ -214,10 +217,11 @@ export async function readModelDefinitions(
 }
 
 /**
- * The user-defined types of the tenant other than `listed` (name keys), each with the name keys of its live
- * definitions: at most `maxTypes` types, names only (what a plan compares to guess a rename written by hand).
+ * The types an export would list (user-defined, or carrying a live definition declared by a caller) other than
+ * `listed` (guids), in name order, each with the name keys of its live definitions: at most `maxTypes + 1` types,
+ * names only. What a plan reports as drift, and compares to guess a rename written by hand.
  */
-export async function readUnlistedTypeShapes(
+export async function readUnlistedTypes(
   run: Run,
   tenant: string,
   listed: readonly string[],
@@ -228,10 +232,15 @@ export async function readUnlistedTypeShapes(
        WITH a ORDER BY a.name_key
        RETURN collect(a.name_key) AS keys
      }
-     WITH t, keys WHERE t.origin = 'user_defined' AND NOT t.name_key IN $listed AND size(keys) > 0
+     WITH t, keys WHERE (t.origin = 'user_defined' OR size(keys) > 0) AND NOT t.guid IN $listed
      WITH t, keys LIMIT $limit
-     RETURN t.name AS name, keys`,
-    { tenant, listed, limit: neo4j.int(maxTypes) },
+     RETURN t.guid AS guid, t.name AS name, t.origin AS origin, keys`,
+    { tenant, listed, limit: neo4j.int(maxTypes + 1) },
   );
-  return rows.map((r) => ({ name: r.name as string, keys: r.keys as string[] }));
+  return rows.map((r) => ({
+    guid: r.guid as string,
+    name: r.name as string,
+    origin: r.origin as string,
+    keys: r.keys as string[],
+  }));
 }

@@ -6,8 +6,10 @@ export const CHANGE_KINDS = [
   'type_renamed',
   'type_name_released',
   'type_deleted',
+  'type_described',
   'managed_type_set_up',
   'attribute_declared',
+  'attribute_evolved',
   'attribute_withdrawn',
   'attribute_removed',
 ] as const;
@@ -20,9 +22,13 @@ export const CHANGE_KIND_DESCRIPTIONS: Record<ChangeKind, string> = {
     'A former name of a type was released: it no longer resolves to the type (before carries the name and the guid it resolved to, after the guid a type created under it will take).',
   type_deleted:
     'A user-defined type was deleted; before carries it, with the live definitions withdrawn with it (withdrawn_attributes).',
+  type_described:
+    "A type's description or display name was changed (before and after carry the name and the texts that changed).",
   managed_type_set_up:
     "A managed type (dashboard) was set up by its feature's first row, or brought in step with the feature's definition.",
   attribute_declared: 'An attribute definition was declared (after carries its specification).',
+  attribute_evolved:
+    'A live definition was changed in place (same guid, stored values untouched): before and after carry the fields that changed, with the name.',
   attribute_withdrawn: 'An attribute definition was withdrawn.',
   attribute_removed:
     'The daily purge removed a withdrawn definition once its data was gone (no actor, no request id).',

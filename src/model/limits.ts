@@ -67,5 +67,9 @@ export const MAX_STRING_VALUE = 65_536;
 export const MAX_MULTI_VALUES = 1000;
 /** Longest enumerated value (characters; JSON text for json), so 1,000 entries stay small on every write. */
 export const MAX_ALLOWED_VALUE_LENGTH = 1024;
+/** Longest description of a definition (characters): what it is for, shown beside it; line breaks allowed. */
+export const MAX_DESCRIPTION_LENGTH = 1000;
+/** Longest display name of a definition (characters): a label for people, one line. */
+export const MAX_DISPLAY_NAME_LENGTH = 256;
 /** Largest default value (JSON text), read on every write that applies it. */
 export const MAX_DEFAULT_VALUE_LENGTH = 65_536;

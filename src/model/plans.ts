@@ -67,9 +67,12 @@ export const GRAPHQL_PLAN_MAX_DOCUMENT_BYTES = Math.floor(
 export const PLAN_ACTION_DESCRIPTIONS = {
   create_type: 'Create a user-defined type (POST /entities/types).',
   rename_type: 'Rename a type to the name the document gives it.',
+  describe_type: "Set a type's description and display name as the document states them.",
   withdraw_attribute: 'Withdraw a live definition the document does not list.',
   redeclare_attribute:
-    'A live definition the document states differently (definitions are immutable): apply withdraws it and carries its values to the new one, which the service declares once the purge grace has passed.',
+    'A live definition the document states differently in a way a stored value might not survive (value type, cardinality, referenced type, values removed from the enumeration, required added): apply withdraws it and carries its values to the new one, which the service declares once the purge grace has passed.',
+  evolve_attribute:
+    'A live definition the document states differently in a way every stored value survives (values added to the enumeration, required dropped, filterable turned on or off, another default): apply changes it in place, at once (same guid, values untouched, never out of the listing).',
   declare_attribute: 'Declare a definition the document lists.',
 } as const;
 export type PlanAction = keyof typeof PLAN_ACTION_DESCRIPTIONS;

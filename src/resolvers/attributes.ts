@@ -33,6 +33,7 @@ import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
 import { authorOf, changeBy } from './change-author.js';
 import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
+import { asTheyWillBe } from './redeclaring.js';
 import { requireTypeVersion } from './type-version.js';
 
 /** Most attributes listed for a type: its own live definitions and the platform's. */
@@ -58,6 +59,9 @@ export function toAttributeRow(a: StoredAttribute): AttributeRow {
     default_value: parseJson(a.default_value_json),
     filterable: a.filterable === true,
     origin: a.origin,
+    description: a.description ?? null,
+    display_name: a.display_name ?? null,
+    redeclaring: a.redeclaring ?? null,
   };
 }
 
@@ -67,7 +71,7 @@ export function toAttributeRow(a: StoredAttribute): AttributeRow {
  */
 export function attributeRowJson(a: StoredAttribute): string {
   const text = (v: unknown) => JSON.stringify(v);
-  return `{"guid":${text(a.guid)},"name":${text(a.name)},"owner_type":${text(ownerTypeOf(a))},"value_type":${text(a.value_type)},"cardinality":${text(a.cardinality)},"allowed_values":${a.allowed_values_json ?? 'null'},"allowed_ref_type":${text(a.allowed_ref_type ?? null)},"required":${a.required === true},"default_value":${a.default_value_json ?? 'null'},"filterable":${a.filterable === true},"origin":${text(a.origin)}}`;
+  return `{"guid":${text(a.guid)},"name":${text(a.name)},"owner_type":${text(ownerTypeOf(a))},"value_type":${text(a.value_type)},"cardinality":${text(a.cardinality)},"allowed_values":${a.allowed_values_json ?? 'null'},"allowed_ref_type":${text(a.allowed_ref_type ?? null)},"required":${a.required === true},"default_value":${a.default_value_json ?? 'null'},"filterable":${a.filterable === true},"origin":${text(a.origin)},"description":${text(a.description ?? null)},"display_name":${text(a.display_name ?? null)},"redeclaring":${text(a.redeclaring ?? null)}}`;
 }
 
 /**
@@ -77,7 +81,13 @@ export function attributeRowJson(a: StoredAttribute): string {
 export function listingBytes(listing: AttributeListing | null): number {
   let chars = 64;
   for (const a of listing?.attributes ?? []) {
-    chars += 300 + a.name.length + (a.allowed_values_size ?? 0) + (a.default_value_size ?? 0);
+    chars +=
+      300 +
+      a.name.length +
+      (a.allowed_values_size ?? 0) +
+      (a.default_value_size ?? 0) +
+      (a.description?.length ?? 0) +
+      (a.display_name?.length ?? 0);
   }
   return 128 + 3 * chars;
 }
@@ -103,7 +113,7 @@ export async function attributesOf(ctx: RequestContext, type: StoredType) {
     ctx.loaders.platformAttributes(),
     ctx.loaders.ownAttributesByType.load(type.guid),
   ]);
-  return orderAttributes(platform, own, type.name_key);
+  return orderAttributes(platform, asTheyWillBe(own, ctx.services.config.PURGE_GRACE_SECONDS), type.name_key);
 }
 
 /** Live definitions declared on the type, against the 200 limit. */
@@ -167,10 +177,19 @@ export interface Room {
   defaultBytes: number;
 }
 
-/** What a declaration would take of its type's budgets. */
-export function roomOf(d: CheckedDeclaration): Room {
+/**
+ * The JSON text of a definition's texts for people (description, display name), in UTF-8 bytes: they count in the
+ * type's budget of enumerations and defaults, so a listing, an export and a GraphQL answer keep their bounds.
+ */
+export const peopleTextBytes = (t: { description: string | null; display_name: string | null }) =>
+  (t.description === null ? 0 : utf8Bytes(JSON.stringify(t.description))) +
+  (t.display_name === null ? 0 : utf8Bytes(JSON.stringify(t.display_name)));
+
+/** What a declaration would take of its type's budgets (textBytes: its description's and display name's share). */
+export function roomOf(d: CheckedDeclaration): Room & { textBytes: number } {
   const defaultBytes = utf8Bytes(d.defaultValueJson);
-  return { jsonBytes: utf8Bytes(d.allowedValuesJson) + defaultBytes, defaultBytes };
+  const textBytes = peopleTextBytes({ description: d.description, display_name: d.displayName });
+  return { jsonBytes: utf8Bytes(d.allowedValuesJson) + defaultBytes + textBytes, defaultBytes, textBytes };
 }
 
 /**
@@ -180,7 +199,11 @@ export function roomOf(d: CheckedDeclaration): Room {
  */
 export function definitionRoom(a: StoredAttribute): Room {
   const defaultBytes = a.default_value_size ?? 0;
-  return { jsonBytes: (a.allowed_values_size ?? 0) + defaultBytes, defaultBytes };
+  const textBytes = peopleTextBytes({
+    description: a.description ?? null,
+    display_name: a.display_name ?? null,
+  });
+  return { jsonBytes: (a.allowed_values_size ?? 0) + defaultBytes + textBytes, defaultBytes };
 }
 
 /**
@@ -245,10 +268,17 @@ export function checkNewDeclaration(
   if (facts.existingState === 'live') {
     throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" is live on this type.`);
   }
+  // (one message wherever the name is met: a declaration, a plan's step, an apply's wait)
+  if (facts.existingState === 'withdrawn' && facts.existingCarrying) {
+    throw refuse(
+      'attribute_def_withdrawn',
+      `"${d.name}" is being redeclared, its values carried: the service declares it anew once the purge's grace has passed and its values are carried (see its redeclaring.ends_after); declare nothing meanwhile.`,
+    );
+  }
   if (facts.existingState === 'withdrawn') {
     throw refuse(
       'attribute_def_withdrawn',
-      `"${d.name}" was withdrawn and its data is still being removed; it can be declared again after the daily purge.`,
+      `"${d.name}" was withdrawn and its data is still being removed: the name is free once the purge has removed it (a pass that begins the purge's grace after the withdrawal: the daily purge, or \`metamodel purge\` now).`,
     );
   }
   // A redeclaration carrying values holds its room until it ends (its definition is declared then).
@@ -322,7 +352,7 @@ export async function declareIn(
   const facts = await declareFactsOf(run, tenant, typeGuid, d);
   if (!facts.typeFound) throw unknownType();
   checkNewDeclaration(facts, d);
-  const { jsonBytes, defaultBytes } = roomOf(d);
+  const { jsonBytes, defaultBytes, textBytes } = roomOf(d);
   const attr = {
     guid: randomUUID(),
     name: d.name,
@@ -333,8 +363,12 @@ export async function declareIn(
     required: d.required,
     default_value_json: d.defaultValueJson,
     filterable: d.filterable,
-    json_utf8: jsonBytes,
+    // (the enumeration's and default's bytes; the texts for people are counted apart, and summed with them)
+    json_utf8: jsonBytes - textBytes,
     default_utf8: defaultBytes,
+    description: d.description,
+    display_name: d.displayName,
+    text_utf8: textBytes,
   };
   if (dryRun) {
     const wouldBe: StoredAttribute = {
@@ -347,7 +381,7 @@ export async function declareIn(
       withdrawn_at: null,
       values_removed: null,
       purge_completed_at: null,
-      allowed_values_size: jsonBytes - defaultBytes,
+      allowed_values_size: jsonBytes - textBytes - defaultBytes,
       default_value_size: defaultBytes,
     };
     return { attribute: wouldBe, dryRun, declared: facts.liveCount };
@@ -364,6 +398,8 @@ export async function declareIn(
       required: d.required,
       default_value: d.defaultValue,
       filterable: d.filterable,
+      ...(d.description !== null ? { description: d.description } : {}),
+      ...(d.displayName !== null ? { display_name: d.displayName } : {}),
       ...(options.carried ? { carried: options.carried } : {}),
     },
     internal: options.carried !== undefined,
@@ -384,8 +420,12 @@ const listingLoader =
     const found = await findAttributesApplyingTo(run, ctx.viewer.tenant, typeGuid, ROOT_KEY);
     if (!found) return null;
     return {
-      attributes: orderAttributes(found.platform, found.own, found.nameKey),
-      declared: found.own.length,
+      attributes: orderAttributes(
+        found.platform,
+        asTheyWillBe(found.listed, ctx.services.config.PURGE_GRACE_SECONDS),
+        found.nameKey,
+      ),
+      declared: found.listed.length,
       typeVersion: found.typeVersion,
     };
   };

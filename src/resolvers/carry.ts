@@ -1,4 +1,5 @@
-// A redeclaration that carries its values (definitions are immutable: a changed one is withdrawn and declared anew; the
+// A redeclaration that carries its values (a change a stored value might not survive is no change in place: the
+// definition is withdrawn and declared anew; the
 // definition's lifecycle stays withdrawn, purged, declared afresh: docs/api.md#lifecycle-of-a-definition). The
 // withdrawal marks the definition as carrying (db/carry.ts), in its own transaction; once the purge's grace has passed
 // (writes begun before the withdrawal have committed), one pass over the type's instances judges each stored value

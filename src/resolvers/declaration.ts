@@ -3,8 +3,13 @@
 
 import type { DeclareBody } from '../contract/model-document.js';
 import { bodyObject, refuse } from '../errors.js';
-import { MAX_DEFAULT_VALUE_LENGTH } from '../model/limits.js';
+import {
+  MAX_DEFAULT_VALUE_LENGTH,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
+} from '../model/limits.js';
 import { cleanName, nameKey } from '../model/names.js';
+import { displayProblem } from '../model/text.js';
 import type { Cardinality, ValueType } from '../model/value-types.js';
 import {
   assertValueDepth,
@@ -33,6 +38,8 @@ export const DECLARATION_FIELDS = {
   required: 'required',
   default_value: 'defaultValue',
   filterable: 'filterable',
+  description: 'description',
+  display_name: 'displayName',
 } as const satisfies Record<keyof typeof DeclareBody.shape, string>;
 export type DeclarationField = keyof typeof DECLARATION_FIELDS;
 export type GraphQLDeclarationField = (typeof DECLARATION_FIELDS)[DeclarationField];
@@ -70,9 +77,30 @@ export interface CheckedDeclaration {
   /** The enumeration and default as stored (JSON text), null when none. */
   allowedValuesJson: string | null;
   defaultValueJson: string | null;
+  /** For people: what it is for, and a label; null when none (or empty once trimmed). */
+  description: string | null;
+  displayName: string | null;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null;
+
+/**
+ * A text for people (`description`, `display_name`): trimmed, null when absent or empty, at most `max` characters,
+ * well-formed (a body's strings are), no control or invisible character but, where `lines`, line breaks and tabs.
+ */
+export function optionalText(input: DeclareInput, field: string, max: number, lines: boolean): string | null {
+  const v = input[field];
+  if (!present(v)) return null;
+  if (typeof v !== 'string') throw refuse('invalid_field', `"${field}" must be a string.`);
+  const text = v.trim();
+  if (text.length === 0) return null;
+  if (text.length > 2 * max || [...text].length > max) {
+    throw refuse('invalid_field', `"${field}" is at most ${max.toLocaleString('en-US')} characters.`);
+  }
+  const problem = displayProblem(lines ? text.replace(/[\n\t]|\r\n?/g, ' ') : text);
+  if (problem) throw refuse('invalid_field', `"${field}" ${problem}.`);
+  return text;
+}
 
 function optionalBoolean(input: DeclareInput, field: string): boolean | undefined {
   const v = input[field];
@@ -176,5 +204,7 @@ export function checkDeclaration(sent: unknown): CheckedDeclaration {
     referents,
     allowedValuesJson: allowedValues === null ? null : JSON.stringify(allowedValues),
     defaultValueJson: defaultValue === null ? null : JSON.stringify(defaultValue),
+    description: optionalText(input, 'description', MAX_DESCRIPTION_LENGTH, true),
+    displayName: optionalText(input, 'display_name', MAX_DISPLAY_NAME_LENGTH, false),
   };
 }

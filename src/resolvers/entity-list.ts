@@ -101,10 +101,12 @@ async function attributesFrom(ctx: RequestContext, typeGuid: string, source: Sou
     );
     return { attributes: found ? [...found.platform, ...found.own] : null, exact: true };
   }
+  // (a definition being redeclared is listed as it will be; entities do not use it until it is declared)
+  const usable = (attributes: StoredAttribute[]) => attributes.filter((a) => !a.redeclaring);
   if (source === 'exact')
-    return { attributes: (await listAttributes(ctx, typeGuid)).attributes, exact: true };
+    return { attributes: usable((await listAttributes(ctx, typeGuid)).attributes), exact: true };
   const { value, exact } = await lastKnownAttributes(ctx, typeGuid);
-  return { attributes: value?.attributes ?? null, exact };
+  return { attributes: value ? usable(value.attributes) : null, exact };
 }
 
 /** Each condition's definition among the type's live ones; refuses a name that is not a filterable reference. */

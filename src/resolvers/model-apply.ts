@@ -5,8 +5,9 @@
 // ordinary rules, each in its own transaction, under a guard: every transaction first locks the tenant's model
 // version and finds it as this apply left it, so nothing another caller commits slips between two steps. A step
 // refused on the way (a race) stops the apply, with what was done and what remains; applying again finishes it.
-// A redeclaration withdraws the definition and carries its values to the new one (resolvers/carry.ts): it is done
-// by the service once the purge's grace has passed; apply says it is waiting for that.
+// A change every stored value survives is made in place, at once (resolvers/evolution.ts); any other redeclaration
+// withdraws the definition and carries its values to the new one (resolvers/carry.ts): it is done by the service once
+// the purge's grace has passed; apply says it is waiting for that.
 
 import type { RequestContext } from '../context.js';
 import { type ApplyReport, ApplyRequest } from '../contract/model-document.js';
@@ -14,7 +15,9 @@ import { callerChangesSince, type ModelMark, readModelMark, versionTag } from '.
 import { AppError, bodyObject, isAppError, refuse } from '../errors.js';
 import { declareAttribute, withdrawAttribute } from './attributes.js';
 import { createOrGetEntityType, findEntityTypeByName, renameEntityType } from './entity-types.js';
+import { evolveAttribute } from './evolution.js';
 import { type ModelPlan, type PlanStep, planModel } from './model.js';
+import { describeEntityType } from './type-texts.js';
 
 export type { ApplyReport };
 
@@ -52,6 +55,19 @@ const withdraws = (s: PlanStep) => s.action === 'withdraw_attribute' || s.action
 /** A declaration of a name being purged: not an error, a wait. */
 const waitsForPurge = (s: PlanStep) => s.blocked?.reason === 'attribute_def_withdrawn';
 
+/**
+ * The plan, and the tenant's model mark read right after it. The model may change in between (the service's own
+ * change, a carry ending or the purge, is enough); a caller that pinned no version (`based_on`) wants the document
+ * applied to the state there is, so the plan is made again (at most three times) rather than refused.
+ */
+async function planAndMark(ctx: RequestContext, document: unknown, replan: boolean) {
+  for (let attempt = 1; ; attempt += 1) {
+    const plan: ModelPlan = await planModel(ctx, document);
+    const mark = await ctx.db.read((run) => readModelMark(run, ctx.viewer.tenant));
+    if (!replan || attempt >= 3 || versionTag(mark.version) === plan.based_on) return { plan, mark };
+  }
+}
+
 /** Checks everything, then acts: see the module's comment. */
 export async function applyModel(
   ctx: RequestContext,
@@ -64,7 +80,7 @@ export async function applyModel(
       `This token is for tenant "${tenant}", not "${input.expectTenant}": nothing was applied.`,
     ).with({ tenant });
   }
-  const plan: ModelPlan = await planModel(ctx, input.document);
+  const { plan, mark } = await planAndMark(ctx, input.document, input.basedOn === undefined);
   if (input.basedOn !== undefined && input.basedOn !== plan.based_on) {
     throw refuse(
       'model_changed',
@@ -99,12 +115,13 @@ export async function applyModel(
     remaining: [],
     more: false,
     stopped: null,
+    redeclaring: plan.redeclaring,
     matches: false,
   };
   // Every transaction of the steps: the tenant's model as this apply left it, else the apply stops. The service's
   // own changes meanwhile (the purge removing a withdrawn definition, a carry declaring its new definition) are not
   // another caller's: they do not stop it.
-  let expected: ModelMark = await ctx.db.read((run) => readModelMark(run, tenant));
+  let expected: ModelMark = mark;
   if (versionTag(expected.version) !== plan.based_on) {
     throw refuse(
       'model_changed',
@@ -148,7 +165,10 @@ export async function applyModel(
   }
   report.model_version = versionTag(expected.version);
   report.matches =
-    report.remaining.length === 0 && report.carrying.length === 0 && report.waiting.length === 0;
+    report.remaining.length === 0 &&
+    report.carrying.length === 0 &&
+    report.waiting.length === 0 &&
+    report.redeclaring.length === 0;
   return report;
 }
 
@@ -170,8 +190,27 @@ async function applyStep(ctx: RequestContext, step: PlanStep) {
       await renameEntityType(ctx, step.type_guid as string, step.type);
       return;
     }
+    case 'describe_type': {
+      await describeEntityType(ctx, await typeOf(ctx, step), step.texts ?? {});
+      return;
+    }
     case 'withdraw_attribute': {
       await withdrawAttribute(ctx, await typeOf(ctx, step), step.attribute as string);
+      return;
+    }
+    case 'evolve_attribute': {
+      const spec = step.spec as NonNullable<PlanStep['spec']>;
+      // The whole specification, fields at their default included: the change in place makes it exactly this.
+      await evolveAttribute(ctx, await typeOf(ctx, step), step.attribute as string, {
+        value_type: spec.value_type,
+        cardinality: spec.cardinality,
+        allowed_values: spec.allowed_values ?? null,
+        required: spec.required ?? false,
+        default_value: spec.default_value ?? null,
+        ...(spec.value_type === 'entity_ref' ? { filterable: spec.filterable ?? false } : {}),
+        description: spec.description ?? null,
+        display_name: spec.display_name ?? null,
+      });
       return;
     }
     case 'redeclare_attribute':

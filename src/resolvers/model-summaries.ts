@@ -19,6 +19,8 @@ export interface SpecFields {
   required: boolean;
   defaultValue: unknown;
   filterable: boolean;
+  description: string | null;
+  displayName: string | null;
 }
 
 /**
@@ -33,6 +35,8 @@ export function specOf(d: SpecFields): ModelAttributeSpec {
   if (d.required) spec.required = true;
   if (d.defaultValue !== null) spec.default_value = d.defaultValue;
   if (d.filterable) spec.filterable = true;
+  if (d.description !== null) spec.description = d.description;
+  if (d.displayName !== null) spec.display_name = d.displayName;
   return spec;
 }
 
@@ -47,6 +51,8 @@ export function attributeSpec(a: StoredAttribute, refName: (guid: string) => str
     required: a.required,
     defaultValue: parseJson(a.default_value_json),
     filterable: a.filterable,
+    description: a.description ?? null,
+    displayName: a.display_name ?? null,
   });
 }
 
@@ -140,6 +146,11 @@ export function differences(
   }
   if ((from.filterable === true) !== (to.filterable === true)) {
     changes.push({ field: 'filterable', from: from.filterable === true, to: to.filterable === true });
+  }
+  for (const field of ['description', 'display_name'] as const) {
+    if ((from[field] ?? null) !== (to[field] ?? null)) {
+      changes.push({ field, from: from[field] ?? null, to: to[field] ?? null });
+    }
   }
   return changes;
 }

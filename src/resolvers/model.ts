@@ -3,7 +3,14 @@
 // Over 300 lines: a plan is computed from the document as export writes it, so the two are kept side by side.
 
 import { charge, type RequestContext } from '../context.js';
-import type { ModelAttributeSpec, ModelDocument, ModelPlan, PlanStep } from '../contract/model-document.js';
+import type {
+  ModelAttributeSpec,
+  ModelDocument,
+  ModelPlan,
+  PlanDrift,
+  PlanStep,
+} from '../contract/model-document.js';
+import type { FieldChange } from '../contract/wire.js';
 import { countAttributeData, type DeclareFacts, type StoredAttribute } from '../db/attributes.js';
 import { readFormerNames } from '../db/changes.js';
 import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
@@ -12,22 +19,21 @@ import {
   readModel,
   readModelDefinitions,
   readPlanFacts,
-  readUnlistedTypeShapes,
+  readUnlistedTypes,
   resolveModelTypes,
 } from '../db/model.js';
 import { readModelVersion, versionTag } from '../db/model-version.js';
 import type { Run } from '../db/run.js';
-import { type AppError, isAppError, type Reason, refuse } from '../errors.js';
+import { isAppError, type Reason, refuse } from '../errors.js';
 import { TurnClock } from '../fairness/turn-clock.js';
 import {
   IMPACT_SCAN_MAX,
   keptFormerNames,
-  MAX_ATTRIBUTE_DEFS,
   MAX_FORMER_NAMES,
   MAX_FORMER_NAMES_JSON_BYTES,
   utf8Bytes,
 } from '../model/limits.js';
-import { cleanName, nameKey, typeGuid } from '../model/names.js';
+import { nameKey, typeGuid } from '../model/names.js';
 import {
   MODEL_FORMAT,
   MODEL_MAX_DEFINITION_BYTES,
@@ -47,10 +53,14 @@ import {
   roomOf,
 } from './attributes.js';
 import { countCarry } from './carry.js';
-import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
-import { attributeSpec, differences, SampleBudget, specOf, summarise } from './model-summaries.js';
+import type { CheckedDeclaration } from './declaration.js';
+import { inPlaceBlockers } from './evolution.js';
+import { type CheckedType, checkModelDocument, invalidModel } from './model-check.js';
+import { attributeSpec, differences, SampleBudget, summarise } from './model-summaries.js';
+import { asItWillBe, asTheyWillBe } from './redeclaring.js';
 
 export type { ModelPlan, PlanStep };
+export { checkModelDocument };
 
 /** The names of the types the definitions reference, by guid. */
 async function referencedNames(run: Run, tenant: string, definitions: readonly StoredAttribute[]) {
@@ -88,7 +98,11 @@ export async function exportModel(
     if (rows > MODEL_MAX_ROW_BYTES) throw rowsTooLarge(rows);
     // A GraphQL operation pays for what it is about to read, before it reads it.
     charge(ctx, size.types + size.definitions, size.bytes + rows);
-    const entries = await readModel(run, tenant, MODEL_MAX_TYPES);
+    // (a definition being redeclared as it will be: an export made meanwhile applies later as a no-op)
+    const entries = (await readModel(run, tenant, MODEL_MAX_TYPES)).map((e) => ({
+      ...e,
+      live: asTheyWillBe(e.live, ctx.services.config.PURGE_GRACE_SECONDS),
+    }));
     const refName = await referencedNames(
       run,
       tenant,
@@ -113,6 +127,8 @@ export async function exportModel(
         return {
           name: e.type.name,
           ...(was.length > 0 ? { renamed_from: was } : {}),
+          ...(e.type.description ? { description: e.type.description } : {}),
+          ...(e.type.display_name ? { display_name: e.type.display_name } : {}),
           attributes: e.live.map((a) => attributeSpec(a, refName)),
         };
       }),
@@ -127,174 +143,6 @@ const blockedBy = (reason: Reason, message: string): Pick<PlanStep, 'blocked'> =
   blocked: { reason, message },
 });
 
-const invalidModel = (where: string, what: string) => refuse('invalid_model', `${where}: ${what}`);
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A refusal of a part of the document, its message prefixed with where the part is (any other error as it is). */
-function located(e: unknown, where: string): unknown {
-  if (isAppError(e)) {
-    const refusal = e as AppError;
-    refusal.message = `${where}: ${refusal.message}`;
-  }
-  return e;
-}
-
-/** `check()`, a refusal from it located at `where`. */
-function at<T>(where: string, check: () => T): T {
-  try {
-    return check();
-  } catch (e) {
-    throw located(e, where);
-  }
-}
-
-interface CheckedType {
-  name: string;
-  key: string;
-  /** Former names, most recent first (empty: none). */
-  renamedFrom: { name: string; key: string }[];
-  /** Whether the document lists the type's definitions (`attributes` present): if not, they are left alone. */
-  managed: boolean;
-  attributes: {
-    spec: ModelAttributeSpec;
-    key: string;
-    refKey: string | null;
-    /** The declaration as its rules read it (allowed_ref_type still the document's name). */
-    declaration: CheckedDeclaration;
-  }[];
-}
-
-/** The document's shape and every declaration's rules (the declare endpoint's own checks, with their reasons). */
-export async function checkModelDocument(
-  document: unknown,
-  /** Called at each turn given (a GraphQL operation checks its time budget there). */
-  tick: () => void = () => {},
-): Promise<CheckedType[]> {
-  if (!isObject(document)) throw invalidModel('document', 'must be an object');
-  for (const field of Object.keys(document)) {
-    if (field !== 'format' && field !== 'types') throw invalidModel('document', `unknown field "${field}"`);
-  }
-  if (document.format !== MODEL_FORMAT) throw invalidModel('format', `must be "${MODEL_FORMAT}"`);
-  const types = document.types;
-  if (!Array.isArray(types)) throw invalidModel('types', 'must be a list');
-  if (types.length > MODEL_MAX_TYPES) throw invalidModel('types', `more than ${MODEL_MAX_TYPES} types`);
-  // As many definitions as an export holds at most, counted before any is checked: a document of 1,000 types of 61
-  // definitions each was planned into a 24 MB answer.
-  let definitions = 0;
-  for (const t of types) if (isObject(t) && Array.isArray(t.attributes)) definitions += t.attributes.length;
-  if (definitions > MODEL_MAX_DEFINITIONS) {
-    throw modelTooLarge(
-      `the document holds ${definitions.toLocaleString('en-US')} definitions (at most ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')})`,
-    );
-  }
-  const seen = new Set<string>();
-  const checked: CheckedType[] = [];
-  // Checking 50,000 definitions in one piece held the one thread 100 to 180 ms: a type at a time, a turn given
-  // whenever the work has held the thread TURN_MS.
-  const clock = new TurnClock();
-  for (const [i, t] of types.entries()) {
-    if (clock.due()) {
-      tick();
-      await clock.turn();
-    }
-    checked.push(checkModelType(t, i, seen));
-  }
-  return checked;
-}
-
-/** One type of the document (its place `i`), its name's key added to `seen`. */
-function checkModelType(t: unknown, i: number, seen: Set<string>): CheckedType {
-  const where = `types[${i}]`;
-  if (!isObject(t)) throw invalidModel(where, 'must be an object');
-  for (const field of Object.keys(t)) {
-    if (!['name', 'renamed_from', 'attributes'].includes(field)) {
-      throw invalidModel(where, `unknown field "${field}"`);
-    }
-  }
-  if (typeof t.name !== 'string') throw invalidModel(`${where}.name`, 'must be a string');
-  const name = at(`${where}.name`, () => cleanName(t.name as string));
-  const key = nameKey(name);
-  if (seen.has(key)) throw invalidModel(`${where}.name`, `"${name}" is listed twice`);
-  seen.add(key);
-  const renamedFrom: CheckedType['renamedFrom'] = [];
-  if (t.renamed_from !== undefined) {
-    const names = typeof t.renamed_from === 'string' ? [t.renamed_from] : t.renamed_from;
-    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_FORMER_NAMES) {
-      throw invalidModel(
-        `${where}.renamed_from`,
-        `must be a name or a list of 1 to ${MAX_FORMER_NAMES} names`,
-      );
-    }
-    for (const [k, n] of names.entries()) {
-      if (typeof n !== 'string') throw invalidModel(`${where}.renamed_from`, 'must hold names (strings)');
-      const from = at(`${where}.renamed_from${typeof t.renamed_from === 'string' ? '' : `[${k}]`}`, () =>
-        cleanName(n),
-      );
-      renamedFrom.push({ name: from, key: nameKey(from) });
-    }
-  }
-  // A type listed without `attributes` leaves its definitions alone (they are managed elsewhere); `attributes:`
-  // written with nothing after it (null) is refused: the document means either, and one of them withdraws.
-  const managed = t.attributes !== undefined;
-  if (t.attributes === null) {
-    throw invalidModel(
-      `${where}.attributes`,
-      'is empty: write `attributes: []` to withdraw every definition, or leave the key out to leave them alone',
-    );
-  }
-  const attributes = t.attributes ?? [];
-  if (!Array.isArray(attributes)) throw invalidModel(`${where}.attributes`, 'must be a list');
-  if (attributes.length > MAX_ATTRIBUTE_DEFS) {
-    throw refuse(
-      'too_many_attribute_defs',
-      `${where}.attributes: more than ${MAX_ATTRIBUTE_DEFS} definitions, the limit of one type`,
-    );
-  }
-  const names = new Set<string>();
-  return {
-    name,
-    key,
-    renamedFrom,
-    managed,
-    attributes: attributes.map((a, j) => checkModelAttribute(a, where, j, names)),
-  };
-}
-
-/**
- * One definition of a type of the document (at `where`, its place `j`), its name's key added to `names`. Where it is
- * is written out only for a refusal: a location string and two closures per definition, with the specification's
- * spreads, cost about 600 bytes each, 31 MB for a document at its bound.
- */
-function checkModelAttribute(
-  a: unknown,
-  where: string,
-  j: number,
-  names: Set<string>,
-): CheckedType['attributes'][number] {
-  if (!isObject(a)) throw invalidModel(attributePlace(where, j), 'must be an object');
-  let d: CheckedDeclaration;
-  try {
-    d = checkDeclaration(a);
-  } catch (e) {
-    throw located(e, attributePlace(where, j));
-  }
-  if (names.has(d.key)) throw invalidModel(attributePlace(where, j), `"${d.name}" is listed twice`);
-  names.add(d.key);
-  let refKey: string | null = null;
-  if (d.allowedRefType !== null) {
-    try {
-      refKey = nameKey(cleanName(d.allowedRefType));
-    } catch (e) {
-      throw located(e, `${attributePlace(where, j)}.allowed_ref_type`);
-    }
-  }
-  return { spec: specOf(d), key: d.key, refKey, declaration: d };
-}
-
-const attributePlace = (where: string, j: number) => `${where}.attributes[${j}]`;
-
 /** Two specifications alike but for the referenced type (compared apart, by what each name resolves to). */
 function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {
   const canonical = (s: ModelAttributeSpec) =>
@@ -305,6 +153,8 @@ function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {
       s.required === true,
       s.default_value ?? null,
       s.filterable === true,
+      s.description ?? null,
+      s.display_name ?? null,
     ]);
   return canonical(a) === canonical(b);
 }
@@ -312,7 +162,7 @@ function sameSpec(a: ModelAttributeSpec, b: ModelAttributeSpec) {
 /**
  * What applying the document would change, in the order to apply it: types created and renamed first (later
  * declarations may reference them), then withdrawals (freeing room under the 200 limit), then declarations.
- * Types the document does not list are left alone. A step apply would be refused at now says so (`blocked`).
+ * Types the document does not list are left alone, and reported (`drift`). A step apply would be refused at now says so (`blocked`).
  */
 export async function planModel(ctx: RequestContext, document: unknown): Promise<ModelPlan> {
   const tenant = ctx.viewer.tenant;
@@ -397,6 +247,10 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     const withdrawals: PlanStep[] = [];
     const declarations: PlanStep[] = [];
     const unchanged = { types: 0, attributes: 0 };
+    /** Definitions a carried redeclaration under way will declare as the document states them. */
+    const redeclaring: ModelPlan['redeclaring'] = [];
+    /** Types listed without `attributes`: their definitions are left alone (drift the plan reports). */
+    const unmanaged: PlanDrift['unmanaged'] = [];
     let impacts = 0;
     const impactOf = async (typeGuidValue: string, a: StoredAttribute) => {
       if (impacts >= PLAN_MAX_IMPACTS) return null;
@@ -462,6 +316,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       } else if (!renamed) {
         unchanged.types += 1;
       }
+      const described = describeStep(t, current?.type ?? null);
+      if (described) structural.push(described);
       const guid = current?.type.guid ?? null;
       const live = new Map(
         (current?.definitions ?? []).filter((a) => a.state === 'live').map((a) => [a.name_key, a]),
@@ -471,6 +327,14 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       const withdrawn = current
         ? new Set(current.definitions.filter((a) => a.state === 'withdrawn').map((a) => a.name_key))
         : (purging.get(t.key) ?? new Set<string>());
+      // Redeclarations carrying values, as they will be: a document stating one so has nothing to change.
+      const grace = ctx.services.config.PURGE_GRACE_SECONDS;
+      const carried = new Map(
+        (current?.definitions ?? []).filter((a) => a.carry).map((a) => [a.name_key, asItWillBe(a, grace)]),
+      );
+      if (current && !t.managed) {
+        unmanaged.push({ name: current.type.name, type_guid: current.type.guid, attributes: live.size });
+      }
       const carrying = (current && carryingOf.get(current.type.guid)) || { count: 0, json: 0, defaults: 0 };
       // The type as the plan's steps so far would leave it, for the declaration rules (what readDeclareFacts reads
       // for a declaration on its own): apply runs withdrawals and redeclarations first, then declarations, one after
@@ -530,6 +394,18 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
           ...a.declaration,
           allowedRefType: refGuid === undefined ? null : (refGuid ?? ''),
         };
+        const willBe = carried.get(a.key);
+        if (!existing && willBe && (willBe.allowed_ref_type ?? undefined) === (refGuid ?? undefined)) {
+          if (sameSpec(attributeSpec(willBe, refName), a.spec)) {
+            redeclaring.push({
+              type: t.name,
+              type_guid: guid as string,
+              attribute: willBe.name,
+              ends_after: willBe.redeclaring?.ends_after ?? null,
+            });
+            continue;
+          }
+        }
         if (existing) {
           const now = attributeSpec(existing, refName);
           const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
@@ -544,7 +420,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             take(definitionRoom(existing), -1);
             take(roomOf(d), 1);
           }
-          withdrawals.push({
+          const step: PlanStep = {
             action: 'redeclare_attribute',
             type: t.name,
             type_guid: guid,
@@ -553,10 +429,15 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
             ...ref,
             current: summarise(now),
             changes: differences(now, a.spec, sameRef, samples),
-            impact: await impactOf(guid as string, existing),
-            carry: await carryOf(guid as string, existing, a.spec, refGuid ?? null),
-            ...blocked,
-          });
+          };
+          // Changed in place whenever every stored value survives the change (no gap, nothing to carry).
+          if (sameRef && inPlaceBlockers(existing, d).length === 0) {
+            withdrawals.push({ ...step, action: 'evolve_attribute', ...blocked });
+            continue;
+          }
+          step.impact = await impactOf(guid as string, existing);
+          step.carry = await carryOf(guid as string, existing, a.spec, refGuid ?? null);
+          withdrawals.push({ ...step, ...blocked });
           continue;
         }
         const step: PlanStep = {
@@ -575,6 +456,7 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       for (const { a, step } of pending) {
         const d = a.declaration;
         facts.existingState = withdrawn.has(a.key) ? 'withdrawn' : null;
+        facts.existingCarrying = carried.has(a.key);
         const blocked = blockedIf(() => checkNewDeclaration(facts, d, aboutRefs(d)));
         if (blocked.blocked) {
           Object.assign(step, blocked);
@@ -584,33 +466,52 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
         take(roomOf(d), 1);
       }
     }
-    // A type the document creates, with the very definitions (by name) of a type it does not list: most likely a
-    // rename written by hand without `renamed_from`. The plan says so (it cannot know).
-    const created = new Set(structural.flatMap((s) => (s.action === 'create_type' ? [s.type] : [])));
-    const creates = types.filter((t) => t.managed && t.attributes.length > 0 && created.has(t.name));
-    if (creates.length > 0) {
-      const shapes = await readUnlistedTypeShapes(run, tenant, [...listedTypes], MODEL_MAX_TYPES);
-      const byShape = new Map(shapes.map((u) => [[...u.keys].sort().join('\u0000'), u.name]));
-      for (const t of creates) {
-        const was = byShape.get(
-          t.attributes
-            .map((a) => a.key)
-            .sort()
-            .join('\u0000'),
-        );
-        const step = structural.find((s) => s.action === 'create_type' && s.type === t.name);
-        if (was !== undefined && step) step.looks_like_rename_of = was;
-      }
-    }
+    const drift = await driftOf(run, tenant, [...entryOf.keys()], types, structural);
+    drift.unmanaged = unmanaged;
     const steps = [...structural, ...withdrawals, ...declarations];
-    measureSteps(steps);
-    return { tenant, based_on: basedOn, steps, unchanged };
+    measureSteps(steps, drift);
+    return { tenant, based_on: basedOn, steps, unchanged, drift, redeclaring };
   });
 }
 
-/** Refuses a plan whose steps pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
-function measureSteps(steps: readonly PlanStep[]) {
-  let bytes = 2;
+/**
+ * The tenant's types the document does not name (its drift: left alone), read once. A type the document creates,
+ * with the very definitions (by name) of one of them, is most likely a rename written by hand without
+ * `renamed_from`: its step says so (the plan cannot know).
+ */
+async function driftOf(
+  run: Run,
+  tenant: string,
+  listedGuids: string[],
+  types: readonly CheckedType[],
+  structural: PlanStep[],
+): Promise<PlanDrift> {
+  const unlisted = await readUnlistedTypes(run, tenant, listedGuids, MODEL_MAX_TYPES);
+  const more = unlisted.length > MODEL_MAX_TYPES;
+  const shown = unlisted.slice(0, MODEL_MAX_TYPES);
+  const created = new Set(structural.flatMap((s) => (s.action === 'create_type' ? [s.type] : [])));
+  const shapeOf = (keys: readonly string[]) => [...keys].sort().join('\u0000');
+  const byShape = new Map(
+    shown
+      .filter((u) => u.origin === 'user_defined' && u.keys.length > 0)
+      .map((u) => [shapeOf(u.keys), u.name]),
+  );
+  for (const t of types) {
+    if (!t.managed || t.attributes.length === 0 || !created.has(t.name)) continue;
+    const was = byShape.get(shapeOf(t.attributes.map((a) => a.key)));
+    const step = structural.find((s) => s.action === 'create_type' && s.type === t.name);
+    if (was !== undefined && step) step.looks_like_rename_of = was;
+  }
+  return {
+    types: shown.map((u) => ({ name: u.name, type_guid: u.guid, attributes: u.keys.length })),
+    unmanaged: [],
+    more,
+  };
+}
+
+/** Refuses a plan whose steps (and drift) pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
+function measureSteps(steps: readonly PlanStep[], drift: PlanDrift) {
+  let bytes = 2 + utf8Bytes(JSON.stringify(drift));
   for (const step of steps) {
     bytes += utf8Bytes(JSON.stringify(step)) + 1;
     if (bytes > PLAN_MAX_STEP_BYTES) {
@@ -636,6 +537,17 @@ function blockedIf(check: () => void): Pick<PlanStep, 'blocked'> {
     if (!isAppError(e)) throw e;
     return { blocked: { reason: e.reason, message: e.message } };
   }
+}
+
+/** A step setting a type's description and display name, when the document states others than the type has. */
+function describeStep(t: CheckedType, type: StoredType | null): PlanStep | null {
+  const changes: FieldChange[] = [];
+  for (const field of ['description', 'display_name'] as const) {
+    const from = type?.[field] ?? null;
+    if (from !== t.texts[field]) changes.push({ field, from, to: t.texts[field] });
+  }
+  if (changes.length === 0) return null;
+  return { action: 'describe_type', type: t.name, type_guid: type?.guid ?? null, texts: t.texts, changes };
 }
 
 function renameStep(name: string, type: StoredType): PlanStep {

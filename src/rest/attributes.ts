@@ -1,4 +1,4 @@
-// REST routes for attribute definitions: declare, list, withdraw (the curation API's DELETE).
+// REST routes for attribute definitions: declare, evolve in place, list, withdraw (the curation API's DELETE).
 
 import type { FastifyInstance } from 'fastify';
 import { rowPieces } from '../json/slices.js';
@@ -10,6 +10,7 @@ import {
   toAttributeRow,
   withdrawAttribute,
 } from '../resolvers/attributes.js';
+import { evolveAttribute } from '../resolvers/evolution.js';
 import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
 import { succeed, succeedCached } from './envelope.js';
 import { route } from './route.js';
@@ -28,6 +29,21 @@ export function attributeRoutes(app: FastifyInstance) {
       usage: { declared: result.declared, limit: MAX_ATTRIBUTE_DEFS },
     };
     return dryRun ? succeed(reply, 200, { dry_run: true, ...data }) : succeed(reply, 201, data);
+  });
+
+  route(app, ROUTES.evolveAttribute, async (req, reply, { params, query, body }) => {
+    const dryRun = query.dry_run;
+    const ifVersion = ifMatchOf(req);
+    const result = await conditionalWrite(reply, () =>
+      evolveAttribute(req.ctx, params.guid, params.name, body, { dryRun, ifVersion }),
+    );
+    sendVersion(reply, result.typeVersion);
+    const data = {
+      attribute: toAttributeRow(result.attribute),
+      changed: result.changed,
+      changes: result.changes,
+    };
+    return succeed(reply, 200, dryRun ? { dry_run: true, ...data } : data);
   });
 
   route(app, ROUTES.listAttributes, async (req, reply, { params }) => {

@@ -12,6 +12,7 @@ import {
   toEntityTypeRow,
 } from '../resolvers/entity-types.js';
 import { releaseFormerName } from '../resolvers/former-names.js';
+import { describeEntityType, saysTexts } from '../resolvers/type-texts.js';
 import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
 import { succeed, succeedCached } from './envelope.js';
 import { route } from './route.js';
@@ -58,9 +59,17 @@ export function entityTypeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.renameEntityType, async (req, reply, { params, body }) => {
     const ifVersion = ifMatchOf(req);
-    const type = await conditionalWrite(reply, () =>
-      renameEntityType(req.ctx, params.guid, body.name, { ifVersion }),
-    );
+    const describing = saysTexts(body);
+    const type = await conditionalWrite(reply, async () => {
+      // (without texts, a missing name is refused as a rename's: empty_value)
+      const renamed =
+        body.name !== undefined || !describing
+          ? await renameEntityType(req.ctx, params.guid, body.name ?? '', { ifVersion })
+          : null;
+      return describing
+        ? describeEntityType(req.ctx, params.guid, body, renamed ? {} : { ifVersion })
+        : (renamed as NonNullable<typeof renamed>);
+    });
     sendVersion(reply, type.version);
     return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
   });

@@ -30,6 +30,8 @@ export function modelRoutes(app: FastifyInstance) {
       based_on: plan.based_on,
       steps: plan.steps,
       unchanged: plan.unchanged,
+      drift: plan.drift,
+      redeclaring: plan.redeclaring,
     });
   });
 

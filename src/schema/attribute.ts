@@ -1,5 +1,5 @@
 // GraphQL object family for attribute definitions: AttributeDefinition, EntityType.attributes and usage,
-// withdrawn definitions with their purge state, and the declare/withdraw mutations (same resolvers as REST).
+// withdrawn definitions with their purge state, and the declare/evolve/withdraw mutations (same resolvers as REST).
 // Over 300 lines: one object family per file (house style), and every field carries its description.
 
 import type { z } from 'zod';
@@ -10,6 +10,8 @@ import { StoredJson } from '../json/raw.js';
 import {
   MAX_ALLOWED_VALUES,
   MAX_ATTRIBUTE_DEFS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
   MAX_TYPE_DEFAULTS_JSON_BYTES,
   MAX_TYPE_DEFINITIONS_JSON_BYTES,
 } from '../model/limits.js';
@@ -25,6 +27,7 @@ import {
 } from '../resolvers/attributes.js';
 import { sayWhy } from '../resolvers/change-author.js';
 import { declarationFromGraphQL, type GraphQLDeclarationField } from '../resolvers/declaration.js';
+import { type EvolveResult, evolveAttribute } from '../resolvers/evolution.js';
 import { builder } from './builder.js';
 import { EntityType, IF_VERSION_ARG, REASON_ARG, typeNamedBy, versionArg } from './entity-type.js';
 import { rowDescription, rowFields } from './row-fields.js';
@@ -73,6 +76,12 @@ const AttributeStateEnum = builder.enumType('AttributeState', {
 });
 
 export const AttributeDefinition = builder.objectRef<StoredAttribute>('AttributeDefinition');
+
+type Redeclaring = NonNullable<StoredAttribute['redeclaring']>;
+const RedeclaringObject = builder.objectRef<Redeclaring>('AttributeRedeclaring').implement({
+  description: rowDescription(AttributeRow.shape.redeclaring),
+  fields: (t) => rowFields(t, AttributeRow.shape.redeclaring.unwrap().shape),
+});
 
 /**
  * One of a definition's JSON texts: on the row, or, for a light row (GraphQL lists leave the texts out), loaded
@@ -151,6 +160,12 @@ AttributeDefinition.implement({
         resolve: (a) => a.filterable === true,
       }),
       origin: t.exposeString('origin', { description: rowDescription(ROW.origin) }),
+      redeclaring: t.field({
+        type: RedeclaringObject,
+        nullable: true,
+        description: rowDescription(ROW.redeclaring),
+        resolve: (a) => a.redeclaring ?? null,
+      }),
     }),
     allowedValuesUsage: t.field({
       type: Usage,
@@ -205,7 +220,7 @@ builder.objectField(EntityType, 'attributes', (t) =>
   t.field({
     type: [AttributeDefinition],
     description:
-      'Every attribute applying to the type: the five platform attributes (fixed order), then its own live definitions in name order. Withdrawn definitions are absent. Unpaged: at most 205 entries.',
+      'Every attribute applying to the type: the five platform attributes (fixed order), then its own live definitions in name order. Withdrawn definitions are absent, but one being redeclared (its values carried) is shown as it will be, with redeclaring set. Unpaged: at most 205 entries.',
     resolve: async (type, _args, ctx) => {
       const attributes = await attributesOf(ctx, type);
       charge(ctx, attributes.length);
@@ -287,6 +302,14 @@ const DeclareAttributeInput = builder.inputType('DeclareAttributeInput', {
         description:
           'Whether the attribute can be filtered on; default false. entity_ref only: sent at all on another value type is filterable_not_supported.',
       }),
+      description: t.string({
+        required: false,
+        description: `What the attribute is for, for people: at most ${MAX_DESCRIPTION_LENGTH.toLocaleString('en-US')} characters once trimmed, line breaks and tabs allowed, no other control or invisible characters (invalid_field).`,
+      }),
+      displayName: t.string({
+        required: false,
+        description: `A label for people (the name stays the key): at most ${MAX_DISPLAY_NAME_LENGTH} characters once trimmed, one line, no control or invisible characters (invalid_field).`,
+      }),
     }) satisfies Record<GraphQLDeclarationField, unknown>,
 });
 
@@ -312,6 +335,67 @@ const DeclareAttributePayload = builder
       }),
     }),
   });
+
+const EvolveAttributeInput = builder.inputType('EvolveAttributeInput', {
+  description:
+    'A change of a live definition in place: the fields to change (the name is an argument). A field given replaces the stored one; null resets it to its default (no enumeration, no default, false); a field left out is kept. Only changes every stored value survives are made (attribute_change_not_in_place otherwise).',
+  fields: (t) =>
+    ({
+      valueType: t.string({
+        required: false,
+        description: 'Only the one it has: it cannot change in place.',
+      }),
+      cardinality: t.string({
+        required: false,
+        description: 'Only the one it has: it cannot change in place.',
+      }),
+      allowedValues: t.field({
+        type: ['JSON'],
+        required: false,
+        description: 'The enumeration: a superset of the current one (values added), or null for none.',
+      }),
+      allowedRefType: t.id({
+        required: false,
+        description: 'Only the one it has: it cannot change in place.',
+      }),
+      required: t.boolean({
+        required: false,
+        description: 'false (or null) drops the requirement; true only if it was required.',
+      }),
+      defaultValue: t.field({
+        type: 'JSON',
+        required: false,
+        description: 'Another default (for instances created from now on), or null for none.',
+      }),
+      filterable: t.boolean({ required: false, description: 'entity_ref only: turns filtering on or off.' }),
+      description: t.string({ required: false, description: 'Another description, or null for none.' }),
+      displayName: t.string({ required: false, description: 'Another display name, or null for none.' }),
+    }) satisfies Record<Exclude<GraphQLDeclarationField, 'name'>, unknown>,
+});
+
+const EvolveAttributePayload = builder.objectRef<EvolveResult>('EvolveAttributePayload').implement({
+  description: 'Result of a change in place (or of its dry run).',
+  fields: (t) => ({
+    attribute: t.field({
+      type: AttributeDefinition,
+      description: 'The definition as changed (on a dry run: as it would be); same guid as before.',
+      resolve: (p, _args, ctx) => {
+        charge(ctx, 1);
+        return p.attribute;
+      },
+    }),
+    dryRun: t.exposeBoolean('dryRun', { description: 'True: validated only, nothing written.' }),
+    changed: t.exposeBoolean('changed', {
+      description: 'False when the definition already was as asked: nothing was written.',
+    }),
+    changes: t.field({
+      type: 'JSON',
+      description:
+        'How the definition changed, field by field (a list of FieldChange: field, from, to; for allowed_values the counts and the first values added and removed).',
+      resolve: (p) => p.changes,
+    }),
+  }),
+});
 
 const Impact = builder.objectRef<z.output<typeof WithdrawImpactRow>>('WithdrawImpact').implement({
   description: 'What a withdrawal would remove, counted now.',
@@ -362,6 +446,30 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => {
       sayWhy(ctx, args.reason);
       return declareAttribute(ctx, String(args.typeGuid), declarationFromGraphQL(args.input), {
+        dryRun: args.dryRun === true,
+        ifVersion: versionArg(args.ifVersion),
+      });
+    },
+  }),
+  evolveAttribute: t.field({
+    type: EvolveAttributePayload,
+    description:
+      'Change a live attribute definition in place, for changes every stored value survives: allowed values added (or the enumeration dropped), required dropped, filterable turned on or off, another default. Its guid and values are kept, it never leaves the listing, and one attribute_evolved change record says what changed. Refusals: attribute_change_not_in_place (any other change: redeclare it through a model document), unknown_entity_type, attribute_def_not_found, attribute_def_withdrawn, base_type_not_owner, the declaration rules of the merged definition, attribute_defs_too_large, defaults_too_large, precondition_failed.',
+    args: {
+      typeGuid: t.arg.id({ required: true, description: 'Guid of the type that owns the definition.' }),
+      name: t.arg.string({ required: true, description: 'Attribute name (trimmed, letter case ignored).' }),
+      input: t.arg({ type: EvolveAttributeInput, required: true, description: 'The fields to change.' }),
+      dryRun: t.arg.boolean({
+        required: false,
+        defaultValue: false,
+        description: 'True: run every check and return the result, write nothing.',
+      }),
+      reason: t.arg.string({ description: REASON_ARG }),
+      ifVersion: t.arg.string({ description: IF_VERSION_ARG }),
+    },
+    resolve: (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
+      return evolveAttribute(ctx, String(args.typeGuid), args.name, declarationFromGraphQL(args.input), {
         dryRun: args.dryRun === true,
         ifVersion: versionArg(args.ifVersion),
       });

@@ -16,6 +16,7 @@ import {
   renameEntityType,
 } from '../resolvers/entity-types.js';
 import { releaseFormerName } from '../resolvers/former-names.js';
+import { describeEntityType } from '../resolvers/type-texts.js';
 import { builder } from './builder.js';
 import { rowDescription, rowFields } from './row-fields.js';
 
@@ -226,6 +227,33 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => {
       sayWhy(ctx, args.reason);
       return renameEntityType(ctx, String(args.guid), args.name, { ifVersion: versionArg(args.ifVersion) });
+    },
+  }),
+  describeEntityType: t.field({
+    type: EntityType,
+    description:
+      "Change a type's description and display name (any type). A field given replaces the stored text, null (or empty) removes it, a field left out is kept; recorded as type_described; changing nothing writes nothing. Refusals: unknown_entity_type, invalid_field (over 1,000 or 256 characters, control or invisible characters but line breaks in a description), precondition_failed.",
+    args: {
+      guid: t.arg.id({ required: true, description: 'Guid of the type.' }),
+      description: t.arg.string({
+        required: false,
+        description: 'What the type is for (at most 1,000 characters).',
+      }),
+      displayName: t.arg.string({
+        required: false,
+        description: 'A label for people (at most 256 characters).',
+      }),
+      reason: t.arg.string({ description: REASON_ARG }),
+      ifVersion: t.arg.string({ description: IF_VERSION_ARG }),
+    },
+    resolve: (_root, args, ctx) => {
+      sayWhy(ctx, args.reason);
+      return describeEntityType(
+        ctx,
+        String(args.guid),
+        { description: args.description, display_name: args.displayName },
+        { ifVersion: versionArg(args.ifVersion) },
+      );
     },
   }),
   releaseFormerName: t.field({

@@ -61,11 +61,16 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   'Mutation.createEntityType': read(WRITE_COST, 'a create-or-get: the name, its tombstone, one write'),
   'Mutation.renameEntityType': read(WRITE_COST, 'the type and the name, one write'),
   'Mutation.releaseFormerName': read(WRITE_COST, 'the type and the name, one write'),
+  'Mutation.describeEntityType': read(WRITE_COST, 'the type, one write'),
   'Mutation.deleteEntityType': read(
     WRITE_COST,
     'the type, its referrers and definitions (200 at most), one write',
   ),
   'Mutation.declareAttribute': read(WRITE_COST, "the type's definitions counted and sized, one write"),
+  'Mutation.evolveAttribute': read(
+    WRITE_COST,
+    "the definition, the type's definitions sized, one write (no instance is read: values are untouched)",
+  ),
   'Mutation.withdrawAttribute': read(
     WRITE_COST + INSTANCE_WALK_COST,
     'the definition, one write; a dry run counts at most 50,000 instances',
@@ -107,6 +112,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
     'allowedValuesUsage',
     'state',
   ]),
+  ...fromParent('AttributeRedeclaring', ['since', 'endsAfter']),
   'WithdrawnAttribute.valuesRemaining': read(
     INSTANCE_WALK_COST,
     "one count over the type's instances, within the operation's time budget",
@@ -130,6 +136,7 @@ export const FIELD_BUDGETS: Record<string, FieldBudget> = {
   ...fromParent('ReleaseFormerNamePayload', ['entityType']),
   ...fromParent('DeclareAttributePayload', ['attribute', 'usage']),
   ...fromParent('WithdrawAttributePayload', ['attribute', 'impact']),
+  ...fromParent('EvolveAttributePayload', ['attribute', 'changes']),
   // a plan's objects: every field of their rows (contract/model-document.ts)
   ...fromParent('ModelPlan', Object.keys(ModelPlan.shape).map(graphqlName)),
   ...fromParent('ModelPlanUnchanged', Object.keys(ModelPlan.shape.unchanged.shape).map(graphqlName)),

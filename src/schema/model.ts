@@ -91,6 +91,12 @@ const Step = builder.objectRef<PlanStep>('ModelPlanStep').implement({
         description: jsonDescription('changes', FieldChange),
         resolve: (s) => s.changes ?? null,
       }),
+      texts: t.field({
+        type: 'JSON',
+        nullable: true,
+        description: rowDescription(step.texts),
+        resolve: (s) => s.texts ?? null,
+      }),
       impact: t.field({
         type: Impact,
         nullable: true,
@@ -130,6 +136,16 @@ const Plan = builder.objectRef<ModelPlan>('ModelPlan').implement({
         type: Unchanged,
         description: rowDescription(ModelPlanRow.shape.unchanged),
         resolve: (p) => p.unchanged,
+      }),
+      drift: t.field({
+        type: 'JSON',
+        description: rowDescription(ModelPlanRow.shape.drift),
+        resolve: (p) => p.drift,
+      }),
+      redeclaring: t.field({
+        type: 'JSON',
+        description: rowDescription(ModelPlanRow.shape.redeclaring),
+        resolve: (p) => p.redeclaring,
       }),
     }),
 });

@@ -46,6 +46,9 @@ describe('declare: success and defaults', () => {
       default_value: null,
       filterable: false,
       origin: 'user_defined',
+      description: null,
+      display_name: null,
+      redeclaring: null,
     });
     expect(res.body.DATA.usage).toEqual({ declared: 1, limit: 200 });
     expect((await list()).find((a) => a.guid === row.guid)).toEqual(row);

@@ -59,6 +59,9 @@ describe('GET /entities/types/{guid}/attributes', () => {
         default_value: null,
         filterable: true,
         origin: 'system',
+        description: null,
+        display_name: null,
+        redeclaring: null,
       });
     }
   });

@@ -135,8 +135,13 @@ describe('help and usage errors', () => {
     for (const command of [
       'types list',
       'types create NAME',
+      'types rename TYPE NAME',
+      'types release-name TYPE NAME',
+      'types describe TYPE',
+      'types delete TYPE',
       'attributes list TYPE',
       'attributes declare TYPE NAME',
+      'attributes change TYPE NAME',
       'withdraw TYPE NAME',
       'purge',
       'token --tenant T',
@@ -168,7 +173,10 @@ describe('help and usage errors', () => {
     const env = { METAMODEL_URL: `http://127.0.0.1:${await closedPort()}`, AUTH_JWT_SECRET: TEST_SECRET };
     const cases: [string[], RegExp][] = [
       [['frobnicate'], /^error: unknown command "frobnicate"\.\nusage: metamodel <command>/],
-      [['types'], /^error: "types" needs a command\.\nusage: metamodel types <list\|create>/],
+      [
+        ['types'],
+        /^error: "types" needs a command\.\nusage: metamodel types <list\|create\|rename\|describe\|release-name\|delete>/,
+      ],
       [['types', 'drop', 'x'], /^error: unknown command "types drop"\.\nusage: metamodel types/],
       [['types', 'list', '--bogus'], /^error: Unknown option '--bogus'.*\nusage: metamodel types list/],
       [['types', 'list', '--tenant', 'x'], /^error: --tenant does not apply to "types list"\.\nusage:/],
@@ -301,6 +309,52 @@ describe('types', () => {
   });
 });
 
+describe('types rename, release-name, delete', () => {
+  it('rename says the old name still resolves and how to free it; create-or-get by a former name says so; release-name frees it; delete', async ({
+    world,
+  }) => {
+    const { token, api } = await setup(world);
+    const guid = await createType(api, 'Quarterly Report');
+    const renamed = await run(world, ['types', 'rename', 'quarterly report', 'Report'], { token });
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(renamed.stdout).toBe(
+      `Renamed type "Quarterly Report" to "Report" (${guid}). "Quarterly Report" still resolves to it; free it with: metamodel types release-name Report 'Quarterly Report'\n`,
+    );
+    const former = await run(world, ['types', 'create', 'Quarterly Report'], { token });
+    expect(former.code).toBe(0);
+    expect(former.stdout).toBe(
+      `"Quarterly Report" is a former name of type "Report" (${guid}): it still resolves to that type, so nothing was created.\n` +
+        `To create a new type under it, free the name first: metamodel types release-name Report 'Quarterly Report'\n`,
+    );
+    const released = await run(world, ['types', 'release-name', 'Report', 'Quarterly Report'], { token });
+    expect(released.code, released.stderr).toBe(0);
+    expect(released.stdout).toContain('Released "Quarterly Report": it no longer resolves to type "Report"');
+    const fresh = await run(world, ['types', 'create', 'Quarterly Report'], { token });
+    expect(fresh.stdout).toMatch(/^Created type "Quarterly Report" \(/);
+    expect(fresh.stdout).not.toContain(guid);
+    const same = await run(world, ['types', 'create', ' report '], { token });
+    expect(same.stdout).toBe(`Type "Report" already existed (${guid}); nothing was changed.\n`);
+    const describedType = await run(world, ['types', 'describe', 'Report', '--display-name', 'Quarterly'], {
+      token,
+    });
+    expect(describedType.stdout).toBe('Type "Report": display name "Quarterly", description none.\n');
+    expect((await run(world, ['history', 'Report'], { token })).stdout).toContain(
+      'described type "Report": display_name null → "Quarterly"',
+    );
+    const deleted = await run(world, ['types', 'delete', 'Report'], { token });
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toContain(`Deleted type "Report" (${guid})`);
+    expect((await api.get(`/entities/types/${guid}`)).status).toBe(404);
+    const system = await run(world, ['types', 'delete', 'table'], { token });
+    expect([system.code, system.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^error: type_not_user_defined: /),
+    ]);
+    const missing = await run(world, ['types', 'rename', 'Report'], { token });
+    expect(missing.code).toBe(2);
+  });
+});
+
 describe('attributes', () => {
   it('TYPE may be a guid or a name (trimmed, any case); an unknown name is refused and nothing is created', async ({
     world,
@@ -338,6 +392,9 @@ describe('attributes', () => {
         default_value: 'silver',
         filterable: false,
         origin: 'user_defined',
+        description: null,
+        display_name: null,
+        redeclaring: null,
       },
       usage: { declared: 1, limit: 200 },
     });
@@ -463,6 +520,91 @@ describe('attributes', () => {
     const refused = await run(world, [...args, '--cardinality', 'single', '--ref-type', 'nobody'], { token });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^error: unknown_entity_type: .*"nobody"/);
+  });
+});
+
+describe('attributes change', () => {
+  it('--add-values widens in place (guid and values kept), texts for people are set and cleared; a change not in place exits 1', async ({
+    world,
+  }) => {
+    const { token, api } = await setup(world);
+    const card = await createType(api, 'Card');
+    const declared = await run(
+      world,
+      [
+        'attributes',
+        'declare',
+        'Card',
+        'grade',
+        '--value-type',
+        'string',
+        '--cardinality',
+        'single',
+        '--allowed-values',
+        '["A","B"]',
+        '--description',
+        'Letter grade',
+        '--display-name',
+        'Grade',
+      ],
+      { token },
+    );
+    expect(declared.code, declared.stderr).toBe(0);
+    expect(declared.stdout).toMatch(/│ display name +│ Grade +│/);
+    const guid = (await api.get(`/entities/types/${card}/attributes`)).body.DATA.attributes.find(
+      (a: any) => a.name === 'grade',
+    ).guid;
+    const e = await api.post('/entities', { type_guid: card, name: 'e', values: { grade: 'B' } });
+    const dry = await run(
+      world,
+      ['attributes', 'change', 'card', 'grade', '--add-values', '["C"]', '--dry-run'],
+      {
+        token,
+      },
+    );
+    expect(dry.stdout).toContain(
+      'Dry run: "grade" on type "Card" can change in place (allowed_values +1 ("C"))',
+    );
+    const widened = await run(world, ['attributes', 'change', 'card', 'grade', '--add-values', '["C"]'], {
+      token,
+    });
+    expect(widened.code, widened.stderr).toBe(0);
+    expect(widened.stdout).toContain(
+      'Changed "grade" on type "Card" in place: allowed_values +1 ("C"). Its guid and values are kept.',
+    );
+    const again = await run(
+      world,
+      ['attributes', 'change', 'card', 'grade', '--allowed-values', '["A","B","C"]'],
+      {
+        token,
+      },
+    );
+    expect(again.stdout).toContain('already is as asked; nothing was written');
+    const cleared = await runJson(
+      world,
+      ['attributes', 'change', 'Card', 'grade', '--description', ''],
+      token,
+    );
+    expect(cleared).toMatchObject({
+      changed: true,
+      attribute: { guid, description: null, display_name: 'Grade' },
+    });
+    expect((await api.get(`/entities/${e.body.DATA.entity.guid}`)).body.DATA.entity.values.grade).toBe('B');
+    const narrowed = await run(
+      world,
+      ['attributes', 'change', 'Card', 'grade', '--allowed-values', '["A"]'],
+      {
+        token,
+      },
+    );
+    expect(narrowed.code).toBe(1);
+    expect(narrowed.stderr).toMatch(/^error: attribute_change_not_in_place: "grade" cannot change in place/);
+    const nothing = await run(world, ['attributes', 'change', 'Card', 'grade'], { token });
+    expect(nothing.code).toBe(2);
+    // the history says what the change in place changed
+    const history = await run(world, ['history', 'Card'], { token });
+    expect(history.stdout).toContain('changed "grade" in place: allowed_values +1 ("C")');
+    expect(history.stdout).toContain('declared "grade": string, single, one of "A", "B"');
   });
 });
 

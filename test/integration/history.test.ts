@@ -360,7 +360,7 @@ describe('change feed', () => {
           {
             name: 'Card',
             attributes: [
-              { name: 'Grade', value_type: 'string', cardinality: 'single', allowed_values: ['A', 'B', 'C'] },
+              { name: 'Grade', value_type: 'string', cardinality: 'single', allowed_values: ['A', 'C'] },
               { name: 'note', value_type: 'string', cardinality: 'single' },
             ],
           },

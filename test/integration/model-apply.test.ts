@@ -378,7 +378,8 @@ describe('apply: everything is checked before the first write', () => {
       });
       expect(redeclared.body.DATA.carrying).toHaveLength(1);
       before = await snapshot(api);
-      expect(before.model.types.find((t: any) => t.name === 'Wide').attributes).toHaveLength(198);
+      // (the export shows the one being redeclared as it will be: 198 live and the carrying one)
+      expect(before.model.types.find((t: any) => t.name === 'Wide').attributes).toHaveLength(199);
       const more = (n: number) =>
         Array.from({ length: n }, (_, i) => ({ name: `n${i}`, value_type: 'string', cardinality: 'single' }));
       // 198 live, 1 carrying: one more fits, the second does not
@@ -606,7 +607,7 @@ describe('apply: everything is checked before the first write', () => {
 });
 
 describe('a redeclaration carries the values the new definition accepts', () => {
-  it('widening an enumeration keeps every value; the plan says so first; the history says what was carried', async ({
+  it('widening an enumeration and requiring it (not in place) keeps every value; the plan says so first; the history says what was carried', async ({
     world,
   }) => {
     const { api, tenant } = await tenantApi(world);
@@ -617,7 +618,8 @@ describe('a redeclaration carries the values the new definition accepts', () => 
     );
     const guids = await entitiesWith(api, card, values);
     const was = await valuesOf(api, guids, 'grade');
-    const document = doc([{ name: 'Card', attributes: [grade(['A', 'B', 'C'])] }]);
+    // (a widening alone is changed in place: attributes.evolve.test.ts; required added could break a stored value)
+    const document = doc([{ name: 'Card', attributes: [{ ...grade(['A', 'B', 'C']), required: true }] }]);
     const plan = await api.post('/entities/model/plan', document);
     expect(plan.body.DATA.steps).toHaveLength(1);
     expect(plan.body.DATA.steps[0]).toMatchObject({
@@ -972,7 +974,9 @@ describe('a carrying redeclaration holds its room', () => {
     const db = createExecutor(world.driver);
     expect(await db.write((run) => acquireLease(run, `purge-def:${gradeGuid}`, 'holder', 60))).toBe(true);
     const widened = await api.post('/entities/model/apply', {
-      document: doc([{ name: 'Wide', attributes: [grade(['A', 'B', 'C']), ...others] }]),
+      document: doc([
+        { name: 'Wide', attributes: [{ ...grade(['A', 'B', 'C']), required: true }, ...others] },
+      ]),
       allow_withdraw: true,
     });
     expect(widened.body.DATA.carrying.map((s: any) => s.attribute)).toEqual(['grade']);

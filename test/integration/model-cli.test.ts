@@ -175,17 +175,33 @@ describe('metamodel export, plan, apply', () => {
           {
             name: 'Asset',
             attributes: [
-              { name: 'size', value_type: 'string', cardinality: 'single', allowed_values: ['S', 'M', 'L'] },
+              // (required added: not a change every stored value survives, so carried, not made in place)
+              {
+                name: 'size',
+                value_type: 'string',
+                cardinality: 'single',
+                allowed_values: ['S', 'M', 'L'],
+                required: true,
+              },
             ],
           },
         ],
       }),
     );
+    await createType(api, 'Elsewhere');
     const plan = await cli(world, token, 'plan', '-f', model);
     expect(plan.code).toBe(2);
     expect(plan.stdout).toContain('- withdraw "old" from "Asset" (removes 0 values from 0 instances)');
+    // what the file does not mention, under its own heading
     expect(plan.stdout).toContain(
-      '± redeclare "size" on "Asset": allowed_values +1 ("L") (definitions are immutable: withdrawn, then declared anew by the service after the purge\'s grace, carrying 3 values)',
+      'Not in the file (drift):\n  · type "Elsewhere" (0 attributes): left alone\n  · "old" of "Asset": withdrawn with --allow-withdraw (see above)\n',
+    );
+    expect(JSON.parse((await cli(world, token, 'plan', '-f', model, '--json')).stdout).drift).toMatchObject({
+      types: [{ name: 'Elsewhere', attributes: 0 }],
+      unmanaged: [],
+    });
+    expect(plan.stdout).toContain(
+      '± redeclare "size" on "Asset": allowed_values +1 ("L"); required false → true (not a change in place: withdrawn, then declared anew by the service after the purge\'s grace, carrying 3 values)',
     );
     const version = JSON.parse((await cli(world, token, 'plan', '-f', model, '--json')).stdout).based_on;
 
@@ -213,7 +229,7 @@ describe('metamodel export, plan, apply', () => {
     expect(bold.code, bold.stdout + bold.stderr).toBe(4);
     expect(bold.stdout).toContain('Applied 2 steps');
     expect(bold.stdout).toContain(
-      'Carrying values (the service declares each anew once the purge grace has passed): "size" on "Asset"',
+      'Carrying values (the service declares each anew once its values are carried, after the purge\'s grace): "size" on "Asset"',
     );
     const waited = await cli(world, token, 'apply', '-f', model, '--allow-withdraw', '--wait');
     expect(waited.code, waited.stdout + waited.stderr).toBe(0);
@@ -227,9 +243,16 @@ describe('metamodel export, plan, apply', () => {
       {
         name: 'Asset',
         attributes: [
-          { name: 'size', value_type: 'string', cardinality: 'single', allowed_values: ['S', 'M', 'L'] },
+          {
+            name: 'size',
+            value_type: 'string',
+            cardinality: 'single',
+            allowed_values: ['S', 'M', 'L'],
+            required: true,
+          },
         ],
       },
+      { name: 'Elsewhere', attributes: [] },
     ]);
     // every change of the apply says where it came from
     const history = (await api.get(`/entities/types/${guid}/history?page_size=3`)).body.DATA.changes;
@@ -276,7 +299,9 @@ describe('metamodel export, plan, apply', () => {
     const applied = await cli(world, token, 'apply', '-f', model, '--allow-withdraw', '--wait');
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     const history = await cli(world, token, 'history', 'Kit');
-    expect(history.stdout).toContain('declared "size": string, single (carried 1 value, 2 refused)');
+    expect(history.stdout).toContain(
+      'declared "size": string, single, one of "S", "L" (carried 1 value, 2 refused)',
+    );
     expect(history.stdout).toContain('purged "size" (2 values removed)');
   }, 60_000);
 
@@ -428,6 +453,77 @@ describe('metamodel export, plan, apply', () => {
     expect(names).not.toContain('code');
   });
 
+  it('a file with three mistakes reports all three at once, each with its type, attribute, line and column (YAML and JSON); the export names its JSON Schema', async ({
+    world,
+    dir,
+  }) => {
+    const { token } = await tenant(world);
+    const yaml = [
+      'format: entity-metamodel/v1',
+      'types:',
+      '  - name: Person',
+      '    attributes: []',
+      '  - name: Report',
+      '    attributes:',
+      '      - name: title',
+      '        value_type: string',
+      '        cardinality: single',
+      '      - name: grade',
+      '        value_type: strng',
+      '        cardinality: single',
+      '      - name: owner',
+      '        value_type: entity_ref',
+      '        cardinality: single',
+      '        allowed_ref_type: Person',
+      '        descripton: who owns it',
+      '  - name: person',
+      '',
+    ].join('\n');
+    const model = file(dir, 'three.yaml', yaml);
+    for (const command of ['plan', 'apply']) {
+      const res = await cli(world, token, command, '-f', model);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`3 problems in ${model}; nothing was done:\n`);
+      expect(res.stderr).toContain(
+        `${model}:11:9: unknown_value_type: type "Report", attribute "grade": types[1].attributes[1]: value_type must be`,
+      );
+      expect(res.stderr).toContain(
+        `${model}:17:9: unknown_field: type "Report", attribute "owner": types[1].attributes[2]: Unknown field "descripton".`,
+      );
+      expect(res.stderr).toContain(
+        `${model}:18:5: invalid_model: type "person": types[2].name: "person" is listed twice`,
+      );
+    }
+    // the same document as JSON: the same problems, at the JSON text's lines
+    const asJson = file(dir, 'three.json', JSON.stringify(YAML.parse(yaml), null, 2));
+    const json = await cli(world, token, 'plan', '-f', asJson, '--json');
+    expect(json.code).toBe(1);
+    const data = JSON.parse(json.stdout);
+    expect(data).toMatchObject({ reason: 'unknown_value_type', problem_count: 3 });
+    const lines = JSON.stringify(YAML.parse(yaml), null, 2).split('\n');
+    expect(
+      data.problems.map((p: any) => [
+        p.type,
+        p.attribute,
+        p.at,
+        (lines[p.line - 1] ?? '').trim().split(':')[0],
+      ]),
+    ).toEqual([
+      ['Report', 'grade', 'types[1].attributes[1].value_type', '"value_type"'],
+      ['Report', 'owner', 'types[1].attributes[2].descripton', '"descripton"'],
+      ['person', null, 'types[2].name', '"name"'],
+    ]);
+    // the export names the JSON Schema for editors; planned back, it changes nothing
+    const exported = await cli(world, token, 'export');
+    expect(exported.stdout.split('\n')[0]).toBe(
+      `# yaml-language-server: $schema=${world.url}/schemas/metamodel.json`,
+    );
+    const exportedJson = JSON.parse((await cli(world, token, 'export', '--json')).stdout);
+    expect(exportedJson.$schema).toBe(`${world.url}/schemas/metamodel.json`);
+    const back = file(dir, 'back.json', JSON.stringify(exportedJson));
+    expect((await cli(world, token, 'plan', '-f', back)).code).toBe(0);
+  });
+
   it('apply --help documents its exit statuses', async ({ world }) => {
     const { token } = await tenant(world);
     const help = await cli(world, token, 'apply', '--help');
@@ -441,10 +537,13 @@ describe('metamodel export, plan, apply', () => {
     dir,
   }) => {
     const { token } = await tenant(world);
-    expect((await cli(world, token, 'plan')).code).toBe(2);
-    expect((await cli(world, token, 'plan', '-f', path.join(dir, 'absent.yaml'))).stderr).toContain(
-      'cannot read',
-    );
+    // plan exits as terraform plan -detailed-exitcode: a usage error is 1 (an error), never 2 (changes)
+    expect((await cli(world, token, 'plan')).code).toBe(1);
+    expect((await cli(world, token, 'plan', '--nonsense', '-f', 'x')).code).toBe(1);
+    const absent = await cli(world, token, 'plan', '-f', path.join(dir, 'absent.yaml'));
+    expect([absent.code, absent.stderr]).toEqual([1, expect.stringContaining('cannot read')]);
+    // other commands keep 2 for a usage error
+    expect((await cli(world, token, 'apply')).code).toBe(2);
     const broken = file(dir, 'broken.yaml', 'types: [unclosed');
     const unreadable = (await cli(world, token, 'plan', '-f', broken)).stderr;
     expect(unreadable).toContain('is not YAML or JSON');

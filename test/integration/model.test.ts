@@ -332,6 +332,9 @@ describe('plan: POST /entities/model/plan', () => {
       based_on: expect.any(String),
       steps: [],
       unchanged: { types: 4, attributes: 5 },
+      // (the export names every type an export lists: nothing is left out)
+      drift: { types: [], unmanaged: [], more: false },
+      redeclaring: [],
     });
 
     const empty = await tenantApi(world);
@@ -916,4 +919,75 @@ describe(`the rows of a model document: at most ${MODEL_MAX_ROW_BYTES.toLocaleSt
     const half = await planOf(api, { format: MODEL_FORMAT, types: types.slice(0, 100) });
     expect(half.steps).toHaveLength(100 + 100 * 200);
   }, 120_000);
+});
+
+describe('drift: what the tenant has that the document does not mention', () => {
+  it('types the document does not name, and types it lists without attributes, are reported (left alone); REST and GraphQL alike', async ({
+    world,
+  }) => {
+    const tenant = newTenant();
+    const token = await tokenFor(tenant);
+    const api = restClient(world.app, token);
+    const dataset = await createType(api, 'Dataset');
+    await api.post(`/entities/types/${dataset}/attributes`, {
+      name: 'rows',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    const team = await createType(api, 'Team');
+    await api.post(`/entities/types/${team}/attributes`, {
+      name: 'lead',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    await api.post(`/entities/types/${team}/attributes`, {
+      name: 'size',
+      value_type: 'number',
+      cardinality: 'single',
+    });
+    const table = (await api.get('/entities/types/by-name/table')).body.DATA.entity_type.guid;
+    await api.post(`/entities/types/${table}/attributes`, {
+      name: 'owner',
+      value_type: 'string',
+      cardinality: 'single',
+    });
+    await createType(api, 'Empty');
+    // "Data Set" replaces Dataset without renamed_from: a new type is planned, and Dataset is said to be left behind
+    const document = {
+      format: MODEL_FORMAT,
+      types: [
+        { name: 'Data Set', attributes: [{ name: 'rows', value_type: 'number', cardinality: 'single' }] },
+        { name: 'Team' },
+      ],
+    };
+    const plan = await planOf(api, document);
+    expect(plan.steps.map((s) => [s.action, s.type, s.looks_like_rename_of ?? null])).toEqual([
+      ['create_type', 'Data Set', 'Dataset'],
+      ['declare_attribute', 'Data Set', null],
+    ]);
+    expect((plan as any).drift).toEqual({
+      types: [
+        { name: 'Dataset', type_guid: dataset, attributes: 1 },
+        { name: 'Empty', type_guid: expect.any(String), attributes: 0 },
+        { name: 'table', type_guid: table, attributes: 1 },
+      ],
+      unmanaged: [{ name: 'Team', type_guid: team, attributes: 2 }],
+      more: false,
+    });
+    const gql = graphqlClient(world.app, token);
+    const answer = await gql.request(
+      'query($d: JSON!) { modelPlan(document: $d) { drift } }' as any,
+      { d: document } as any,
+    );
+    expect((answer as any).modelPlan.drift).toEqual((plan as any).drift);
+    // a type named by a former name is the type the document names: no drift
+    await api.patch(`/entities/types/${dataset}`, { name: 'Datasets' });
+    const renamed = await planOf(api, {
+      format: MODEL_FORMAT,
+      types: [
+        { name: 'Dataset', attributes: [{ name: 'rows', value_type: 'number', cardinality: 'single' }] },
+      ],
+    });
+    expect((renamed as any).drift.types.map((t: any) => t.name)).toEqual(['Empty', 'table', 'Team']);
+  });
 });

@@ -526,13 +526,14 @@ describe('the examples of the request bodies (what /docs puts in a body)', () =>
         const fill = (value: unknown): unknown =>
           JSON.parse(JSON.stringify(value), (_k, v) => (typeof v === 'string' && v in found ? found[v] : v));
         // The entity examples use the attributes the declaration examples declare.
-        if (['createEntity', 'queryEntities'].includes(operationId)) {
+        if (['createEntity', 'queryEntities', 'evolveAttribute'].includes(operationId)) {
           for (const declaration of declarations) {
             const res = await api.post(`/entities/types/${type}/attributes`, fill(declaration.value));
             expect([declaration.summary, res.status]).toEqual([declaration.summary, 201]);
           }
         }
-        const url = path.replace('{guid}', type);
+        // (a change in place names the attribute the declaration examples declare with an enumeration)
+        const url = path.replace('{guid}', type).replace('{name}', 'tier');
         expect(url).not.toContain('{');
         const auth = authOf(operationId);
         const caller =
@@ -713,6 +714,8 @@ describe('every operation answers as documented', () => {
     await call(api.post(`${attrs}?dry_run=true`, declaration), 'POST', attrs, 200);
     await call(api.post(attrs, declaration), 'POST', attrs, 201);
     await call(api.get(attrs), 'GET', attrs, 200);
+    const evolve = `${attrs}/tier`;
+    await call(api.patch(evolve, { allowed_values: ['a', 'b', 'c'] }), 'PATCH', evolve, 200);
     const entity = await call(
       api.post('/entities', { type_guid: guid, name: 'q1', values: { tier: 'a' } }),
       'POST',

@@ -1,9 +1,9 @@
 // The routes of attribute definitions: declare, list, withdraw.
 
 import { z } from 'zod';
-import { DeclareBody } from '../../contract/model-document.js';
+import { DeclareBody, EvolveBody } from '../../contract/model-document.js';
 import { NAME_DOC, PLATFORM_NAME_DOC } from '../../contract/refusing-fields.js';
-import { AttributeRow, guid, WithdrawImpact } from '../../contract/wire.js';
+import { AttributeRow, FieldChange, guid, WithdrawImpact } from '../../contract/wire.js';
 import {
   MAX_ATTRIBUTE_DEFS,
   MAX_TYPE_DEFAULTS_JSON_BYTES,
@@ -59,6 +59,53 @@ export const ATTRIBUTE_ROUTES = {
       'ref_type_mismatch',
     ],
   }),
+  evolveAttribute: route({
+    method: 'PATCH',
+    path: '/entities/types/:guid/attributes/:name',
+    operationId: 'evolveAttribute',
+    preconditions: 'if-match',
+    tag: 'Attributes',
+    summary: 'Change a live attribute definition in place',
+    description:
+      'For changes every stored value survives: allowed values added (or the enumeration dropped), `required` dropped, `filterable` turned on or off, another default. The definition keeps its guid and its values, and never leaves the listing; one `attribute_evolved` change record says what changed. Any other change (value type, cardinality, referenced type, values removed from the enumeration, `required` added) is refused with `attribute_change_not_in_place`: redeclare it through a model document (its values carried). A change that changes nothing writes nothing (`changed: false`). With `dry_run` nothing is written.',
+    auth: 'bearer',
+    params: z.object({
+      guid: guid('Entity type guid.'),
+      name: z
+        .string()
+        .describe('Attribute name (trimmed, letter case ignored); not a platform attribute.')
+        .meta({ ...NAME_DOC, not: PLATFORM_NAME_DOC }),
+    }),
+    query: z.looseObject({ dry_run: dryRun }),
+    body: EvolveBody,
+    bodyCheckedByResolver: true,
+    answers: {
+      200: {
+        description:
+          'Changed in place (or, with `dry_run`, as it would be); `changed: false` when it already was.',
+        data: z.object({
+          dry_run: z.literal(true).optional().describe('Present on a dry run: nothing was written.'),
+          attribute: AttributeRow,
+          changed: z
+            .boolean()
+            .describe('False when the definition already was as asked: nothing was written.'),
+          changes: z.array(FieldChange).describe('How the definition changed, field by field.'),
+        }),
+      },
+    },
+    refusals: [
+      'unknown_entity_type',
+      'attribute_def_not_found',
+      'attribute_def_withdrawn',
+      'attribute_change_not_in_place',
+      'base_type_not_owner',
+      'attribute_defs_too_large',
+      'defaults_too_large',
+      ...DECLARATION_RULE_REASONS,
+      'referent_not_found',
+      'ref_type_mismatch',
+    ],
+  }),
   listAttributes: route({
     method: 'GET',
     path: '/entities/types/:guid/attributes',
@@ -67,7 +114,7 @@ export const ATTRIBUTE_ROUTES = {
     tag: 'Attributes',
     summary: 'List the attributes applying to a type',
     description:
-      'The five platform attributes (owner_type null) first, then the type’s own live definitions by name. Not paged.',
+      'The five platform attributes (owner_type null) first, then the type’s own live definitions by name; one being redeclared (its values carried) is listed as it will be, with `redeclaring` set. Not paged.',
     auth: 'bearer',
     params: guidParams,
     answers: {

@@ -42,8 +42,11 @@ export type RouteKey =
 
 /** What a request under an Idempotency-Key adds: the key's lookup, its claim and its stored answer. */
 const KEYED = 3;
-/** A type row at its largest: a 256-character name of 4-byte characters, its label, icon and hint, its former names. */
-const TYPE_ROW = 2 * KB + MAX_FORMER_NAMES_JSON_BYTES;
+/**
+ * A type row at its largest: a 256-character name of 4-byte characters, its label, icon and hint, its former names,
+ * and its description and display name (1,000 and 256 characters of at most 4 bytes, or 6 for an escaped line break).
+ */
+const TYPE_ROW = 2 * KB + MAX_FORMER_NAMES_JSON_BYTES + 6 * KB + 1.5 * KB;
 /** An answer of one type row: the row, the envelope (and create-or-get's flag). */
 const TYPE_ANSWER = TYPE_ROW + 1 * KB;
 /** An entity summary at its largest (guid, 256-character name, type guid). */
@@ -106,7 +109,8 @@ export const ROUTE_BUDGETS = {
     admission: 'light',
   },
   renameEntityType: {
-    statements: 6 + KEYED,
+    // (a rename, then a change of its texts: both may come in one body)
+    statements: 9 + KEYED,
     reads: 'the type, the type holding the new name: index seeks',
     answerBytes: TYPE_ANSWER,
     memoryBytes: 256 * KB,
@@ -174,6 +178,15 @@ export const ROUTE_BUDGETS = {
       'the type, its live definitions counted and sized (at most 200), the referenced type and default: index seeks',
     answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
     memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
+    admission: 'light',
+  },
+  evolveAttribute: {
+    statements: 7 + KEYED,
+    reads:
+      'the type and the definition (index seeks), then its live definitions sized (at most 200), the referenced type and default',
+    // (its changes show at most ten values added and ten removed, each at most 1,024 characters)
+    answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 256 * KB,
+    memoryBytes: 3 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
     admission: 'light',
   },
   listAttributes: {

@@ -81,6 +81,11 @@ export const BODY_EXAMPLES: Partial<Record<RouteKey, Record<string, BodyExample>
       description: 'The guid in the path is the type renamed; it keeps its guid.',
       value: { name: 'Data asset' },
     },
+    describe: {
+      summary: 'Describe the type (its name stays)',
+      description: 'A description and a display name, for people; null (or empty) removes one.',
+      value: { description: 'A curated dataset with an owner and a tier.', display_name: 'Data product' },
+    },
   },
   releaseFormerName: {
     release: {
@@ -130,6 +135,17 @@ export const BODY_EXAMPLES: Partial<Record<RouteKey, Record<string, BodyExample>
       summary: 'entity_ref: a reference to an entity of another type (replace the guid)',
       description: `${REPLACE_REF_TYPE} \`filterable\` (entity_ref only) lets \`GET /entities\` and \`POST /entities/query\` list the entities referring to a given one.`,
       value: { ...OWNED_BY, allowed_ref_type: PLACEHOLDERS.refType },
+    },
+  },
+  evolveAttribute: {
+    widen: {
+      summary: 'Add a value to the enumeration of tier, in place',
+      description: `${REPLACE_TYPE} The path names the attribute (\`tier\`, as the declaration examples declare it); its guid and its stored values are kept.`,
+      value: { allowed_values: ['gold', 'silver', 'bronze', 'platinum'] },
+    },
+    relax: {
+      summary: 'Another default, and no longer required',
+      value: { default_value: 'silver', required: false },
     },
   },
   createEntity: {

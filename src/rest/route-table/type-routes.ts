@@ -166,12 +166,23 @@ export const TYPE_ROUTES = {
     operationId: 'renameEntityType',
     preconditions: 'if-match',
     tag: 'Entity types',
-    summary: 'Rename a user-defined type',
-    description: 'The guid stays. System, managed and connector types are refused.',
+    summary: 'Rename a user-defined type, or change its description and display name',
+    description:
+      'With `name`: rename (the guid stays; system, managed and connector types are refused). With `description` or `display_name` (any type; null or empty removes one; at most 1,000 and 256 characters, no control or invisible characters but line breaks in a description: invalid_field): its texts for people, recorded as `type_described`. Both may come in one body (the rename first).',
     auth: 'bearer',
     params: guidParams,
-    body: z.looseObject({ name: typeName }),
-    answers: { 200: { description: 'Renamed.', data: z.object({ entity_type: EntityTypeRow }) } },
+    body: z.looseObject({
+      name: typeName.optional(),
+      description: z
+        .string()
+        .nullable()
+        .optional()
+        .describe('What the type is for (at most 1,000 characters).'),
+      display_name: z.string().nullable().optional().describe('A label for people (at most 256 characters).'),
+    }),
+    answers: {
+      200: { description: 'Renamed or described.', data: z.object({ entity_type: EntityTypeRow }) },
+    },
     refusals: [
       'unknown_entity_type',
       'empty_value',

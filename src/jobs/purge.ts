@@ -109,85 +109,204 @@ const CARRY_RETRY_MS = 10_000;
 const JOB_LEASE_SECONDS = 120;
 
 export function createPurger(options: PurgeOptions): Purger {
-  const { db, logger, instanceId } = options;
-  const batchSize = options.batchSize ?? 5_000;
-  let background: Promise<void> | null = null;
+  return new PurgeRunner(options);
+}
+
+/** One step of a pass: instances scanned, values removed, where the next step starts, refused carried values. */
+interface PassStep {
+  scanned: number;
+  removed: number;
+  cursor: string;
+  found: boolean;
+  refusals?: CarryRefusal[];
+}
+
+/** What draining a definition did. */
+interface Drained {
+  removed: number;
+  batches: number;
+  complete: boolean;
+}
+
+/** A daily run's report, its progress and how to tell its listener, as its definitions are gone through. */
+interface DailyRun {
+  report: PurgeReport;
+  progress: PurgeProgress;
+  tell: () => void;
+  author?: ChangeAuthor;
+  jobLease: string;
+}
+
+class PurgeRunner implements Purger {
+  private readonly db: Executor;
+  private readonly logger: Logger;
+  private readonly instanceId: string;
+  private readonly batchSize: number;
+  private background: Promise<void> | null = null;
   /** The carry loop under way, and whether it should look again when done. */
-  let carrying: Promise<void> | null = null;
-  let carryAgain = false;
+  private carrying: Promise<void> | null = null;
+  private carryAgain = false;
   /** The wake-up for the next carry whose grace is not over yet, and when it fires (ms since the epoch). */
-  let wake: { timer: NodeJS.Timeout; at: number } | null = null;
+  private wake: { timer: NodeJS.Timeout; at: number } | null = null;
   /** Daily runs under way (stop() waits for them, so their lease is released before the driver closes). */
-  const daily = new Set<Promise<unknown>>();
-  let again = false;
-  let stopped = false;
+  private readonly daily = new Set<Promise<unknown>>();
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly options: PurgeOptions) {
+    this.db = options.db;
+    this.logger = options.logger;
+    this.instanceId = options.instanceId;
+    this.batchSize = options.batchSize ?? 5_000;
+  }
+
+  kick() {
+    if (this.stopped) return;
+    if (this.options.carry) {
+      if (this.carrying) this.carryAgain = true;
+      else {
+        this.carrying = this.carryLoop()
+          .catch((err) => {
+            logFailure(this.logger, err, 'carried redeclarations', 'they are looked at again in 10 s');
+            // (A database away, say: the carries in their grace are not known, so the next look is set here.)
+            this.wakeIn(CARRY_RETRY_MS);
+          })
+          .finally(() => {
+            this.carrying = null;
+          });
+      }
+    }
+    if (this.background) {
+      this.again = true;
+      return;
+    }
+    this.background = this.backgroundLoop()
+      .catch((err) => logFailure(this.logger, err, 'background purge', 'the daily job will finish it'))
+      .finally(() => {
+        this.background = null;
+      });
+  }
+
+  async idle() {
+    while (this.background || this.carrying) await (this.background ?? this.carrying);
+  }
+
+  runDailyJob(
+    scope: { tenant?: string; author?: ChangeAuthor } = {},
+    onProgress?: (p: PurgeProgress) => void,
+    firing?: string,
+  ) {
+    const running = this.dailyJob(scope, onProgress, firing);
+    this.daily.add(running);
+    return running.finally(() => this.daily.delete(running));
+  }
+
+  async stop() {
+    this.stopped = true;
+    if (this.wake) clearTimeout(this.wake.timer);
+    this.wake = null;
+    await this.idle();
+    await Promise.allSettled([...this.daily]);
+  }
+
+  /**
+   * Expired idempotency records, all tenants, in batches until none is left, under the sweep's lease (the sweep and
+   * a daily run never remove the same records at once).
+   */
+  async sweepExpiredKeys(firing?: string) {
+    const { db, instanceId } = this;
+    if (
+      !(await db.write((run) =>
+        acquireLease(run, SWEEP_LEASE, instanceId, JOB_LEASE_SECONDS, firing ?? null),
+      ))
+    ) {
+      return 0;
+    }
+    try {
+      let removed = 0;
+      for (let batch = IDEMPOTENCY_BATCH; batch === IDEMPOTENCY_BATCH && !this.stopped; ) {
+        batch = await db.write((run) => removeExpiredIdempotencyRecords(run, IDEMPOTENCY_BATCH));
+        removed += batch;
+      }
+      return removed;
+    } finally {
+      await db.write((run) => releaseLease(run, SWEEP_LEASE, instanceId)).catch(() => {});
+    }
+  }
 
   /** Runs passes over one definition's instances until a pass completes; returns values removed and batches. */
-  async function drain(
+  private async drain(
     def: WithdrawnDefinition,
     requireFinal: boolean,
     onBatch?: (valuesRemoved: number) => void,
-  ) {
+  ): Promise<Drained> {
+    const { db, instanceId } = this;
     const lease = `purge-def:${def.guid}`;
     if (!(await db.write((run) => acquireLease(run, lease, instanceId, DEF_LEASE_SECONDS)))) {
       return { removed: 0, batches: 0, complete: false };
     }
-    let removed = 0;
-    let batches = 0;
     try {
       const carried = def.carrying ? await db.read((run) => readCarry(run, def.guid)) : null;
-      if (def.carrying && (!carried || !options.carry)) return { removed, batches, complete: false };
+      if (def.carrying && (!carried || !this.options.carry))
+        return { removed: 0, batches: 0, complete: false };
       let current = def;
       // A pass that began before the grace period ended may have missed a late write: run one more then.
       if ((requireFinal && !current.passIsFinal) || (!current.passCompleted && current.cursor === '')) {
         await db.write((run) => startPass(run, current.guid));
         current = { ...current, cursor: '' };
       } else if (current.passCompleted) {
-        return { removed, batches, complete: true };
+        return { removed: 0, batches: 0, complete: true };
       }
-      for (;;) {
-        if (stopped) return { removed, batches, complete: false };
-        const cursor = current.cursor;
-        const step: {
-          scanned: number;
-          removed: number;
-          cursor: string;
-          found: boolean;
-          refusals?: CarryRefusal[];
-        } = carried
-          ? await db.write((run) => carryBatch(run, carried, cursor))
-          : await db.write((run) => purgeBatch(run, current, cursor, batchSize));
-        current = { ...current, cursor: step.cursor };
-        batches += 1;
-        removed += step.removed;
-        if (step.refusals && step.refusals.length > 0) {
-          // Every value the new definition refuses is reported (the change record lists the first CARRY_SAMPLES).
-          logger.info(
-            { definition: def.guid, tenant: def.tenant, attribute: def.name, refused: step.refusals },
-            'carried values refused',
-          );
-        }
-        options.onProgress?.({ valuesRemoved: step.removed, definitionsRemoved: 0 });
-        onBatch?.(step.removed);
-        if (batches % 20 === 0) {
-          logger.info({ definition: def.guid, batches, removed }, 'purge in progress');
-        }
-        if (!step.found || step.scanned < batchSize) break;
-        if (batches % 10 === 0)
-          await db.write((run) => acquireLease(run, lease, instanceId, DEF_LEASE_SECONDS));
-      }
-      logger.info({ definition: def.guid, batches, removed }, 'purge pass complete');
-      return { removed, batches, complete: true };
+      return await this.pass(current, lease, carried, onBatch);
     } finally {
       await db.write((run) => releaseLease(run, lease, instanceId)).catch(() => {});
     }
+  }
+
+  /** Batches from the definition's cursor until its pass is done, the lease renewed every ten. */
+  private async pass(
+    def: WithdrawnDefinition,
+    lease: string,
+    carried: CarryState | null,
+    onBatch?: (valuesRemoved: number) => void,
+  ): Promise<Drained> {
+    const { db, logger, batchSize } = this;
+    let cursor = def.cursor;
+    let removed = 0;
+    let batches = 0;
+    for (;;) {
+      if (this.stopped) return { removed, batches, complete: false };
+      const from = cursor;
+      const step: PassStep = carried
+        ? await db.write((run) => this.carryBatch(run, carried, from))
+        : await db.write((run) => purgeBatch(run, { ...def, cursor: from }, from, batchSize));
+      cursor = step.cursor;
+      batches += 1;
+      removed += step.removed;
+      if (step.refusals && step.refusals.length > 0) {
+        // Every value the new definition refuses is reported (the change record lists the first CARRY_SAMPLES).
+        logger.info(
+          { definition: def.guid, tenant: def.tenant, attribute: def.name, refused: step.refusals },
+          'carried values refused',
+        );
+      }
+      this.options.onProgress?.({ valuesRemoved: step.removed, definitionsRemoved: 0 });
+      onBatch?.(step.removed);
+      if (batches % 20 === 0) logger.info({ definition: def.guid, batches, removed }, 'purge in progress');
+      if (!step.found || step.scanned < batchSize) break;
+      if (batches % 10 === 0)
+        await db.write((run) => acquireLease(run, lease, this.instanceId, DEF_LEASE_SECONDS));
+    }
+    logger.info({ definition: def.guid, batches, removed }, 'purge pass complete');
+    return { removed, batches, complete: true };
   }
 
   /**
    * One batch of a carry's pass: the values of the next instances judged against the new definition, kept or
    * removed, the pass advanced, in one transaction.
    */
-  async function carryBatch(run: Run, state: CarryState, cursor: string) {
+  private async carryBatch(run: Run, state: CarryState, cursor: string): Promise<PassStep> {
+    const { batchSize } = this;
     const items = await readCarryBatch(run, {
       tenant: state.tenant,
       typeGuid: state.typeGuid,
@@ -195,7 +314,7 @@ export function createPurger(options: PurgeOptions): Purger {
       cursor,
       batch: batchSize,
     });
-    const decisions = (options.carry as NonNullable<PurgeOptions['carry']>).judge(state, items);
+    const decisions = (this.options.carry as NonNullable<PurgeOptions['carry']>).judge(state, items);
     state.refusals = decisions.samples.slice(0, CARRY_SAMPLES);
     const next = items[items.length - 1]?.guid ?? cursor;
     await writeCarryBatch(run, {
@@ -216,139 +335,66 @@ export function createPurger(options: PurgeOptions): Purger {
   }
 
   /** A carry whose grace is over: its one pass, then its end (the new definition declared). */
-  async function carryOn(def: WithdrawnDefinition) {
-    const result = await drain(def, true);
-    if (result.complete && options.carry) {
-      const outcome = await options.carry.complete(def.guid);
-      logger.info({ definition: def.guid, outcome }, 'carried redeclaration done');
+  private async carryOn(def: WithdrawnDefinition) {
+    const result = await this.drain(def, true);
+    if (result.complete && this.options.carry) {
+      const outcome = await this.options.carry.complete(def.guid);
+      this.logger.info({ definition: def.guid, outcome }, 'carried redeclaration done');
     }
     return result;
   }
 
-  async function backgroundLoop() {
+  private async backgroundLoop() {
     do {
-      again = false;
-      const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds));
+      this.again = false;
+      const pending = await this.db.read((run) => findWithdrawn(run, this.options.graceSeconds));
       for (const def of pending) {
-        if (stopped) return;
+        if (this.stopped) return;
         // Carries have a loop of their own (carryLoop).
         if (def.carrying || def.passCompleted) continue;
-        await drain(def, false);
+        await this.drain(def, false);
       }
-    } while (again && !stopped);
+    } while (this.again && !this.stopped);
   }
 
   /**
    * Redeclarations carrying values whose grace is over, found by their own index and run beside the background
    * removal: a carry never waits behind the backlog of ordinary withdrawals. Each runs its one pass, then its end.
    */
-  async function carryLoop() {
+  private async carryLoop() {
     do {
-      carryAgain = false;
-      const found = await db.read((run) => findCarrying(run, options.graceSeconds));
+      this.carryAgain = false;
+      const found = await this.db.read((run) => findCarrying(run, this.options.graceSeconds));
       // The first carry still in its grace: this instance looks again when it ends, whoever withdrew it and whether
       // or not this process was running then (a restart loses no time).
       const waiting = found.filter((d) => !d.graceOver);
-      if (waiting.length > 0) wakeIn(Math.min(...waiting.map((d) => d.graceLeftMs)));
+      if (waiting.length > 0) this.wakeIn(Math.min(...waiting.map((d) => d.graceLeftMs)));
       for (const def of found.filter((d) => d.graceOver)) {
-        if (stopped) return;
-        await carryOn(def);
+        if (this.stopped) return;
+        await this.carryOn(def);
       }
-    } while (carryAgain && !stopped);
+    } while (this.carryAgain && !this.stopped);
   }
 
   /** Kicks the purger `ms` from now (and a little after, so that the grace is over), unless it is kicked sooner. */
-  function wakeIn(ms: number) {
+  private wakeIn(ms: number) {
     const at = Date.now() + Math.max(0, ms) + 250;
-    if (stopped || (wake && wake.at <= at)) return;
-    if (wake) clearTimeout(wake.timer);
+    if (this.stopped || (this.wake && this.wake.at <= at)) return;
+    if (this.wake) clearTimeout(this.wake.timer);
     const timer = setTimeout(() => {
-      wake = null;
-      purger.kick();
+      this.wake = null;
+      this.kick();
     }, at - Date.now());
     timer.unref();
-    wake = { timer, at };
+    this.wake = { timer, at };
   }
 
-  const purger: Purger = {
-    kick() {
-      if (stopped) return;
-      if (options.carry) {
-        if (carrying) carryAgain = true;
-        else {
-          carrying = carryLoop()
-            .catch((err) => {
-              logFailure(logger, err, 'carried redeclarations', 'they are looked at again in 10 s');
-              // (A database away, say: the carries in their grace are not known, so the next look is set here.)
-              wakeIn(CARRY_RETRY_MS);
-            })
-            .finally(() => {
-              carrying = null;
-            });
-        }
-      }
-      if (background) {
-        again = true;
-        return;
-      }
-      background = backgroundLoop()
-        .catch((err) => logFailure(logger, err, 'background purge', 'the daily job will finish it'))
-        .finally(() => {
-          background = null;
-        });
-    },
-
-    sweepExpiredKeys: sweepKeys,
-
-    async idle() {
-      while (background || carrying) await (background ?? carrying);
-    },
-
-    runDailyJob(scope = {}, onProgress, firing) {
-      const running = dailyJob(scope, onProgress, firing);
-      daily.add(running);
-      return running.finally(() => daily.delete(running));
-    },
-
-    async stop() {
-      stopped = true;
-      if (wake) clearTimeout(wake.timer);
-      wake = null;
-      while (background || carrying) await (background ?? carrying);
-      await Promise.allSettled([...daily]);
-    },
-  };
-  return purger;
-
-  /**
-   * Expired idempotency records, all tenants, in batches until none is left, under the sweep's lease (the sweep and
-   * a daily run never remove the same records at once).
-   */
-  async function sweepKeys(firing?: string) {
-    if (
-      !(await db.write((run) =>
-        acquireLease(run, SWEEP_LEASE, instanceId, JOB_LEASE_SECONDS, firing ?? null),
-      ))
-    ) {
-      return 0;
-    }
-    try {
-      let removed = 0;
-      for (let batch = IDEMPOTENCY_BATCH; batch === IDEMPOTENCY_BATCH && !stopped; ) {
-        batch = await db.write((run) => removeExpiredIdempotencyRecords(run, IDEMPOTENCY_BATCH));
-        removed += batch;
-      }
-      return removed;
-    } finally {
-      await db.write((run) => releaseLease(run, SWEEP_LEASE, instanceId)).catch(() => {});
-    }
-  }
-
-  async function dailyJob(
+  private async dailyJob(
     scope: { tenant?: string; author?: ChangeAuthor },
     onProgress: ((p: PurgeProgress) => void) | undefined,
     firing: string | undefined,
   ): Promise<PurgeReport> {
+    const { db, logger, instanceId } = this;
     const tenant = scope.tenant ?? null;
     const jobLease = tenant === null ? JOB_LEASE : `${JOB_LEASE}:${tenant}`;
     const report: PurgeReport = { removed: [], values_removed: 0, batches: 0, pending: 0 };
@@ -377,60 +423,10 @@ export function createPurger(options: PurgeOptions): Purger {
       }
     };
     try {
-      const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds, tenant));
-      logger.info(
-        { withdrawn: pending.length, scoped: tenant !== null, ...(firing ? { firing } : {}) },
-        'daily purge started',
-      );
-      progress.definitions_total = pending.length;
-      tell();
-      const onBatch = (valuesRemoved: number) => {
-        progress.values_removed += valuesRemoved;
-        progress.batches += 1;
-        tell();
-      };
-      for (const def of pending) {
-        if (stopped) break;
-        if (def.carrying) {
-          // A carry ends with its new declaration, not a removal: its own pass, when its grace is over.
-          const result = def.graceOver ? await carryOn(def) : { removed: 0, batches: 0, complete: false };
-          report.values_removed += result.removed;
-          report.batches += result.batches;
-          if (!result.complete) report.pending += 1;
-          progress.definitions_done += 1;
-          tell();
-          continue;
-        }
-        const result = await drain(def, true, onBatch);
-        report.values_removed += result.removed;
-        report.batches += result.batches;
-        const [fresh] = (await db.read((run) => findWithdrawn(run, options.graceSeconds, def.tenant))).filter(
-          (d) => d.guid === def.guid,
-        );
-        if (!(fresh?.passCompleted && fresh.passIsFinal)) {
-          report.pending += 1;
-          progress.definitions_done += 1;
-          tell();
-          continue;
-        }
-        const gone = await db.write((run) => removeDefinition(run, def.guid, scope.author));
-        if (gone) {
-          options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 1 });
-          report.removed.push({
-            guid: def.guid,
-            type_guid: def.owner_guid,
-            name: def.name,
-            values_removed: Number(gone.values_removed ?? 0),
-          });
-          progress.definitions_removed += 1;
-        }
-        progress.definitions_done += 1;
-        tell();
-        await db.write((run) => acquireLease(run, jobLease, instanceId, JOB_LEASE_SECONDS));
-      }
+      await this.dailyDefinitions(tenant, { report, progress, tell, author: scope.author, jobLease }, firing);
       // Idempotency records past their 24 h (db/idempotency-records.ts), all tenants, by a run for all tenants only (the
       // sweep removes them more often).
-      const keysRemoved = tenant === null ? await sweepKeys() : 0;
+      const keysRemoved = tenant === null ? await this.sweepExpiredKeys() : 0;
       logger.info(
         {
           removed: report.removed.length,
@@ -441,11 +437,73 @@ export function createPurger(options: PurgeOptions): Purger {
         'daily purge finished',
       );
       if (tenant === null)
-        options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 0, pending: report.pending });
+        this.options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 0, pending: report.pending });
       return report;
     } finally {
       await db.write((run) => releaseLease(run, jobLease, instanceId)).catch(() => {});
     }
+  }
+
+  /** The daily run's withdrawn definitions, one after the other, its lease renewed after each. */
+  private async dailyDefinitions(tenant: string | null, daily: DailyRun, firing: string | undefined) {
+    const { db, options } = this;
+    const pending = await db.read((run) => findWithdrawn(run, options.graceSeconds, tenant));
+    this.logger.info(
+      { withdrawn: pending.length, scoped: tenant !== null, ...(firing ? { firing } : {}) },
+      'daily purge started',
+    );
+    daily.progress.definitions_total = pending.length;
+    daily.tell();
+    for (const def of pending) {
+      if (this.stopped) break;
+      const renew = await this.dailyDefinition(def, daily);
+      daily.progress.definitions_done += 1;
+      daily.tell();
+      if (renew)
+        await db.write((run) => acquireLease(run, daily.jobLease, this.instanceId, JOB_LEASE_SECONDS));
+    }
+  }
+
+  /**
+   * One withdrawn definition of a daily run: its final pass, then its removal once its data is gone (a carry: its
+   * own pass and its new declaration, when its grace is over). Whether the run's lease is renewed after it.
+   */
+  private async dailyDefinition(def: WithdrawnDefinition, daily: DailyRun): Promise<boolean> {
+    const { report, progress } = daily;
+    if (def.carrying) {
+      // A carry ends with its new declaration, not a removal: its own pass, when its grace is over.
+      const result = def.graceOver ? await this.carryOn(def) : { removed: 0, batches: 0, complete: false };
+      report.values_removed += result.removed;
+      report.batches += result.batches;
+      if (!result.complete) report.pending += 1;
+      return false;
+    }
+    const result = await this.drain(def, true, (valuesRemoved) => {
+      progress.values_removed += valuesRemoved;
+      progress.batches += 1;
+      daily.tell();
+    });
+    report.values_removed += result.removed;
+    report.batches += result.batches;
+    const [fresh] = (
+      await this.db.read((run) => findWithdrawn(run, this.options.graceSeconds, def.tenant))
+    ).filter((d) => d.guid === def.guid);
+    if (!(fresh?.passCompleted && fresh.passIsFinal)) {
+      report.pending += 1;
+      return false;
+    }
+    const gone = await this.db.write((run) => removeDefinition(run, def.guid, daily.author));
+    if (gone) {
+      this.options.onProgress?.({ valuesRemoved: 0, definitionsRemoved: 1 });
+      report.removed.push({
+        guid: def.guid,
+        type_guid: def.owner_guid,
+        name: def.name,
+        values_removed: Number(gone.values_removed ?? 0),
+      });
+      progress.definitions_removed += 1;
+    }
+    return true;
   }
 }
 

@@ -175,8 +175,8 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
     ...types.flatMap((t) => t.renamedFrom.map((r) => r.key)),
     ...refKeys,
   ];
-  // Each name's derived guid (a SHA-1: 1,000 of them held the thread 15 to 22 ms), a few hundred a turn.
-  const named: { key: string; derivedGuid: string }[] = [];
+  // Each name's derived guid (a SHA-1 each), a few hundred a turn.
+  const named: NamedKey[] = [];
   const guidClock = new TurnClock();
   for (const key of new Set(lookups)) {
     if (guidClock.due()) {
@@ -191,287 +191,420 @@ export async function planModel(ctx: RequestContext, document: unknown): Promise
       `its reference defaults name ${referents.length.toLocaleString('en-US')} entities (a plan resolves at most ${PLAN_MAX_REFERENTS.toLocaleString('en-US')})`,
     );
   }
-  return ctx.db.read(async (run) => {
+  return ctx.db.read((run) => new Planner(ctx, run, types, named, referents).plan());
+}
+
+/** A name the document uses, and the guid a type created under it would get. */
+interface NamedKey {
+  key: string;
+  derivedGuid: string;
+}
+
+/** A tenant type as the plan reads it, with its definitions. */
+interface Resolved {
+  type: StoredType;
+  definitions: StoredAttribute[];
+}
+
+/** One entry of the document being planned: the type it resolves to, and that type as the steps so far leave it. */
+interface TypeInPlan {
+  t: CheckedType;
+  guid: string | null;
+  live: Map<string, StoredAttribute>;
+  /** Definitions withdrawn (or purged from the guid a created type gets back), by name key. */
+  withdrawn: Set<string>;
+  /** Redeclarations carrying values, as they will be. */
+  carried: Map<string, StoredAttribute>;
+  /**
+   * The type as the plan's steps so far would leave it, for the declaration rules (what readDeclareFacts reads for a
+   * declaration on its own): apply runs withdrawals and redeclarations first, then declarations, one after another,
+   * so each step is checked after those before it, and none is shown unblocked that apply would refuse halfway.
+   */
+  facts: DeclareFacts;
+  /** Declarations checked once every withdrawal and redeclaration of the type is planned. */
+  pending: { a: CheckedType['attributes'][number]; step: PlanStep }[];
+}
+
+/** What the type will hold after a step: its enumerations' and defaults' bytes added (1) or taken away (-1). */
+function take(facts: DeclareFacts, room: Room, sign: 1 | -1) {
+  facts.liveJsonBytes += sign * room.jsonBytes;
+  facts.liveDefaultBytes += sign * room.defaultBytes;
+}
+
+/** One plan, computed inside one read transaction: the state read once, then each entry of the document in turn. */
+class Planner {
+  private readonly tenant: string;
+  private byKey = new Map<string, Resolved | null>();
+  private refName: (guid: string) => string = (g) => g;
+  private referentTypes = new Map<string, string | null>();
+  private purging = new Map<string, Set<string>>();
+  private carryingOf = new Map<string, { count: number; json: number; defaults: number }>();
+  private readonly listedTypes: Set<string>;
+  private readonly samples = new SampleBudget();
+  private readonly structural: PlanStep[] = [];
+  private readonly withdrawals: PlanStep[] = [];
+  private readonly declarations: PlanStep[] = [];
+  private readonly unchanged = { types: 0, attributes: 0 };
+  /** Definitions a carried redeclaration under way will declare as the document states them. */
+  private readonly redeclaring: ModelPlan['redeclaring'] = [];
+  /** Types listed without `attributes`: their definitions are left alone (drift the plan reports). */
+  private readonly unmanaged: PlanDrift['unmanaged'] = [];
+  /** The place in the document of each tenant type an entry resolves to: two entries may not name one type. */
+  private readonly entryOf = new Map<string, number>();
+  private impacts = 0;
+
+  constructor(
+    private readonly ctx: RequestContext,
+    private readonly run: Run,
+    private readonly types: readonly CheckedType[],
+    private readonly named: readonly NamedKey[],
+    private readonly referents: readonly string[],
+  ) {
+    this.tenant = ctx.viewer.tenant;
+    this.listedTypes = new Set(types.map((t) => t.key));
+  }
+
+  async plan(): Promise<ModelPlan> {
+    const { run, tenant } = this;
     // The state the plan is computed from, read first: a change committed meanwhile changes it, and an apply given
     // this version then refuses to act (an extra refusal, never a plan applied to a state it was not made for).
     const basedOn = versionTag(await readModelVersion(run, tenant));
-    // What the plan will read, counted first: the definitions of the types the document names (each type once).
+    await this.readState();
+    // (as in checkModelDocument: declarations made in one piece held the thread, so a few hundred a turn)
+    const clock = new TurnClock();
+    for (const [i, t] of this.types.entries()) {
+      if (clock.due()) {
+        charge(this.ctx, 0);
+        await clock.turn();
+      }
+      await this.planType(i, t);
+    }
+    const drift = await driftOf(run, tenant, [...this.entryOf.keys()], this.types, this.structural);
+    drift.unmanaged = this.unmanaged;
+    const steps = [...this.structural, ...this.withdrawals, ...this.declarations];
+    await measureSteps(steps, drift);
+    return {
+      tenant,
+      based_on: basedOn,
+      steps,
+      unchanged: this.unchanged,
+      drift,
+      redeclaring: this.redeclaring,
+    };
+  }
+
+  /** What the plan reads, counted and paid for first: the types the document names and their definitions. */
+  private async readState() {
+    const { run, tenant, named } = this;
     const resolved = await resolveModelTypes(run, tenant, named);
     const sizes = new Map(resolved.flatMap((r) => (r ? [[r.type.guid, r] as const] : [])));
-    let definitionCount = 0;
-    let definitionBytes = 0;
-    for (const r of sizes.values()) {
-      definitionCount += r.definitions;
-      definitionBytes += r.bytes;
-    }
-    if (definitionCount > MODEL_MAX_DEFINITIONS) {
-      throw modelTooLarge(
-        `the types it names hold ${definitionCount.toLocaleString('en-US')} definitions (a plan reads at most ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')})`,
-      );
-    }
-    if (definitionBytes > MODEL_MAX_DEFINITION_BYTES) {
-      throw modelTooLarge(
-        `the types it names hold ${definitionBytes.toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults (a plan reads at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
-      );
-    }
-    let rows = 0;
-    for (const r of sizes.values()) rows += r.rows;
-    if (rows > MODEL_MAX_ROW_BYTES) throw rowsTooLarge(rows);
+    const { definitionCount, definitionBytes, rows } = checkPlanSizes(sizes.values());
     // A GraphQL operation pays for what the plan is about to read, before it reads it.
-    charge(ctx, sizes.size + definitionCount, definitionBytes + rows);
+    charge(this.ctx, sizes.size + definitionCount, definitionBytes + rows);
     const stored =
       sizes.size === 0
         ? new Map<string, StoredAttribute[]>()
         : await readModelDefinitions(run, tenant, [...sizes.keys()]);
-    const byKey = new Map(
+    this.byKey = new Map(
       named.map(({ key: k }, i) => {
         const r = resolved[i];
         return [k, r ? { type: r.type, definitions: stored.get(r.type.guid) ?? [] } : null] as const;
       }),
     );
-    const refName = await referencedNames(run, tenant, [...stored.values()].flat());
+    this.refName = await referencedNames(run, tenant, [...stored.values()].flat());
     // The entities the reference defaults name, and their types, and the definitions still being purged on the guids
     // of the types the document creates: one read for the whole document.
     const derivedOf = new Map(named.map((n) => [n.key, n.derivedGuid]));
-    /** The tenant type an entry resolves to: the one holding its name, else the one a former name of it names. */
-    const resolves = (t: CheckedType) =>
-      byKey.get(t.key) ?? t.renamedFrom.map((r) => byKey.get(r.key) ?? null).find((c) => c !== null) ?? null;
-    const createdNames = types
-      .filter((t) => resolves(t) === null)
+    const createdNames = this.types
+      .filter((t) => this.resolves(t) === null)
       .map((t) => ({ key: t.key, derivedGuid: derivedOf.get(t.key) as string }));
-    const { referentTypes, purging } = await readPlanFacts(run, tenant, referents, createdNames);
-    const carryingOf = new Map(resolved.flatMap((r) => (r ? [[r.type.guid, r.carrying] as const] : [])));
-    const samples = new SampleBudget();
-    const listedTypes = new Set(types.map((t) => t.key));
-    const structural: PlanStep[] = [];
-    const withdrawals: PlanStep[] = [];
-    const declarations: PlanStep[] = [];
-    const unchanged = { types: 0, attributes: 0 };
-    /** Definitions a carried redeclaration under way will declare as the document states them. */
-    const redeclaring: ModelPlan['redeclaring'] = [];
-    /** Types listed without `attributes`: their definitions are left alone (drift the plan reports). */
-    const unmanaged: PlanDrift['unmanaged'] = [];
-    let impacts = 0;
-    const impactOf = async (typeGuidValue: string, a: StoredAttribute) => {
-      if (impacts >= PLAN_MAX_IMPACTS) return null;
-      impacts += 1;
-      return countAttributeData(
-        run,
-        {
-          tenant,
-          typeGuid: typeGuidValue,
-          nameKey: a.name_key,
-          multi: a.cardinality === 'multi',
-          reference: a.value_type === 'entity_ref',
-        },
-        IMPACT_SCAN_MAX,
-      );
-    };
+    const facts = await readPlanFacts(run, tenant, [...this.referents], createdNames);
+    this.referentTypes = facts.referentTypes;
+    this.purging = facts.purging;
+    this.carryingOf = new Map(resolved.flatMap((r) => (r ? [[r.type.guid, r.carrying] as const] : [])));
+  }
 
-    /** What carrying a redeclared definition's values would keep and refuse (counted like an impact). */
-    const carryOf = async (
-      typeGuidValue: string,
-      a: StoredAttribute,
-      spec: ModelAttributeSpec,
-      refGuid: string | null,
-    ) => {
-      if (impacts >= PLAN_MAX_IMPACTS) return null;
-      impacts += 1;
-      const declaration: Record<string, unknown> = { ...spec };
-      if (spec.allowed_ref_type !== undefined) declaration.allowed_ref_type = refGuid ?? '';
-      return countCarry(run, { tenant, typeGuid: typeGuidValue, old: a, declaration });
-    };
+  /** The tenant type an entry resolves to: the one holding its name, else the one a former name of it names. */
+  private resolves(t: CheckedType): Resolved | null {
+    return (
+      this.byKey.get(t.key) ??
+      t.renamedFrom.map((r) => this.byKey.get(r.key) ?? null).find((c) => c !== null) ??
+      null
+    );
+  }
 
-    // (as in checkModelDocument: 50,000 declarations made in one piece held the thread 30 to 70 ms)
-    const clock = new TurnClock();
-    /** The place in the document of each tenant type an entry resolves to: two entries may not name one type. */
-    const entryOf = new Map<string, number>();
-    for (const [i, t] of types.entries()) {
-      if (clock.due()) {
-        charge(ctx, 0);
-        await clock.turn();
+  /** One entry of the document: its type's structural steps, then its definitions' steps. */
+  private async planType(i: number, t: CheckedType) {
+    const current = this.resolves(t);
+    // Found by a former name, or by its name though renamed since (the type created under it): the document names it
+    // (back) so. (No type holds the name when a former name found it.)
+    const renamed = current !== null && current.type.name_key !== t.key;
+    if (current) {
+      // (each entry's steps are planned from the type as it is: two entries for one type, by a name and a former
+      // name, would each rename it or state its definitions, and apply would undo one with the other)
+      const earlier = this.entryOf.get(current.type.guid);
+      if (earlier !== undefined) {
+        throw invalidModel(
+          `types[${i}]`,
+          `names the type types[${earlier}] names ("${current.type.name}", ${current.type.guid}): list a type once`,
+        );
       }
-      const current = resolves(t);
-      // Found by a former name, or by its name though renamed since (the type created under it): the document names it
-      // (back) so. (No type holds the name when a former name found it.)
-      const renamed = current !== null && current.type.name_key !== t.key;
-      if (current) {
-        // (each entry's steps are planned from the type as it is: two entries for one type, by a name and a former
-        // name, would each rename it or state its definitions, and apply would undo one with the other)
-        const earlier = entryOf.get(current.type.guid);
-        if (earlier !== undefined) {
-          throw invalidModel(
-            `types[${i}]`,
-            `names the type types[${earlier}] names ("${current.type.name}", ${current.type.guid}): list a type once`,
-          );
-        }
-        entryOf.set(current.type.guid, i);
-      }
-      const managedName = MANAGED_TYPES.has(t.key)
-        ? blockedBy('type_instances_managed', `"${t.name}" is a managed type: the platform sets it up.`)
-        : {};
-      if (current && renamed) structural.push({ ...renameStep(t.name, current.type), ...managedName });
-      if (!current) {
-        structural.push({ action: 'create_type', type: t.name, type_guid: null, ...managedName });
-      } else if (!renamed) {
-        unchanged.types += 1;
-      }
-      const described = describeStep(t, current?.type ?? null);
-      if (described) structural.push(described);
-      const guid = current?.type.guid ?? null;
-      const live = new Map(
-        (current?.definitions ?? []).filter((a) => a.state === 'live').map((a) => [a.name_key, a]),
-      );
-      // (a type created under a name a deleted type held gets its guid back, and the definitions its deletion withdrew
-      // are purged from it)
-      const withdrawn = current
-        ? new Set(current.definitions.filter((a) => a.state === 'withdrawn').map((a) => a.name_key))
-        : (purging.get(t.key) ?? new Set<string>());
-      // Redeclarations carrying values, as they will be: a document stating one so has nothing to change.
-      const grace = ctx.services.config.PURGE_GRACE_SECONDS;
-      const carried = new Map(
-        (current?.definitions ?? []).filter((a) => a.carry).map((a) => [a.name_key, asItWillBe(a, grace)]),
-      );
-      if (current && !t.managed) {
-        unmanaged.push({ name: current.type.name, type_guid: current.type.guid, attributes: live.size });
-      }
-      const carrying = (current && carryingOf.get(current.type.guid)) || { count: 0, json: 0, defaults: 0 };
-      // The type as the plan's steps so far would leave it, for the declaration rules (what readDeclareFacts reads
-      // for a declaration on its own): apply runs withdrawals and redeclarations first, then declarations, one after
-      // another, so each step is checked after those before it, and none is shown unblocked that apply would refuse
-      // halfway (the steps before it written).
-      const facts: DeclareFacts = {
-        typeFound: true,
-        typeNameKey: current?.type.name_key ?? t.key,
-        existingState: null,
-        liveCount: live.size,
-        carryingCount: carrying.count,
-        liveJsonBytes: carrying.json,
-        liveDefaultBytes: carrying.defaults,
-        refTypeFound: false,
-        referents: [],
-      };
-      const take = (room: Room, sign: 1 | -1) => {
-        facts.liveJsonBytes += sign * room.jsonBytes;
-        facts.liveDefaultBytes += sign * room.defaultBytes;
-      };
-      for (const a of live.values()) take(definitionRoom(a), 1);
-      const listed = new Set(t.attributes.map((a) => a.key));
-      for (const [key, a] of live) {
-        if (listed.has(key) || !t.managed) continue;
-        facts.liveCount -= 1;
-        take(definitionRoom(a), -1);
-        withdrawals.push({
-          action: 'withdraw_attribute',
-          type: t.name,
-          type_guid: guid,
-          attribute: a.name,
-          current: summarise(attributeSpec(a, refName)),
-          impact: await impactOf(guid as string, a),
-        });
-      }
-      /** The facts of a declaration's referenced type and default's referents; its rules' options. */
-      const aboutRefs = (d: CheckedDeclaration) => {
-        facts.refTypeFound = d.allowedRefType !== null && d.allowedRefType !== '';
-        facts.referents = d.referents.map((g) => ({ guid: g, type_guid: referentTypes.get(g) ?? null }));
-        return { refTypeComing: d.allowedRefType === '' };
-      };
-      const pending: { a: CheckedType['attributes'][number]; step: PlanStep }[] = [];
-      for (const a of t.attributes) {
-        const existing = live.get(a.key);
-        const refGuid = a.refKey === null ? undefined : (byKey.get(a.refKey)?.type.guid ?? null);
-        const refKnown = a.refKey === null || listedTypes.has(a.refKey) || refGuid;
-        const ref = refGuid === undefined ? {} : { ref_type_guid: refGuid };
-        const blockedRef = refKnown
-          ? {}
-          : blockedBy(
-              'unknown_entity_type',
-              `allowed_ref_type "${a.spec.allowed_ref_type}" names no type of the tenant or the document.`,
-            );
-        // The declaration with its referenced type resolved (a type the document creates first has no guid yet,
-        // and no entity a default could name), and the facts of its referenced type and default's referents.
-        const d: CheckedDeclaration = {
-          ...a.declaration,
-          allowedRefType: refGuid === undefined ? null : (refGuid ?? ''),
-        };
-        const willBe = carried.get(a.key);
-        if (!existing && willBe && (willBe.allowed_ref_type ?? undefined) === (refGuid ?? undefined)) {
-          if (sameSpec(attributeSpec(willBe, refName), a.spec)) {
-            redeclaring.push({
-              type: t.name,
-              type_guid: guid as string,
-              attribute: willBe.name,
-              ends_after: willBe.redeclaring?.ends_after ?? null,
-            });
-            continue;
-          }
-        }
-        if (existing) {
-          const now = attributeSpec(existing, refName);
-          const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
-          if (sameRef && sameSpec(now, a.spec)) {
-            unchanged.attributes += 1;
-            continue;
-          }
-          const blocked = refKnown
-            ? blockedIf(() => checkRedeclarationAgainst(facts, d, existing, aboutRefs(d)))
-            : blockedRef;
-          if (!blocked.blocked) {
-            take(definitionRoom(existing), -1);
-            take(roomOf(d), 1);
-          }
-          const step: PlanStep = {
-            action: 'redeclare_attribute',
-            type: t.name,
-            type_guid: guid,
-            attribute: a.spec.name,
-            spec: a.spec,
-            ...ref,
-            current: summarise(now),
-            changes: differences(now, a.spec, sameRef, samples),
-          };
-          // Changed in place whenever every stored value survives the change (no gap, nothing to carry).
-          if (sameRef && inPlaceBlockers(existing, d).length === 0) {
-            withdrawals.push({ ...step, action: 'evolve_attribute', ...blocked });
-            continue;
-          }
-          step.impact = await impactOf(guid as string, existing);
-          step.carry = await carryOf(guid as string, existing, a.spec, refGuid ?? null);
-          withdrawals.push({ ...step, ...blocked });
-          continue;
-        }
-        const step: PlanStep = {
-          action: 'declare_attribute',
-          type: t.name,
-          type_guid: guid,
-          attribute: a.spec.name,
-          spec: a.spec,
-          ...ref,
-        };
-        if (!refKnown) Object.assign(step, blockedRef);
-        else pending.push({ a: { ...a, declaration: d }, step });
-        declarations.push(step);
-      }
-      // The declarations after every withdrawal and redeclaration of the type, in the document's order.
-      for (const { a, step } of pending) {
-        const d = a.declaration;
-        facts.existingState = withdrawn.has(a.key) ? 'withdrawn' : null;
-        facts.existingCarrying = carried.has(a.key);
-        const blocked = blockedIf(() => checkNewDeclaration(facts, d, aboutRefs(d)));
-        if (blocked.blocked) {
-          Object.assign(step, blocked);
-          continue;
-        }
-        facts.liveCount += 1;
-        take(roomOf(d), 1);
-      }
+      this.entryOf.set(current.type.guid, i);
     }
-    const drift = await driftOf(run, tenant, [...entryOf.keys()], types, structural);
-    drift.unmanaged = unmanaged;
-    const steps = [...structural, ...withdrawals, ...declarations];
-    measureSteps(steps, drift);
-    return { tenant, based_on: basedOn, steps, unchanged, drift, redeclaring };
-  });
+    const managedName = MANAGED_TYPES.has(t.key)
+      ? blockedBy('type_instances_managed', `"${t.name}" is a managed type: the platform sets it up.`)
+      : {};
+    if (current && renamed) this.structural.push({ ...renameStep(t.name, current.type), ...managedName });
+    if (!current) {
+      this.structural.push({ action: 'create_type', type: t.name, type_guid: null, ...managedName });
+    } else if (!renamed) {
+      this.unchanged.types += 1;
+    }
+    const described = describeStep(t, current?.type ?? null);
+    if (described) this.structural.push(described);
+    const state = this.typeInPlan(t, current);
+    if (current && !t.managed) {
+      this.unmanaged.push({
+        name: current.type.name,
+        type_guid: current.type.guid,
+        attributes: state.live.size,
+      });
+    }
+    await this.withdrawUnlisted(state);
+    for (const a of t.attributes) await this.planAttribute(state, a);
+    this.checkPending(state);
+  }
+
+  /** An entry's type as it stands, before the entry's steps. */
+  private typeInPlan(t: CheckedType, current: Resolved | null): TypeInPlan {
+    const definitions = current?.definitions ?? [];
+    const live = new Map(definitions.filter((a) => a.state === 'live').map((a) => [a.name_key, a]));
+    // (a type created under a name a deleted type held gets its guid back, and the definitions its deletion withdrew
+    // are purged from it)
+    const withdrawn = current
+      ? new Set(definitions.filter((a) => a.state === 'withdrawn').map((a) => a.name_key))
+      : (this.purging.get(t.key) ?? new Set<string>());
+    // Redeclarations carrying values, as they will be: a document stating one so has nothing to change.
+    const grace = this.ctx.services.config.PURGE_GRACE_SECONDS;
+    const carried = new Map(
+      definitions.filter((a) => a.carry).map((a) => [a.name_key, asItWillBe(a, grace)]),
+    );
+    const carrying = (current && this.carryingOf.get(current.type.guid)) || {
+      count: 0,
+      json: 0,
+      defaults: 0,
+    };
+    const facts: DeclareFacts = {
+      typeFound: true,
+      typeNameKey: current?.type.name_key ?? t.key,
+      existingState: null,
+      liveCount: live.size,
+      carryingCount: carrying.count,
+      liveJsonBytes: carrying.json,
+      liveDefaultBytes: carrying.defaults,
+      refTypeFound: false,
+      referents: [],
+    };
+    for (const a of live.values()) take(facts, definitionRoom(a), 1);
+    return { t, guid: current?.type.guid ?? null, live, withdrawn, carried, facts, pending: [] };
+  }
+
+  /** A type the document manages: its live definitions the document does not list are withdrawn. */
+  private async withdrawUnlisted(state: TypeInPlan) {
+    const { t, live, facts, guid } = state;
+    if (!t.managed) return;
+    const listed = new Set(t.attributes.map((a) => a.key));
+    for (const [key, a] of live) {
+      if (listed.has(key)) continue;
+      facts.liveCount -= 1;
+      take(facts, definitionRoom(a), -1);
+      this.withdrawals.push({
+        action: 'withdraw_attribute',
+        type: t.name,
+        type_guid: guid,
+        attribute: a.name,
+        current: summarise(attributeSpec(a, this.refName)),
+        impact: await this.impactOf(guid as string, a),
+      });
+    }
+  }
+
+  /** The facts of a declaration's referenced type and default's referents; its rules' options. */
+  private aboutRefs(facts: DeclareFacts, d: CheckedDeclaration) {
+    facts.refTypeFound = d.allowedRefType !== null && d.allowedRefType !== '';
+    facts.referents = d.referents.map((g) => ({ guid: g, type_guid: this.referentTypes.get(g) ?? null }));
+    return { refTypeComing: d.allowedRefType === '' };
+  }
+
+  /** One listed definition: unchanged, shown as a redeclaration under way, changed in place, redeclared or declared. */
+  private async planAttribute(state: TypeInPlan, a: CheckedType['attributes'][number]) {
+    const { t, guid } = state;
+    const refGuid = a.refKey === null ? undefined : (this.byKey.get(a.refKey)?.type.guid ?? null);
+    const refKnown = a.refKey === null || this.listedTypes.has(a.refKey) || refGuid;
+    const blockedRef = refKnown
+      ? {}
+      : blockedBy(
+          'unknown_entity_type',
+          `allowed_ref_type "${a.spec.allowed_ref_type}" names no type of the tenant or the document.`,
+        );
+    // The declaration with its referenced type resolved (a type the document creates first has no guid yet, and no
+    // entity a default could name).
+    const d: CheckedDeclaration = {
+      ...a.declaration,
+      allowedRefType: refGuid === undefined ? null : (refGuid ?? ''),
+    };
+    if (this.isRedeclaring(state, a, refGuid)) return;
+    const existing = state.live.get(a.key);
+    if (existing) {
+      await this.planChange(state, a, d, existing, refGuid, blockedRef);
+      return;
+    }
+    const step: PlanStep = {
+      action: 'declare_attribute',
+      type: t.name,
+      type_guid: guid,
+      attribute: a.spec.name,
+      spec: a.spec,
+      ...(refGuid === undefined ? {} : { ref_type_guid: refGuid }),
+    };
+    if (!refKnown) Object.assign(step, blockedRef);
+    else state.pending.push({ a: { ...a, declaration: d }, step });
+    this.declarations.push(step);
+  }
+
+  /** A definition not live but carried, as the document states it: nothing to change, shown as redeclaring. */
+  private isRedeclaring(
+    state: TypeInPlan,
+    a: CheckedType['attributes'][number],
+    refGuid: string | null | undefined,
+  ) {
+    const willBe = state.carried.get(a.key);
+    if (state.live.has(a.key) || !willBe) return false;
+    if ((willBe.allowed_ref_type ?? undefined) !== (refGuid ?? undefined)) return false;
+    if (!sameSpec(attributeSpec(willBe, this.refName), a.spec)) return false;
+    this.redeclaring.push({
+      type: state.t.name,
+      type_guid: state.guid as string,
+      attribute: willBe.name,
+      ends_after: willBe.redeclaring?.ends_after ?? null,
+    });
+    return true;
+  }
+
+  /** A live definition the document states otherwise: changed in place when every stored value survives, else redeclared. */
+  private async planChange(
+    state: TypeInPlan,
+    a: CheckedType['attributes'][number],
+    d: CheckedDeclaration,
+    existing: StoredAttribute,
+    refGuid: string | null | undefined,
+    blockedRef: Pick<PlanStep, 'blocked'>,
+  ) {
+    const { t, guid, facts } = state;
+    const now = attributeSpec(existing, this.refName);
+    const sameRef = (existing.allowed_ref_type ?? undefined) === (refGuid ?? undefined);
+    if (sameRef && sameSpec(now, a.spec)) {
+      this.unchanged.attributes += 1;
+      return;
+    }
+    const blocked = blockedRef.blocked
+      ? blockedRef
+      : blockedIf(() => checkRedeclarationAgainst(facts, d, existing, this.aboutRefs(facts, d)));
+    if (!blocked.blocked) {
+      take(facts, definitionRoom(existing), -1);
+      take(facts, roomOf(d), 1);
+    }
+    const step: PlanStep = {
+      action: 'redeclare_attribute',
+      type: t.name,
+      type_guid: guid,
+      attribute: a.spec.name,
+      spec: a.spec,
+      ...(refGuid === undefined ? {} : { ref_type_guid: refGuid }),
+      current: summarise(now),
+      changes: differences(now, a.spec, sameRef, this.samples),
+    };
+    // Changed in place whenever every stored value survives the change (no gap, nothing to carry).
+    if (sameRef && inPlaceBlockers(existing, d).length === 0) {
+      this.withdrawals.push({ ...step, action: 'evolve_attribute', ...blocked });
+      return;
+    }
+    step.impact = await this.impactOf(guid as string, existing);
+    step.carry = await this.carryOf(guid as string, existing, a.spec, refGuid ?? null);
+    this.withdrawals.push({ ...step, ...blocked });
+  }
+
+  /** The declarations after every withdrawal and redeclaration of the type, in the document's order. */
+  private checkPending(state: TypeInPlan) {
+    const { facts } = state;
+    for (const { a, step } of state.pending) {
+      const d = a.declaration;
+      facts.existingState = state.withdrawn.has(a.key) ? 'withdrawn' : null;
+      facts.existingCarrying = state.carried.has(a.key);
+      const blocked = blockedIf(() => checkNewDeclaration(facts, d, this.aboutRefs(facts, d)));
+      if (blocked.blocked) {
+        Object.assign(step, blocked);
+        continue;
+      }
+      facts.liveCount += 1;
+      take(facts, roomOf(d), 1);
+    }
+  }
+
+  /** The values a withdrawal or redeclaration would touch (the first PLAN_MAX_IMPACTS of a plan, then null). */
+  private async impactOf(typeGuidValue: string, a: StoredAttribute) {
+    if (this.impacts >= PLAN_MAX_IMPACTS) return null;
+    this.impacts += 1;
+    return countAttributeData(
+      this.run,
+      {
+        tenant: this.tenant,
+        typeGuid: typeGuidValue,
+        nameKey: a.name_key,
+        multi: a.cardinality === 'multi',
+        reference: a.value_type === 'entity_ref',
+      },
+      IMPACT_SCAN_MAX,
+    );
+  }
+
+  /** What carrying a redeclared definition's values would keep and refuse (counted like an impact). */
+  private async carryOf(
+    typeGuidValue: string,
+    a: StoredAttribute,
+    spec: ModelAttributeSpec,
+    refGuid: string | null,
+  ) {
+    if (this.impacts >= PLAN_MAX_IMPACTS) return null;
+    this.impacts += 1;
+    const declaration: Record<string, unknown> = { ...spec };
+    if (spec.allowed_ref_type !== undefined) declaration.allowed_ref_type = refGuid ?? '';
+    return countCarry(this.run, { tenant: this.tenant, typeGuid: typeGuidValue, old: a, declaration });
+  }
+}
+
+/** The sizes of what a plan will read, refused past the plan's bounds before it is read. */
+function checkPlanSizes(sizes: Iterable<{ definitions: number; bytes: number; rows: number }>) {
+  let definitionCount = 0;
+  let definitionBytes = 0;
+  let rows = 0;
+  for (const r of sizes) {
+    definitionCount += r.definitions;
+    definitionBytes += r.bytes;
+    rows += r.rows;
+  }
+  if (definitionCount > MODEL_MAX_DEFINITIONS) {
+    throw modelTooLarge(
+      `the types it names hold ${definitionCount.toLocaleString('en-US')} definitions (a plan reads at most ${MODEL_MAX_DEFINITIONS.toLocaleString('en-US')})`,
+    );
+  }
+  if (definitionBytes > MODEL_MAX_DEFINITION_BYTES) {
+    throw modelTooLarge(
+      `the types it names hold ${definitionBytes.toLocaleString('en-US')} bytes (UTF-8) of enumerations and defaults (a plan reads at most ${MODEL_MAX_DEFINITION_BYTES.toLocaleString('en-US')})`,
+    );
+  }
+  if (rows > MODEL_MAX_ROW_BYTES) throw rowsTooLarge(rows);
+  return { definitionCount, definitionBytes, rows };
 }
 
 /**
@@ -510,9 +643,12 @@ async function driftOf(
 }
 
 /** Refuses a plan whose steps (and drift) pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
-function measureSteps(steps: readonly PlanStep[], drift: PlanDrift) {
+async function measureSteps(steps: readonly PlanStep[], drift: PlanDrift) {
   let bytes = 2 + utf8Bytes(JSON.stringify(drift));
+  // (tens of megabytes of steps serialised in one piece held the thread: measured in turns, as they were planned)
+  const clock = new TurnClock();
   for (const step of steps) {
+    if (clock.due()) await clock.turn();
     bytes += utf8Bytes(JSON.stringify(step)) + 1;
     if (bytes > PLAN_MAX_STEP_BYTES) {
       throw modelTooLarge(

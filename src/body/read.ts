@@ -266,7 +266,7 @@ const piecesIn = new WeakMap<Buffer, { strings: readonly StringSpan[]; arrays: r
  */
 export async function parseJsonBody(body: Buffer, options: LongStringOptions = {}): Promise<unknown> {
   // JSON text is UTF-8 (RFC 8259): a body that is not is refused, not read with its bad bytes replaced by U+FFFD (a
-  // type named "caf\xe9" in Latin-1 was created as "caf\ufffd"). One native pass, about a millisecond for 8 MB.
+  // type named "caf\xe9" in Latin-1 would be created as "caf\ufffd"). One native pass over the bytes.
   if (!isUtf8(body)) throw refuse('invalid_json', 'The body is not valid JSON: it is not UTF-8 text.');
   const value = await parseUtf8Json(body, options);
   // Every string at any depth well-formed (model/text.ts); only a surrogate's escape can write one that is not.

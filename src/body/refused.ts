@@ -12,9 +12,9 @@ export const LINGER_MS = 5_000;
 
 /**
  * Bytes of refused bodies discarded in one turn of the event loop, all connections together (each body flowing when
- * they are spent may add the chunk it holds). Node discards an unread body at full speed once its answer is sent: 30
- * waiting 6 MB bodies refused at their admission timeout (one moment, since they had queued together) were read and
- * thrown away in one go, 100 to 150 ms of the event loop, while /healthz waited.
+ * they are spent may add the chunk it holds). Node discards an unread body at full speed once its answer is sent:
+ * large waiting bodies refused at their admission timeout (one moment, when they queued together) would be read and
+ * thrown away in one go, holding the event loop while /healthz waits.
  */
 export const DRAIN_TURN_BYTES = 1024 * 1024;
 

@@ -31,8 +31,8 @@ export interface AdmissionOptions {
    * Most one request takes from the room, however much it states (default: the capacity less half a tenant's share,
    * the least a heavy request reserves in app/admission.ts): a request that may hold more than its tenant's share
    * runs with no other such request beside it, yet leaves room for other tenants' heavy requests. (Taking all of it,
-   * one plan whose client read its answer slowly, or sent its body slowly, held every other tenant's heavy requests
-   * until they were refused.)
+   * one plan whose client reads its answer slowly, or sends its body slowly, would hold every other tenant's heavy
+   * requests until they are refused.)
    */
   maxRoom?: number;
   /** Requests one tenant may have waiting (default 1,000: a waiting request holds its socket, not its body). */
@@ -154,10 +154,10 @@ export class Admission {
    * Resolves with a release function once `bytes` are reserved for `tenant`. A request stating more than a tenant's
    * share counts the share against its tenant (it then runs alone for its tenant) but takes what it states from the
    * room, at most maxRoom: no two requests that may hold more than a tenant's share run at once, whoever's. (Counted
-   * as its share only, two tenants' 60 MB plans ran at once on 32 MiB each.) Release is idempotent. Rejects with tenant_busy
-   * when the tenant's queue is full, when the wait passes the queue timeout: with tenant_busy if its tenant's own
-   * requests held its turns, else server_busy; and with
-   * AdmissionAbandoned when `signal` aborts while it waits (its place in the queue is given up at once).
+   * as its share only, two tenants' large plans would run at once on a share each.) Release is idempotent. Rejects
+   * with tenant_busy when the tenant's queue is full, when the wait passes the queue timeout: with tenant_busy if its
+   * tenant's own requests held its turns, else server_busy; and with AdmissionAbandoned when `signal` aborts while it
+   * waits (its place in the queue is given up at once).
    */
   acquire(tenant: string, bytes: number, signal?: AbortSignal, capped = false): Promise<() => void> {
     const { amount, room } = this.measure(bytes);
@@ -421,9 +421,9 @@ export class Admission {
    * A light request (reserving nothing) that has waited half the queue timeout starts without it: spacing alone never
    * makes one time out (300 requests waiting on one Idempotency-Key all get its answer). A request reserving memory
    * (a heavy door's, a large body's) keeps its spacing however long its tenant's queue, and is refused with
-   * tenant_busy at its timeout: waived for them, a deep queue of plans ran back to back, their spacing void.
-   * (Refused at once instead of waiting, a flood's clients sent again at once: thousands of refusals a second cost
-   * the thread more than the waits, which hold no body and no database connection.)
+   * tenant_busy at its timeout: waived for them, a deep queue of plans would run back to back, their spacing void.
+   * (Refused at once instead of waiting, a flood's clients would send again at once: a stream of refusals costs the
+   * thread more than the waits, which hold no body and no database connection.)
    */
   private startsIn(tenant: string, amount: number, since = performance.now()): number {
     const spacing = this.options.share?.spacingOf(tenant) ?? 0;
@@ -450,8 +450,8 @@ export class Admission {
 
   /**
    * Whether a tenant other than `tenant` runs requests or has some waiting for their turn. (Counting only the waiting
-   * ones, a tenant that took every turn while alone kept them when another came: that one's request found no turn free
-   * and waited seconds behind requests waiting inside for memory.)
+   * ones, a tenant that took every turn while alone would keep them when another came, whose request would find no
+   * turn free and wait behind requests waiting inside for memory.)
    */
   othersActive(tenant: string): boolean {
     if (this.running.size > (this.running.has(tenant) ? 1 : 0)) return true;
@@ -462,8 +462,8 @@ export class Admission {
   /**
    * In how many ms `tenant` may start another request: 0 now, Infinity while its own requests hold its share of memory
    * or of running requests (one of them ending dispatches again), else the rest of its gap. One reading of the clock
-   * decides both whether it runs and when to look again: two readings let a gap end between them, and the waiter was
-   * passed over with no wake-up set.
+   * decides both whether it runs and when to look again: two readings could let a gap end between them, and the
+   * waiter be passed over with no wake-up set.
    */
   private waitOf(tenant: string, amount: number, since?: number, counts = true, capped = false) {
     if (this.atOwnBound(tenant, amount, counts, capped)) return Number.POSITIVE_INFINITY;
@@ -534,7 +534,7 @@ export class Admission {
       }
       if (this.free < head.room) {
         // It keeps its place and is served first when enough is freed; requests that reserve no room take none from
-        // it, and run meanwhile (a light request waited seconds behind another tenant's plan waiting for room).
+        // it, and run meanwhile (so a light request does not wait behind another tenant's plan waiting for room).
         soonest = Math.min(soonest, this.grantRoomless());
         break;
       }

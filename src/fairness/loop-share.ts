@@ -10,7 +10,7 @@
 // meets at most one of them at a time. For dominance a request weighs that, plus one per MiB of memory it reserves
 // (a heavy door's).
 // Every CALM_TICKS calm ticks in a row (a second) halve every gap (below FIRST_GAP_MS: gone): a hold eased faster
-// let the flood back for a few hundred milliseconds every two seconds, which were the victims' worst answers. A
+// lets the flood back in bursts, which make the other tenants' worst answers. A
 // tenant alone is never held back and a held one is let go once it has been alone for CALM_TICKS ticks (nobody waits
 // behind it), nor are tenants of like load held back (none dominates). A held-back tenant's requests wait in its
 // admission queue (in memory, holding no database connection), within the admission's queue bound and timeout.
@@ -69,7 +69,7 @@ export class LoopShare {
   /**
    * The weight of each tenant's requests waiting for their turn (fairness/admission.ts tells), counted in its load: a held
    * tenant's throughput falls below a light tenant's once spaced (and fades between plans spaced seconds apart), so
-   * by throughput alone the tenant it was held for became the heaviest one and was held in its place; its demand
+   * by throughput alone the tenant it was held for would become the heaviest and be held in its place; its demand
    * does not fall. A tenant gone quiet has none waiting, and its load fades as anyone's.
    */
   private readonly waitingWeight = new Map<string, number>();

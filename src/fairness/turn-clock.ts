@@ -1,8 +1,8 @@
 // Long work on the one thread cut into turns of the event loop by time, not by count. A count of items a turn is
-// right on one machine only: 2,000 definitions checked or planned were a few milliseconds on a fast core and 10 to
-// 16 ms on a slower one under load, and another tenant's request waits one turn at each of its steps (its socket,
-// its token, its read, its answer), so a plan took a light request from 13 to 90 ms at p99. A loop asks `due()`
-// after each item and, when it is, awaits `turn()`: every callback waiting meanwhile runs first.
+// right on one machine only: the same items take several times longer on a slower core under load, and another
+// tenant's request waits one turn at each of its steps (its socket, its token, its read, its answer), so long turns
+// multiply into its latency. A loop asks `due()` after each item and, when it is, awaits `turn()`: every callback
+// waiting meanwhile runs first.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** The longest a piece of long work holds the event loop before it gives a turn to others, in ms. */

@@ -1,8 +1,8 @@
 // A JSON body's long strings decoded a slice at a time.
 //
-// JSON.parse of a body is one piece of work: a body of 8 MB that is mostly one string (padding around a name, a
-// long description, a large value) holds the event loop for tens of milliseconds under load, every other request
-// waiting behind it, and makes the string twice (the body's text, then the parsed value). The shape scanner
+// JSON.parse of a body is one piece of work: a body of up to 8 MB that is mostly one string (padding around a name,
+// a long description, a large value) holds the event loop in one piece, every other request waiting behind it, and
+// makes the string twice (the body's text, then the parsed value). The shape scanner
 // (json/scan.ts) notes where the body's strings of LONG_STRING_BYTES or more lie as the bytes arrive. Here the body
 // is parsed without them: each long string is replaced in the text by a placeholder, the rest (the skeleton) is
 // parsed at once, and each long string is decoded from the body's bytes in pieces of about PIECE_BYTES with a turn

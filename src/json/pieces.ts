@@ -1,8 +1,8 @@
 // A JSON body of many small values parsed a group of elements at a time.
 //
-// JSON.parse of a body is one piece of work: a 3.4 MB model document of 50,000 definitions held the event loop 20 to
-// 45 ms in one JSON.parse (and 9 ms more to decode and search its text), every other tenant's request waiting behind
-// it. The shape scanner (json/scan.ts) notes, as the bytes arrive, the body's long arrays (LONG_ARRAY_BYTES or more,
+// JSON.parse of a body is one piece of work: a model document of tens of thousands of definitions holds the event
+// loop in one JSON.parse (and longer to decode and search its text), every other tenant's request waiting behind it.
+// The shape scanner (json/scan.ts) notes, as the bytes arrive, the body's long arrays (LONG_ARRAY_BYTES or more,
 // the innermost ones) and the commas that cut each into groups of about GROUP_BYTES of elements. Here each such
 // array is replaced in the text by a placeholder, the rest is parsed (its long strings decoded in pieces, as
 // json/long-strings.ts does), and each group of each array is parsed as a list of its own, a turn of the event loop

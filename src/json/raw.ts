@@ -4,7 +4,7 @@
 // A GraphQL answer is one value serialised once (JSON.stringify, by Yoga). A stored text parsed into objects only to
 // be serialised again costs the one thread twice and fills the heap with objects that live for one request: a page
 // of the feed or of a type's history holds megabytes of such texts, and parsing them, building the answer and
-// collecting the garbage held the event loop for 100 to 150 ms at a time. A RawJson stands in the answer for its
+// collecting the garbage hold the event loop in long pieces. A RawJson stands in the answer for its
 // text. When the answer is measured (schema/limits.ts, measureAnswer), each RawJson is replaced by a marker string,
 // its text kept aside (markRaw); stringifyMarked serialises the answer (a plain JSON.stringify, on V8's fast path:
 // an object with a toJSON anywhere in the value takes the whole serialisation off it) and splices each text in where

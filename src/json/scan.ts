@@ -1,10 +1,11 @@
 // The shape of a JSON body checked as its bytes arrive, before it is parsed: nesting depth and the number of values.
 //
-// JSON.parse of a hostile 8 MB body (`[{},{},…]`, 2.8 million objects; or one object with a million keys) takes
-// hundreds of megabytes and blocks the event loop, and every later check pays per element. This scanner follows
-// only strings (so brackets inside them do not count), brackets and commas, chunk by chunk, and stops the body at
-// the first byte past a limit: what such a body holds is never built. It does not validate JSON (JSON.parse does
-// that afterwards, on bodies that passed); on malformed input it only ever counts, never throws.
+// JSON.parse of a hostile body within the 8 MB limit (`[{},{},…]`, millions of objects; or one object with a million
+// keys) builds every one of them, filling the heap and blocking the event loop, and every later check pays per
+// element. This scanner follows only strings (so brackets inside them do not count), brackets and commas, chunk by
+// chunk, and stops the body at the first byte past a limit: what such a body holds is never built. It does not
+// validate JSON (JSON.parse does that afterwards, on bodies that passed); on malformed input it only ever counts,
+// never throws.
 // It also notes where the body's long strings lie (longStrings), so that they can be decoded a slice at a time
 // rather than in the one JSON.parse of the whole body (json/long-strings.ts), and where its long arrays lie with
 // the commas that cut them into groups of elements (longArrays), so that a body of many small values is parsed a
@@ -18,9 +19,9 @@ export const MAX_BODY_DEPTH = 40;
 export const MAX_BODY_VALUES = 250_000;
 /**
  * Most members of one object in a body (counted as its commas, plus one). Every object the API reads is a record of
- * a few fields, or of an entity's values (at most 200 definitions a type, and the platform's attributes): a body
- * whose top object had 240,000 keys held the one thread 0.6 to 1 s (zod copying a loose object's unknown keys, and
- * integer-like keys turned into a sparse array's elements), where the same keys in an array cost nothing.
+ * a few fields, or of an entity's values (at most 200 definitions a type, and the platform's attributes): an object
+ * of many keys holds the one thread long (zod copies a loose object's unknown keys, and integer-like keys become a
+ * sparse array's elements), where the same keys in an array cost nothing.
  */
 export const MAX_OBJECT_MEMBERS = 1_000;
 

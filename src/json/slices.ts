@@ -1,9 +1,9 @@
-// A large answer serialised a slice at a time. The service has one thread: `JSON.stringify` of a 4 MB answer (an
-// entity of megabytes of values, a page of large rows) holds it 15-25 ms in one piece on a modest core, and its
-// UTF-8 encoding a few more, while every other tenant's request waits. Here the value is cut into pieces of about
-// SLICE_CHARS (a subtree that small is serialised whole, by `JSON.stringify` on V8's fast path; a larger one is
-// entered), each slice encoded as it is made, and the event loop turns between slices, so another request waits at
-// most a slice's work (about a millisecond or two). The bytes are those `JSON.stringify(value)` gives (see pieces).
+// A large answer serialised a slice at a time. The service has one thread: `JSON.stringify` of a multi-megabyte
+// answer (an entity of megabytes of values, a page of large rows) holds it in one piece, and its UTF-8 encoding
+// longer still, while every other tenant's request waits. Here the value is cut into pieces of about SLICE_CHARS (a
+// subtree that small is serialised whole, by `JSON.stringify` on V8's fast path; a larger one is entered), each
+// slice encoded as it is made, and the event loop turns between slices, so another request waits at most a slice's
+// work. The bytes are those `JSON.stringify(value)` gives (see pieces).
 
 import { setImmediate as turn } from 'node:timers/promises';
 
@@ -18,7 +18,7 @@ const isContainer = (v: unknown): v is Record<string, unknown> =>
 
 /**
  * Lists and objects of more items or fields than a slice holds characters, once seen: each level of an answer above
- * one measures down to it again, and listing the fields of an object of 200,000 takes tens of milliseconds.
+ * one would measure down to it again, and listing the fields of a large object each time holds the thread.
  */
 const overSlice = new WeakSet<object>();
 
@@ -30,7 +30,7 @@ const overSlice = new WeakSet<object>();
 export function sizeWithin(value: unknown, limit: number): number | undefined {
   let size = 0;
   // One stack for every call (the walk never yields; a getter calling it again gets a stack of its own), emptied at
-  // the end so that it holds nothing: a new one per item was 5 MB of the walk's 21 MB over a plan of 50,000 steps.
+  // the end so that it holds nothing: a stack made per call would be garbage made for every item of an answer.
   const stack = walking ? [] : walkStack;
   walking = true;
   stack.push(value);
@@ -161,8 +161,8 @@ export function* rowPieces<T>(
 }
 
 /**
- * The UTF-8 of the concatenation of `parts`, each written where it goes: joined first, the text of a 33 MB plan was
- * copied once more (40 MB of two-byte text) before it was encoded.
+ * The UTF-8 of the concatenation of `parts`, each written where it goes: joined first, the whole text would be
+ * copied once more before it is encoded.
  */
 function encodeParts(parts: readonly string[]): Buffer {
   if (parts.length === 1) return Buffer.from(parts[0] as string, 'utf8');
@@ -219,8 +219,8 @@ export async function encodeInSlices(
   if (!encoded) return undefined;
   const { slices, chars: total } = encoded;
   if (slices.length === 1) return { bytes: slices[0] as Buffer, chars: total };
-  // Joined JOIN_BYTES a turn: Buffer.concat of a 33 MB answer held the thread 25 to 48 ms in one piece (the copy, and
-  // the first touch of the new memory's pages).
+  // Joined JOIN_BYTES a turn: Buffer.concat of a large answer holds the thread in one piece (the copy, and the first
+  // touch of the new memory's pages).
   let length = 0;
   for (const slice of slices) length += slice.length;
   const bytes = Buffer.allocUnsafeSlow(length);

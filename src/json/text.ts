@@ -25,7 +25,7 @@ export function parseJsonText(text: string): unknown {
   if (JSON_WHITESPACE_ONLY.test(text)) return undefined;
   try {
     // A key __proto__ or constructor is written plainly or with \u escapes: a body with neither is parsed as it is
-    // (secure-json-parse searches the whole text with a regular expression, milliseconds a megabyte).
+    // (secure-json-parse searches the whole text with a regular expression, a cost that grows with its length).
     if (!text.includes('\\u') && !text.includes('__proto__') && !text.includes('constructor')) {
       return JSON.parse(text);
     }

@@ -8,19 +8,17 @@ import { type LocalNeo4j, localNeo4jUri, startLocalNeo4j } from './db/local-neo4
 import { jsonParseReadsEscapedKeys, RUNTIME_REFUSAL } from './json/runtime-check.js';
 import { createLogger, LogRing } from './telemetry/logging.js';
 
-// The app and the driver are imported once the local Neo4j is starting (below): loading them takes about a second
-// that a crash restart then spends beside Neo4j's start instead of before it.
+// The app and the driver are imported once the local Neo4j is starting (below): loading them takes time that a crash
+// restart then spends beside Neo4j's start instead of before it.
 
 /** The longest a graceful shutdown may take before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 45_000;
 
 /**
  * Memory (issue #12): after each full collection V8 lets the heap grow to up to 4 times what survived it before
- * collecting again. The service keeps about 50 MB alive under the bench, yet its heap reached 250 MB between
- * collections and its RSS 320 MB. 100 lets the heap grow to twice what survived: under 64 connections of listings
- * its largest heap went from 185-191 MB to 111 MB and its RSS from 254-261 to 177 MB, at the same throughput within
- * the noise (50 halved the heap again, but cost up to a sixth of the throughput). A `--heap-growing-percent` given
- * to node on its command line wins.
+ * collecting again, far more than the service keeps alive. 100 lets the heap grow to twice what survived: a smaller
+ * heap and RSS at the same throughput (a lower value shrinks the heap further but costs throughput). A
+ * `--heap-growing-percent` given to node on its command line wins.
  */
 const HEAP_GROWING_PERCENT = 100;
 if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) {

@@ -153,9 +153,9 @@ const TIMED_ANSWER_BYTES = 64 * 1024;
 
 /**
  * Resets the connection of an answer its client has not taken within `baseMs` plus `msPerMib` a MiB of it. Node
- * bounds the time to receive a request, not to send its answer: a client that read a 33 MB plan a few bytes at a time
- * kept the plan's reservation (up to 48 MiB of the shared room) for as long as it kept reading, and other tenants'
- * plans waited for room until they were refused.
+ * bounds the time to receive a request, not to send its answer: a client reading a large plan a few bytes at a time
+ * would keep the plan's reservation (a large part of the room all tenants share) for as long as it kept reading,
+ * and other tenants' plans would wait for room until refused.
  */
 function takeAnswerWithin(
   req: FastifyRequest,

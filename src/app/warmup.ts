@@ -5,17 +5,17 @@
 // hot statement (also as a transaction that has changed nothing yet sends it: rehearse, in db/executor.ts).
 //
 // Serve as soon as serving is good: ONE rehearsal, then the pool filled and the breaker closed, and the service is
-// ready. The first rehearsal after a Neo4j restart is the cost (every statement planned on a cold JVM: 4.5 to 7 s
-// here); the later rounds only made a warm database a little faster (0.8, 0.7, 0.5 s each) while nothing was served,
-// so they now run after ready, in the background, at most BACKGROUND_CONCURRENCY rehearsals at once (a bounded share
-// of the database beside the requests), while they keep getting faster. The first rehearsal runs for a tenant kept
-// for it (one of WARMUP_TENANTS, set up once and committed): a new tenant's set-up (its system types, five
-// statements, 1.5 s cold) is not a hot path and is planned by the background rounds, which use throwaway tenants.
+// ready. The first rehearsal after a Neo4j restart is the cost (every statement planned on a cold JVM); the later
+// rounds only make a warm database a little faster, which is not worth holding back service for, so they run after
+// ready, in the background, at most BACKGROUND_CONCURRENCY rehearsals at once (a bounded share of the database beside
+// the requests), while they keep getting faster. The first rehearsal runs for a tenant kept for it (one of
+// WARMUP_TENANTS, set up once and committed): a new tenant's set-up (its system types, five statements) is not a hot
+// path and is planned by the background rounds, which use throwaway tenants.
 //
 // GraphQL's reads of the catalog (GRAPHQL_READS) are in the background rounds only: before ready, each of their
 // statements planned twice (as the rehearsal's changed transaction and a fresh read send it) would hold /readyz
-// back for reads. Never planned at all, the first such query on a service up for minutes, on a slow machine, waited
-// 1.6 and 2.1 s for two of its statements' first plans and ran out of its 2 s budget (query_timeout).
+// back for reads. Never planned at all, the first such query, even on a service up for minutes, could spend its 2 s
+// budget (query_timeout) waiting for its statements' first plans on a slow machine.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { execute, parse } from 'graphql';
@@ -127,12 +127,11 @@ async function rehearsal(
       // and the answer stored. Every write of the service's clients is keyed, and one is served while the warm-up
       // goes on once its own statements are planned in the variants it sends them (readiness.ts): so these come
       // first, and nothing else before them. (With the key's statements as a write of their own before the type's,
-      // the look-up came after a change and was planned a second time, in a variant no request sends, before the
+      // the look-up would come after a change and be planned a second time, in a variant no request sends, before the
       // keyed creation could be served.) An unkeyed type creation next (its first statement then planned as a
       // transaction that changed nothing sends it), an entity's creation (the most frequent write of a catalog), then
       // a declaration's, then an entity's with values. (With an entity's creation after the declarations', clients
-      // whose writes under way at an outage were all entities' were served only as the rehearsal ended, the first
-      // 9.6 and 10.3 s after Neo4j was back, against 3 to 5 s when a type's was among them.)
+      // whose writes under way at an outage are all entities' would be served only as the rehearsal ends.)
       const owner = { tenant, subject: 'warm-up', key: randomUUID() };
       await db.readOne((run) => readIdempotencyState(run, owner));
       const keyedDb: Executor = {
@@ -225,9 +224,8 @@ export async function warmUp(
   const begun = performance.now();
   const statements = await rehearsal(services, driver, database, { tenant, planned });
   const roundsMs = [Math.round(performance.now() - begun)];
-  // The pool filled and the breaker closed after the rehearsal, not beside it: 16 connections opened at once on a
-  // JVM just started made the rehearsal's first statement wait 1.4 s and the whole 1.5 to 2 s longer; after it,
-  // they open in a moment.
+  // The pool filled and the breaker closed after the rehearsal, not beside it: POOL_FILL connections opened at once
+  // on a JVM just started would hold the rehearsal back; after it, they open in a moment.
   await Promise.all(Array.from({ length: POOL_FILL }, () => ping(driver, database)));
   await closeBreaker(driver, database);
   return { ms: Math.round(performance.now() - started), roundsMs, statements };
@@ -252,7 +250,8 @@ export async function keepWarming(
   const roundsMs = [...first.roundsMs];
   let statements = 0;
   // Every tenant of the first rehearsal set up now (a read each once done): the next restart's warm-up, whichever it
-  // picks, skips the set-up's five writes (before, 15 restarts in 16 picked a tenant not yet set up).
+  // picks, skips the set-up's five writes (were each set up only when picked, most restarts would pick one not yet
+  // set up).
   const tenants = createTenantDirectory(createExecutor(driver, { database }));
   for (const tenant of WARMUP_TENANTS) {
     if (stopped()) break;
@@ -273,8 +272,8 @@ export async function keepWarming(
 
 /**
  * The circuit breaker opened during the outage, and the warm-up went around it: one statement through it now, so
- * that it is closed before the first requests (half-open, they waited up to 2 s for one of them to probe it; the
- * first writes after ready took 2 s). Waits for its half-open delay when it is still open.
+ * that it is closed before the first requests (half-open, they would wait for one of them to probe it, and the first
+ * writes after ready be slow). Waits for its half-open delay when it is still open.
  */
 async function closeBreaker(driver: Driver, database: string | undefined) {
   const policy = storagePolicyOf(driver);

@@ -43,10 +43,10 @@ export interface StoredAttribute {
 
 /**
  * Lookups of a type's definitions name the (tenant, owner_guid) index explicitly: left to itself the planner
- * picked the `state` index and scanned every live definition of every tenant.
+ * picks the `state` index and scans every live definition of every tenant.
  *
- * A definition travels as a list in ATTR_FIELDS order, not a map (see objectFromList): as maps, a page of 2,000
- * definitions took 2.5 times as long. `allowed_ref_type` is the property
+ * A definition travels as a list in ATTR_FIELDS order, not a map (see objectFromList): a page of maps takes much
+ * longer to return. `allowed_ref_type` is the property
  * set with the ALLOWED_REF_TYPE relationship in the same statement (cheaper than following it per row).
  */
 const ATTR_FIELDS = [
@@ -87,9 +87,8 @@ export const utf8BytesAtMost = (text: string) =>
  * lengths stored beside them (json_utf8: enumeration and default; default_utf8: the default), bounded from the texts
  * only for a definition stored without them (none once the backfill `definition-lengths-utf8` has run). As a CASE, not
  * coalesce: Neo4j's slotted runtime reads every property a coalesce names before it evaluates it, so
- * `coalesce(a.json_utf8, size(a.allowed_values_json))` read each megabyte text although its length was stored (a plan
- * naming 8 types of 4 MB of enumerations took 18 to 54 ms of Neo4j per statement instead of 3, and the other tenants'
- * statements waited behind it); a branch not taken is not read.
+ * `coalesce(a.json_utf8, size(a.allowed_values_json))` reads each megabyte text although its length is stored (and
+ * the other tenants' statements wait behind it); a branch not taken is not read.
  */
 export const TEXT_LENGTHS = {
   // (with the JSON text of its description and display name, stored as text_utf8: they count in the same budgets)

@@ -469,13 +469,13 @@ export function createExecutor(driver: Driver, options: ExecutorOptions = {}) {
  *
  * Neo4j keeps a plan per statement text, parameter types and whether the transaction has changed anything yet. In
  * the one transaction, every statement after its first change is planned only as a keyed write sends it (after its
- * key's claim), never as a read or an unkeyed write's first statements send it: those planned theirs anew on the
- * cold database after ready, 0.3 to 1.3 s each. So each such statement is also sent once in a fresh transaction,
- * rolled back: a read's as it is, beside it (a read takes no lock; a keyed write's request reads before it writes);
- * a write's up to its first change planned only (EXPLAIN: nothing changed, nothing locked), once the write is done,
- * before the rehearsal's next step: sent beside each statement, these put a keyed write's own statements 1 to 2 s
- * later, and keyed writes are what the service's clients send most; sent only after the rehearsal's transaction,
- * they kept an unkeyed write refused until then, 0.5 s before ready. While the service warms up, a transaction is
+ * key's claim), never as a read or an unkeyed write's first statements send it: those would plan theirs anew on the
+ * cold database after ready. So each such statement is also sent once in a fresh transaction, rolled back: a read's
+ * as it is, beside it (a read takes no lock; a keyed write's request reads before it writes); a write's up to its
+ * first change planned only (EXPLAIN: nothing changed, nothing locked), once the write is done, before the
+ * rehearsal's next step: sent beside each statement, these would delay a keyed write's own statements, and keyed
+ * writes are what the service's clients send most; sent only after the rehearsal's transaction, they would keep an
+ * unkeyed write refused until just before ready. While the service warms up, a transaction is
  * let in only for the variants planned (readiness.ts), so each statement is told to `observe` with its variant.
  */
 export async function rehearse<T>(

@@ -12,17 +12,16 @@ const launcherJar = path.join(targetDir, 'local-neo4j-1.0.0.jar');
 const libDir = path.join(targetDir, 'lib');
 /**
  * The JVM's class-data-sharing archive of Neo4j's classes, written by a training run at install
- * (scripts/fetch-neo4j.mjs): mapped at start instead of loaded class by class (Neo4j started 5.7 s after a crash
- * without it, 4.0 s with it). Absent, or made by another JDK, the JVM runs without it (-Xshare:auto).
+ * (scripts/fetch-neo4j.mjs): mapped at start instead of loaded class by class, so that Neo4j starts sooner after a
+ * crash. Absent, or made by another JDK, the JVM runs without it (-Xshare:auto).
  */
 export const CDS_ARCHIVE = path.join(targetDir, 'local-neo4j.jsa');
 
 /**
  * How to start the JVM, as the install's training run found (neo4j/target/jvm.json): the Java and its archive's
  * options. With a JDK 25 or later on the machine, that JDK and its ahead-of-time cache (classes loaded and linked, and
- * the training run's method profiles): after a crash, ready in 12.5 to 13.1 s against 16.9 to 17.6 s on Java 17 with
- * the class-data-sharing archive, alternated (docs/performance.md). Without the file (an install before it): `java`,
- * with the archive when there is one.
+ * the training run's method profiles): ready sooner after a crash than Java 17 with the class-data-sharing archive
+ * (docs/performance.md). Without the file (an install from before it): `java`, with the archive when there is one.
  */
 export function jvmLaunch(): { java: string; archive: string[] } {
   try {
@@ -102,9 +101,9 @@ export async function freePort(): Promise<number> {
  * - no usage data sent to Neo4j (its collector is on by default);
  * - one plan per statement whatever the length of its string and list parameters. By default Neo4j 5 plans a
  *   statement anew for each size bucket of each such parameter (0, 1, up to 10, 100, 1,000, …): a type named
- *   `Orders` (6 characters) and one named `Warm-up table` (13) had a plan each, and so did a tenant of 4 characters
- *   and one of 40. The warm-up's plans then covered only the sizes it sent, and requests it had let in as planned
- *   were planned anew on the cold database (0.24 to 0.35 s each on a warm JVM here, seconds on a cold one).
+ *   `Orders` (6 characters) and one named `Warm-up table` (13) get a plan each, and so do a tenant of 4 characters
+ *   and one of 40. The warm-up's plans would then cover only the sizes it sent, and requests it let in as planned
+ *   would be planned anew on the cold database.
  */
 export const LOCAL_NEO4J_SETTINGS: Readonly<Record<string, string>> = {
   'dbms.usage_report.enabled': 'false',
@@ -115,7 +114,7 @@ export const LOCAL_NEO4J_SETTINGS: Readonly<Record<string, string>> = {
  * The test suite's local Neo4j (test/global-setup.ts), and the one `npm run neo4j` starts for runs to share (CI
  * points its load tests, the fuzzer and the suite at one): a larger heap than a service's own, and a plan made again
  * at most once an hour (by default, once the data's statistics have drifted and 10 s have passed: on a database
- * growing from empty, a suite's run discarded over 165 plans as stale and made them again).
+ * growing from empty, a suite's run would discard plans as stale over and over and make them again).
  */
 export const SUITE_NEO4J = {
   heapMb: 1536,
@@ -216,13 +215,12 @@ export const COMPILER_THREAD_NICE = 10;
  * A JVM just started spends its first seconds interpreting Neo4j's code (its start, its recovery, the planning of
  * each new statement, all on one thread at a time) while two compiler threads (C1, C2) compile it: three busy
  * threads on two cores, each given two thirds of one. At nice 10 the compilers give way to the thread doing the work
- * and still have a core between them. Alternated with the default in `npm run bench:restart` (six crashes each,
- * docs/performance.md, Start-up), the first write after a crash came at 6.8 to 8.4 s instead of 7.8 to 9.7 s and
- * `/readyz` said 200 at 9.1 to 10.6 s instead of 9.8 to 12.1 s: a small gain, within the runs' spread for readiness,
- * at no cost (the compilers have the cores to themselves once the database idles). The JVM makes all its compiler
- * threads as it starts (jvm-options.json:
- * -XX:-UseDynamicNumberOfCompilerThreads), so they are looked for until Neo4j is up, then no more (call the function
- * returned). A system that refuses the change leaves them as they are.
+ * and still have a core between them. Alternated with the default in `npm run bench:restart` (docs/performance.md,
+ * Start-up), the first write after a crash and readiness come a little sooner: a small gain, within the runs' spread
+ * for readiness, at no cost (the compilers have the cores to themselves once the database idles). The JVM makes all
+ * its compiler threads as it starts (jvm-options.json: -XX:-UseDynamicNumberOfCompilerThreads), so they are looked
+ * for until Neo4j is up, then no more (call the function returned). A system that refuses the change leaves them as
+ * they are.
  */
 function lowerCompilerThreads(child: ChildProcess): () => void {
   const pid = child.pid;

@@ -126,7 +126,7 @@ export interface MigrationOutcome {
 /**
  * Brings the database to this release's schema. At start (`trustMark`, the default) a database marked with
  * SCHEMA_DIGEST costs one read: after a crash every statement is planned on a cold JVM, and the schema's three reads
- * took 1.0 to 2.3 s of a restart against 0.9 to 1.3 s for the mark's one. The server checks in full once ready
+ * cost a restart more than the mark's one. The server checks in full once ready
  * (`trustMark: false`), so a constraint or index dropped by hand since is created again within seconds.
  */
 export async function migrate(

@@ -10,8 +10,7 @@ import type { Run } from './run.js';
  * The version is kept in MODEL_VERSION_SHARDS nodes per tenant, `(:ModelVersion {tenant, shard, version})`, made with
  * the tenant (tenants.ts); the tenant's version is the list of the shards' values. A write changes one shard, picked
  * at random: the version changes all the same, and writes of one tenant lock one node in eight, not all the same
- * one (with a single node, creates of one tenant at 16 connections lost a quarter of their throughput and doubled
- * their p99, each holding the node's lock through its commit).
+ * one (with a single node, a tenant's concurrent writes would queue on it, each holding its lock through its commit).
  */
 export const MODEL_VERSION_SHARDS = 8;
 

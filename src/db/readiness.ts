@@ -1,7 +1,7 @@
 // Ready means ready (issue #17): /readyz says 200 only once the database answers AND the service has warmed what
 // its hot paths need on it (warmup.ts: every hot statement planned by Neo4j, the connection pool filled). A
-// restarted Neo4j has no query plans and a cold JIT: the first writes after it came back took 7 to 11 s while
-// /readyz already said 200.
+// restarted Neo4j has no query plans and a cold JIT: the first writes after it comes back are slow, so a database
+// that answers is not yet a service that is ready.
 //
 //   down     the database did not answer (at start, or since a statement, the probe or the heartbeat found it
 //            unreachable): a recovery loop probes it every PROBE_INTERVAL_MS;
@@ -9,7 +9,7 @@
 //   ready    warmed since the database last went away. /readyz still probes it each time.
 //
 // Transactions are admitted when ready (admit): while down they are refused with 503 storage_unavailable and
-// Retry-After. Requests arriving while Neo4j was starting used to pile onto the cold database and wait 6 to 19 s.
+// Retry-After, rather than piling onto a cold database that is still starting.
 // While warming, a few at a time are served once the warm-up has planned statements, each refused (rolled back) at
 // its first statement the warm-up has not run yet as the transaction sends it (planKey): a keyed write is served as
 // soon as its own statements are planned, not only when every hot path is. For RAMP_MS after ready, a few
@@ -27,11 +27,10 @@ export type ReadinessState = 'down' | 'warming' | 'ready';
 export const PROBE_INTERVAL_MS = 200;
 /**
  * While ready, the database is probed this often when no transaction was let in since the last time (the heartbeat):
- * a Neo4j restarted while the service was idle is otherwise never seen away. Nothing failed, so the service stayed
- * ready on a database with no plans, and requests arriving after it all ran on the cold JVM, each planning its own
- * statements: 16 clients' keyed creations at once were answered after 13.2 to 20.1 s (npm run bench:quiet-restart);
- * with the heartbeat the service warms up first, and none waited over 0.5 s. Neo4j takes seconds to start again, so
- * a probe a second finds it away.
+ * a Neo4j restarted while the service was idle is otherwise never seen away. Nothing fails, so the service would stay
+ * ready on a database with no plans, and requests arriving after it would all run on the cold JVM, each planning its
+ * own statements; with the heartbeat the service warms up first (npm run bench:quiet-restart). Neo4j takes seconds
+ * to start again, so a probe a second finds it away.
  */
 export const HEARTBEAT_MS = 1_000;
 /** A warm-up or a probe failing for another reason than the database being away is logged at most this often. */
@@ -53,15 +52,15 @@ export const ADMIT_WAIT_MS = 250;
 /**
  * For RAMP_MS after the service becomes ready again after an outage, at most RAMP_CONCURRENCY transactions run at
  * once; one that finds none free waits for one at most ADMIT_WAIT_MS, then is refused like a transaction arriving
- * while warming (503, Retry-After). A database just warmed by one rehearsal is still compiling: let in all at once (clients back from
- * their Retry-After, and a retry storm), one write took 3.6 s, past the outage bound; a few at a time, they run at
- * the speed the warm-up measured, and the others come back after their Retry-After.
+ * while warming (503, Retry-After). A database just warmed by one rehearsal is still compiling: let in all at once
+ * (clients back from their Retry-After, and a retry storm), writes run past the outage bound; a few at a time, they
+ * run at the speed the warm-up measured, and the others come back after their Retry-After.
  */
 export const RAMP_MS = 5_000;
 export const RAMP_CONCURRENCY = 4;
 /**
  * While warming, at most this many transactions at once (of the ramp's turns): they run beside the warm-up's
- * planning on a JVM just started, and with 4 at once the slowest took 1.4 to 1.6 s and the warm-up ended later.
+ * planning on a JVM just started, and more at once slow both them and the warm-up.
  */
 export const WARMING_CONCURRENCY = 2;
 /** /readyz answers within this bound, waiting for a warm-up under way at most this long. */
@@ -113,7 +112,7 @@ export interface ReadinessOptions {
 
 /**
  * A statement as Neo4j plans it: its text, and whether its transaction had changed anything before it (a plan for
- * the one variant is not used for the other: the same text was planned anew, 0.3 to 1.3 s on a cold database).
+ * the one variant is not used for the other: the same text is planned anew, which is slow on a cold database).
  */
 const planKey = (cypher: string, changed: boolean) => `${changed ? 'changed' : 'fresh'} ${cypher}`;
 
@@ -161,8 +160,8 @@ export class Readiness {
    * A turn under the ramp (RAMP_MS), or while warming: a release to call when the transaction ends, or undefined when
    * the ramp ended while this waited; refused when no turn came within ADMIT_WAIT_MS. A transaction of a request that
    * has had one before (`continuing`: a keyed write looks its key up, then writes) waits ahead of the requests not
-   * begun yet: in arrival order, each waited for a turn up to ADMIT_WAIT_MS for each of its transactions, and the
-   * writes just after ready took 0.6 to 2 s under a retry storm (or were refused halfway, their first reads spent).
+   * begun yet: in arrival order, each would wait for a turn up to ADMIT_WAIT_MS for each of its transactions, and the
+   * writes just after ready would be slow under a retry storm (or refused halfway, their first reads spent).
    */
   private async rampTurn(
     limit = this.rampConcurrency,
@@ -285,8 +284,7 @@ export class Readiness {
    * Lets a transaction start (the executor asks before each): when ready, or while warming once the warm-up has
    * planned statements (a few at a time, each sending only those); otherwise it is refused after a hold with 503
    * storage_unavailable and Retry-After. A database that is away or still starting gets no pile of requests.
-   * (Requests that waited for the warm-up instead were released all at once when it ended, and took 2 s more of
-   * their own.)
+   * (Requests held for the warm-up instead would be released all at once when it ends, and be slow in their turn.)
    */
   async admit(tenant?: string, continuing = false): Promise<Turn | undefined> {
     this.lastAdmitted = performance.now();
@@ -297,16 +295,15 @@ export class Readiness {
       return release ? { release } : undefined;
     }
     // (one transaction at a time per tenant: clients that ignore Retry-After, sending again as soon as their answer
-    // came, took the turns from those that honour it, and other tenants' with them; with a retry storm of one tenant
-    // the first success came at 6.6 s, 3.2 s without)
+    // comes, would take the turns from those that honour it, and other tenants' with them, and the first success
+    // would come later)
     if (this.current === 'warming' && this.planned.size > 0 && !(tenant && this.warmingTenants.has(tenant))) {
       // Serving while warming: a few transactions at a time (WARMING_CONCURRENCY of the ramp's turns), each refused
       // at its first statement the warm-up has not run yet (rolled back: 503 and Retry-After, as if it had come a
-      // moment earlier). A write
-      // whose statements the warm-up has run is as fast as after ready; one that would plan its own on the cold
-      // database waited seconds behind the warm-up's. (Waiting there for the warm-up instead, a second at most, made
-      // the first success no sooner: the turns went to transactions waiting, not to those whose statements were
-      // planned, and the writes served in the 10 s after it slower, p99 0.8 to 1.1 s.)
+      // moment earlier). A write whose statements the warm-up has run is as fast as after ready; one that would plan
+      // its own on the cold database would wait behind the warm-up's. (Waiting there for the warm-up instead brings
+      // the first success no sooner: the turns go to transactions waiting, not to those whose statements were
+      // planned, and the writes served just after it are slower.)
       // A transaction refused so gives its turn back at once, and its refusal is held ADMIT_WAIT_MS after, like the
       // others below: a client ignoring Retry-After would otherwise send it again at once, again and again, each
       // time running its first statements on the database the warm-up needs.
@@ -344,9 +341,9 @@ export class Readiness {
     }
     // The refusal is held ADMIT_WAIT_MS: clients that ignore Retry-After get four answers a second each, not
     // thousands (a retry storm costs timers, not the CPU the warm-up and Neo4j need). It is a refusal even when the
-    // service became ready meanwhile: the requests held are not let in all at once onto a database just warmed (one
-    // of them took 3.2 s so; two of them let in took 2.6 and 2.7 s, and the first success came no sooner), but come
-    // back after their Retry-After, spread by the clients' jitter.
+    // service became ready meanwhile: the requests held are not let in all at once onto a database just warmed
+    // (they would be slow, and the first success no sooner), but come back after their Retry-After, spread by the
+    // clients' jitter.
     await sleep(ADMIT_WAIT_MS);
     throw this.refusal();
   }
@@ -415,7 +412,7 @@ export class Readiness {
     if (!keep) return;
     const stopped = () => this.stopped || this.losses !== losses;
     // After an outage the first requests have the database to themselves while the ramp lasts: the background
-    // rounds' cold statements (a throwaway tenant's set-up first) made them wait 1.2 to 1.4 s on a just-warmed JVM.
+    // rounds' cold statements (a throwaway tenant's set-up first) would make them wait on a just-warmed JVM.
     const until = this.rampUntil;
     const afterRamp = async () => {
       while (!stopped() && performance.now() < until) await sleep(Math.min(100, until - performance.now()));

@@ -10,8 +10,8 @@
 //              its outcome (bounded by the connect timeout). Its success closes the breaker and lets them run; its
 //              failure opens it again and refuses them.
 //
-// The driver's own retry loop (executeRead/executeWrite, up to maxTransactionRetryTime) is not used: it retried an
-// unreachable database for 5 s with backoff, and requests waited 7 to 8 s for their 503.
+// The driver's own retry loop (executeRead/executeWrite, up to maxTransactionRetryTime) is not used: it retries an
+// unreachable database with backoff, and a request would wait through all of it for its 503.
 import { BrokenCircuitError, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
 import neo4j, { type Driver, Neo4jError } from 'neo4j-driver';
 import { AppError, refuse } from '../errors.js';

@@ -117,8 +117,8 @@ export const statusOf = (reason: Reason): number => REFUSALS[reason];
 
 /**
  * The longest message a refusal carries, in characters: a message quoting what the request sent (an unknown field's
- * name, a variable's value in GraphQL's own refusals) quotes its first characters only, then `…`. A 3 MB field name
- * was answered whole (6 MB with its escapes); a GraphQL variable of 4 Mi quotes, four times over (33 MB).
+ * name, a variable's value in GraphQL's own refusals) quotes its first characters only, then `…`: quoted whole, a
+ * long name or variable would make the refusal larger than the request (escaped, a variable quoted more than once).
  */
 export const MAX_MESSAGE_CHARS = 1_000;
 

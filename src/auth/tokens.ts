@@ -29,8 +29,8 @@ export type TokenVerifier = ((authorization: string | undefined) => Promise<View
 const MAX_TENANT_LENGTH = 128;
 /**
  * Longest subject a token may carry (characters). Every change a caller makes records its subject, and a page of
- * the history carries it on each of up to 500 rows: unbounded, a 16 KB token's subject made a page's rows alone
- * megabytes past the page's stated size.
+ * the history carries it on each of up to 500 rows: unbounded, a 16 KB token's subject would make a page's rows
+ * alone megabytes past the page's stated size.
  */
 export const MAX_SUBJECT_LENGTH = 256;
 const MAX_TOKEN_LENGTH = 16_384;

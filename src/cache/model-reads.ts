@@ -111,7 +111,7 @@ export class ModelReads {
    * Like `read`, for a key most requests ask once (a create-or-get's name is usually a new type's): when the cache
    * holds nothing for it at any version, the value is loaded straight away, without the request's version read,
    * and not kept; only a placeholder is, when a value was found, so that the next request for the key reads the
-   * version and keeps the value. A key asked once costs one statement, as before there was a cache; a key asked
+   * version and keeps the value. A key asked once costs one statement, as without a cache; a key asked
    * again is served from memory from its third request on.
    */
   async readWhenHeld<T>(

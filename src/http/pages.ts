@@ -113,7 +113,7 @@ function pages(): Pages {
   };
 
   // GraphiQL's parts, from the installed @graphql-yoga/render-graphiql (whose renderGraphiQL inlines them all into one
-  // 9 MB page): the package exports them as its `graphiql` entry point. Loaded here, on first use, not at start-up.
+  // large page): the package exports them as its `graphiql` entry point. Loaded here, on first use, not at start-up.
   const graphiql = require('@graphql-yoga/render-graphiql/graphiql') as Record<
     'css' | 'js' | 'editorWorkerService' | 'jsonWorker' | 'graphqlWorker' | 'favicon',
     string
@@ -203,8 +203,8 @@ function pages(): Pages {
 
 /**
  * Makes the pages and their assets now (server.ts: at start-up, while the database starts, before the service
- * listens). Made on a first visit instead, they took the event loop for about 350 ms (GraphiQL's 9 MB module compiled,
- * the assets hashed, the schema's introspection written): every request then waited, /healthz included, and the
+ * listens). Made on a first visit instead, they would hold the event loop in one piece (GraphiQL's module compiled,
+ * the assets hashed, the schema's introspection written): every request would wait, /healthz included, and the
  * first visitor of a public page could cause that pause at any time.
  */
 export function preparePages() {

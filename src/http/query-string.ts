@@ -1,6 +1,6 @@
 // Query strings read strictly: every percent-escape must decode to UTF-8 text (model/text.ts). The router's default
-// parser keeps an escape it cannot decode as its raw text, so `?cursor=%ED%A0%80` (a lone surrogate's bytes) was read
-// as the nine characters "%ED%A0%80" instead of being refused.
+// parser keeps an escape it cannot decode as its raw text, so `?cursor=%ED%A0%80` (a lone surrogate's bytes) would be
+// read as the nine characters "%ED%A0%80" instead of being refused.
 
 /** Marks the query of a request whose query string does not decode: refused with invalid_url (app/auth.ts). */
 export const ILL_FORMED_QUERY = Symbol('illFormedQuery');

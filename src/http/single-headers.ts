@@ -1,6 +1,6 @@
 // Headers the service honours that carry one value (Authorization, Content-Type, Idempotency-Key, X-Change-Reason,
 // Neo4j-Bookmark): sent twice, the request is refused by the reader of each, never read as one of them. Node joins
-// most repeated headers into one ("a, b", which was stored so as a change's reason) and keeps only the first of
+// most repeated headers into one ("a, b", which would be stored so as a change's reason) and keeps only the first of
 // others (Authorization, Content-Type), so what the client sent is read from every line of it.
 import type { IncomingMessage } from 'node:http';
 

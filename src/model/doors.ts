@@ -37,9 +37,10 @@ export interface DoorBudget {
   memoryBytes: number;
   /**
    * A door whose memory grows with what it is sent (a model document planned: its steps repeat each type's name, so
-   * a 3 MB document made a 20 MB answer and held 60 MB): a request reserves this many bytes per byte of its body (its
-   * declared length, or its limit's when it declares none), at most memoryBytes, instead of memoryBytes whatever its
-   * size. What it reserves past a tenant's share it still takes from the process's room (fairness/admission.ts).
+   * its answer and what it holds are many times the document): a request reserves this many bytes per byte of its
+   * body (its declared length, or its limit's when it declares none), at most memoryBytes, instead of memoryBytes
+   * whatever its size. What it reserves past a tenant's share it still takes from the process's room
+   * (fairness/admission.ts).
    */
   memoryPerBodyByte?: number;
   /**

@@ -29,7 +29,7 @@ export const MAX_TYPE_DEFINITIONS_JSON_BYTES = 4 * 1024 * 1024;
 /**
  * Most JSON text (UTF-8 bytes) a type's live defaults may hold together (within the budget above). Defaults are applied to every
  * entity created without those values, so this bounds what one entity write can store and answer beyond what it
- * was sent: without it, 64 defaults of 65,000 characters made a 79-byte request store and answer 4 MB.
+ * was sent: without it, a request of a few bytes could store and answer megabytes.
  */
 export const MAX_TYPE_DEFAULTS_JSON_BYTES = 256 * 1024;
 
@@ -38,8 +38,8 @@ export const MAX_FORMER_NAMES = 32;
 
 /**
  * Most bytes (UTF-8 JSON) a type's former names take on its row: the most recent are kept while they fit. Every type
- * row carries them, 500 to a page: 32 names of 256 four-byte characters made a row 35 KB and a page 17 MB (the
- * pages of three tenants at once held a gigabyte); within this, a row stays under 6 KB.
+ * row carries them, 500 to a page, so former names at their longest would make a page of many megabytes; within
+ * this, a row stays under 6 KB.
  */
 export const MAX_FORMER_NAMES_JSON_BYTES = 4 * 1024;
 

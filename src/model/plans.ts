@@ -21,8 +21,8 @@ export const MAX_NAME_BYTES = 4 * MAX_NAME_LENGTH;
 /**
  * Most a model document's rows may take beside its texts (MODEL_MAX_DEFINITION_BYTES): an export's types and
  * definitions, a plan's steps (50,000 definitions fit with names of up to about 150 bytes between them). A row
- * repeats names of up to a kilobyte (a plan's step its type's name, a withdrawal the referenced type's): 50,000
- * definitions named at the longest made a 60 MB plan from a 284 KB document. Counted before the model is read (each
+ * repeats names of up to a kilobyte (a plan's step its type's name, a withdrawal the referenced type's), so a small
+ * document can make a plan many times its size. Counted before the model is read (each
  * definition at MODEL_ROW_BYTES and its names' bytes, the referenced type's name at MAX_NAME_BYTES): past it,
  * model_too_large.
  */
@@ -31,9 +31,8 @@ export const MODEL_MAX_ROW_BYTES = 32 * 1024 * 1024;
 export const MODEL_MAX_DOCUMENT_BYTES = MODEL_MAX_DEFINITION_BYTES + MODEL_MAX_ROW_BYTES;
 /**
  * Most a plan's steps take as JSON: the document's texts (a body) and a model document's. The stored side is counted
- * before it is read; the steps repeat names the document gives (each declaration its type's name: 50,000
- * declarations on types named at the longest made a 3.2 MB document plan to 58 MB), so they are measured before
- * they are sent.
+ * before it is read; the steps repeat names the document gives (each declaration its type's name, so a plan can be
+ * many times its document), so they are measured before they are sent.
  */
 export const PLAN_MAX_STEP_BYTES = BODY_LIMIT_BYTES + MODEL_MAX_DOCUMENT_BYTES;
 /**
@@ -49,15 +48,15 @@ export const PLAN_MAX_IMPACTS = 25;
 export const PLAN_MAX_REFERENTS = 10_000;
 /**
  * What planning a document holds per byte of it: each of its definitions (about 33 bytes at the least) becomes a step
- * that names its type again (up to a kilobyte), in objects, in the answer's text and in its bytes. Measured: a
- * 3.1 MB document of 1,000 types of 256 characters and 50,000 definitions held about 60 MB (a 20 MB answer).
+ * that names its type again (up to a kilobyte), in objects, in the answer's text and in its bytes. Set from a
+ * measurement, with a margin (bench/MEASUREMENTS-IN-CODE.md).
  */
 export const PLAN_MEMORY_PER_DOCUMENT_BYTE = 32;
 /**
  * The largest document GraphQL's modelPlan plans (model_too_large past it, counted as JSON text before it is read):
  * what an operation reserves (GRAPHQL_OPERATION_MEMORY) covers at PLAN_MEMORY_PER_DOCUMENT_BYTE. REST's plan reserves
- * for its own body, so larger documents are planned there. (Four 3.8 MB documents planned at once over GraphQL, each
- * admitted at an operation's fixed reservation, took the process 70 MB past it.)
+ * for its own body, so larger documents are planned there. (Larger documents planned at once over GraphQL, each
+ * admitted at an operation's fixed reservation, would take the process past its room.)
  */
 export const GRAPHQL_PLAN_MAX_DOCUMENT_BYTES = Math.floor(
   GRAPHQL_OPERATION_MEMORY / PLAN_MEMORY_PER_DOCUMENT_BYTE,

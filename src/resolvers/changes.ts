@@ -23,7 +23,7 @@ export { FEED_FILTER_WINDOW } from './feed-filter.js';
 /**
  * Most before/after text one page carries (a declaration's record holds its enumeration and default, up to a few
  * megabytes): a page stops before the record that would pass it, but always carries at least one. 1 MiB keeps what
- * one page costs the event loop and the database small beside other tenants' requests (it was 4 MiB).
+ * one page costs the event loop and the database small beside other tenants' requests.
  */
 export const CHANGE_PAGE_MAX_BYTES = 1024 * 1024;
 

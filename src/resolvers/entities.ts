@@ -23,14 +23,14 @@ import { allowedKeysOf, checkValue, ENTITY_VALUE_REASONS, type ValueShape } from
 export const MAX_LOOKUP_IDENTIFIERS = 1000;
 /**
  * The longest identifier a lookup takes, in characters: every identifier is answered back beside what it resolved
- * to, and an entity guid has 36 (1,000 identifiers of 8,000 characters made an 8 MB answer to an 8 MB body).
+ * to, and an entity guid has 36 (with longer identifiers, a body at the 8 MB limit would be answered back whole).
  */
 export const MAX_LOOKUP_IDENTIFIER_CHARS = 128;
 /**
  * The largest lookup body, in bytes: a kibibyte per identifier (128 characters escaped as \uXXXX are 768 bytes, with
  * quotes, a comma and a pretty-printer's indent well under 1,024) and 24 KiB for the rest. Every valid lookup fits;
- * an 8 MB body of over-long identifiers was read and parsed in one piece (tens of milliseconds of the one thread)
- * only to be refused for its content.
+ * with the 8 MB limit, a body of over-long identifiers would be read and parsed in one piece only to be refused for
+ * its content.
  */
 export const LOOKUP_BODY_BYTES = 1024 * 1024;
 

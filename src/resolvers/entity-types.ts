@@ -48,7 +48,7 @@ export async function createOrGetEntityType(ctx: RequestContext, rawName: string
   const guid = typeGuid(tenant, key);
   // The first look goes through the model cache, but reads the model version only for a name the cache holds
   // something for (readWhenHeld): a create-or-get of an existing name asked again is a read from memory, and a
-  // new name costs the one lookup it cost before there was a cache. After a refused create the database is asked
+  // new name costs one lookup, as it would without a cache. After a refused create the database is asked
   // directly (the winner of the race is not cached at this request's version).
   const lookup = (run: Run) => findTypeByName(run, tenant, key, guid);
   let first = true;

@@ -49,7 +49,7 @@ export function checkFeedFilter(input: FeedFilterInput | undefined): FeedFilter 
     }
   }
   if (kinds !== undefined) {
-    // (counted first: a list of 200,000 known kinds was walked whole, and refused naming no kind)
+    // (counted first: a long list of known kinds would be walked whole, and refused naming no kind)
     if (kinds.length > CHANGE_KINDS.length) {
       throw refuse(
         'invalid_filter',

@@ -159,8 +159,7 @@ export async function checkModelDocument(
   const types = document.types;
   if (!Array.isArray(types)) throw invalidModel('types', 'must be a list');
   if (types.length > MODEL_MAX_TYPES) throw invalidModel('types', `more than ${MODEL_MAX_TYPES} types`);
-  // As many definitions as an export holds at most, counted before any is checked: a document of 1,000 types of 61
-  // definitions each was planned into a 24 MB answer.
+  // As many definitions as an export holds at most, counted before any is checked: a plan's answer grows with them.
   let definitions = 0;
   for (const t of types) if (isObject(t) && Array.isArray(t.attributes)) definitions += t.attributes.length;
   if (definitions > MODEL_MAX_DEFINITIONS) {
@@ -172,7 +171,7 @@ export async function checkModelDocument(
   const seen = new Set<string>();
   const checked: CheckedType[] = [];
   const problems = new Problems();
-  // Checking 50,000 definitions in one piece held the one thread 100 to 180 ms: a type at a time, a turn given
+  // Checked in one piece, a document's definitions would hold the one thread: a type at a time, a turn given
   // whenever the work has held the thread TURN_MS.
   const clock = new TurnClock();
   for (const [i, t] of types.entries()) {
@@ -283,8 +282,8 @@ function checkModelType(t: unknown, i: number, seen: Set<string>, problems: Prob
 /**
  * One definition of a type of the document (its place `j` in the list at `list`), its name's key added to `names`;
  * null when it has a problem (recorded, the first of the definition). Where it is is written out only for a
- * problem: a location string and two closures per definition, with the specification's spreads, cost about 600
- * bytes each, 31 MB for a document at its bound.
+ * problem: a location string and two closures made for every definition, with the specification's spreads, would
+ * add up to megabytes for a document at its bound.
  */
 function checkModelAttribute(
   a: unknown,

@@ -270,7 +270,7 @@ class Planner {
     // this version then refuses to act (an extra refusal, never a plan applied to a state it was not made for).
     const basedOn = versionTag(await readModelVersion(run, tenant));
     await this.readState();
-    // (as in checkModelDocument: declarations made in one piece held the thread, so a few hundred a turn)
+    // (as in checkModelDocument: made in one piece, declarations would hold the thread, so a turn every TURN_MS)
     const clock = new TurnClock();
     for (const [i, t] of this.types.entries()) {
       if (clock.due()) {
@@ -645,7 +645,7 @@ async function driftOf(
 /** Refuses a plan whose steps (and drift) pass PLAN_MAX_STEP_BYTES as JSON (measured step by step, stopping there). */
 async function measureSteps(steps: readonly PlanStep[], drift: PlanDrift) {
   let bytes = 2 + utf8Bytes(JSON.stringify(drift));
-  // (tens of megabytes of steps serialised in one piece held the thread: measured in turns, as they were planned)
+  // (a plan's steps serialised in one piece would hold the thread: measured in turns, as they were planned)
   const clock = new TurnClock();
   for (const step of steps) {
     if (clock.due()) await clock.turn();

@@ -30,8 +30,8 @@ async function sendInSlices(
   texts: Iterable<string>,
   made?: (bytes: Buffer, chars: number) => Buffer,
 ) {
-  // Sent as the slices were made, never joined (a 33 MB plan was held twice at its end, slices and copy): unless the
-  // bytes are kept (`made`) or stored with an Idempotency-Key's write, which take one buffer.
+  // Sent as the slices were made, never joined (joined, a large plan would be held twice at its end, slices and
+  // copy): unless the bytes are kept (`made`) or stored with an Idempotency-Key's write, which take one buffer.
   if (!made && !reply.request.ctx?.keyed.scope) {
     const sliced = await encodeSlices(texts, () => isClosed(reply.raw));
     if (!sliced) return reply.send('');
@@ -57,11 +57,11 @@ export function succeedSerialised(reply: FastifyReply, status: number, data: Ite
 
 /**
  * A 200 answer kept with a cached value (a page or a listing, per model version) as its bytes: each request writes
- * the same buffer, with no text built, measured or encoded for it (before, each made two copies of the answer: the
+ * the same buffer, with no text built, measured or encoded for it (a kept text would be copied twice a request: the
  * envelope's text flattened, then its UTF-8 bytes). `cached` is what was kept; `keep` takes the bytes made from
  * `data` (DATA's JSON in pieces, encoded a slice at a time) when it had none. They are a buffer of their own (never
  * a small one from Node's shared pool, which would hold its whole 8 KiB slab for as long as the cache keeps it), and
- * kept when they are at most twice the text's length, what the text took when it was kept instead; longer (mostly
+ * kept when they are at most twice the text's length, what the text itself would take; longer (mostly
  * non-Latin text), they are sent and made again next time.
  */
 export function succeedCached(

@@ -3,8 +3,8 @@
 // request (document, operation name, variables, extensions, method and Accept). That answer, as the bytes Yoga
 // sent, is kept in the model cache under kind `graphql_answer` and tagged with the version the executing request
 // read; a later request sends it again only when the version read FOR IT (after it arrived, like every cached read)
-// is the same. It skips parsing, validation, costing, execution and serialisation: the benchmark's 100-type
-// catalog walked 2,500 definitions and serialised them on every request.
+// is the same. It skips parsing, validation, costing, execution and serialisation, which a catalog query would
+// otherwise repeat over every definition on every request.
 //
 // What is kept: only answers without errors (a refusal is never replayed: bounds are checked afresh). The entry
 // exists only after one execution of the same request succeeded; the first request of a new version executes.

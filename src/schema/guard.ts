@@ -38,9 +38,9 @@ export function operationGuardPlugin(options: { queryTimeMs: number }): Plugin<R
         // at no cost (and so does an operation the document does not hold).
         if (refusedWhole(args)) return undefined;
         // Any other reason the cost cannot be worked out stops the operation: it never runs unmeasured. (An explicit
-        // null sent through a variable with a default, into a non-null argument, made the cost walk throw while
-        // graphql-js answers every other field: the aliases beside it ran without a cost check or a budget, and a
-        // few of them on a type with large enumerations took the process past its heap.)
+        // null sent through a variable with a default, into a non-null argument, makes the cost walk throw while
+        // graphql-js answers every other field: the aliases beside it would run without a cost check or a budget, and
+        // a few of them on a type with large enumerations could take the process past its heap.)
         setResultAndStopExecution({
           errors: [
             error instanceof GraphQLError

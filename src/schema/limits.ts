@@ -36,15 +36,15 @@ export function operationCost(
   operationName: string | undefined,
 ): number {
   // Yoga hands the same parsed document for the same query text (its parser cache): the cost of a document with the
-  // same variables is worked out once (it was a fifth of the CPU of a repeated 100-type catalog query).
+  // same variables is worked out once (a repeated catalog query would otherwise pay for it every time).
   // A refusal for too many selections is remembered too (as TOO_MANY_SELECTIONS): a hostile text sent again is
-  // refused without expanding its fragments again (that walk was 5 to 10 ms a request).
+  // refused without expanding its fragments again, the costly part of its refusal.
   const key = costKey(operationName, variables);
   const hit = key === undefined ? undefined : costs.get(document)?.get(key);
   if (hit === TOO_MANY_SELECTIONS) throw refusal.tooManySelections();
   if (hit !== undefined) return hit;
-  // Introspection is outside the cost (the cost walk sees no meta field): one full schema a request at most (15 of
-  // them with their descriptions, 2.3 MB, held the one thread 0.5 to 0.8 s). Counted with the cost, so a remembered
+  // Introspection is outside the cost (the cost walk sees no meta field): one full schema a request at most (a few of
+  // them with their descriptions make megabytes and hold the one thread). Counted with the cost, so a remembered
   // cost (the same document and operation) was counted already.
   if (schemaIntrospections(document, operationName) > GRAPHQL_LIMITS.maxSchemaIntrospections) {
     throw refusal.tooManyIntrospections();
@@ -157,8 +157,8 @@ export const refusal = {
  * walked without recursion), never fewer than it has; stops counting once past `limit`. Every string and key counts
  * its exact bytes as JSON text (jsonStringBytes: UTF-8, quotes and escapes); a number its digits; a stored JSON text
  * (RawJson) its exact UTF-8 length, and it is replaced where it stands by its marker, its text going to `texts`
- * (json/raw.ts: the answer is then serialised with stringifyMarked). (Short strings counted one byte per UTF-16 unit
- * let names of 64 CJK characters, 3 bytes each, make a 12.8 MB answer measured under 5 MiB.)
+ * (json/raw.ts: the answer is then serialised with stringifyMarked). (Counted one byte per UTF-16 unit, text of
+ * three-byte characters would be measured at a third of what is sent.)
  */
 export function measureAnswer(value: unknown, limit: number, texts: string[]): number {
   let bytes = 0;

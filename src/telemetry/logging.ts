@@ -148,9 +148,9 @@ export class LogRing {
 
 /**
  * The longest line the logs keep, in characters: a longer one (a message quoting megabytes a request sent) is
- * replaced by a line of its level, time, length and first characters. A GraphQL variable of 4 Mi quotes was logged
- * whole, escaped again (32 MB a line), and the ring of recent lines kept them: eight such requests ran the
- * production heap out of memory. The ring's 2,000 lines so hold at most 32 MB (one-byte text), and an error line
+ * replaced by a line of its level, time, length and first characters. Logged whole, a large GraphQL variable,
+ * escaped again, would make a line of megabytes, and a few such lines kept in the ring of recent lines would run the
+ * heap out of memory. The ring's 2,000 lines so hold at most 32 MB (one-byte text), and an error line
  * (a message and a stack of MAX_LOG_MESSAGE_CHARS each, and its request) fits whole.
  */
 export const MAX_LOG_LINE_CHARS = 16 * 1024;

@@ -203,8 +203,8 @@ export const ROUTE_BUDGETS = {
     reads: `the type and the definition (index seeks); a dry run counts at most ${(50_000).toLocaleString('en-US')} instances`,
     answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
     memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
-    // (heavy for the database: 16 dry runs of one tenant at once, each walking 60,000 instances, kept Neo4j busy and
-    // another tenant's page waited 60-90 ms for its statements)
+    // (heavy for the database: a dry run walks the type's instances, and many at once keep Neo4j busy while other
+    // tenants' statements wait)
     admission: 'heavy',
   },
   // ——— entities ———

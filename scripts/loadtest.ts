@@ -100,7 +100,7 @@ async function mainInProcess(): Promise<number> {
     const carry = await setUpCarry(base, secret);
 
     console.log(
-      `Traffic: ${CONNECTIONS} connections for ${SECONDS} s to ${base}, and an enumeration widened under it (its values carried) ...`,
+      `Traffic: ${CONNECTIONS} connections for ${SECONDS} s to ${base}, and an enumeration narrowed under it (its values carried) ...`,
     );
     const cpuBefore = process.cpuUsage();
     const [result] = await withTimeout(

@@ -16,7 +16,7 @@ const { attribute, usage } = await client.declareAttribute(entityType.guid, {
   allowedValues: ['gold', 'silver'],
   defaultValue: 'silver',
 });
-console.log(attribute.name, `${usage.used} of ${usage.limit} definitions`);
+console.log(attribute.name, `${usage.declared} of ${usage.limit} definitions`);
 
 // Any operation of client/operations through request(): variables and data are typed.
 const listed = await client.request(TypeAttributesDocument, { guid: entityType.guid });

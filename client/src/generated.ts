@@ -119,7 +119,7 @@ export type ValueType =
   /** Text, at most 65,536 characters per value. */
   | 'string';
 
-export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null };
+export type AttributeFieldsFragment = { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { declared: number, limit: number } | null };
 
 export type DeclareAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -130,7 +130,7 @@ export type DeclareAttributeMutationVariables = Exact<{
 }>;
 
 
-export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { used: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type DeclareAttributeMutation = { declareAttribute: { dryRun: boolean, usage: { declared: number, limit: number }, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { declared: number, limit: number } | null } } };
 
 export type EvolveAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -142,7 +142,7 @@ export type EvolveAttributeMutationVariables = Exact<{
 }>;
 
 
-export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type EvolveAttributeMutation = { evolveAttribute: { dryRun: boolean, changed: boolean, changes: unknown, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { declared: number, limit: number } | null } } };
 
 export type WithdrawAttributeMutationVariables = Exact<{
   typeGuid: string;
@@ -153,14 +153,14 @@ export type WithdrawAttributeMutationVariables = Exact<{
 }>;
 
 
-export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null } } };
+export type WithdrawAttributeMutation = { withdrawAttribute: { dryRun: boolean, impact: { instances: number, values: number } | null, attribute: { guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { declared: number, limit: number } | null } } };
 
 export type TypeAttributesQueryVariables = Exact<{
   guid: string;
 }>;
 
 
-export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { used: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { used: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
+export type TypeAttributesQuery = { entityType: { name: string, attributeUsage: { declared: number, limit: number }, attributes: Array<{ guid: string, name: string, valueType: ValueType, cardinality: Cardinality, allowedValues: Array<unknown> | null, required: boolean, defaultValue: unknown, filterable: boolean, description: string | null, displayName: string | null, origin: string, state: AttributeState, redeclaring: { since: string | null, endsAfter: string | null } | null, ownerType: { guid: string } | null, allowedRefType: { guid: string, name: string } | null, allowedValuesUsage: { declared: number, limit: number } | null }>, withdrawnAttributes: Array<{ state: AttributeState, withdrawnAt: string | null, valuesRemoved: number, valuesRemaining: number, purgeLastRanAt: string | null, definition: { name: string } }> } | null };
 
 export type CatalogWithAttributesQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -306,7 +306,7 @@ export const AttributeFieldsFragmentDoc = new TypedDocumentString(`
     name
   }
   allowedValuesUsage {
-    used
+    declared
     limit
   }
 }
@@ -362,7 +362,7 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
   ) {
     dryRun
     usage {
-      used
+      declared
       limit
     }
     attribute {
@@ -395,7 +395,7 @@ export const DeclareAttributeDocument = new TypedDocumentString(`
     name
   }
   allowedValuesUsage {
-    used
+    declared
     limit
   }
 }`) as unknown as TypedDocumentString<DeclareAttributeMutation, DeclareAttributeMutationVariables>;
@@ -442,7 +442,7 @@ export const EvolveAttributeDocument = new TypedDocumentString(`
     name
   }
   allowedValuesUsage {
-    used
+    declared
     limit
   }
 }`) as unknown as TypedDocumentString<EvolveAttributeMutation, EvolveAttributeMutationVariables>;
@@ -490,7 +490,7 @@ export const WithdrawAttributeDocument = new TypedDocumentString(`
     name
   }
   allowedValuesUsage {
-    used
+    declared
     limit
   }
 }`) as unknown as TypedDocumentString<WithdrawAttributeMutation, WithdrawAttributeMutationVariables>;
@@ -499,7 +499,7 @@ export const TypeAttributesDocument = new TypedDocumentString(`
   entityType(guid: $guid) {
     name
     attributeUsage {
-      used
+      declared
       limit
     }
     attributes {
@@ -542,7 +542,7 @@ export const TypeAttributesDocument = new TypedDocumentString(`
     name
   }
   allowedValuesUsage {
-    used
+    declared
     limit
   }
 }`) as unknown as TypedDocumentString<TypeAttributesQuery, TypeAttributesQueryVariables>;

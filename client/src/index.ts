@@ -6,8 +6,6 @@ import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
 import {
   CreateEntityTypeDocument,
   type CreateEntityTypeMutation,
-  DeclareAttributeDocument,
-  type DeclareAttributeInput,
   type DeclareAttributeMutation,
   DeleteEntityTypeDocument,
   type DeleteEntityTypeMutation,
@@ -20,8 +18,6 @@ import {
   type EntityTypeFieldsFragment,
   EntityTypesPageDocument,
   type EntityTypesPageQuery,
-  EvolveAttributeDocument,
-  type EvolveAttributeInput,
   type EvolveAttributeMutation,
   ModelChangesDocument,
   type ModelChangesQuery,
@@ -37,8 +33,25 @@ import {
   WithdrawAttributeDocument,
   type WithdrawAttributeMutation,
 } from './generated.js';
+import {
+  DeclareAttributeDocument,
+  type DeclareAttributeInput,
+  EvolveAttributeDocument,
+  type EvolveAttributeInput,
+} from './inputs.js';
 
 export * from './generated.js';
+// Named here, they take the place of the generated declarations of the same names (valueType and cardinality typed
+// as their unions).
+export {
+  DeclareAttributeDocument,
+  type DeclareAttributeInput,
+  type DeclareAttributeMutationVariables,
+  EvolveAttributeDocument,
+  type EvolveAttributeInput,
+  type EvolveAttributeMutationVariables,
+  type WithValueWords,
+} from './inputs.js';
 
 /** A typed operation: its GraphQL text (toString) and, in its type, its result and variables. */
 export type Operation<TData, TVariables> = DocumentTypeDecoration<TData, TVariables> & { toString(): string };

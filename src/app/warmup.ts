@@ -79,7 +79,7 @@ export const GRAPHQL_READS = parse(`
           parentType { guid name }
           attributes {
             guid name valueType cardinality required filterable origin state allowedValues defaultValue
-            ownerType { guid name } allowedRefType { guid name } allowedValuesUsage { used limit }
+            ownerType { guid name } allowedRefType { guid name } allowedValuesUsage { declared limit }
           }
         }
       }

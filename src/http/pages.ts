@@ -163,8 +163,9 @@ function pages(): Pages {
     title: 'Entity Metamodel API',
     headers: JSON.stringify({ Authorization: 'Bearer <token>' }),
     defaultQuery: STARTER_QUERY,
-    // A pasted token stays in the page, never in the browser's storage (as /docs keeps none either).
-    shouldPersistHeaders: false,
+    // The headers typed (the token) are kept in the browser's localStorage, so a reload does not ask for them again;
+    // docs/api.md says what that means on a shared machine.
+    shouldPersistHeaders: true,
   };
   const graphiqlShell = shell(
     options.title,

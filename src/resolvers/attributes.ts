@@ -119,7 +119,7 @@ export async function attributesOf(ctx: RequestContext, type: StoredType) {
 /** Live definitions declared on the type, against the 200 limit. */
 export async function attributeUsageOf(ctx: RequestContext, type: StoredType) {
   const own = type.name_key === ROOT_KEY ? [] : await ctx.loaders.ownAttributesByType.load(type.guid);
-  return { used: own.length, limit: MAX_ATTRIBUTE_DEFS };
+  return { declared: own.length, limit: MAX_ATTRIBUTE_DEFS };
 }
 
 /** Stored values of a definition not yet removed by the purge (one statement, counted when asked). */

@@ -33,10 +33,18 @@ import { EntityType, IF_VERSION_ARG, REASON_ARG, typeNamedBy, versionArg } from 
 import { rowDescription, rowFields } from './row-fields.js';
 import './scalars.js';
 
-const Usage = builder.objectRef<{ used: number; limit: number }>('Usage').implement({
+const Usage = builder.objectRef<{ declared: number; limit: number }>('Usage').implement({
   description: 'How much of a limit is used.',
   fields: (t) => ({
-    used: t.exposeInt('used', { description: 'Entries counted against the limit.' }),
+    // Named as REST names it (usage.declared), so one word means the count over both APIs.
+    declared: t.exposeInt('declared', {
+      description:
+        'Entries declared, counted against the limit: definitions on the type, or values enumerated.',
+    }),
+    used: t.exposeInt('declared', {
+      description: 'The same count as declared, under its former name.',
+      deprecationReason: 'Read declared: the same count, under the name REST gives it.',
+    }),
     limit: t.exposeInt('limit', {
       description: 'The most entries allowed (200 definitions per type, 1,000 enumerated values).',
     }),
@@ -173,7 +181,7 @@ AttributeDefinition.implement({
       description: `Entries of allowedValues against the ${MAX_ALLOWED_VALUES.toLocaleString('en-US')} limit; null when there is no enumeration.`,
       resolve: async (a, _args, ctx) => {
         const values = (await storedJson(ctx, a, 'allowed_values_json'))?.items();
-        return values ? { used: values.length, limit: MAX_ALLOWED_VALUES } : null;
+        return values ? { declared: values.length, limit: MAX_ALLOWED_VALUES } : null;
       },
     }),
     state: t.field({
@@ -331,7 +339,7 @@ const DeclareAttributePayload = builder
         type: Usage,
         description:
           'Live definitions on the type against the 200 limit: this declaration included, or on a dry run as they stand.',
-        resolve: (p) => ({ used: p.declared, limit: MAX_ATTRIBUTE_DEFS }),
+        resolve: (p) => ({ declared: p.declared, limit: MAX_ATTRIBUTE_DEFS }),
       }),
     }),
   });

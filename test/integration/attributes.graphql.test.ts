@@ -58,7 +58,7 @@ describe('declareAttribute and EntityType.attributes', () => {
       allowedValues: null,
       allowedValuesUsage: null,
     });
-    expect(res.declareAttribute.usage).toEqual({ used: 1, limit: 200 });
+    expect(res.declareAttribute.usage).toEqual({ declared: 1, limit: 200 });
     const rest = (await api.get(`/entities/types/${type}/attributes`)).body.DATA.attributes;
     expect(rest.at(-1)).toMatchObject({
       guid: attr.guid,
@@ -70,7 +70,7 @@ describe('declareAttribute and EntityType.attributes', () => {
     const listed = await client.request(TypeAttributesDocument, { guid: type });
     expect(listed.entityType!.attributes.map((a) => a.name)).toEqual(rest.map((a: any) => a.name));
     expect(listed.entityType!.attributes[0]!.ownerType).toBeNull();
-    expect(listed.entityType!.attributeUsage).toEqual({ used: 1, limit: 200 });
+    expect(listed.entityType!.attributeUsage).toEqual({ declared: 1, limit: 200 });
     expect(await client.typeAttributes(type)).toEqual(listed.entityType);
   });
 
@@ -119,7 +119,7 @@ describe('declareAttribute and EntityType.attributes', () => {
     });
     expect(dry.declareAttribute).toMatchObject({
       dryRun: true,
-      attribute: { allowedValuesUsage: { used: 2, limit: 1000 } },
+      attribute: { allowedValuesUsage: { declared: 2, limit: 1000 } },
     });
     const listed = await client.request(TypeAttributesDocument, { guid: type });
     expect(listed.entityType!.attributes.some((a) => a.name === 'level')).toBe(false);
@@ -154,6 +154,36 @@ describe('declareAttribute and EntityType.attributes', () => {
       expect(byName.get('size')).toMatchObject({ allowedValues: ['s', 'm', 'l'], defaultValue: 'm' });
     }
   });
+
+  it('usage counts under the name REST gives it, declared; the former name, used, still answers the same count', async ({
+    world,
+  }) => {
+    const { tenant, api, type } = await setup(world);
+    const rest = await api.post(`/entities/types/${type}/attributes`, {
+      name: 'level',
+      value_type: 'string',
+      cardinality: 'single',
+      allowed_values: ['low', 'mid', 'high'],
+    });
+    expect(rest.body.DATA.usage).toEqual({ declared: 1, limit: 200 });
+    const query = `{ entityType(guid: "${type}") { attributeUsage { declared used limit }
+      attributes { name allowedValuesUsage { declared used limit } } } }`;
+    const res = await world.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${await tokenFor(tenant)}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query }),
+    });
+    const { entityType } = res.json().data;
+    expect(entityType.attributeUsage).toEqual({ ...rest.body.DATA.usage, used: 1 });
+    expect(
+      entityType.attributes.find((a: { name: string }) => a.name === 'level').allowedValuesUsage,
+    ).toEqual({
+      declared: 3,
+      used: 3,
+      limit: 1000,
+    });
+  });
 });
 
 describe('enumerations and defaults of megabytes', () => {
@@ -175,7 +205,7 @@ describe('enumerations and defaults of megabytes', () => {
       default_value: allowed[7],
     });
     expect(declared.status).toBe(201);
-    const field = `entityType(guid: "${type}") { attributes { name allowedValues defaultValue allowedValuesUsage { used limit } } }`;
+    const field = `entityType(guid: "${type}") { attributes { name allowedValues defaultValue allowedValuesUsage { declared limit } } }`;
     const { res, parses } = await graphqlCountingParses(
       world.app,
       await tokenFor(tenant),
@@ -205,7 +235,7 @@ describe('enumerations and defaults of megabytes', () => {
         name: 'grade',
         allowedValues: rest?.allowed_values,
         defaultValue: allowed[7],
-        allowedValuesUsage: { used: 1000, limit: 1000 },
+        allowedValuesUsage: { declared: 1000, limit: 1000 },
       });
     }
   });

@@ -17,6 +17,29 @@ const it = itServed();
 let folder = '';
 let tarballs: string[] = [];
 
+/** Compiles a script of the user's folder with tsc, as a TypeScript project using the package would. */
+const tsc = (file: string) =>
+  run(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--strict',
+      '--skipLibCheck',
+      '--types',
+      'node',
+      '--typeRoots',
+      path.join(ROOT, 'node_modules/@types'),
+      file,
+    ],
+    { cwd: folder },
+  );
+
 beforeAll(async () => {
   const built = await run(process.execPath, [path.join(ROOT, 'scripts/build-packages.mjs'), '--pack'], {
     cwd: ROOT,
@@ -116,26 +139,7 @@ for await (const type of client.allEntityTypes(200)) names.push(type.name);
 console.log(JSON.stringify({ created, attribute: attribute.name, reason, listed: names.includes('Client Type') }));
 `;
     writeFileSync(path.join(folder, 'use-client.ts'), script);
-    await run(
-      process.execPath,
-      [
-        path.join(ROOT, 'node_modules/typescript/bin/tsc'),
-        '--module',
-        'nodenext',
-        '--moduleResolution',
-        'nodenext',
-        '--target',
-        'es2022',
-        '--strict',
-        '--skipLibCheck',
-        '--types',
-        'node',
-        '--typeRoots',
-        path.join(ROOT, 'node_modules/@types'),
-        'use-client.ts',
-      ],
-      { cwd: folder },
-    );
+    await tsc('use-client.ts');
     const { stdout } = await run(
       process.execPath,
       ['use-client.js', world.url, await tokenFor(newTenant('client'))],
@@ -147,5 +151,22 @@ console.log(JSON.stringify({ created, attribute: attribute.name, reason, listed:
       reason: 'attribute_def_already_exists',
       listed: true,
     });
+  }, 60_000);
+
+  it("the installed client's types refuse a misspelt valueType or cardinality at compile time", async () => {
+    writeFileSync(
+      path.join(folder, 'typo.ts'),
+      `import type { DeclareAttributeInput } from '@metamodel/client';
+export const a: DeclareAttributeInput = { name: 'tier', valueType: 'strng', cardinality: 'single' };
+export const b: DeclareAttributeInput = { name: 'tier', valueType: 'string', cardinality: 'many' };
+`,
+    );
+    const failed = (await tsc('typo.ts').catch((e: { code: number; stdout: string }) => e)) as {
+      code?: number;
+      stdout: string;
+    };
+    expect(failed.code).toBe(2);
+    expect(failed.stdout).toContain('"strng"');
+    expect(failed.stdout).toContain('"many"');
   }, 60_000);
 });

@@ -78,6 +78,22 @@ describe('Pages: small shells over cached, compressed assets', () => {
     expect([introspect.statusCode, introspect.json().DATA.reason]).toEqual([401, 'unauthenticated']);
   });
 
+  it('GraphiQL keeps the headers typed across reloads: the page asks it to persist them (shouldPersistHeaders)', async ({
+    world,
+  }) => {
+    const shell = await get(world, '/graphql', { accept: 'text/html' });
+    const config = /<script type="application\/json" id="graphiql-options">(.*?)<\/script>/s.exec(shell.body);
+    expect(JSON.parse(config?.[1] ?? '{}')).toMatchObject({
+      shouldPersistHeaders: true,
+      headers: JSON.stringify({ Authorization: 'Bearer <token>' }),
+    });
+    // The start script hands the options to GraphiQL as they are.
+    const start = assetsOf(shell.body).find((a) => /\/graphiql-start\.[^.]+\.js$/.test(a)) as string;
+    expect((await get(world, start)).body).toContain(
+      "renderYogaGraphiQL(document.querySelector('#root'),options)",
+    );
+  });
+
   it('an asset name that is not one of the pages’ is a 404 in the envelope', async ({ world }) => {
     const res = await get(world, '/assets/nope.js');
     expect([res.statusCode, res.json().DATA.reason]).toEqual([404, 'not_found']);

@@ -297,7 +297,7 @@ describe('the typed client', () => {
     expect(await refusalOf(client.renameEntityType(guid, 'Other', { ifVersion: version }))).toBe(
       'precondition_failed',
     );
-    const input = { name: 'u', valueType: 'string', cardinality: 'single' };
+    const input = { name: 'u', valueType: 'string', cardinality: 'single' } as const;
     expect(await refusalOf(client.declareAttribute(guid, input, { ifVersion: version }))).toBe(
       'precondition_failed',
     );

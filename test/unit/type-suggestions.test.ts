@@ -1,6 +1,7 @@
 // The closest type names a refusal suggests (resolvers/type-suggestions.ts), and GraphQL's field suggestions hidden
 // from a request without a verified token (schema/armor.ts).
 
+import { readFileSync } from 'node:fs';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import type { RequestContext } from '../../src/context.js';
@@ -84,6 +85,11 @@ describe('suggestions read one page of the tenant’s types', () => {
     const { ctx, pagesRead } = contextListing([typed('Report')]);
     expect(await suggestTypeNames(ctx, ' REPROT ')).toEqual([{ name: 'Report', guid: 'guid-of-Report' }]);
     expect(pagesRead).toEqual([`type_page:${SUGGESTION_TYPES_MAX}\u0000`]);
+  });
+  it('the bound is the one docs/api.md states', () => {
+    const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    expect(doc).toContain(`at most ${SUGGESTION_TYPES_MAX} types`);
+    expect(doc).toContain(`more than ${SUGGESTION_TYPES_MAX} types gets no suggestions`);
   });
   it('none when the tenant has more types than that page holds', async () => {
     const { ctx } = contextListing([typed('Report')], true);

@@ -81,10 +81,13 @@ export async function suggestTypeNames(ctx: RequestContext, rawName: string): Pr
 }
 
 /** "Did you mean ...?" for `suggestions` (with their guids when the caller needs one), or nothing for none. */
-export function didYouMean(suggestions: readonly TypeSuggestion[], withGuids = false): string {
+export function didYouMean(
+  suggestions: readonly { name: string; guid?: string }[],
+  withGuids = false,
+): string {
   if (suggestions.length === 0) return '';
   const said = suggestions.map((s) =>
-    withGuids ? `${JSON.stringify(s.name)} (guid ${s.guid})` : JSON.stringify(s.name),
+    withGuids && s.guid ? `${JSON.stringify(s.name)} (guid ${s.guid})` : JSON.stringify(s.name),
   );
   const listed = said.length === 1 ? said[0] : `${said.slice(0, -1).join(', ')} or ${said.at(-1)}`;
   return ` Did you mean ${listed}?`;

@@ -2,6 +2,7 @@
 // name one slip away from the caller's own, a misspelt GraphQL field. The reasons and statuses are the spec's.
 
 import { describe, expect } from 'vitest';
+import { MODEL_FORMAT } from '../../src/model/plans.js';
 import { guidParameters } from '../../src/rest/route-table/fields.js';
 import { ROUTES } from '../../src/rest/schemas.js';
 import { it } from '../fixtures.js';
@@ -156,6 +157,42 @@ describe('a type name that resolves nothing suggests the caller’s closest name
       404,
       'allowed_ref_type does not resolve to an entity type.',
     ]);
+  });
+});
+
+describe('a model document’s allowed_ref_type that names no type', () => {
+  const plan = (api: ReturnType<typeof restClient>, ref: string) =>
+    api.post('/entities/model/plan', {
+      format: MODEL_FORMAT,
+      types: [
+        {
+          name: 'Quarterly Report',
+          attributes: [
+            { name: 'owner', value_type: 'entity_ref', cardinality: 'single', allowed_ref_type: ref },
+          ],
+        },
+      ],
+    });
+
+  it('suggests the tenant’s close names (and the document’s), never another tenant’s', async ({ world }) => {
+    const api = await clientFor(world);
+    await createType(api, 'Person');
+    const res = await plan(api, 'Persn');
+    expect(res.status).toBe(200);
+    expect(res.body.DATA.steps.find((s: any) => s.action === 'declare_attribute').blocked).toEqual({
+      reason: 'unknown_entity_type',
+      message: 'allowed_ref_type "Persn" names no type of the tenant or the document. Did you mean "Person"?',
+    });
+    const documents = await plan(api, 'Quarterly Reprot');
+    expect(
+      documents.body.DATA.steps.find((s: any) => s.action === 'declare_attribute').blocked.message,
+    ).toContain('Did you mean "Quarterly Report"?');
+    const other = await clientFor(world);
+    const theirs = await plan(other, 'Persn');
+    expect(theirs.body.DATA.steps.find((s: any) => s.action === 'declare_attribute').blocked).toEqual({
+      reason: 'unknown_entity_type',
+      message: 'allowed_ref_type "Persn" names no type of the tenant or the document.',
+    });
   });
 });
 

@@ -11,6 +11,8 @@ import { listEntityTypes } from './entity-types.js';
 export const SUGGESTION_TYPES_MAX = PAGES.max;
 /** Most names one refusal suggests. */
 export const MAX_SUGGESTIONS = 3;
+/** Longest name, in code points, that names are suggested for: a longer one was pasted, not mistyped. */
+export const SUGGESTED_NAME_MAX = 64;
 
 export interface TypeSuggestion {
   name: string;
@@ -49,14 +51,21 @@ export function editDistanceWithin(a: readonly string[], b: readonly string[], m
 const allowedDistance = (length: number) =>
   length <= 3 ? 1 : Math.min(3, Math.max(2, Math.floor(length / 3)));
 
-/** Up to MAX_SUGGESTIONS of `types` whose normalised names are closest to `key` (nearest first, then by name). */
+/**
+ * Up to MAX_SUGGESTIONS of `types` whose normalised names are closest to `key` (nearest first, then by name); none
+ * for a key longer than SUGGESTED_NAME_MAX, so the work of one refusal is at most the types times a short band.
+ */
 export function closestTypeNames<T extends { name: string; name_key: string }>(
   key: string,
   types: readonly T[],
 ): T[] {
   const wanted = [...key];
+  if (wanted.length > SUGGESTED_NAME_MAX) return [];
   const max = allowedDistance(wanted.length);
+  // (a name's UTF-16 length is at least its code points and at most twice them: most are passed over unsplit)
+  const mayBeClose = (k: string) => k.length >= wanted.length - max && k.length <= 2 * (wanted.length + max);
   return types
+    .filter((type) => mayBeClose(type.name_key))
     .map((type) => ({ type, distance: editDistanceWithin(wanted, [...type.name_key], max) }))
     .filter((c) => c.distance <= max)
     .sort((x, y) => x.distance - y.distance || (x.type.name_key < y.type.name_key ? -1 : 1))

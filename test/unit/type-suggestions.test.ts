@@ -11,6 +11,7 @@ import {
   closestTypeNames,
   didYouMean,
   editDistanceWithin,
+  SUGGESTED_NAME_MAX,
   SUGGESTION_TYPES_MAX,
   suggestTypeNames,
   withTypeSuggestions,
@@ -70,6 +71,15 @@ describe('closest type names', () => {
     expect(closestTypeNames('rpx', types)).toEqual([]);
     expect(closestTypeNames('repoo', types).map((t) => t.name)).toEqual(['Repo', 'Report']);
   });
+  it('none for a name longer than SUGGESTED_NAME_MAX code points', () => {
+    const long = `${'a'.repeat(SUGGESTED_NAME_MAX)}`;
+    const near = [typed(`${long}b`), typed(`${long.slice(1)}x`)];
+    expect(closestTypeNames(long.slice(1), near).map((t) => t.name)).toEqual([
+      `${long.slice(1)}x`,
+      `${long}b`,
+    ]);
+    expect(closestTypeNames(`${long}c`, near)).toEqual([]);
+  });
   it('are said as a question, with guids when asked', () => {
     expect(didYouMean([])).toBe('');
     expect(didYouMean([{ name: 'A', guid: 'g' }])).toBe(' Did you mean "A"?');
@@ -90,6 +100,7 @@ describe('suggestions read one page of the tenant’s types', () => {
     const doc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     expect(doc).toContain(`at most ${SUGGESTION_TYPES_MAX} types`);
     expect(doc).toContain(`more than ${SUGGESTION_TYPES_MAX} types gets no suggestions`);
+    expect(doc).toContain(`a name over ${SUGGESTED_NAME_MAX} characters gets none`);
   });
   it('none when the tenant has more types than that page holds', async () => {
     const { ctx } = contextListing([typed('Report')], true);

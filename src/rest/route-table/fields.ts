@@ -46,7 +46,8 @@ export const entityGuidParam = () =>
   guidParameter('Entity guid.', {
     unknown: 'not_found',
     takes: "an entity's guid",
-    instead: () => 'Entity types are at /entities/types.',
+    instead: () =>
+      'Entity types are listed at GET /entities/types, and the entities of a type at GET /entities?type_guid={guid}.',
   });
 
 export const guidParams = z.object({ guid: typeGuidParam() });

@@ -177,8 +177,9 @@ export async function applyModel(
 async function typeOf(ctx: RequestContext, step: PlanStep, name = step.type, guid = step.type_guid) {
   if (guid) return guid;
   const found = await findEntityTypeByName(ctx, name);
-  if (!found)
+  if (!found) {
     throw await withTypeSuggestions(ctx, refuse('unknown_entity_type', `No type is named "${name}".`), name);
+  }
   return found.guid;
 }
 

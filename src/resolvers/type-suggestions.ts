@@ -74,8 +74,9 @@ export function closestTypeNames<T extends { name: string; name_key: string }>(
 }
 
 /**
- * The caller's types closest to `rawName`: none when the name is not one a type could have, or when the tenant has
- * more than SUGGESTION_TYPES_MAX types (the first page of its listing is all that is read).
+ * The caller's types closest to `rawName`: none when the name is not one a type could have or is too long to be
+ * mistyped (nothing is read then), or when the tenant has more than SUGGESTION_TYPES_MAX types (the first page of
+ * its listing is all that is read).
  */
 export async function suggestTypeNames(ctx: RequestContext, rawName: string): Promise<TypeSuggestion[]> {
   let key: string;
@@ -84,6 +85,7 @@ export async function suggestTypeNames(ctx: RequestContext, rawName: string): Pr
   } catch {
     return [];
   }
+  if (key.length > SUGGESTED_NAME_MAX && [...key].length > SUGGESTED_NAME_MAX) return [];
   const page = await listEntityTypes(ctx, { pageSize: SUGGESTION_TYPES_MAX });
   if (page.more) return [];
   return closestTypeNames(key, page.types).map((t) => ({ name: t.name, guid: t.guid }));

@@ -106,9 +106,10 @@ describe('suggestions read one page of the tenant’s types', () => {
     const { ctx } = contextListing([typed('Report')], true);
     expect(await suggestTypeNames(ctx, 'reprot')).toEqual([]);
   });
-  it('none for a name no type could have, without reading', async () => {
+  it('none for a name no type could have or too long to be mistyped, without reading', async () => {
     const { ctx, pagesRead } = contextListing([typed('Report')]);
     expect(await suggestTypeNames(ctx, '   ')).toEqual([]);
+    expect(await suggestTypeNames(ctx, 'r'.repeat(SUGGESTED_NAME_MAX + 1))).toEqual([]);
     expect(pagesRead).toEqual([]);
   });
   it('the refusal keeps its reason and status; a failed read leaves it as it was', async () => {

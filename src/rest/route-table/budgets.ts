@@ -174,7 +174,8 @@ export const ROUTE_BUDGETS = {
   metamodelSchema: { ...FIXED_DOOR, reads: 'nothing (made once)', answerBytes: 256 * KB },
   // ——— attributes ———
   declareAttribute: {
-    statements: 6 + KEYED,
+    // (two of them for the names a refusal suggests: the model version and the page of types)
+    statements: 8 + KEYED,
     reads:
       'the type, its live definitions counted and sized (at most 200), the referenced type and default: index seeks; for an allowed_ref_type that is no guid and resolves nothing, the first page of types for the names it suggests',
     answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,

@@ -17,7 +17,6 @@ import { declareAttribute, withdrawAttribute } from './attributes.js';
 import { createOrGetEntityType, findEntityTypeByName, renameEntityType } from './entity-types.js';
 import { evolveAttribute } from './evolution.js';
 import { type ModelPlan, type PlanStep, planModel } from './model.js';
-import { withTypeSuggestions } from './type-suggestions.js';
 import { describeEntityType } from './type-texts.js';
 
 export type { ApplyReport };
@@ -177,9 +176,7 @@ export async function applyModel(
 async function typeOf(ctx: RequestContext, step: PlanStep, name = step.type, guid = step.type_guid) {
   if (guid) return guid;
   const found = await findEntityTypeByName(ctx, name);
-  if (!found) {
-    throw await withTypeSuggestions(ctx, refuse('unknown_entity_type', `No type is named "${name}".`), name);
-  }
+  if (!found) throw refuse('unknown_entity_type', `No type is named "${name}".`);
   return found.guid;
 }
 

@@ -63,9 +63,11 @@ export class TypeResolver {
       return entity_type;
     } catch (err) {
       if (!unknown(err)) throw err;
+      // The service's suggestions of close names, if it made any, are kept.
+      const suggested = / Did you mean .*\?$/.exec((err as Refusal).message)?.[0] ?? '';
       throw new Refusal(404, {
         STATUS: 'FAIL',
-        MESSAGE: `No entity type with the guid or name "${ref}" in your tenant (names are compared trimmed and ignoring case; nothing was created).`,
+        MESSAGE: `No entity type with the guid or name "${ref}" in your tenant (names are compared trimmed and ignoring case; nothing was created).${suggested}`,
         DATA: { reason: 'unknown_entity_type' },
       });
     }

@@ -15,7 +15,7 @@ import { sendGraphiQL, wantsGraphiQL } from '../http/pages.js';
 import { assertWellFormed } from '../json/text.js';
 import { inputOf } from '../rest/route.js';
 import { ROUTES } from '../rest/schemas.js';
-import { armorPlugin, knownOperationTypesPlugin } from '../schema/armor.js';
+import { armorPlugin, fieldSuggestionsPlugin, knownOperationTypesPlugin } from '../schema/armor.js';
 import { answerKey, type CachedAnswer, GraphQLAnswers } from '../schema/graphql-answers.js';
 import { operationGuardPlugin } from '../schema/guard.js';
 import { schema } from '../schema/index.js';
@@ -141,6 +141,7 @@ export const graphqlRoute = fp(
       graphqlEndpoint: '/graphql',
       plugins: [
         armorPlugin(),
+        fieldSuggestionsPlugin(),
         knownOperationTypesPlugin(),
         answers.plugin(),
         oneKeyedWritePlugin(),

@@ -21,7 +21,7 @@ import { markCarry } from '../db/carry.js';
 import { findTypeByGuid, type StoredType } from '../db/entity-types.js';
 import { ConstraintViolation } from '../db/executor.js';
 import type { Run } from '../db/run.js';
-import { refuse } from '../errors.js';
+import { isAppError, refuse } from '../errors.js';
 import {
   IMPACT_SCAN_MAX,
   MAX_ATTRIBUTE_DEFS,
@@ -33,7 +33,9 @@ import { cleanName, nameKey } from '../model/names.js';
 import { PLATFORM_ATTRIBUTE_NAMES, PLATFORM_ATTRIBUTES, ROOT_KEY } from '../model/system-types.js';
 import { authorOf, changeBy } from './change-author.js';
 import { type CheckedDeclaration, checkDeclaration } from './declaration.js';
+import { GUID_SHAPE } from './feed-filter.js';
 import { asTheyWillBe } from './redeclaring.js';
+import { withTypeSuggestions } from './type-suggestions.js';
 import { requireTypeVersion } from './type-version.js';
 
 /** Most attributes listed for a type: its own live definitions and the platform's. */
@@ -137,6 +139,7 @@ export async function valuesRemainingOf(ctx: RequestContext, a: StoredAttribute)
 }
 
 const unknownType = () => refuse('unknown_entity_type', 'No entity type has this guid.');
+const REF_TYPE_UNRESOLVED = 'allowed_ref_type does not resolve to an entity type.';
 
 export interface DeclareResult {
   attribute: StoredAttribute;
@@ -166,6 +169,15 @@ export async function declareAttribute(
   } catch (e) {
     if (e instanceof ConstraintViolation) {
       throw refuse('attribute_def_already_exists', `An attribute named "${d.name}" exists on this type.`);
+    }
+    // A type's name where its guid goes is the usual slip: the refusal names the caller's closest types, with guids.
+    if (
+      isAppError(e) &&
+      e.message === REF_TYPE_UNRESOLVED &&
+      d.allowedRefType &&
+      !GUID_SHAPE.test(d.allowedRefType)
+    ) {
+      throw await withTypeSuggestions(ctx, e, d.allowedRefType, { withGuids: true });
     }
     throw e;
   }
@@ -233,7 +245,7 @@ function checkAgainstType(
     );
   }
   if (d.allowedRefType !== null && !facts.refTypeFound && !options.refTypeComing) {
-    throw refuse('unknown_entity_type', 'allowed_ref_type does not resolve to an entity type.');
+    throw refuse('unknown_entity_type', REF_TYPE_UNRESOLVED);
   }
   for (const referent of facts.referents) {
     if (referent.type_guid === null) {

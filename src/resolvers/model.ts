@@ -13,7 +13,7 @@ import type {
 import type { FieldChange } from '../contract/wire.js';
 import { countAttributeData, type DeclareFacts, type StoredAttribute } from '../db/attributes.js';
 import { readFormerNames } from '../db/changes.js';
-import { findTypesByGuids, type StoredType } from '../db/entity-types.js';
+import { findTypesByGuids, listTypes, type StoredType } from '../db/entity-types.js';
 import {
   measureModel,
   readModel,
@@ -58,6 +58,7 @@ import { inPlaceBlockers } from './evolution.js';
 import { type CheckedType, checkModelDocument, invalidModel } from './model-check.js';
 import { attributeSpec, differences, SampleBudget, summarise } from './model-summaries.js';
 import { asItWillBe, asTheyWillBe } from './redeclaring.js';
+import { closestTypeNames, didYouMean, SUGGESTION_TYPES_MAX } from './type-suggestions.js';
 
 export type { ModelPlan, PlanStep };
 export { checkModelDocument };
@@ -252,6 +253,8 @@ class Planner {
   /** The place in the document of each tenant type an entry resolves to: two entries may not name one type. */
   private readonly entryOf = new Map<string, number>();
   private impacts = 0;
+  /** The tenant's types names are suggested from, once read (unknownRefType). */
+  private suggestible?: Promise<readonly { name: string; name_key: string }[]>;
 
   constructor(
     private readonly ctx: RequestContext,
@@ -436,6 +439,25 @@ class Planner {
     return { refTypeComing: d.allowedRefType === '' };
   }
 
+  /** A step's refusal for an allowed_ref_type that names no type, with the closest names of the document and the tenant. */
+  private async unknownRefType(named: string, key: string) {
+    this.suggestible ??= this.readSuggestible();
+    const candidates = new Map(this.types.map((t) => [t.key, { name: t.name, name_key: t.key }]));
+    for (const t of await this.suggestible) if (!candidates.has(t.name_key)) candidates.set(t.name_key, t);
+    const closest = closestTypeNames(key, [...candidates.values()]);
+    return blockedBy(
+      'unknown_entity_type',
+      `allowed_ref_type "${named}" names no type of the tenant or the document.${didYouMean(closest)}`,
+    );
+  }
+
+  /** The tenant's types, read once a plan has a name to suggest for, and none past SUGGESTION_TYPES_MAX of them. */
+  private async readSuggestible() {
+    const rows = await listTypes(this.run, this.tenant, '', SUGGESTION_TYPES_MAX + 1);
+    charge(this.ctx, rows.length);
+    return rows.length > SUGGESTION_TYPES_MAX ? [] : rows;
+  }
+
   /** One listed definition: unchanged, shown as a redeclaration under way, changed in place, redeclared or declared. */
   private async planAttribute(state: TypeInPlan, a: CheckedType['attributes'][number]) {
     const { t, guid } = state;
@@ -443,10 +465,7 @@ class Planner {
     const refKnown = a.refKey === null || this.listedTypes.has(a.refKey) || refGuid;
     const blockedRef = refKnown
       ? {}
-      : blockedBy(
-          'unknown_entity_type',
-          `allowed_ref_type "${a.spec.allowed_ref_type}" names no type of the tenant or the document.`,
-        );
+      : await this.unknownRefType(String(a.spec.allowed_ref_type), a.refKey as string);
     // The declaration with its referenced type resolved (a type the document creates first has no guid yet, and no
     // entity a default could name).
     const d: CheckedDeclaration = {

@@ -12,6 +12,7 @@ import {
   toEntityTypeRow,
 } from '../resolvers/entity-types.js';
 import { releaseFormerName } from '../resolvers/former-names.js';
+import { withTypeSuggestions } from '../resolvers/type-suggestions.js';
 import { describeEntityType, saysTexts } from '../resolvers/type-texts.js';
 import { conditionalWrite, ifMatchOf, notModified, sendVersion } from './conditions.js';
 import { succeed, succeedCached } from './envelope.js';
@@ -52,7 +53,13 @@ export function entityTypeRoutes(app: FastifyInstance) {
 
   route(app, ROUTES.getEntityTypeByName, async (req, reply, { params }) => {
     const type = await findEntityTypeByName(req.ctx, params.name);
-    if (!type) throw refuse('unknown_entity_type', 'No entity type has this name.');
+    if (!type) {
+      throw await withTypeSuggestions(
+        req.ctx,
+        refuse('unknown_entity_type', 'No entity type has this name.'),
+        params.name,
+      );
+    }
     if (notModified(req, reply, type.version)) return reply;
     return succeed(reply, 200, { entity_type: toEntityTypeRow(type) });
   });

@@ -7,6 +7,8 @@ import { type AppError, refuse } from '../errors.js';
 import { replayed, takeKeyedTurn } from '../http/idempotency-key.js';
 import { assertOperator } from '../resolvers/admin.js';
 import { assertPlatform } from '../resolvers/dashboards.js';
+import { GUID_SHAPE } from '../resolvers/feed-filter.js';
+import { guidParameters } from './route-table/fields.js';
 import { type RouteDoc, refusals } from './schemas.js';
 
 type Part<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -117,11 +119,35 @@ function withLists(schema: z.ZodObject | undefined, query: unknown): unknown {
   return listed ?? query;
 }
 
+/** Longest part of a path segment a refusal quotes back. */
+const QUOTED_SEGMENT_CHARS = 64;
+
+/**
+ * Path parameters the route table declares as guids hold guids: a segment that is not guid-shaped (a type's name
+ * where its guid goes, or a path one letter off that another route's `{guid}` caught) resolves nothing, so it is
+ * refused with the route's reason for an unknown guid, and the message says what was wrong and what to send.
+ */
+function checkGuidShapes(schema: z.ZodObject | undefined, params: unknown) {
+  if (schema === undefined || !isObject(params)) return params;
+  for (const [field, fieldSchema] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const meta = guidParameters.get(fieldSchema);
+    const segment = params[field];
+    if (meta === undefined || typeof segment !== 'string' || GUID_SHAPE.test(segment)) continue;
+    const whole = segment.length <= QUOTED_SEGMENT_CHARS;
+    const quoted = whole ? segment : `${segment.slice(0, QUOTED_SEGMENT_CHARS)}…`;
+    throw refuse(
+      meta.unknown,
+      `${JSON.stringify(quoted)} is not a guid: this path takes ${meta.takes}. ${meta.instead(whole ? segment : null)}`,
+    );
+  }
+  return params;
+}
+
 /** The checked params, query and body of a request, in that order (a bad path is reported before a bad body). */
 export function inputOf<R extends RouteDoc>(doc: R, req: FastifyRequest): Input<R> {
   const body = req.body === undefined && doc.bodyOptional ? {} : req.body;
   return {
-    params: check(doc.params, req.params, 'params'),
+    params: checkGuidShapes(doc.params, check(doc.params, req.params, 'params')),
     query: check(doc.query, withLists(doc.query, req.query), 'query'),
     body: doc.bodyCheckedByResolver ? body : check(doc.body, body, 'body'),
   } as Input<R>;

@@ -416,6 +416,8 @@ describe('attributes', () => {
     expect(unknown.stderr).toMatch(
       /^error: unknown_entity_type: No entity type with the guid or name "Reports"/,
     );
+    // (the service's suggestion of the tenant's close names is kept)
+    expect(unknown.stderr).toContain('Did you mean "Report"?');
     const unknownJson = await runJson(world, ['attributes', 'list', 'Reports'], token, 1);
     expect(unknownJson).toEqual({ reason: 'unknown_entity_type' });
     const unknownGuid = await runJson(

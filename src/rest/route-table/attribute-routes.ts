@@ -3,14 +3,14 @@
 import { z } from 'zod';
 import { DeclareBody, EvolveBody } from '../../contract/model-document.js';
 import { NAME_DOC, PLATFORM_NAME_DOC } from '../../contract/refusing-fields.js';
-import { AttributeRow, FieldChange, guid, WithdrawImpact } from '../../contract/wire.js';
+import { AttributeRow, FieldChange, WithdrawImpact } from '../../contract/wire.js';
 import {
   MAX_ATTRIBUTE_DEFS,
   MAX_TYPE_DEFAULTS_JSON_BYTES,
   MAX_TYPE_DEFINITIONS_JSON_BYTES,
 } from '../../model/limits.js';
 import { DECLARATION_RULE_REASONS } from './bodies.js';
-import { dryRun, guidParams, type RouteDoc, route } from './fields.js';
+import { dryRun, guidParams, type RouteDoc, route, typeGuidParam } from './fields.js';
 import { AttributeState } from './rows.js';
 
 export const ATTRIBUTE_ROUTES = {
@@ -70,7 +70,7 @@ export const ATTRIBUTE_ROUTES = {
       'For changes every stored value survives: allowed values added (or the enumeration dropped), `required` dropped, `filterable` turned on or off, another default. The definition keeps its guid and its values, and never leaves the listing; one `attribute_evolved` change record says what changed. Any other change (value type, cardinality, referenced type, values removed from the enumeration, `required` added) is refused with `attribute_change_not_in_place`: redeclare it through a model document (its values carried). A change that changes nothing writes nothing (`changed: false`). With `dry_run` nothing is written.',
     auth: 'bearer',
     params: z.object({
-      guid: guid('Entity type guid.'),
+      guid: typeGuidParam(),
       name: z
         .string()
         .describe('Attribute name (trimmed, letter case ignored); not a platform attribute.')
@@ -133,7 +133,7 @@ export const ATTRIBUTE_ROUTES = {
       'Its stored values start being removed and it leaves the listing; the daily job removes the definition.',
     auth: 'bearer',
     params: z.object({
-      typeGuid: guid('Entity type guid.'),
+      typeGuid: typeGuidParam(),
       name: z
         .string()
         .describe('Attribute name; not a platform attribute (the platform owns those).')

@@ -27,6 +27,7 @@ import { CHANGE_PAGE_MAX_BYTES, FEED_FILTER_WINDOW } from '../../resolvers/chang
 import { LOOKUP_BODY_BYTES, MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS } from '../../resolvers/entity-list.js';
 import { APPLY_MAX_STEPS } from '../../resolvers/model-apply.js';
+import { SUGGESTION_TYPES_MAX } from '../../resolvers/type-suggestions.js';
 import type { ATTRIBUTE_ROUTES } from './attribute-routes.js';
 import type { ENTITY_ROUTES } from './entity-routes.js';
 import type { MODEL_ROUTES } from './model-routes.js';
@@ -102,10 +103,10 @@ export const ROUTE_BUDGETS = {
     admission: 'light',
   },
   getEntityTypeByName: {
-    statements: 2,
-    reads: 'one type by its name or derived guid (index seeks), from memory at the model version',
+    statements: 3,
+    reads: `one type by its name or derived guid (index seeks), from memory at the model version; for a name that resolves nothing, the first page of at most ${SUGGESTION_TYPES_MAX} types (an index range, from memory too) for the names it suggests`,
     answerBytes: TYPE_ANSWER,
-    memoryBytes: 64 * KB,
+    memoryBytes: SUGGESTION_TYPES_MAX * TYPE_ROW,
     admission: 'light',
   },
   renameEntityType: {
@@ -173,9 +174,10 @@ export const ROUTE_BUDGETS = {
   metamodelSchema: { ...FIXED_DOOR, reads: 'nothing (made once)', answerBytes: 256 * KB },
   // ——— attributes ———
   declareAttribute: {
-    statements: 6 + KEYED,
+    // (two of them for the names a refusal suggests: the model version and the page of types)
+    statements: 8 + KEYED,
     reads:
-      'the type, its live definitions counted and sized (at most 200), the referenced type and default: index seeks',
+      'the type, its live definitions counted and sized (at most 200), the referenced type and default: index seeks; for an allowed_ref_type that is no guid and resolves nothing, the first page of types for the names it suggests',
     answerBytes: MAX_TYPE_DEFINITIONS_JSON_BYTES + 8 * KB,
     memoryBytes: 2 * MAX_TYPE_DEFINITIONS_JSON_BYTES,
     admission: 'light',

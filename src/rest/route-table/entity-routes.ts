@@ -7,7 +7,7 @@ import type { Reason } from '../../errors.js';
 import { PAGES } from '../../model/pages.js';
 import { MAX_LOOKUP_IDENTIFIER_CHARS, MAX_LOOKUP_IDENTIFIERS } from '../../resolvers/entities.js';
 import { FILTER_SCAN_WINDOW, MAX_FILTER_CONDITIONS, MAX_FILTER_GUIDS } from '../../resolvers/entity-list.js';
-import { type Answer, pageQuery, type RouteDoc, route } from './fields.js';
+import { type Answer, entityGuidParam, pageQuery, type RouteDoc, route } from './fields.js';
 import { Entity, EntitySummary } from './rows.js';
 
 /** A page of a type's entities: what both listings answer. */
@@ -82,7 +82,7 @@ export const ENTITY_ROUTES = {
     tag: 'Entities',
     summary: 'Read one entity with its values',
     auth: 'bearer',
-    params: z.object({ guid: guid('Entity guid.') }),
+    params: z.object({ guid: entityGuidParam() }),
     answers: { 200: { description: 'The entity.', data: z.object({ entity: Entity }) } },
     refusals: ['not_found'],
   }),

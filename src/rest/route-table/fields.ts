@@ -12,7 +12,45 @@ import { positiveUpTo } from '../decimal.js';
 
 // ——— Inputs ———
 
-export const guidParams = z.object({ guid: guid('Entity type guid.') });
+/**
+ * What a guid path parameter refers to: the reason the route gives for a guid that resolves nothing (the spec's,
+ * kept for one that is not even guid-shaped) and the words that tell a caller what to send instead.
+ */
+export interface GuidParameter {
+  unknown: Reason;
+  /** What the path takes, in words ("an entity type's guid"). */
+  takes: string;
+  /** Where to go instead, given the segment sent (null when too long to repeat). */
+  instead: (segment: string | null) => string;
+}
+/** The guid path parameters of the route table, read by the router (rest/route.ts). */
+export const guidParameters = z.registry<GuidParameter>();
+
+const guidParameter = (what: string, meta: GuidParameter) => {
+  const schema = guid(what);
+  guidParameters.add(schema, meta);
+  return schema;
+};
+
+/** A path parameter holding an entity type's guid. */
+export const typeGuidParam = () =>
+  guidParameter('Entity type guid.', {
+    unknown: 'unknown_entity_type',
+    takes: "an entity type's guid",
+    // A type's name in a guid's place is the usual slip: the by-name route answers the type and its guid.
+    instead: (segment) =>
+      `Read the type by its name with GET /entities/types/by-name/${segment === null ? '{name}' : encodeURIComponent(segment)}, and use its guid.`,
+  });
+/** A path parameter holding an entity's guid. */
+export const entityGuidParam = () =>
+  guidParameter('Entity guid.', {
+    unknown: 'not_found',
+    takes: "an entity's guid",
+    instead: () =>
+      'Entity types are listed at GET /entities/types, and the entities of a type at GET /entities?type_guid={guid}.',
+  });
+
+export const guidParams = z.object({ guid: typeGuidParam() });
 /** A flag of the query: `true`, `1` or empty turn it on; `false`, `0` or leaving it out, off. */
 export const queryFlag = (description: string) =>
   refusing(

@@ -190,13 +190,14 @@ export function chooseLogFormat(
   return stdoutIsTTY && config.NODE_ENV !== 'production' ? 'pretty' : 'json';
 }
 
-/** stdout as pino-pretty writes it: one coloured line per entry, at once (a crash loses no line). */
+/** stdout as pino-pretty writes it: one coloured line per entry, its fields included, written at once (a crash loses no line). */
 const prettyStdout = () =>
   pinoPretty({
     destination: 1,
     sync: true,
     colorize: process.stdout.isTTY === true,
     ignore: 'pid,hostname',
+    singleLine: true,
     translateTime: 'SYS:HH:MM:ss.l',
   });
 

@@ -139,7 +139,7 @@ export class LocalNeo4jStartFailed extends Error {
 }
 
 /** Calls `onLine` with each whole line a stream writes, and with what is left when it ends. */
-function eachLine(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
+export function eachLine(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
   let buffered = '';
   stream?.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');

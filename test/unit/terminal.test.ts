@@ -1,8 +1,10 @@
 // What a person at a terminal reads: the log format chosen for stdout, the banner once ready, and the level each line
 // of the local Neo4j's own output is logged at.
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { startupBanner } from '../../src/app/banner.js';
 import { ConfigError, parseConfig } from '../../src/config.js';
+import { eachLine } from '../../src/db/local-neo4j.js';
 import { neo4jOutputLevel } from '../../src/db/local-neo4j-service.js';
 import { chooseLogFormat } from '../../src/telemetry/logging.js';
 
@@ -69,5 +71,23 @@ describe("the local Neo4j's output, as log lines", () => {
       'warn',
     );
     expect(neo4jOutputLevel('\tat org.neo4j.Foo.bar(Foo.java:1)', 'stderr')).toBe('warn');
+  });
+});
+
+describe("the local Neo4j's output, cut into lines", () => {
+  it('gives one line per line, whatever the chunks (a stack trace in one chunk, a line across two, the last unended)', async () => {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    eachLine(stream, (line) => lines.push(line));
+    stream.write('Exception in thread "main" java.net.BindException\n\tat a.B.c(B.java:1)\n\tat d.');
+    stream.write('E.f(E.java:2)\r\nCaused by: x');
+    stream.end();
+    await new Promise((resolve) => stream.once('end', resolve));
+    expect(lines).toEqual([
+      'Exception in thread "main" java.net.BindException',
+      '\tat a.B.c(B.java:1)',
+      '\tat d.E.f(E.java:2)',
+      'Caused by: x',
+    ]);
   });
 });

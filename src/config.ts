@@ -18,6 +18,8 @@ const fields = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** How stdout's lines are written; unset: pretty at a terminal outside production, else JSON (logging.ts). */
+  LOG_FORMAT: optionalString.pipe(z.enum(['json', 'pretty']).optional()),
   NEO4J_URI: optionalString.pipe(
     z
       .string()

@@ -2,11 +2,14 @@
 // it starts; migrates, warms, serves; closes all on SIGTERM.
 
 import v8 from 'node:v8';
+import type { Logger } from 'pino';
+import { startupBanner } from './app/banner.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
-import { ConfigError, loadConfig } from './config.js';
-import { type LocalNeo4j, localNeo4jUri, startLocalNeo4j } from './db/local-neo4j.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { type LocalNeo4j, LocalNeo4jStartFailed } from './db/local-neo4j.js';
+import { LocalNeo4jPortUnusable, startServiceNeo4j } from './db/local-neo4j-service.js';
 import { jsonParseReadsEscapedKeys, RUNTIME_REFUSAL } from './json/runtime-check.js';
-import { createLogger, LogRing } from './telemetry/logging.js';
+import { chooseLogFormat, createLogger, LogRing } from './telemetry/logging.js';
 
 // The app and the driver are imported once the local Neo4j is starting (below): loading them takes time that a crash
 // restart then spends beside Neo4j's start instead of before it.
@@ -25,14 +28,13 @@ if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
-async function main() {
+function loadConfigOrExit(): Config {
   if (!jsonParseReadsEscapedKeys()) {
     console.error(RUNTIME_REFUSAL);
     process.exit(1);
   }
-  let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
@@ -40,11 +42,56 @@ async function main() {
     }
     throw e;
   }
+}
 
-  // Every line the running service writes goes through pino (JSON, scrubbed); only a configuration it cannot
-  // start with is printed plainly, before the logger exists.
+/**
+ * Starts the local Neo4j unless NEO4J_URI is set; resolves once it is starting (the app is built meanwhile, and
+ * /readyz says 503 until it is up, migrated and warmed). A port that cannot be used, or a database that does not
+ * start, ends the process with one log line.
+ */
+async function startNeo4jUnlessGiven(config: Config, logger: Logger) {
+  const state: { uri: string; starting?: Promise<LocalNeo4j>; local?: LocalNeo4j } = {
+    uri: config.NEO4J_URI ?? '',
+  };
+  if (config.NEO4J_URI) return state;
+  let neo4j: Awaited<ReturnType<typeof startServiceNeo4j>>;
+  try {
+    neo4j = await startServiceNeo4j(config, logger);
+  } catch (e) {
+    if (!(e instanceof LocalNeo4jPortUnusable)) throw e;
+    // The message names the port and the setting: one line, in JSON or pretty.
+    logger.error(e.message);
+    process.exit(1);
+  }
+  logger.info(
+    `Starting the local Neo4j on port ${config.NEO4J_LOCAL_PORT} (data in ${config.NEO4J_DATA_DIR}) ...`,
+  );
+  const started = performance.now();
+  state.uri = neo4j.uri;
+  state.starting = neo4j.started;
+  state.starting.then(
+    (local) => {
+      state.local = local;
+      logger.info({ ms: Math.round(performance.now() - started) }, 'local Neo4j started');
+    },
+    (e: unknown) => {
+      // Its own lines were logged as it wrote them: the headline is what is left to say.
+      logger.error(
+        e instanceof LocalNeo4jStartFailed ? e.headline : e instanceof Error ? e.message : String(e),
+      );
+      process.exit(1);
+    },
+  );
+  return state;
+}
+
+async function main() {
+  const config = loadConfigOrExit();
+  // Every line the running service writes goes through pino (JSON, scrubbed; pretty at a terminal outside
+  // production); only a configuration it cannot start with is printed plainly, before the logger exists.
   const logRing = new LogRing();
-  const logger = createLogger({ level: config.LOG_LEVEL, ring: logRing });
+  const format = chooseLogFormat(config, process.stdout.isTTY === true);
+  const logger = createLogger({ level: config.LOG_LEVEL, ring: logRing, format });
   let jwtSecret = config.AUTH_JWT_SECRET;
   if (!jwtSecret && !config.AUTH_JWKS_URL) {
     // Not in production: the configuration's schema refuses a production start without either.
@@ -53,25 +100,8 @@ async function main() {
       'AUTH_JWT_SECRET is not set: using the development secret in .data/dev-secret. Mint a token with: npm run token -- --tenant acme [--role admin] [--role platform]',
     );
   }
-
-  // The local Neo4j starts while the app is built and listening (/readyz says 503 until it is up, migrated and
-  // warmed): a start spends its time on Neo4j, not on Neo4j and then the app.
-  let local: LocalNeo4j | undefined;
-  let starting: Promise<LocalNeo4j> | undefined;
-  let uri = config.NEO4J_URI;
-  if (!uri) {
-    logger.info(`Starting the local Neo4j (data in ${config.NEO4J_DATA_DIR}) ...`);
-    const started = performance.now();
-    starting = startLocalNeo4j({ dataDir: config.NEO4J_DATA_DIR, port: config.NEO4J_LOCAL_PORT });
-    starting.then(
-      (neo4j) => {
-        local = neo4j;
-        logger.info({ ms: Math.round(performance.now() - started) }, 'local Neo4j started');
-      },
-      () => {},
-    );
-    uri = localNeo4jUri(config.NEO4J_LOCAL_PORT);
-  }
+  const neo4j = await startNeo4jUnlessGiven(config, logger);
+  const { uri, starting } = neo4j;
 
   const [
     { buildApp },
@@ -118,6 +148,11 @@ async function main() {
       void checkSchemaInFull(createExecutor(driver, { database: config.NEO4J_DATABASE }), app.log);
     }
   });
+  void app.readiness.whenReady().then(() => {
+    const address = app.server.address();
+    const banner = startupBanner(config, typeof address === 'object' && address ? address.port : config.PORT);
+    if (banner) logger.info(banner);
+  });
   const purgeSchedule = schedulePurge(config.PURGE_CRON, app.services.purger, app.log as never);
 
   let closing = false;
@@ -135,7 +170,7 @@ async function main() {
     await app.close(); // drains in-flight requests, stops the purger
     app.log.info('http server closed');
     await driver.close();
-    await local?.stop();
+    await neo4j.local?.stop();
     app.log.info('stopped');
     process.exit(0);
   };

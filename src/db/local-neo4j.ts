@@ -63,8 +63,11 @@ export interface LocalNeo4jOptions {
   pageCacheMb?: number;
   /** Further Neo4j settings by name (neo4j.conf's names), e.g. `{ 'dbms.cypher.min_replan_interval': '1h' }`. */
   settings?: Record<string, string>;
-  /** Forwards the database's own output to this sink (its last lines are in the error when it fails to start). */
-  onOutput?: (line: string) => void;
+  /**
+   * Forwards the database's own output to this sink, a line at a time, with the stream it came on (its last lines
+   * are in the error when it fails to start).
+   */
+  onOutput?: (line: string, stream: 'stdout' | 'stderr') => void;
   startTimeoutMs?: number;
 }
 
@@ -122,6 +125,37 @@ export const SUITE_NEO4J = {
   settings: { 'dbms.cypher.min_replan_interval': '1h' },
 } as const satisfies Partial<LocalNeo4jOptions>;
 
+/**
+ * A local Neo4j that did not start: `headline` says why in one line, `output` holds its last lines (in the message
+ * too, for callers that only print the message).
+ */
+export class LocalNeo4jStartFailed extends Error {
+  constructor(
+    readonly headline: string,
+    readonly output: readonly string[],
+  ) {
+    super(`${headline}${output.length ? `:\n${output.join('\n')}` : ''}`);
+  }
+}
+
+/** Calls `onLine` with each whole line a stream writes, and with what is left when it ends. */
+export function eachLine(stream: NodeJS.ReadableStream | null, onLine: (line: string) => void): void {
+  let buffered = '';
+  stream?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    let newline = buffered.indexOf('\n');
+    while (newline >= 0) {
+      onLine(buffered.slice(0, newline).trimEnd());
+      buffered = buffered.slice(newline + 1);
+      newline = buffered.indexOf('\n');
+    }
+  });
+  stream?.on('end', () => {
+    if (buffered.trim() !== '') onLine(buffered.trimEnd());
+    buffered = '';
+  });
+}
+
 /** The Bolt address of a local Neo4j on `port`. */
 export const localNeo4jUri = (port: number) => `bolt://127.0.0.1:${port}`;
 
@@ -152,35 +186,26 @@ export async function startLocalNeo4j(options: LocalNeo4jOptions): Promise<Local
 
   // The last lines the database printed, for the error when it does not start.
   const recent: string[] = [];
-  const output = (line: string) => {
+  const output = (line: string, stream: 'stdout' | 'stderr') => {
     recent.push(line);
     if (recent.length > 20) recent.shift();
-    options.onOutput?.(line);
+    options.onOutput?.(line, stream);
   };
-  const failure = (what: string) => new Error(`${what}${recent.length ? `:\n${recent.join('\n')}` : ''}`);
+  const failure = (what: string) => new LocalNeo4jStartFailed(what, [...recent]);
 
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(failure(`Local Neo4j did not start within ${options.startTimeoutMs ?? 120_000} ms`));
     }, options.startTimeoutMs ?? 120_000);
-    let buffered = '';
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      let newline = buffered.indexOf('\n');
-      while (newline >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        output(line);
-        if (line.startsWith('NEO4J_READY')) {
-          clearTimeout(timer);
-          resolve();
-        }
-        newline = buffered.indexOf('\n');
+    eachLine(child.stdout, (line) => {
+      output(line, 'stdout');
+      if (line.startsWith('NEO4J_READY')) {
+        clearTimeout(timer);
+        resolve();
       }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => output(chunk.toString('utf8').trimEnd()));
+    });
+    eachLine(child.stderr, (line) => output(line, 'stderr'));
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(failure(`Local Neo4j exited during start-up (code ${code})`));

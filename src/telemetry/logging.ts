@@ -1,6 +1,7 @@
 // Structured logs (pino): secrets redacted by path, anything shaped like a bearer token scrubbed from every line,
 // URLs logged without their query string, and the most recent entries kept in a ring for GET /admin/logs.
 import pino, { type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { cutText } from '../errors.js';
 
 const REDACT_PATHS = [
@@ -175,9 +176,43 @@ export function boundLogLine(line: string): string {
 
 const boundString = (text: string) => cutText(text, MAX_LOG_MESSAGE_CHARS);
 
-export function createLogger(options: { level: string; ring?: LogRing; stdout?: boolean }): Logger {
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * How stdout's lines are written: LOG_FORMAT when set; else pretty for a person at a terminal outside production, and
+ * JSON lines everywhere else (CI, containers, pipes), where a program reads them.
+ */
+export function chooseLogFormat(
+  config: { LOG_FORMAT?: LogFormat | undefined; NODE_ENV: string },
+  stdoutIsTTY: boolean,
+): LogFormat {
+  if (config.LOG_FORMAT) return config.LOG_FORMAT;
+  return stdoutIsTTY && config.NODE_ENV !== 'production' ? 'pretty' : 'json';
+}
+
+/** stdout as pino-pretty writes it: one coloured line per entry, its fields included, written at once (a crash loses no line). */
+const prettyStdout = () =>
+  pinoPretty({
+    destination: 1,
+    sync: true,
+    colorize: process.stdout.isTTY === true,
+    ignore: 'pid,hostname',
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+  });
+
+export function createLogger(options: {
+  level: string;
+  ring?: LogRing;
+  stdout?: boolean;
+  /** How stdout's lines are written (the ring always keeps JSON); JSON by default. */
+  format?: LogFormat;
+}): Logger {
   const streams: pino.StreamEntry[] = [];
-  if (options.stdout !== false) streams.push({ stream: process.stdout, level: options.level as pino.Level });
+  if (options.stdout !== false) {
+    const stdout = options.format === 'pretty' ? prettyStdout() : process.stdout;
+    streams.push({ stream: stdout, level: options.level as pino.Level });
+  }
   if (options.ring) streams.push({ stream: options.ring, level: options.level as pino.Level });
   return pino(
     {

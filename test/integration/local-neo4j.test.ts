@@ -2,13 +2,18 @@
 // doing the database's work, so that a JVM just started spends its cores on starting and planning first. Checked on
 // the run's Neo4j when it is the project's local one (the suite's own, or one `npm run neo4j` started and NEO4J_URI
 // names, as in CI; found by its launcher's command line); it runs on the Java the install chose, and sends no usage
-// data.
-import { spawnSync } from 'node:child_process';
+// data. The service's own local Neo4j refuses a Bolt port in use at once, in one log line, before the app listens.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import neo4j from 'neo4j-driver';
-import { describe, expect, inject, it } from 'vitest';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
 import { COMPILER_THREAD_NICE, jvmLaunch } from '../../src/db/local-neo4j.js';
+import { LocalNeo4jPortUnusable, startServiceNeo4j } from '../../src/db/local-neo4j-service.js';
+import { TEST_SECRET } from '../helpers.js';
 
 /** The pid of the local Neo4j listening on `port`, found by its command line. */
 function launcherPid(port: string): number | undefined {
@@ -90,4 +95,70 @@ describe.runIf(pid !== undefined)('the local Neo4j', () => {
     );
     if (major >= 25) expect(launch.archive.some((o) => o.startsWith('-XX:AOTCache='))).toBe(true);
   });
+});
+
+describe('the local Neo4j of npm start, on a port in use', () => {
+  let held: Server;
+  let port: number;
+  beforeAll(async () => {
+    held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    port = (held.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => held.close(() => resolve())));
+
+  it('is refused within a second, naming the port and NEO4J_LOCAL_PORT, and no JVM is started', async () => {
+    const config = parseConfig({ NEO4J_LOCAL_PORT: String(port) });
+    const began = performance.now();
+    const refusal = await startServiceNeo4j(config, pino({ level: 'silent' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(performance.now() - began).toBeLessThan(1_000);
+    expect(refusal).toBeInstanceOf(LocalNeo4jPortUnusable);
+    expect((refusal as Error).message).toContain(`port ${port}`);
+    expect((refusal as Error).message).toContain('NEO4J_LOCAL_PORT');
+    expect(launcherPid(String(port))).toBeUndefined();
+  });
+
+  it('ends the service with exit code 1 and one error log line, before it listens', async () => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NEO4J_LOCAL_PORT: String(port),
+      PORT: '0',
+      AUTH_JWT_SECRET: TEST_SECRET,
+      LOG_LEVEL: 'info',
+    };
+    delete env.NEO4J_URI;
+    delete env.LOG_FORMAT;
+    const began = performance.now();
+    const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    server.stdout?.on('data', (d) => {
+      stdout += d;
+    });
+    server.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    const code = await new Promise<number | null>((resolve) => server.once('close', resolve));
+    expect(code).toBe(1);
+    // the time to load the service's first modules, not the seconds a JVM would take to find the port taken
+    expect(performance.now() - began).toBeLessThan(10_000);
+    expect(stderr).toBe('');
+    // stdout is a pipe: JSON lines, whatever the terminal the suite runs in
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(lines.map((l) => l.msg)).not.toContain('Server listening');
+    const errors = lines.filter((l) => l.level >= 50);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.msg).toContain(`port ${port}`);
+    expect(errors[0]?.msg).toContain('NEO4J_LOCAL_PORT');
+    expect(lines.at(-1)).toBe(errors[0]);
+  }, 30_000);
 });

@@ -41,6 +41,29 @@ describe('src/, cli/src/, client/src/, bench/, scripts/', () => {
     expect(unexplained.map((f) => path.relative(ROOT, f))).toEqual([]);
   });
 
+  it('npm run lint fails on a function over 100 lines in src/, and passes one of 100', () => {
+    const planted = path.join(ROOT, 'src', `planted-${process.pid}.ts`);
+    const lint = (body: number) => {
+      const lines = Array.from({ length: body }, (_, i) => `  n += ${i};`);
+      const text = [
+        '// A planted function.',
+        'export function planted(): number {',
+        '  let n = 0;',
+        ...lines,
+      ];
+      writeFileSync(planted, [...text, '  return n;', '}', ''].join('\n'));
+      return spawnSync('npx', ['biome', 'lint', planted], { cwd: ROOT, encoding: 'utf8' });
+    };
+    try {
+      const long = lint(99);
+      expect(long.status).not.toBe(0);
+      expect(long.stdout + long.stderr).toContain('noExcessiveLinesPerFunction');
+      expect(lint(98).status).toBe(0);
+    } finally {
+      rmSync(planted, { force: true });
+    }
+  });
+
   it('no file reaches into a package by its file layout (only by the names the package exports)', () => {
     const internal = /['"](?:@[\w.-]+\/)?[a-z][\w.-]*\/(?:cjs|esm|dist|lib|build|src)\/[^'"]*['"]/;
     const reaching = sourceFiles([...PACKAGES, ...TOOLS]).filter((file) => {

@@ -155,6 +155,9 @@ export async function checkModelDocument(
       throw invalidModel('document', `unknown field "${field}"`);
     }
   }
+  if (document.$schema !== undefined && typeof document.$schema !== 'string') {
+    throw invalidModel('$schema', 'must be a string (the JSON Schema the document names)');
+  }
   if (document.format !== MODEL_FORMAT) throw invalidModel('format', `must be "${MODEL_FORMAT}"`);
   const types = document.types;
   if (!Array.isArray(types)) throw invalidModel('types', 'must be a list');

@@ -682,6 +682,7 @@ describe('plan: POST /entities/model/plan (continued)', () => {
       [{ types: [] }, 'invalid_model', 'format'],
       [{ format: MODEL_FORMAT }, 'invalid_model', 'types'],
       [{ format: MODEL_FORMAT, types: [], extra: 1 }, 'invalid_model', 'unknown field'],
+      [{ $schema: false, format: MODEL_FORMAT, types: [] }, 'invalid_model', '$schema'],
       [{ format: MODEL_FORMAT, types: [{ name: 'a' }, { name: ' A ' }] }, 'invalid_model', 'types[1].name'],
       [{ format: MODEL_FORMAT, types: [{ name: '' }] }, 'empty_value', 'types[0].name'],
       [{ format: MODEL_FORMAT, types: [{ name: 'a', colour: 'red' }] }, 'invalid_model', 'types[0]'],

@@ -104,10 +104,6 @@ export class Admission {
   /** Requests running now that are held to the tenant's limit whoever waits (writes), per tenant. */
   private readonly cappedRunning = new Map<string, number>();
   private free: number;
-  /** Room held by requests started beside a large request waiting for room (backfill), at most a heavy request's. */
-  private backfilled = 0;
-  /** Set while backfill grants: grantNow counts the grant's room as backfilled. */
-  private backfilling = false;
   private readonly held = new Map<string, number>();
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Waiter[]>();
@@ -262,8 +258,6 @@ export class Admission {
   /** Takes what a request was granted from the ledger; returns its release (idempotent). */
   private grantNow(tenant: string, amount: number, room: number, counts: boolean, capped: boolean) {
     this.free -= room;
-    const backfill = this.backfilling ? room : 0;
-    this.backfilled += backfill;
     this.held.set(tenant, this.heldBy(tenant) + amount);
     if (capped) this.cappedRunning.set(tenant, (this.cappedRunning.get(tenant) ?? 0) + 1);
     if (counts) {
@@ -276,7 +270,6 @@ export class Admission {
       if (released) return;
       released = true;
       this.free += room;
-      this.backfilled -= backfill;
       const left = this.heldBy(tenant) - amount;
       if (left > 0) this.held.set(tenant, left);
       else this.held.delete(tenant);
@@ -490,25 +483,18 @@ export class Admission {
   }
 
   /**
-   * Starts waiting requests behind a head waiting for room (the first in turn), each tenant's in its order: those
-   * that reserve no room, and, while the head is a large request (more than a heavy request's least, a quarter of the
-   * room), those that fit in what is free and in a quarter of the room with the others so started (backfill). A large
-   * request so waits at most for what the quarter holds beyond what it waits for anyway: it takes at most the room
-   * less a quarter. Returns in how many ms one held back by its tenant's spacing may start (Infinity: none).
+   * Starts the waiting requests that reserve no room, behind a head waiting for room (the first in turn), each tenant's
+   * in its order; returns in how many ms one held back by its tenant's spacing may start (Infinity: none).
    */
-  private backfill(blocked: Waiter): number {
-    const quarter = this.capacity - this.maxRoom;
-    const large = blocked.room > quarter;
+  private grantRoomless(): number {
     let soonest = Number.POSITIVE_INFINITY;
     for (let k = 1; k < this.turns.length; ) {
       const tenant = this.turns[k] as string;
       const list = this.waiting.get(tenant) as Waiter[];
       const head = list[0] as Waiter;
       const full = head.counts && this.runningAll >= this.maxRunning;
-      const fits =
-        head.room === 0 || (large && head.room <= this.free && this.backfilled + head.room <= quarter);
       const wait =
-        !fits || full
+        head.room > 0 || full
           ? Number.POSITIVE_INFINITY
           : this.waitOf(tenant, head.bytes, head.since, head.counts, head.capped);
       if (wait > 0) {
@@ -521,12 +507,7 @@ export class Admission {
         this.waiting.delete(tenant);
         this.turns.splice(k, 1);
       }
-      this.backfilling = head.room > 0;
-      try {
-        head.grant();
-      } finally {
-        this.backfilling = false;
-      }
+      head.grant();
     }
     return soonest;
   }
@@ -553,9 +534,8 @@ export class Admission {
       }
       if (this.free < head.room) {
         // It keeps its place and is served first when enough is freed; requests that reserve no room take none from
-        // it, and run meanwhile (so a light request does not wait behind another tenant's plan waiting for room), and
-        // beside a large one, heavy requests within a quarter of the room (backfill).
-        soonest = Math.min(soonest, this.backfill(head));
+        // it, and run meanwhile (so a light request does not wait behind another tenant's plan waiting for room).
+        soonest = Math.min(soonest, this.grantRoomless());
         break;
       }
       passed = 0;

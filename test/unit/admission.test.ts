@@ -80,61 +80,6 @@ describe('Admission', () => {
     expect(order.indexOf('quiet')).toBeLessThanOrEqual(1);
   });
 
-  it("beside a large request waiting for room, other tenants' heavy requests start within a quarter of the room (backfill), and the large one is served as soon as what it waits for ends", async () => {
-    const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
-    const holder = await admission.acquire('holder', 50);
-    let plannerRan = false;
-    const planner = admission.acquire('planner', 1_000).then((release) => {
-      plannerRan = true;
-      return release;
-    });
-    // past a quarter of the room, a heavy request waits behind the plan even though it would fit in what is free
-    let wideRan = false;
-    const wide = admission.acquire('reader-1', 30).then((release) => {
-      wideRan = true;
-      return release;
-    });
-    // within the quarter, one starts beside the holder rather than behind the plan
-    const reader = await admission.acquire('reader-2', 20);
-    expect(admission.inUse).toBe(70);
-    expect([plannerRan, wideRan]).toEqual([false, false]);
-    // the holder ends: the plan takes the room less a quarter at once, whatever the reader still holds
-    holder();
-    await new Promise((r) => setImmediate(r));
-    expect([plannerRan, wideRan]).toEqual([true, false]);
-    expect(admission.inUse).toBe(95);
-    reader();
-    (await planner)();
-    (await wide)();
-    expect(admission.inUse).toBe(0);
-  });
-
-  it('a small request waiting for room is not passed by others taking what is freed (no backfill behind it)', async () => {
-    const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
-    const big = await admission.acquire('a', 1_000);
-    const heavy = await admission.acquire('b', 20);
-    expect(admission.inUse).toBe(95);
-    let waitingRan = false;
-    const waiting = admission.acquire('c', 20).then((release) => {
-      waitingRan = true;
-      return release;
-    });
-    let laterRan = false;
-    const later = admission.acquire('d', 5).then((release) => {
-      laterRan = true;
-      return release;
-    });
-    await new Promise((r) => setImmediate(r));
-    expect([waitingRan, laterRan]).toEqual([false, false]);
-    heavy();
-    await new Promise((r) => setImmediate(r));
-    expect([waitingRan, laterRan]).toEqual([true, true]);
-    big();
-    (await later)();
-    (await waiting)();
-    expect(admission.inUse).toBe(0);
-  });
-
   it("a request stating more than a tenant's share counts the share against its tenant and takes the room less a heavy request's: no two such run at once, another tenant's heavy request still does", async () => {
     const admission = new Admission({ capacity: 100, queueTimeoutMs: 10_000 });
     expect(admission.maxRoom).toBe(75);

@@ -4,7 +4,7 @@
 import type { FieldChange } from '../../src/contract/wire.js';
 import { type AttributeRow, attributeRecord, refTypeNames, TEXT_OPTIONS } from './attributes.js';
 import { UsageError } from './client.js';
-import { type Command, type Ctx, jsonOption, quoted, stringOption, type Values } from './command.js';
+import { type Command, type Ctx, jsonOption, quoted, textFields, type Values } from './command.js';
 import { changesText } from './model.js';
 import { json, record } from './output.js';
 
@@ -40,13 +40,7 @@ async function changeBody(ctx: Ctx, typeGuid: string, name: string, values: Valu
     `a string needs quotes: --default '"silver"'; null for none`,
   );
   if (defaultValue !== undefined) body.default_value = defaultValue;
-  for (const [option, field] of [
-    ['description', 'description'],
-    ['display-name', 'display_name'],
-  ] as const) {
-    const text = stringOption(values, option);
-    if (text !== undefined) body[field] = text === '' ? null : text;
-  }
+  Object.assign(body, textFields(values));
   if (Object.keys(body).length === 0) throw new UsageError('say what to change (see --help).');
   return body;
 }

@@ -46,6 +46,22 @@ export const stringOption = (values: Values, name: string): string | undefined =
   return typeof value === 'string' ? value : undefined;
 };
 
+/**
+ * The texts for people given as --description and --display-name, as the fields of a body: an option left out is
+ * left out, an empty one null (removes the text).
+ */
+export function textFields(values: Values): Record<string, string | null> {
+  const fields: Record<string, string | null> = {};
+  for (const [option, field] of [
+    ['description', 'description'],
+    ['display-name', 'display_name'],
+  ] as const) {
+    const text = stringOption(values, option);
+    if (text !== undefined) fields[field] = text === '' ? null : text;
+  }
+  return fields;
+}
+
 /** Parses a JSON option value; unreadable JSON is a usage error. */
 export function jsonOption(values: Values, name: string, hint: string): unknown {
   const raw = stringOption(values, name);

@@ -1,6 +1,6 @@
 // Entity types from the command line: listing, create-or-get, rename, delete, and releasing a former name.
 import { UsageError } from './client.js';
-import { type Command, quoted, stringOption } from './command.js';
+import { type Command, quoted, stringOption, textFields } from './command.js';
 import { json, table } from './output.js';
 import { listTypesPage, MAX_PAGE_SIZE, type TypeRow } from './type-resolver.js';
 
@@ -183,14 +183,7 @@ export const typesDescribe: Command = {
     'metamodel types describe Report --display-name "Quarterly report" --description "One per quarter"',
   ],
   async run(ctx, [typeRef], values) {
-    const body: Record<string, unknown> = {};
-    for (const [option, field] of [
-      ['description', 'description'],
-      ['display-name', 'display_name'],
-    ] as const) {
-      const text = stringOption(values, option);
-      if (text !== undefined) body[field] = text === '' ? null : text;
-    }
+    const body: Record<string, unknown> = textFields(values);
     if (Object.keys(body).length === 0) throw new UsageError('give --description or --display-name.');
     const type = await ctx.types().resolve(typeRef!);
     const data = await ctx

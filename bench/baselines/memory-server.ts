@@ -4,6 +4,7 @@
 // prints `LISTENING <port>` once it does; POST /_bodies {path: body} loads the bodies (no token: the bench's own).
 import Fastify from 'fastify';
 import { jwtVerify } from 'jose';
+import { listenUntilStopped } from './listen.js';
 
 const secret = new TextEncoder().encode(process.env.SECRET ?? '');
 const bodies = new Map<string, string>();
@@ -27,12 +28,4 @@ app.get('/*', async (req, reply) => {
   return reply.header('content-type', 'application/json; charset=utf-8').send(body);
 });
 
-await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
-const address = app.server.address();
-console.log(`LISTENING ${typeof address === 'object' && address ? address.port : 0}`);
-
-const stop = () => {
-  void app.close().then(() => process.exit(0));
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+await listenUntilStopped(app);

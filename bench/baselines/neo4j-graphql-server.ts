@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import { createYoga } from 'graphql-yoga';
 import { createDriver } from '../../src/db/driver.js';
 import { NEO4J_GRAPHQL_TYPEDEFS } from '../queries.js';
+import { listenUntilStopped } from './listen.js';
 
 const uri = process.env.NEO4J_URI;
 if (!uri) {
@@ -40,15 +41,4 @@ app.route({
   },
 });
 
-await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });
-const address = app.server.address();
-console.log(`LISTENING ${typeof address === 'object' && address ? address.port : 0}`);
-
-const stop = () => {
-  void app
-    .close()
-    .then(() => driver.close())
-    .then(() => process.exit(0));
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+await listenUntilStopped(app, () => driver.close());

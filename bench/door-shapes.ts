@@ -608,6 +608,21 @@ export const DOOR_SHAPES: DoorShape[] = [
           : { method: 'GET', path: `/entities/types/by-name/${encodeURIComponent(s.plainTypeName)}` },
   },
   {
+    name: 'by-name-misses',
+    label:
+      "GET /entities/types/by-name/{name} of 64-character names no type has (each refusal reads a page of the tenant's types and measures every name against it)",
+    doors: ['getEntityTypeByName'],
+    expected: ['404 unknown_entity_type'],
+    through: A_SHARE,
+    requests: 640,
+    concurrency: 64,
+    request: (s, i) => {
+      // 64 code points (SUGGESTED_NAME_MAX), the longest a refusal suggests names for: its distance work at its widest
+      const name = `${s.plainTypeName}${'x'.repeat(64)}`.slice(0, 63) + String.fromCharCode(97 + (i % 26));
+      return { method: 'GET', path: `/entities/types/by-name/${encodeURIComponent(name)}` };
+    },
+  },
+  {
     name: 'type-pages-former-names',
     label:
       'GET /entities/types?page_size=500 of types whose rows store 32 former names of 256 four-byte characters',
